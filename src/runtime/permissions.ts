@@ -1,0 +1,166 @@
+/**
+ * The single declared list of Kubernetes API calls the bundled runtime makes.
+ *
+ * Why one list: the install manifests (src/install) generate the RBAC of the manager and the daemon from
+ * it, and every call the runtime makes goes through `KubeClient` (src/runtime/core/client.ts), which knows
+ * the (apiGroup, resource, verb) of the call. A test records the calls made during the e2e runs and checks
+ * that each is covered here (and reports declared rules nobody used), so RBAC can neither drift from the
+ * code nor grow wildcards.
+ *
+ * Format: RBAC PolicyRule shape, no wildcards. `resources` may name a subresource as `pods/status`.
+ * Keep one rule per (apiGroups, resources) pair with a short `why` so a reviewer can audit it; the `why`
+ * is dropped when the rule is rendered into a Role/ClusterRole.
+ *
+ * - MANAGER: cluster-wide rules for the controller-manager (ClusterRole).
+ * - MANAGER_NAMESPACED: rules only needed in the manager's own namespace (Role): leader-election Lease,
+ *   the webhook-certificate Secret.
+ * - DAEMON: cluster-wide rules for the node daemon (`cdk8s-kruise daemon`, issue 7 adds its entries).
+ * - DAEMON_NAMESPACED: rules only needed in the daemon-config namespace (pull secrets copied there).
+ */
+
+/** Kubernetes API verbs we use (no `*`). */
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
+
+/** One RBAC-shaped rule. */
+export interface PermissionRule {
+  /** API groups; `''` is the core group. */
+  readonly apiGroups: readonly string[];
+  /** Resource names in plural form, subresources as `resource/sub`. */
+  readonly resources: readonly string[];
+  /** Verbs allowed on every listed resource. */
+  readonly verbs: readonly Verb[];
+  /** Optional restriction to named objects (only for get/update/patch/delete). */
+  readonly resourceNames?: readonly string[];
+  /** Why the runtime needs it (documentation; not rendered into RBAC). */
+  readonly why: string;
+}
+
+/** Name of the Secret holding the webhook CA and serving certificate (in the runtime namespace). */
+export const WEBHOOK_CERT_SECRET = 'kruise-webhook-certs';
+/** Names of the admission webhook configurations whose caBundle the manager keeps current. */
+export const MUTATING_WEBHOOK_CONFIGURATION = 'kruise-mutating-webhook-configuration';
+export const VALIDATING_WEBHOOK_CONFIGURATION = 'kruise-validating-webhook-configuration';
+/** Name of the leader-election Lease (upstream's id). */
+export const LEADER_ELECTION_LEASE = 'kruise-manager';
+
+export const MANAGER: readonly PermissionRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['get', 'list', 'watch', 'update'],
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['pods/status'],
+    verbs: ['patch'],
+    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars',
+  },
+  {
+    apiGroups: [''],
+    resources: ['nodes'],
+    verbs: ['get', 'list', 'watch'],
+    why: 'virtual-kubelet detection (label type=virtual-kubelet) for the sidecar terminator and CRR webhook',
+  },
+  {
+    apiGroups: [''],
+    resources: ['events'],
+    verbs: ['create'],
+    why: 'Normal/Warning events on the objects we act on (one event per action, no aggregation patches)',
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['containerrecreaterequests'],
+    verbs: ['get', 'list', 'watch', 'create'],
+    why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent, checked in the cache)',
+  },
+  {
+    apiGroups: ['admissionregistration.k8s.io'],
+    resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+    verbs: ['get', 'patch'],
+    resourceNames: [MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION],
+    why: 'keep the caBundle of our own webhook configurations equal to the self-managed CA',
+  },
+];
+
+export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'create', 'update'],
+    why: 'leader election on a coordination.k8s.io/v1 Lease (create it once, then renew/take over by update)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'create', 'update'],
+    why: 'webhook CA + serving certificate kept in a Secret in the runtime namespace, renewed before expiry',
+  },
+];
+
+/** Node daemon (issue 7): cluster-wide rules. The daemon helper appends its entries here. */
+export const DAEMON: readonly PermissionRule[] = [];
+
+/** Node daemon: rules in the daemon-config namespace only. */
+export const DAEMON_NAMESPACED: readonly PermissionRule[] = [];
+
+/** Every declared list by name, for the RBAC generator and the coverage test. */
+export const PERMISSIONS = {
+  MANAGER,
+  MANAGER_NAMESPACED,
+  DAEMON,
+  DAEMON_NAMESPACED,
+} as const;
+
+export type PermissionSet = keyof typeof PERMISSIONS;
+
+/** One API call as the client wrapper records it. */
+export interface ApiAccess {
+  readonly apiGroup: string;
+  /** Plural resource, with `/subresource` when the call targets one. */
+  readonly resource: string;
+  readonly verb: Verb;
+  /** Namespace of the call, undefined for cluster-scoped objects or all-namespace lists/watches. */
+  readonly namespace?: string;
+  /** Object name for get/update/patch/delete. */
+  readonly name?: string;
+}
+
+function ruleCovers(rule: PermissionRule, access: ApiAccess): boolean {
+  if (!rule.apiGroups.includes(access.apiGroup)) return false;
+  if (!rule.resources.includes(access.resource)) return false;
+  if (!rule.verbs.includes(access.verb)) return false;
+  if (rule.resourceNames && (access.name === undefined || !rule.resourceNames.includes(access.name))) return false;
+  return true;
+}
+
+/**
+ * The rule among `rules` that allows `access`, or undefined. Namespaced rule lists only count for calls in
+ * `ownNamespace` (a Role binds in one namespace).
+ */
+export function findCoveringRule(
+  access: ApiAccess,
+  cluster: readonly PermissionRule[],
+  namespaced: readonly PermissionRule[] = [],
+  ownNamespace?: string,
+): PermissionRule | undefined {
+  const c = cluster.find((r) => ruleCovers(r, access));
+  if (c) return c;
+  if (access.namespace !== undefined && access.namespace === ownNamespace) {
+    return namespaced.find((r) => ruleCovers(r, access));
+  }
+  return undefined;
+}
+
+/** Renders rules as RBAC PolicyRules (drops `why`, sorts nothing: declaration order is kept). */
+export function toPolicyRules(rules: readonly PermissionRule[]): Array<Record<string, string[]>> {
+  return rules.map((r) => {
+    const out: Record<string, string[]> = {
+      apiGroups: [...r.apiGroups],
+      resources: [...r.resources],
+      verbs: [...r.verbs],
+    };
+    if (r.resourceNames) out.resourceNames = [...r.resourceNames];
+    return out;
+  });
+}
