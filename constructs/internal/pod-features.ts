@@ -1,0 +1,155 @@
+import { ApiObject } from 'cdk8s';
+import { IConstruct } from 'constructs';
+import { SidecarStrategy, sidecarStrategyOf } from '../sidecar-strategy.js';
+import {
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+} from './contracts.js';
+import { addManifestTransform } from './render-hooks.js';
+import { ContainerJson, locatePodTemplate } from './pod-template-json.js';
+
+/** One container marked for termination when the Job's main containers finish. */
+export interface SidecarTerminationDecl {
+  readonly quickExitImage?: string;
+  readonly ignoreExitCode: boolean;
+}
+
+/** Everything declared about one pod template. */
+export interface PodFeatureDecls {
+  readonly sidecars: ReadonlyMap<string, SidecarTerminationDecl>;
+  readonly exitPriority: ReadonlyMap<string, number>;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Throws when `name` cannot be a container name. */
+export function checkContainerName(name: string, where: string): void {
+  if (typeof name !== 'string' || name.length > 63 || !DNS_LABEL.test(name)) {
+    throw new Error(`[${where}] ${JSON.stringify(name)} is not a valid container name `
+      + '(a DNS-1123 label: lower-case alphanumerics and "-", at most 63 characters).');
+  }
+}
+
+function setEnv(container: ContainerJson, name: string, value: string): void {
+  const env = container.env ?? [];
+  const existing = env.findIndex(e => e.name === name);
+  if (existing >= 0) env[existing] = { name, value };
+  else env.push({ name, value });
+  container.env = env;
+}
+
+/** Re-inserts the keys of `obj` in sorted order, keeping output as canonical as cdk8s's own. */
+function resortInPlace(obj: Record<string, unknown>): void {
+  const entries = Object.keys(obj).sort().map(key => [key, obj[key]] as const);
+  for (const [key] of entries) delete obj[key];
+  for (const [key, value] of entries) obj[key] = value;
+}
+
+function sortedKeys<T extends Record<string, unknown>>(obj: T): T {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(obj).sort()) out[key] = obj[key];
+  return out as T;
+}
+
+/**
+ * Compiles the declared pod-level features into `manifest` (in place), for `strategy`.
+ * `path` is the owning construct's path, used in every error. Pure apart from the mutation.
+ */
+export function compilePodFeatures(
+  manifest: Record<string, any>, decls: PodFeatureDecls, strategy: SidecarStrategy, path: string,
+): void {
+  if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) return;
+  const fail = (message: string, pointer: string): never => {
+    throw new Error(`[${path}] ${message} (at ${pointer})`);
+  };
+  const located = locatePodTemplate(manifest);
+  if (typeof located === 'string') return fail(located, '/spec');
+  const { spec, specPointer } = located;
+  const containers = spec.containers ?? [];
+  const names = containers.map(c => c.name);
+
+  if (decls.sidecars.size > 0) {
+    const policy = spec.restartPolicy ?? 'Always';
+    if (policy !== 'Never' && policy !== 'OnFailure') {
+      fail(`Job sidecar termination needs restartPolicy Never or OnFailure, but the pod template has ${policy}`
+        + `${spec.restartPolicy === undefined ? ' (the Kubernetes default when unset)' : ''}. `
+        + 'Fix: set restartPolicy to Never or OnFailure, or remove the sidecar termination', `${specPointer}/restartPolicy`);
+    }
+  }
+  const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys()];
+  for (const name of new Set(declared)) {
+    if (!names.includes(name)) {
+      const isInit = (spec.initContainers ?? []).some(c => c.name === name);
+      fail(`container "${name}" does not exist; the pod template's containers are: ${names.join(', ') || '(none)'}`
+        + (isInit ? ` ("${name}" is an init container; only spec.containers entries can be sidecars or have an exit priority)` : '')
+        + '. Fix: add the container before synth or correct the name', `${specPointer}/containers`);
+    }
+  }
+  const priorityOf = (name: string): number => decls.exitPriority.get(name) ?? 0;
+  const isSidecar = (name: string): boolean => decls.sidecars.has(name) || priorityOf(name) > 0;
+  if (!names.some(n => !isSidecar(n))) {
+    fail(`no main container would remain: every container (${names.join(', ')}) is a terminated sidecar or has `
+      + 'an exit priority above 0. Fix: leave at least one main container undeclared (or at priority 0)', `${specPointer}/containers`);
+  }
+
+  if (strategy === SidecarStrategy.NATIVE) {
+    // Native sidecars stop after the main containers, in reverse declaration order, so the
+    // container that must exit last (highest priority) is declared first.
+    const sidecars = containers.filter(c => isSidecar(c.name))
+      .map((c, index) => ({ c, index }))
+      .sort((a, b) => priorityOf(b.c.name) - priorityOf(a.c.name) || a.index - b.index)
+      .map(({ c }) => sortedKeys({ ...c, restartPolicy: 'Always' }));
+    spec.containers = containers.filter(c => !isSidecar(c.name));
+    spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
+    resortInPlace(spec);
+    return;
+  }
+
+  for (const container of containers) {
+    const decl = decls.sidecars.get(container.name);
+    if (!decl) continue;
+    if (decl.quickExitImage !== undefined) {
+      setEnv(container, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, decl.quickExitImage);
+    } else {
+      setEnv(container, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, 'true');
+      if (decl.ignoreExitCode) setEnv(container, ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, 'true');
+    }
+    resortInPlace(container);
+  }
+  if (decls.exitPriority.size > 0) {
+    const ordered = [...decls.exitPriority.entries()]
+      .sort(([an, ap], [bn, bp]) => ap - bp || (an < bn ? -1 : an > bn ? 1 : 0));
+    const metadata = located.metadata();
+    metadata.annotations = sortedKeys({
+      ...(metadata.annotations ?? {}),
+      [ANNOTATION_CONTAINER_EXIT_PRIORITY]: JSON.stringify(Object.fromEntries(ordered)),
+    });
+    resortInPlace(metadata);
+  }
+}
+
+/** The live declarations of one pod-template owner, compiled when its ApiObject renders. */
+export class PodFeatures implements PodFeatureDecls {
+  private static readonly registry = new WeakMap<ApiObject, PodFeatures>();
+
+  /** The features of `owner`'s pod template (one instance per underlying ApiObject). */
+  public static of(owner: IConstruct): PodFeatures {
+    const apiObject = ApiObject.isApiObject(owner) ? owner : ApiObject.of(owner);
+    let features = PodFeatures.registry.get(apiObject);
+    if (!features) {
+      features = new PodFeatures(apiObject, owner.node.path);
+      PodFeatures.registry.set(apiObject, features);
+    }
+    return features;
+  }
+
+  public readonly sidecars = new Map<string, SidecarTerminationDecl>();
+  public readonly exitPriority = new Map<string, number>();
+
+  private constructor(apiObject: ApiObject, public readonly path: string) {
+    addManifestTransform(apiObject, manifest =>
+      compilePodFeatures(manifest, this, sidecarStrategyOf(apiObject), this.path));
+  }
+}
