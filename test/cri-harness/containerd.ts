@@ -1,0 +1,153 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CriClient } from '../../src/runtime/cri/client.js';
+import { waitFor } from './util.js';
+
+const run = promisify(execFile);
+
+export interface ContainerdOptions {
+  /** Image the CRI plugin uses for pod sandboxes; must be pullable from a loopback registry. */
+  readonly sandboxImage: string;
+}
+
+/**
+ * A private containerd (Debian package, CRI plugin) under `dir`: its own root, state, socket and
+ * config, the native snapshotter (no overlay/devmapper on these machines), and the two settings a
+ * sandbox needs here: `restrict_oom_score_adj` (no CAP_SYS_RESOURCE) and a locally pullable pause
+ * image. Pods use host networking, so no CNI is configured.
+ */
+export class TestContainerd {
+  private proc?: ChildProcess;
+  readonly socket: string;
+
+  private constructor(
+    readonly dir: string,
+    private readonly configPath: string,
+  ) {
+    this.socket = join(dir, 'containerd.sock');
+  }
+
+  static async create(dir: string, options: ContainerdOptions): Promise<TestContainerd> {
+    for (const sub of ['root', 'state', 'cni-conf', 'cni-bin', 'opt']) await mkdir(join(dir, sub), { recursive: true });
+    const configPath = join(dir, 'config.toml');
+    await writeFile(
+      configPath,
+      [
+        'version = 2',
+        `root = "${join(dir, 'root')}"`,
+        `state = "${join(dir, 'state')}"`,
+        '[grpc]',
+        `  address = "${join(dir, 'containerd.sock')}"`,
+        '[ttrpc]',
+        `  address = "${join(dir, 'containerd.sock.ttrpc')}"`,
+        '[debug]',
+        '  level = "info"',
+        '[plugins."io.containerd.internal.v1.opt"]',
+        `  path = "${join(dir, 'opt')}"`,
+        '[plugins."io.containerd.grpc.v1.cri"]',
+        `  sandbox_image = "${options.sandboxImage}"`,
+        '  restrict_oom_score_adj = true',
+        '  stream_server_address = "127.0.0.1"',
+        '  [plugins."io.containerd.grpc.v1.cri".containerd]',
+        '    snapshotter = "native"',
+        '  [plugins."io.containerd.grpc.v1.cri".cni]',
+        `    bin_dir = "${join(dir, 'cni-bin')}"`,
+        `    conf_dir = "${join(dir, 'cni-conf')}"`,
+        '',
+      ].join('\n'),
+    );
+    const containerd = new TestContainerd(dir, configPath);
+    await containerd.start();
+    return containerd;
+  }
+
+  get running(): boolean {
+    return this.proc !== undefined;
+  }
+
+  async start(): Promise<void> {
+    if (this.proc) return;
+    const log = createWriteStream(join(this.dir, 'containerd.log'), { flags: 'a' });
+    const proc = spawn('containerd', ['--config', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc.stdout!.pipe(log);
+    proc.stderr!.pipe(log);
+    this.proc = proc;
+    proc.once('exit', () => {
+      if (this.proc === proc) this.proc = undefined;
+    });
+    const client = new CriClient(this.socket, { callTimeoutMs: 2000 });
+    try {
+      await waitFor('containerd CRI to answer Version', async () => {
+        if (!this.proc) throw new Error(`containerd exited; see ${join(this.dir, 'containerd.log')}`);
+        await client.version();
+        return true;
+      }, 60_000, 200);
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Stops the containerd process only: like a runtime restart, shims and containers live on. */
+  async stop(): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    this.proc = undefined;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }
+
+  /** Runs `ctr` against this containerd, in the CRI's `k8s.io` namespace. */
+  ctr(args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+    return run('ctr', ['--address', this.socket, '--namespace', 'k8s.io', ...args], { maxBuffer: 16 * 1024 * 1024 });
+  }
+
+  /**
+   * Full teardown: removes every sandbox through CRI (so runc stops the containers), stops
+   * containerd, ends any shim this containerd started (matched by our private socket path in its
+   * command line, killed by pid) and unmounts what is left under `dir`.
+   */
+  async destroy(): Promise<void> {
+    if (this.proc) {
+      const client = new CriClient(this.socket, { callTimeoutMs: 20_000 });
+      try {
+        for (const sandbox of await client.listPodSandbox()) {
+          await client.stopPodSandbox(sandbox.id).catch(() => undefined);
+          await client.removePodSandbox(sandbox.id).catch(() => undefined);
+        }
+      } catch {
+        // containerd unhealthy: fall through to killing its shims.
+      } finally {
+        client.close();
+      }
+    }
+    await this.stop();
+    for (const pid of await processesMentioning(this.socket)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    const mounts = (await readFile('/proc/self/mounts', 'utf8'))
+      .split('\n')
+      .map((line) => line.split(' ')[1] ?? '')
+      .filter((mnt) => mnt.startsWith(this.dir + '/'))
+      .sort((a, b) => b.length - a.length);
+    for (const mnt of mounts) await run('umount', ['-l', mnt]).catch(() => undefined);
+  }
+}
+
+async function processesMentioning(needle: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(needle)) pids.push(Number(entry));
+  }
+  return pids;
+}

@@ -1,0 +1,72 @@
+import * as grpc from '@grpc/grpc-js';
+import { join } from 'node:path';
+import { criServiceDefinitions, criTarget } from '../../src/runtime/cri/client.js';
+
+export interface RecordedCall {
+  readonly service: 'runtime' | 'image';
+  readonly method: string;
+  /** The request as decoded by the proxy (camelCase fields, like CriClient's types). */
+  readonly request: Record<string, unknown>;
+}
+
+/**
+ * A recording CRI proxy on its own socket: forwards every call of our subset to the real runtime
+ * and keeps each request. Used where the runtime keeps no trace of a field (PullImage's
+ * sandbox_config), so a test can still prove the daemon sent it. Only unary calls exist in the
+ * subset, so forwarding is a plain call-and-relay.
+ */
+export class RecordingCriProxy {
+  readonly calls: RecordedCall[] = [];
+  private readonly server = new grpc.Server();
+  private readonly upstream: { runtime: grpc.Client; image: grpc.Client };
+  readonly socket: string;
+
+  private constructor(dir: string, upstreamSocket: string) {
+    this.socket = join(dir, 'cri-proxy.sock');
+    const defs = criServiceDefinitions();
+    const creds = grpc.credentials.createInsecure();
+    const makeClient = grpc.makeGenericClientConstructor({}, 'proxy');
+    this.upstream = {
+      runtime: new makeClient(criTarget(upstreamSocket), creds),
+      image: new makeClient(criTarget(upstreamSocket), creds),
+    };
+    for (const service of ['runtime', 'image'] as const) {
+      const def = defs[service];
+      const impl: grpc.UntypedServiceImplementation = {};
+      for (const [method, md] of Object.entries(def)) {
+        impl[method] = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          this.calls.push({ service, method, request: call.request });
+          const deadline = call.getDeadline();
+          this.upstream[service].makeUnaryRequest(
+            md.path,
+            md.requestSerialize,
+            md.responseDeserialize,
+            call.request,
+            new grpc.Metadata(),
+            { deadline: deadline === Infinity ? Date.now() + 600_000 : deadline },
+            (err, res) => (err ? callback(err) : callback(null, res)),
+          );
+        };
+      }
+      this.server.addService(def, impl);
+    }
+  }
+
+  static async start(dir: string, upstreamSocket: string): Promise<RecordingCriProxy> {
+    const proxy = new RecordingCriProxy(dir, upstreamSocket);
+    await new Promise<void>((resolve, reject) =>
+      proxy.server.bindAsync(criTarget(proxy.socket), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    return proxy;
+  }
+
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    this.upstream.runtime.close();
+    this.upstream.image.close();
+  }
+}
