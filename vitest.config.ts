@@ -16,6 +16,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/harness/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,
           fileParallelism: false,

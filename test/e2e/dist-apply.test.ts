@@ -1,0 +1,172 @@
+// Everything the repo ships in dist/ must be accepted by a real kube-apiserver: CRDs become
+// Established, then every other object is applied with server-side apply, and `kubectl apply
+// --dry-run=server` accepts every file. Data-driven: new files in dist/ are picked up automatically.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  ApiextensionsV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const distDir = path.join(repoRoot, 'dist');
+const FIELD_MANAGER = 'cdk8s-kruise-e2e';
+
+interface DistObject {
+  /** dist-relative file and document index, for messages. */
+  readonly source: string;
+  readonly object: KubernetesObject;
+}
+
+function manifestFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
+
+function loadDist(): DistObject[] {
+  const objects: DistObject[] = [];
+  for (const file of manifestFiles(distDir)) {
+    const rel = path.relative(repoRoot, file);
+    parseAllDocuments(readFileSync(file, 'utf8')).forEach((doc, i) => {
+      if (doc.errors.length > 0) throw new Error(`${rel} document ${i}: ${doc.errors[0]!.message}`);
+      const object = doc.toJS() as KubernetesObject | null;
+      if (object === null) return;
+      if (!object.apiVersion || !object.kind) throw new Error(`${rel} document ${i}: not a Kubernetes object (no apiVersion/kind)`);
+      objects.push({ source: `${rel}#${i}`, object });
+    });
+  }
+  return objects;
+}
+
+const all = loadDist();
+const isCrd = (o: KubernetesObject) => o.kind === 'CustomResourceDefinition';
+const isWebhookConfig = (o: KubernetesObject) => /^(Mutating|Validating)WebhookConfiguration$/.test(o.kind!);
+const crds = all.filter((d) => isCrd(d.object));
+// Webhook configurations go last: they point at a manager that does not run here, so once applied
+// they would (with failurePolicy Fail) reject the remaining objects.
+const webhookConfigs = all.filter((d) => isWebhookConfig(d.object));
+const rest = all
+  .filter((d) => !isCrd(d.object) && !isWebhookConfig(d.object))
+  .sort((a, b) => applyRank(a.object) - applyRank(b.object));
+
+function applyRank(o: KubernetesObject): number {
+  const order = ['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding', 'ConfigMap', 'Secret'];
+  const i = order.indexOf(o.kind!);
+  return i === -1 ? order.length : i;
+}
+
+/** KubernetesObjectApi with its (protected) discovery lookup exposed: is a kind namespaced? */
+class ObjectApi extends KubernetesObjectApi {
+  async discover(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+}
+
+const label = (d: DistObject) => `${d.source} ${d.object.kind}/${d.object.metadata?.name ?? '?'}`;
+
+async function waitEstablished(name: string): Promise<V1CustomResourceDefinition> {
+  const api = adminKubeConfig().makeApiClient(ApiextensionsV1Api);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const crd = await api.readCustomResourceDefinition({ name });
+    const conditions = crd.status?.conditions ?? [];
+    if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return crd;
+    if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after 30s: ${JSON.stringify(conditions)}`);
+    await sleep(200);
+  }
+}
+
+describe('dist/ on a real kube-apiserver', () => {
+  let client: ObjectApi;
+  let defaultNamespace: string;
+  const appliedWebhookConfigs: KubernetesObject[] = [];
+
+  beforeAll(async () => {
+    client = adminKubeConfig().makeApiClient(ObjectApi);
+    defaultNamespace = await createNamespace('dist');
+  });
+
+  afterAll(async () => {
+    // Leave no webhook configuration pointing at a non-running manager for later test files.
+    for (const config of appliedWebhookConfigs) await client.delete(config).catch(() => undefined);
+  });
+
+  async function apply(d: DistObject): Promise<KubernetesObject> {
+    const object = structuredClone(d.object);
+    const resource = await client.discover(object.apiVersion!, object.kind!);
+    if (!resource) throw new Error(`${label(d)}: the apiserver serves no ${object.apiVersion} ${object.kind}`);
+    if (resource.namespaced) {
+      object.metadata = { ...object.metadata, namespace: object.metadata?.namespace ?? defaultNamespace };
+      await ensureNamespace(object.metadata.namespace!);
+    }
+    return client.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
+
+  async function ensureNamespace(name: string): Promise<void> {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+    await client.patch(ns, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
+
+  it('dist/ contains CustomResourceDefinitions (else this suite would prove nothing)', () => {
+    expect(crds.map(label)).not.toEqual([]);
+  });
+
+  it('has a CRD in dist/ for every custom resource in dist/', () => {
+    const served = new Set(
+      crds.flatMap((d) => {
+        const spec = (d.object as V1CustomResourceDefinition).spec;
+        return spec.versions.map((v) => `${spec.group}/${v.name} ${spec.names.kind}`);
+      }),
+    );
+    const builtinGroups = /^(v1|[a-z0-9.-]*\.k8s\.io\/\w+|apps\/v1|batch\/v1|policy\/v1|autoscaling\/v\w+)$/;
+    const missing = all
+      .filter((d) => !builtinGroups.test(d.object.apiVersion!) && !isCrd(d.object))
+      .filter((d) => !served.has(`${d.object.apiVersion} ${d.object.kind}`))
+      .map(label);
+    expect(missing).toEqual([]);
+  });
+
+  describe.each(crds.map((d) => [label(d), d] as const))('CRD %s', (_name, d) => {
+    it('is accepted and becomes Established', async () => {
+      await apply(d);
+      const crd = await waitEstablished(d.object.metadata!.name!);
+      expect(crd.status?.acceptedNames?.kind).toBe((d.object as V1CustomResourceDefinition).spec.names.kind);
+    });
+  });
+
+  describe.each(rest.map((d) => [label(d), d] as const))('%s', (_name, d) => {
+    it('is accepted by server-side apply', async () => {
+      const applied = await apply(d);
+      expect(applied.metadata?.uid).toBeTruthy();
+      expect(applied.metadata?.managedFields?.some((f) => f.manager === FIELD_MANAGER)).toBe(true);
+    });
+  });
+
+  describe.each(manifestFiles(distDir).map((f) => [path.relative(repoRoot, f), f] as const))(
+    'kubectl apply --dry-run=server -f %s',
+    (_name, file) => {
+      it('is accepted', async () => {
+        const out = await kubectl(['apply', '--dry-run=server', '-f', file]);
+        expect(out).toMatch(/\(server dry run\)/);
+      });
+    },
+  );
+
+  describe.each(webhookConfigs.map((d) => [label(d), d] as const))('%s', (_name, d) => {
+    it('is accepted by server-side apply', async () => {
+      const applied = await apply(d);
+      appliedWebhookConfigs.push(applied);
+      expect(applied.metadata?.uid).toBeTruthy();
+    });
+  });
+});

@@ -1,0 +1,213 @@
+// Client-side helpers for e2e tests: admin access to the shared control plane, per-test namespaces,
+// Node objects, and a "fake kubelet" (bind pods, patch pods/status, force-delete) since no kubelet,
+// scheduler or garbage collector runs.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+  type V1ContainerStatus,
+  type V1Node,
+  type V1Pod,
+  type V1PodCondition,
+  type V1PodStatus,
+} from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { findAssets } from './assets.js';
+import { bypassProxyForLoopback } from './controlplane.js';
+
+bypassProxyForLoopback();
+
+/** Path of the shared control plane's admin kubeconfig (set by the e2e globalSetup). */
+export function kubeconfigPath(): string {
+  const file = inject('kubeconfig') ?? process.env.KUBECONFIG;
+  if (!file) throw new Error('no control plane: run this test in the vitest "e2e" project (its globalSetup starts one)');
+  return file;
+}
+
+/** A KubeConfig for the admin user (group system:masters) of the shared control plane. */
+export function adminKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath());
+  return kc;
+}
+
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** Runs the control plane's kubectl against the shared control plane; rejects with stderr on failure. */
+export async function kubectl(args: readonly string[], options: { input?: string } = {}): Promise<string> {
+  const child = promisify(execFile)(findAssets().kubectl, ['--kubeconfig', kubeconfigPath(), ...args], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (options.input !== undefined) child.child.stdin!.end(options.input);
+  try {
+    return (await child).stdout;
+  } catch (error) {
+    const e = error as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr || e.message}`);
+  }
+}
+
+/**
+ * Creates a namespace with a unique name (`<prefix>-<random>`), for one test. Namespaces are not
+ * cleaned up: no namespace controller runs, and the whole etcd goes away with the run.
+ */
+export async function createNamespace(prefix = 'test', labels: Record<string, string> = {}): Promise<string> {
+  const name = `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+  await adminKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels } } });
+  return name;
+}
+
+export interface NodeOptions {
+  /** Mark as a virtual-kubelet node (label `type=virtual-kubelet`), which OpenKruise treats specially. */
+  readonly virtual?: boolean;
+  /** Extra labels. */
+  readonly labels?: Record<string, string>;
+}
+
+/** Creates a Node object and reports it Ready through `nodes/status`, as a kubelet would. */
+export async function createNode(name: string, options: NodeOptions = {}): Promise<V1Node> {
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const labels = { 'kubernetes.io/hostname': name, ...(options.virtual ? { type: 'virtual-kubelet' } : {}), ...options.labels };
+  await core.createNode({ body: { metadata: { name, labels } } });
+  const now = new Date();
+  return core.patchNodeStatus(
+    {
+      name,
+      body: {
+        status: {
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now, lastTransitionTime: now }],
+          capacity: { cpu: '4', memory: '8Gi', pods: '110' },
+          allocatable: { cpu: '4', memory: '8Gi', pods: '110' },
+        },
+      },
+    },
+    mergePatch,
+  );
+}
+
+type PodRef = Pick<V1Pod, 'metadata'> | { metadata: { name: string; namespace: string } };
+
+function ref(pod: PodRef): { name: string; namespace: string } {
+  const { name, namespace } = pod.metadata ?? {};
+  if (!name || !namespace) throw new Error('pod needs metadata.name and metadata.namespace');
+  return { name, namespace };
+}
+
+/** Schedules a pod onto a node through the `pods/binding` subresource (what the scheduler does). */
+export async function bindPod(pod: PodRef, nodeName: string): Promise<void> {
+  const { name, namespace } = ref(pod);
+  await adminKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespacedPodBinding({
+      name,
+      namespace,
+      body: { metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+    });
+}
+
+/** A container's state as a kubelet would report it. */
+export interface ContainerStatusInput {
+  /** Container name (must match spec.containers[].name or spec.initContainers[].name). */
+  readonly name: string;
+  /** The state: running, terminated with an exit code, or waiting with a reason. */
+  readonly state:
+    | { readonly running: { readonly startedAt?: Date } }
+    | { readonly terminated: { readonly exitCode: number; readonly reason?: string; readonly signal?: number } }
+    | { readonly waiting: { readonly reason: string } };
+  /** Readiness; defaults to true while running. */
+  readonly ready?: boolean;
+  /** Restart count; defaults to 0. */
+  readonly restartCount?: number;
+  /** Image reported; defaults to the spec's image or "unknown". */
+  readonly image?: string;
+}
+
+export interface PodStatusInput {
+  /** Pod phase. */
+  readonly phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  /** Statuses of spec.containers. */
+  readonly containerStatuses?: readonly ContainerStatusInput[];
+  /** Statuses of spec.initContainers. */
+  readonly initContainerStatuses?: readonly ContainerStatusInput[];
+  /** Pod IP; defaults to none. */
+  readonly podIP?: string;
+  /** Extra or overriding conditions; Ready/ContainersReady are derived from container readiness. */
+  readonly conditions?: readonly V1PodCondition[];
+}
+
+function containerStatus(input: ContainerStatusInput): V1ContainerStatus {
+  const now = new Date();
+  const state =
+    'running' in input.state
+      ? { running: { startedAt: input.state.running.startedAt ?? now } }
+      : 'terminated' in input.state
+        ? {
+            terminated: {
+              exitCode: input.state.terminated.exitCode,
+              signal: input.state.terminated.signal,
+              reason: input.state.terminated.reason ?? (input.state.terminated.exitCode === 0 ? 'Completed' : 'Error'),
+              startedAt: now,
+              finishedAt: now,
+            },
+          }
+        : { waiting: { reason: input.state.waiting.reason } };
+  return {
+    name: input.name,
+    image: input.image ?? 'unknown',
+    imageID: '',
+    ready: input.ready ?? 'running' in input.state,
+    restartCount: input.restartCount ?? 0,
+    started: 'running' in input.state,
+    state,
+  };
+}
+
+/**
+ * Acts as the kubelet: replaces the pod's status via a merge patch on `pods/status`.
+ * Lists (containerStatuses, conditions) are replaced wholesale, so pass every container.
+ */
+export async function setPodStatus(pod: PodRef, input: PodStatusInput): Promise<V1Pod> {
+  const { name, namespace } = ref(pod);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const spec = 'spec' in pod && pod.spec ? (pod as V1Pod).spec : (await core.readNamespacedPod({ name, namespace })).spec;
+  const imageOf = (n: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === n)?.image;
+  const statuses = (input.containerStatuses ?? []).map((c) => containerStatus({ ...c, image: c.image ?? imageOf(c.name) }));
+  const initStatuses = (input.initContainerStatuses ?? []).map((c) => containerStatus({ ...c, image: c.image ?? imageOf(c.name) }));
+  const allReady = input.phase === 'Running' && statuses.length > 0 && statuses.every((s) => s.ready);
+  const now = new Date();
+  const derived: V1PodCondition[] = [
+    { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+    { type: 'ContainersReady', status: allReady ? 'True' : 'False', lastTransitionTime: now },
+    { type: 'Ready', status: allReady ? 'True' : 'False', lastTransitionTime: now },
+  ];
+  const overrides = new Map((input.conditions ?? []).map((c) => [c.type, c]));
+  const conditions = [...derived.filter((c) => !overrides.has(c.type)), ...overrides.values()];
+  const status: V1PodStatus = {
+    phase: input.phase,
+    conditions,
+    containerStatuses: statuses,
+    initContainerStatuses: initStatuses,
+    ...(input.podIP ? { podIP: input.podIP, podIPs: [{ ip: input.podIP }] } : {}),
+    startTime: now,
+  };
+  return core.patchNamespacedPodStatus({ name, namespace, body: { status } }, mergePatch);
+}
+
+/**
+ * Deletes an object with grace period 0. Pods bound to a node otherwise stay Terminating forever,
+ * because no kubelet confirms their shutdown.
+ */
+export async function forceDelete(obj: KubernetesObject): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(adminKubeConfig());
+  try {
+    await api.delete(obj, undefined, undefined, 0);
+  } catch (error) {
+    if ((error as { code?: number }).code !== 404) throw error;
+  }
+}
