@@ -6,7 +6,8 @@ import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
-} from './contracts.js';
+  formatExitPriority,
+} from '../../src/api/pod-contracts.js';
 import { addManifestTransform } from './render-hooks.js';
 import { ContainerJson, locatePodTemplate } from './pod-template-json.js';
 
@@ -119,12 +120,10 @@ export function compilePodFeatures(
     resortInPlace(container);
   }
   if (decls.exitPriority.size > 0) {
-    const ordered = [...decls.exitPriority.entries()]
-      .sort(([an, ap], [bn, bp]) => ap - bp || (an < bn ? -1 : an > bn ? 1 : 0));
     const metadata = located.metadata();
     metadata.annotations = sortedKeys({
       ...(metadata.annotations ?? {}),
-      [ANNOTATION_CONTAINER_EXIT_PRIORITY]: JSON.stringify(Object.fromEntries(ordered)),
+      [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)),
     });
     resortInPlace(metadata);
   }

@@ -1,0 +1,302 @@
+import { ApiObject, Duration, Lazy, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import type { V1PodSpec } from '@kubernetes/client-node';
+import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
+import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
+
+/** apiVersion of the OpenKruise v1alpha1 kinds we emit. */
+export const KRUISE_API_VERSION = 'apps.kruise.io/v1alpha1';
+
+/** How a CloneSet replaces pods when the template changes. */
+export enum CloneSetUpdateStrategyType {
+  /** Delete old pods and create new ones (the upstream default). */
+  RECREATE = 'ReCreate',
+  /** Update in place when only images (or metadata) changed, otherwise recreate. */
+  IN_PLACE_IF_POSSIBLE = 'InPlaceIfPossible',
+  /** Only update in place; changes that cannot be applied in place are refused. */
+  IN_PLACE_ONLY = 'InPlaceOnly',
+}
+
+/** Options of a {@link CloneSetUpdateStrategy}. */
+export interface CloneSetUpdateStrategyOptions {
+  /**
+   * Number or percentage of pods kept at the old revision (a canary partition).
+   *
+   * @default PercentOrAbsolute.absolute(0)
+   */
+  readonly partition?: kplus.PercentOrAbsolute;
+  /**
+   * Maximum number or percentage of pods unavailable during the update.
+   *
+   * @default PercentOrAbsolute.percent(20)
+   */
+  readonly maxUnavailable?: kplus.PercentOrAbsolute;
+  /**
+   * Maximum number or percentage of extra pods created above `replicas` during the update.
+   *
+   * @default PercentOrAbsolute.absolute(0)
+   */
+  readonly maxSurge?: kplus.PercentOrAbsolute;
+  /**
+   * Pauses the rollout (no pods are updated while true).
+   *
+   * @default false
+   */
+  readonly paused?: boolean;
+  /**
+   * Time between marking a pod not-ready and updating it in place (in-place types only).
+   *
+   * @default - no grace period
+   */
+  readonly inPlaceUpdateGracePeriod?: Duration;
+}
+
+/** The rollout strategy of a CloneSet. */
+export class CloneSetUpdateStrategy {
+  /** Recreate pods on every template change. */
+  public static reCreate(options: CloneSetUpdateStrategyOptions = {}): CloneSetUpdateStrategy {
+    if (options.inPlaceUpdateGracePeriod) {
+      throw new Error('CloneSetUpdateStrategy.reCreate: inPlaceUpdateGracePeriod only applies to in-place update types.');
+    }
+    return new CloneSetUpdateStrategy(CloneSetUpdateStrategyType.RECREATE, options);
+  }
+
+  /** Update in place when possible, otherwise recreate. */
+  public static inPlaceIfPossible(options: CloneSetUpdateStrategyOptions = {}): CloneSetUpdateStrategy {
+    return new CloneSetUpdateStrategy(CloneSetUpdateStrategyType.IN_PLACE_IF_POSSIBLE, options);
+  }
+
+  /** Update in place only. */
+  public static inPlaceOnly(options: CloneSetUpdateStrategyOptions = {}): CloneSetUpdateStrategy {
+    return new CloneSetUpdateStrategy(CloneSetUpdateStrategyType.IN_PLACE_ONLY, options);
+  }
+
+  private constructor(
+    /** The update type. */
+    public readonly type: CloneSetUpdateStrategyType,
+    private readonly options: CloneSetUpdateStrategyOptions,
+  ) {}
+
+  /** @internal */
+  public _toKube() {
+    const o = this.options;
+    return {
+      type: this.type,
+      partition: o.partition?.value,
+      maxUnavailable: o.maxUnavailable?.value,
+      maxSurge: o.maxSurge?.value,
+      paused: o.paused,
+      inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod
+        ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() }
+        : undefined,
+    };
+  }
+}
+
+/** Scaling behaviour of a CloneSet. */
+export interface CloneSetScaleStrategy {
+  /**
+   * When true, PVCs left by a deleted pod are not reused by its replacement; new pods get
+   * fresh PVCs (the stale ones are garbage-collected).
+   *
+   * @default false
+   */
+  readonly disablePVCReuse?: boolean;
+  /**
+   * Names of pods to delete first when scaling in (or to delete and replace).
+   *
+   * @default - none
+   */
+  readonly podsToDelete?: string[];
+  /**
+   * Maximum number or percentage of unavailable pods allowed while scaling out.
+   *
+   * @default - no limit
+   */
+  readonly maxUnavailable?: kplus.PercentOrAbsolute;
+}
+
+/** A PersistentVolumeClaim created per pod from a template. */
+export interface CloneSetVolumeClaimTemplate {
+  /** Name of the claim template, which is also the pod volume name to mount. */
+  readonly name: string;
+  /** Requested storage size. */
+  readonly storage: Size;
+  /**
+   * Access modes of the claim.
+   *
+   * @default [PersistentVolumeAccessMode.READ_WRITE_ONCE]
+   */
+  readonly accessModes?: kplus.PersistentVolumeAccessMode[];
+  /**
+   * Storage class name.
+   *
+   * @default - the cluster's default storage class
+   */
+  readonly storageClassName?: string;
+  /**
+   * Volume mode of the claim.
+   *
+   * @default PersistentVolumeMode.FILE_SYSTEM
+   */
+  readonly volumeMode?: kplus.PersistentVolumeMode;
+}
+
+/** Properties of a {@link CloneSet}. */
+export interface CloneSetProps extends kplus.WorkloadProps {
+  /**
+   * Desired number of pods.
+   *
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * Rollout strategy.
+   *
+   * @default CloneSetUpdateStrategy.reCreate()
+   */
+  readonly updateStrategy?: CloneSetUpdateStrategy;
+  /**
+   * Scaling behaviour (PVC reuse, pods to delete, scale-out maxUnavailable).
+   *
+   * @default - upstream defaults
+   */
+  readonly scaleStrategy?: CloneSetScaleStrategy;
+  /**
+   * Pod lifecycle hooks (preNormal, preDelete, inPlaceUpdate).
+   *
+   * @default - no hooks
+   */
+  readonly lifecycle?: CloneSetLifecycle;
+  /**
+   * PVC templates; mount them through the volume returned by `addVolumeClaimTemplate`.
+   *
+   * @default - none
+   */
+  readonly volumeClaimTemplates?: CloneSetVolumeClaimTemplate[];
+  /**
+   * Minimum time a new pod must be ready before it counts as available.
+   *
+   * @default Duration.seconds(0)
+   */
+  readonly minReady?: Duration;
+  /**
+   * Number of old revisions kept for rollback.
+   *
+   * @default 10
+   */
+  readonly revisionHistoryLimit?: number;
+}
+
+/**
+ * An OpenKruise CloneSet (apps.kruise.io/v1alpha1) with the full cdk8s-plus pod-template
+ * authoring experience: it is a cdk8s-plus `Workload`, so containers, volumes, env, probes,
+ * security context, scheduling and `podMetadata` work exactly as on a `Deployment`, and the
+ * pod spec is rendered by cdk8s-plus itself. Adds Kruise's update/scale strategies, lifecycle
+ * hooks and volumeClaimTemplates. The spec is built lazily, so later `add*` calls show up.
+ */
+export class CloneSet extends kplus.Workload {
+  /** Desired number of pods. */
+  public readonly replicas: number;
+  /** Rollout strategy. */
+  public readonly updateStrategy: CloneSetUpdateStrategy;
+  /** Scaling behaviour. */
+  public readonly scaleStrategy?: CloneSetScaleStrategy;
+  /** Lifecycle hooks. */
+  public readonly lifecycle?: CloneSetLifecycle;
+  /** Minimum ready time before a pod counts as available. */
+  public readonly minReady?: Duration;
+  /** Revisions kept for rollback. */
+  public readonly revisionHistoryLimit?: number;
+  /** @see base.Resource.apiObject */
+  protected readonly apiObject: ApiObject;
+  /** The Kubernetes resource type (plural). */
+  public readonly resourceType = 'clonesets';
+
+  private readonly _claimTemplates = new Map<string, CloneSetVolumeClaimTemplate>();
+
+  public constructor(scope: Construct, id: string, props: CloneSetProps = {}) {
+    super(scope, id, props);
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion: KRUISE_API_VERSION,
+      kind: 'CloneSet',
+      metadata: props.metadata,
+      spec: Lazy.any({ produce: () => this._toKube() }),
+    });
+    if (props.replicas !== undefined && (!Number.isSafeInteger(props.replicas) || props.replicas < 0)) {
+      throw new Error(`[${this.node.path}] replicas must be a non-negative integer, got ${props.replicas}.`);
+    }
+    if (props.revisionHistoryLimit !== undefined
+      && (!Number.isSafeInteger(props.revisionHistoryLimit) || props.revisionHistoryLimit < 0)) {
+      throw new Error(`[${this.node.path}] revisionHistoryLimit must be a non-negative integer, got ${props.revisionHistoryLimit}.`);
+    }
+    this.replicas = props.replicas ?? 1;
+    this.updateStrategy = props.updateStrategy ?? CloneSetUpdateStrategy.reCreate();
+    this.scaleStrategy = props.scaleStrategy;
+    this.lifecycle = props.lifecycle;
+    this.minReady = props.minReady;
+    this.revisionHistoryLimit = props.revisionHistoryLimit;
+    renderLifecycle(this.lifecycle, this.node.path); // eager check of local mistakes
+    for (const template of props.volumeClaimTemplates ?? []) this.addVolumeClaimTemplate(template);
+    if (this.isolate) this.connections.isolate();
+  }
+
+  /**
+   * Adds a PVC template. Each pod gets its own claim; mount it with the returned volume,
+   * e.g. `container.mount('/data', cloneSet.addVolumeClaimTemplate({ name: 'data', storage }))`.
+   *
+   * @returns a volume named like the template, to mount into containers.
+   */
+  public addVolumeClaimTemplate(template: CloneSetVolumeClaimTemplate): kplus.Volume {
+    if (this._claimTemplates.has(template.name)) {
+      throw new Error(`[${this.node.path}] volumeClaimTemplate "${template.name}" already exists.`);
+    }
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(template.name) || template.name.length > 63) {
+      throw new Error(`[${this.node.path}] volumeClaimTemplate name ${JSON.stringify(template.name)} is not a DNS-1123 label.`);
+    }
+    this._claimTemplates.set(template.name, template);
+    const claim = kplus.PersistentVolumeClaim.fromClaimName(this, `ClaimTemplate-${template.name}`, template.name);
+    return kplus.Volume.fromPersistentVolumeClaim(this, `ClaimTemplateVolume-${template.name}`, claim, { name: template.name });
+  }
+
+  /** The PVC templates (a copy). */
+  public get volumeClaimTemplates(): CloneSetVolumeClaimTemplate[] {
+    return [...this._claimTemplates.values()];
+  }
+
+  /** @internal */
+  public _toKube(): CloneSetSpec {
+    const podSpec = kplus.k8s.toJson_PodSpec(this._toPodSpec()) as V1PodSpec;
+    // The CloneSet controller supplies the volumes of claim templates itself.
+    if (this._claimTemplates.size > 0 && Array.isArray(podSpec.volumes)) {
+      const kept = podSpec.volumes.filter(v => !this._claimTemplates.has(v.name));
+      podSpec.volumes = kept.length > 0 ? kept : undefined;
+    }
+    const scale = this.scaleStrategy;
+    return {
+      replicas: this.replicas,
+      selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
+      template: { metadata: this.podMetadata.toJson(), spec: podSpec },
+      volumeClaimTemplates: this._claimTemplates.size > 0
+        ? [...this._claimTemplates.values()].map(t => ({
+          metadata: { name: t.name },
+          spec: {
+            accessModes: t.accessModes ?? [kplus.PersistentVolumeAccessMode.READ_WRITE_ONCE],
+            resources: { requests: { storage: t.storage.asString() } },
+            storageClassName: t.storageClassName,
+            volumeMode: t.volumeMode,
+          },
+        }))
+        : undefined,
+      scaleStrategy: scale
+        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: scale.maxUnavailable?.value }
+        : undefined,
+      updateStrategy: this.updateStrategy._toKube(),
+      lifecycle: renderLifecycle(this.lifecycle, this.node.path),
+      minReadySeconds: this.minReady?.toSeconds(),
+      revisionHistoryLimit: this.revisionHistoryLimit,
+    };
+  }
+}

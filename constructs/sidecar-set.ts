@@ -1,0 +1,466 @@
+import { ApiObject, Lazy } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import type { V1Container, V1Volume } from '@kubernetes/client-node';
+import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
+import { KRUISE_API_VERSION } from './clone-set.js';
+
+/** Where an injected container is placed relative to the pod's own containers. */
+export enum PodInjectPolicy {
+  /** Before the app containers (default for containers). */
+  BEFORE_APP_CONTAINER = 'BeforeAppContainer',
+  /** After the app containers (default for init containers). */
+  AFTER_APP_CONTAINER = 'AfterAppContainer',
+}
+
+/** How an injected sidecar is upgraded when the SidecarSet changes. */
+export class SidecarUpgradeStrategy {
+  /** Stop the old container, start the new one (the default). */
+  public static coldUpgrade(): SidecarUpgradeStrategy {
+    return new SidecarUpgradeStrategy('ColdUpgrade', undefined);
+  }
+
+  /**
+   * Hot upgrade: the sidecar runs as two containers that swap roles, so it never stops.
+   *
+   * @param emptyImage image that idles in the standby slot.
+   */
+  public static hotUpgrade(emptyImage: string): SidecarUpgradeStrategy {
+    if (!emptyImage) throw new Error('SidecarUpgradeStrategy.hotUpgrade: an empty image is required.');
+    return new SidecarUpgradeStrategy('HotUpgrade', emptyImage);
+  }
+
+  private constructor(
+    /** `ColdUpgrade` or `HotUpgrade`. */
+    public readonly upgradeType: 'ColdUpgrade' | 'HotUpgrade',
+    /** The standby image for hot upgrades. */
+    public readonly hotUpgradeEmptyImage: string | undefined,
+  ) {}
+}
+
+/** Copies an env var from an app container of the pod into the sidecar. */
+export interface TransferEnv {
+  /**
+   * Name of the app container to copy from. Exactly one of `sourceContainerName` and
+   * `sourceContainerNameFromField` must be set.
+   *
+   * @default - use sourceContainerNameFromField
+   */
+  readonly sourceContainerName?: string;
+  /**
+   * A pod field path (e.g. `metadata.labels['app.io/main']`) holding the source container name.
+   *
+   * @default - use sourceContainerName
+   */
+  readonly sourceContainerNameFromField?: string;
+  /**
+   * One env var to copy. Exactly one of `envName` and `envNames` must be set.
+   *
+   * @default - use envNames
+   */
+  readonly envName?: string;
+  /**
+   * Several env vars to copy.
+   *
+   * @default - use envName
+   */
+  readonly envNames?: string[];
+}
+
+/** Properties of a container injected by a SidecarSet: cdk8s-plus container props plus Kruise fields. */
+export interface SidecarContainerProps extends kplus.ContainerProps {
+  /**
+   * Placement relative to the pod's own containers.
+   *
+   * @default PodInjectPolicy.BEFORE_APP_CONTAINER
+   */
+  readonly podInjectPolicy?: PodInjectPolicy;
+  /**
+   * Also mount every volumeMount of the pod's app containers into this sidecar (e.g. to
+   * read their log directories).
+   *
+   * @default false
+   */
+  readonly shareVolumePolicy?: boolean;
+  /**
+   * Env vars copied from app containers.
+   *
+   * @default - none
+   */
+  readonly transferEnv?: TransferEnv[];
+  /**
+   * Upgrade strategy of the injected container.
+   *
+   * @default SidecarUpgradeStrategy.coldUpgrade()
+   */
+  readonly upgradeStrategy?: SidecarUpgradeStrategy;
+}
+
+/** Properties of an init container injected by a SidecarSet. */
+export interface SidecarInitContainerProps extends kplus.ContainerProps {
+  /**
+   * Placement relative to the pod's own init containers.
+   *
+   * @default PodInjectPolicy.AFTER_APP_CONTAINER
+   */
+  readonly podInjectPolicy?: PodInjectPolicy;
+}
+
+/** Options of a rolling SidecarSet update. */
+export interface SidecarSetRollingUpdateOptions {
+  /**
+   * Maximum number or percentage of pods updated at once (not 0).
+   *
+   * @default PercentOrAbsolute.absolute(1)
+   */
+  readonly maxUnavailable?: kplus.PercentOrAbsolute;
+  /**
+   * Number or percentage of matched pods kept at the old version.
+   *
+   * @default PercentOrAbsolute.absolute(0)
+   */
+  readonly partition?: kplus.PercentOrAbsolute;
+  /**
+   * Pauses the rollout.
+   *
+   * @default false
+   */
+  readonly paused?: boolean;
+  /**
+   * Only update pods matching this selector.
+   *
+   * @default - all matched pods
+   */
+  readonly selector?: kplus.LabelSelector;
+}
+
+/** How a SidecarSet updates sidecars in already-injected pods. */
+export class SidecarSetUpdateStrategy {
+  /** Update injected sidecars in place, `maxUnavailable` pods at a time. */
+  public static rollingUpdate(options: SidecarSetRollingUpdateOptions = {}): SidecarSetUpdateStrategy {
+    if (options.maxUnavailable?.isZero()) {
+      throw new Error('SidecarSetUpdateStrategy.rollingUpdate: maxUnavailable must not be 0 (the rollout would never progress).');
+    }
+    return new SidecarSetUpdateStrategy('RollingUpdate', options);
+  }
+
+  /** Never update existing pods; only newly created pods get the new sidecars. */
+  public static notUpdate(): SidecarSetUpdateStrategy {
+    return new SidecarSetUpdateStrategy('NotUpdate', {});
+  }
+
+  private constructor(
+    /** `RollingUpdate` or `NotUpdate`. */
+    public readonly type: 'RollingUpdate' | 'NotUpdate',
+    private readonly options: SidecarSetRollingUpdateOptions,
+  ) {}
+
+  /** @internal */
+  public _toKube() {
+    const o = this.options;
+    return {
+      type: this.type,
+      maxUnavailable: o.maxUnavailable?.value,
+      partition: o.partition?.value,
+      paused: o.paused,
+      selector: o.selector ? labelSelectorJson(o.selector) : undefined,
+    };
+  }
+}
+
+/** Which SidecarSet revision new pods get. */
+export enum InjectionRevisionPolicy {
+  /** Always inject the pinned revision. */
+  ALWAYS = 'Always',
+  /** Pods selected by the update strategy may get the latest revision instead. */
+  PARTIAL = 'Partial',
+}
+
+/** How sidecars are injected into new pods. */
+export interface SidecarSetInjectionStrategy {
+  /**
+   * Stop injecting into new pods.
+   *
+   * @default false
+   */
+  readonly paused?: boolean;
+  /**
+   * Pin injection to a custom version label value (`apps.kruise.io/sidecarset-custom-version`).
+   *
+   * @default - the latest revision
+   */
+  readonly customVersion?: string;
+  /**
+   * Pin injection to a ControllerRevision name.
+   *
+   * @default - the latest revision
+   */
+  readonly revisionName?: string;
+  /**
+   * How strictly the pinned revision applies.
+   *
+   * @default InjectionRevisionPolicy.ALWAYS
+   */
+  readonly policy?: InjectionRevisionPolicy;
+}
+
+/** How patched pod annotations combine with existing ones. */
+export enum PatchPolicy {
+  /** Keep an existing value. */
+  RETAIN = 'Retain',
+  /** Replace an existing value. */
+  OVERWRITE = 'Overwrite',
+  /** JSON-merge-patch the value into an existing JSON value. */
+  MERGE_PATCH_JSON = 'MergePatchJson',
+}
+
+/** Annotations a SidecarSet patches onto the pods it injects into. */
+export interface SidecarSetPatchPodMetadata {
+  /** Annotations to set (keys must be allowed by the Kruise configuration whitelist). */
+  readonly annotations: { [key: string]: string };
+  /**
+   * How to combine with existing values.
+   *
+   * @default PatchPolicy.RETAIN
+   */
+  readonly patchPolicy?: PatchPolicy;
+}
+
+/** Properties of a {@link SidecarSet}. */
+export interface SidecarSetProps extends kplus.ResourceProps {
+  /** Pods to inject into. Must not be empty: an empty selector matches nothing. */
+  readonly selector: kplus.LabelSelector;
+  /**
+   * Only inject into pods of this namespace (exclusive with `namespaceSelector`).
+   *
+   * @default - all namespaces
+   */
+  readonly namespace?: string;
+  /**
+   * Only inject into pods of namespaces with these labels (exclusive with `namespace`).
+   *
+   * @default - all namespaces
+   */
+  readonly namespaceSelector?: kplus.LabelSelector;
+  /**
+   * Sidecar containers to inject.
+   *
+   * @default - none; use addContainer
+   */
+  readonly containers?: SidecarContainerProps[];
+  /**
+   * Init containers to inject (sorted by name after the pod's own).
+   *
+   * @default - none
+   */
+  readonly initContainers?: SidecarInitContainerProps[];
+  /**
+   * Volumes added to the pod when an injected container uses them. Volumes mounted by the
+   * containers are added automatically.
+   *
+   * @default - none
+   */
+  readonly volumes?: kplus.Volume[];
+  /**
+   * How injected sidecars are updated.
+   *
+   * @default SidecarSetUpdateStrategy.rollingUpdate()
+   */
+  readonly updateStrategy?: SidecarSetUpdateStrategy;
+  /**
+   * How sidecars are injected into new pods.
+   *
+   * @default - latest revision, not paused
+   */
+  readonly injectionStrategy?: SidecarSetInjectionStrategy;
+  /**
+   * Image pull secrets added to injected pods.
+   *
+   * @default - none
+   */
+  readonly imagePullSecrets?: kplus.ISecret[];
+  /**
+   * Annotations patched onto injected pods.
+   *
+   * @default - none
+   */
+  readonly patchPodMetadata?: SidecarSetPatchPodMetadata[];
+  /**
+   * Number of old revisions kept.
+   *
+   * @default 10
+   */
+  readonly revisionHistoryLimit?: number;
+}
+
+/** Renders a cdk8s-plus selector as plain JSON (cdk8s-plus's own L1 mapping). */
+export function labelSelectorJson(selector: kplus.LabelSelector): V1LabelSelector {
+  return kplus.k8s.toJson_LabelSelector(selector._toKube()) as V1LabelSelector;
+}
+
+/** Renders a cdk8s-plus container as plain JSON (cdk8s-plus's own L1 mapping). */
+function containerJson(container: kplus.Container): V1Container {
+  return kplus.k8s.toJson_Container(container._toKube()) as V1Container;
+}
+
+interface SidecarEntry {
+  readonly container: kplus.Container;
+  readonly props: SidecarContainerProps;
+}
+
+/**
+ * An OpenKruise SidecarSet (cluster-scoped): injects sidecar containers into matching pods
+ * at creation and upgrades them in place. Containers are cdk8s-plus containers, rendered by
+ * cdk8s-plus; the spec is built lazily.
+ */
+export class SidecarSet extends kplus.Resource {
+  /** @see base.Resource.apiObject */
+  protected readonly apiObject: ApiObject;
+  /** The Kubernetes resource type (plural). */
+  public readonly resourceType = 'sidecarsets';
+
+  private readonly _containers: SidecarEntry[] = [];
+  private readonly _initContainers: Array<{ container: kplus.Container; props: SidecarInitContainerProps }> = [];
+  private readonly _volumes = new Map<string, kplus.Volume>();
+
+  public constructor(scope: Construct, id: string, private readonly props: SidecarSetProps) {
+    super(scope, id);
+    if (props.selector.isEmpty()) {
+      throw new Error(`[${this.node.path}] selector must not be empty: an empty SidecarSet selector matches no pod. `
+        + 'Fix: LabelSelector.of({ labels: { app: "..." } }).');
+    }
+    if (props.namespace !== undefined && props.namespaceSelector !== undefined) {
+      throw new Error(`[${this.node.path}] namespace and namespaceSelector are mutually exclusive; set only one.`);
+    }
+    for (const p of props.patchPodMetadata ?? []) {
+      if (Object.keys(p.annotations).length === 0) {
+        throw new Error(`[${this.node.path}] patchPodMetadata entries need at least one annotation.`);
+      }
+    }
+    this.apiObject = new ApiObject(this, 'Resource', {
+      apiVersion: KRUISE_API_VERSION,
+      kind: 'SidecarSet',
+      metadata: props.metadata,
+      spec: Lazy.any({ produce: () => this._toKube() }),
+    });
+    for (const c of props.containers ?? []) this.addContainer(c);
+    for (const c of props.initContainers ?? []) this.addInitContainer(c);
+    for (const v of props.volumes ?? []) this.addVolume(v);
+  }
+
+  /** Adds a sidecar container to inject. */
+  public addContainer(props: SidecarContainerProps): kplus.Container {
+    this.checkName(props.name, 'containers');
+    for (const t of props.transferEnv ?? []) {
+      if ((t.sourceContainerName === undefined) === (t.sourceContainerNameFromField === undefined)) {
+        throw new Error(`[${this.node.path}] container "${props.name}": transferEnv needs exactly one of sourceContainerName and sourceContainerNameFromField.`);
+      }
+      if ((t.envName === undefined) === (t.envNames === undefined)) {
+        throw new Error(`[${this.node.path}] container "${props.name}": transferEnv needs exactly one of envName and envNames.`);
+      }
+    }
+    const container = new kplus.Container(props);
+    this._containers.push({ container, props });
+    return container;
+  }
+
+  /** Adds an init container to inject. Probes are not allowed on init containers. */
+  public addInitContainer(props: SidecarInitContainerProps): kplus.Container {
+    this.checkName(props.name, 'initContainers');
+    if (props.readiness || props.liveness || props.startup) {
+      throw new Error(`[${this.node.path}] init container "${props.name}" must not have probes.`);
+    }
+    const container = new kplus.Container(props);
+    this._initContainers.push({ container, props });
+    return container;
+  }
+
+  /** Adds a volume injected along with the containers that use it. */
+  public addVolume(volume: kplus.Volume): void {
+    if (this._volumes.has(volume.name)) {
+      throw new Error(`[${this.node.path}] volume "${volume.name}" already exists.`);
+    }
+    this._volumes.set(volume.name, volume);
+  }
+
+  /** The sidecar containers (live objects). */
+  public get containers(): kplus.Container[] {
+    return this._containers.map(c => c.container);
+  }
+
+  /** The init containers (live objects). */
+  public get initContainers(): kplus.Container[] {
+    return this._initContainers.map(c => c.container);
+  }
+
+  private checkName(name: string | undefined, field: string): void {
+    if (!name) {
+      throw new Error(`[${this.node.path}] ${field}: injected containers need an explicit name (it must not clash with app containers).`);
+    }
+    const all = [...this._containers, ...this._initContainers].map(c => c.container.name);
+    if (all.includes(name)) throw new Error(`[${this.node.path}] ${field}: container "${name}" already exists.`);
+  }
+
+  /** @internal */
+  public _toKube(): SidecarSetSpec {
+    const volumes = new Map(this._volumes);
+    const collect = (c: kplus.Container) => {
+      for (const mount of c.mounts) {
+        const existing = volumes.get(mount.volume.name);
+        if (existing && existing !== mount.volume) {
+          throw new Error(`[${this.node.path}] two different volumes are named "${mount.volume.name}".`);
+        }
+        volumes.set(mount.volume.name, mount.volume);
+      }
+    };
+    const containers = this._containers.map(({ container, props }) => {
+      collect(container);
+      return {
+        ...containerJson(container),
+        podInjectPolicy: props.podInjectPolicy,
+        shareVolumePolicy: props.shareVolumePolicy !== undefined
+          ? { type: props.shareVolumePolicy ? 'enabled' as const : 'disabled' as const }
+          : undefined,
+        transferEnv: props.transferEnv?.map(t => ({
+          sourceContainerName: t.sourceContainerName,
+          sourceContainerNameFrom: t.sourceContainerNameFromField
+            ? { fieldRef: { fieldPath: t.sourceContainerNameFromField } }
+            : undefined,
+          envName: t.envName,
+          envNames: t.envNames,
+        })),
+        upgradeStrategy: props.upgradeStrategy
+          ? { upgradeType: props.upgradeStrategy.upgradeType, hotUpgradeEmptyImage: props.upgradeStrategy.hotUpgradeEmptyImage }
+          : undefined,
+      };
+    });
+    const initContainers = this._initContainers.map(({ container, props }) => {
+      collect(container);
+      return { ...containerJson(container), podInjectPolicy: props.podInjectPolicy };
+    });
+    const p = this.props;
+    const injection = p.injectionStrategy;
+    const pinned = injection && (injection.customVersion || injection.revisionName || injection.policy);
+    return {
+      selector: labelSelectorJson(p.selector),
+      namespace: p.namespace,
+      namespaceSelector: p.namespaceSelector ? labelSelectorJson(p.namespaceSelector) : undefined,
+      containers: containers.length > 0 ? containers : undefined,
+      initContainers: initContainers.length > 0 ? initContainers : undefined,
+      volumes: volumes.size > 0 ? [...volumes.values()].map(v => kplus.k8s.toJson_Volume(v._toKube()) as V1Volume) : undefined,
+      updateStrategy: (p.updateStrategy ?? SidecarSetUpdateStrategy.rollingUpdate())._toKube(),
+      injectionStrategy: injection
+        ? {
+          paused: injection.paused,
+          revision: pinned
+            ? { customVersion: injection.customVersion, revisionName: injection.revisionName, policy: injection.policy }
+            : undefined,
+        }
+        : undefined,
+      imagePullSecrets: p.imagePullSecrets?.map(s => ({ name: s.name })),
+      patchPodMetadata: p.patchPodMetadata?.map(m => ({ annotations: { ...m.annotations }, patchPolicy: m.patchPolicy })),
+      revisionHistoryLimit: p.revisionHistoryLimit,
+    };
+  }
+}
