@@ -1,0 +1,16 @@
+/**
+ * The cdk8s-kruise API model: one TypeBox schema per kind (apps.kruise.io/v1alpha1) from which the
+ * TypeScript types, the ajv validator, the CRDs and the editor JSON Schemas are all derived.
+ *
+ * @module
+ */
+export * from './common.js';
+export * from './core.js';
+export * from './kinds/sidecarset.js';
+export * from './kinds/cloneset.js';
+export * from './kinds/imagepulljob.js';
+export * from './kinds/containerrecreaterequest.js';
+export * from './kinds/nodeimage.js';
+export * from './pod-contracts.js';
+export * from './registry.js';
+export * from './validate.js';

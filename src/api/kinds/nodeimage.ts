@@ -1,0 +1,118 @@
+/**
+ * NodeImage (apps.kruise.io/v1alpha1, cluster-scoped, name = Node name): the images one node should
+ * hold. The ImagePullJob controller writes spec tags; kruise-daemon pulls and writes the status.
+ *
+ * @module
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, Int32, Int64, KindObject, ObjectReferenceSchema, StringEnum, Struct } from '../common.js';
+import { PullPolicySchema, SandboxConfigSchema, ImagePullPolicyValues } from './imagepulljob.js';
+
+/** Phase of one tag on one node. */
+export const ImagePullPhaseValues = ['Waiting', 'Pulling', 'Succeeded', 'Failed'] as const;
+export type ImagePullPhase = (typeof ImagePullPhaseValues)[number];
+
+/** Upstream caps the number of images per NodeImage. */
+export const NODE_IMAGE_MAX_IMAGES = 256;
+
+export const ReferenceObjectSchema = Struct(
+  {
+    namespace: Type.Optional(Type.String({ description: 'Namespace of the secret.' })),
+    name: Type.Optional(Type.String({ description: 'Name of the secret.' })),
+  },
+  { description: 'A pull secret reference (copied into kruise-daemon-config).' },
+);
+
+export const ImageTagSpecSchema = Struct(
+  {
+    tag: Type.String({ minLength: 1, description: 'Image tag (or digest).' }),
+    createdAt: Type.Optional(DateTime({ description: 'When the tag was requested.' })),
+    pullPolicy: Type.Optional(
+      Struct(
+        {
+          ...PullPolicySchema.properties,
+          ttlSecondsAfterFinished: Type.Optional(Int32({ minimum: 0, description: 'Drop the tag this long after the pull finished.' })),
+          activeDeadlineSeconds: Type.Optional(Int64({ minimum: 1, description: 'Deadline of the pull.' })),
+        },
+        { description: 'Pull attempts and lifetime of this tag.' },
+      ),
+    ),
+    ownerReferences: Type.Optional(Type.Array(ObjectReferenceSchema, { description: 'Jobs that asked for this tag.' })),
+    version: Type.Optional(Int64({ minimum: 0, description: 'Bumped to request a new pull.' })),
+    imagePullPolicy: Type.Optional(StringEnum(ImagePullPolicyValues, { description: 'Always or IfNotPresent.' })),
+  },
+  { description: 'A tag to pull.' },
+);
+export type ImageTagSpec = Static<typeof ImageTagSpecSchema>;
+
+export const ImageSpecSchema = Struct(
+  {
+    pullSecrets: Type.Optional(Type.Array(ReferenceObjectSchema, { description: 'Secrets used for pulling.' })),
+    tags: Type.Array(ImageTagSpecSchema, { description: 'Tags to pull.' }),
+    sandboxConfig: Type.Optional(SandboxConfigSchema),
+  },
+  { description: 'An image (name without tag) and its tags.' },
+);
+export type ImageSpec = Static<typeof ImageSpecSchema>;
+
+export const NodeImageSpecSchema = Struct(
+  {
+    images: Type.Optional(
+      Type.Record(Type.String(), ImageSpecSchema, {
+        description: 'Images keyed by name without tag (e.g. `docker.io/library/nginx`).',
+        maxProperties: NODE_IMAGE_MAX_IMAGES,
+      }),
+    ),
+  },
+  { description: 'Images this node should have.' },
+);
+export type NodeImageSpec = Static<typeof NodeImageSpecSchema>;
+
+export const ImageTagStatusSchema = Struct(
+  {
+    tag: Type.String({ description: 'Image tag.' }),
+    phase: StringEnum(ImagePullPhaseValues, { description: 'Waiting, Pulling, Succeeded or Failed.' }),
+    progress: Type.Optional(Int32({ minimum: 0, maximum: 100, description: 'Pull progress in percent.' })),
+    startTime: Type.Optional(DateTime()),
+    completionTime: Type.Optional(DateTime()),
+    version: Type.Optional(Int64({ description: 'The spec version this status answers.' })),
+    imageID: Type.Optional(Type.String({ description: 'Image ID (digest) once pulled.' })),
+    message: Type.Optional(Type.String({ description: 'Details, e.g. the pull error.' })),
+  },
+  { description: 'Pull state of one tag.' },
+);
+export type ImageTagStatus = Static<typeof ImageTagStatusSchema>;
+
+export const NodeImageStatusSchema = Struct(
+  {
+    desired: Int32({ description: 'Tags requested.' }),
+    pulling: Type.Optional(Int32({ description: 'Tags pulling.' })),
+    waiting: Type.Optional(Int32({ description: 'Tags waiting.' })),
+    succeeded: Type.Optional(Int32({ description: 'Tags pulled.' })),
+    failed: Type.Optional(Int32({ description: 'Tags failed.' })),
+    imageStatuses: Type.Optional(
+      Type.Record(Type.String(), Struct({ tags: Type.Array(ImageTagStatusSchema) }), { description: 'Per-image tag states.' }),
+    ),
+    firstSyncStatus: Type.Optional(
+      Struct(
+        {
+          status: Type.Optional(Type.String()),
+          message: Type.Optional(Type.String()),
+          syncAt: Type.Optional(DateTime()),
+        },
+        { description: 'Result of the first sync of the images already on the node.' },
+      ),
+    ),
+  },
+  { description: 'Observed state of a NodeImage (written by kruise-daemon).' },
+);
+export type NodeImageStatus = Static<typeof NodeImageStatusSchema>;
+
+export const NodeImageSchema = KindObject(
+  'NodeImage',
+  Type.Optional(NodeImageSpecSchema),
+  NodeImageStatusSchema,
+  'NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name).',
+);
+/** A NodeImage object. */
+export type NodeImage = Static<typeof NodeImageSchema>;

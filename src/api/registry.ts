@@ -1,0 +1,175 @@
+/**
+ * The registry of kinds: names, scope, printer columns and subresources next to each schema, so
+ * the CRD generator, the validator and the CLI all read one table.
+ *
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { API_VERSION, GROUP, VERSION } from './common.js';
+import { CloneSetSchema } from './kinds/cloneset.js';
+import { ContainerRecreateRequestSchema } from './kinds/containerrecreaterequest.js';
+import { ImagePullJobSchema } from './kinds/imagepulljob.js';
+import { NodeImageSchema } from './kinds/nodeimage.js';
+import { SidecarSetSchema } from './kinds/sidecarset.js';
+
+/** An `additionalPrinterColumns` entry of a CRD version. */
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+  /** 0 = shown by default; 1 = only with `-o wide`. */
+  readonly priority?: number;
+  readonly format?: string;
+}
+
+/** CRD subresources. */
+export interface Subresources {
+  readonly status?: Record<string, never>;
+  readonly scale?: {
+    readonly specReplicasPath: string;
+    readonly statusReplicasPath: string;
+    readonly labelSelectorPath?: string;
+  };
+}
+
+/** Everything needed to validate, document and install one kind. */
+export interface KindDefinition {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly listKind: string;
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+  /** TypeBox schema of the whole object (apiVersion, kind, metadata, spec, status). */
+  readonly schema: TSchema;
+  readonly printerColumns: readonly PrinterColumn[];
+  readonly subresources: Subresources;
+}
+
+const AGE: PrinterColumn = {
+  name: 'AGE',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since the object was created.',
+};
+
+function def(d: Omit<KindDefinition, 'group' | 'version' | 'listKind' | 'singular'> & { singular?: string }): KindDefinition {
+  return Object.freeze({
+    group: GROUP,
+    version: VERSION,
+    listKind: `${d.kind}List`,
+    singular: d.singular ?? d.kind.toLowerCase(),
+    ...d,
+  });
+}
+
+export const SidecarSetDefinition = def({
+  kind: 'SidecarSet',
+  plural: 'sidecarsets',
+  scope: 'Cluster',
+  schema: SidecarSetSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'MATCHED', type: 'integer', jsonPath: '.status.matchedPods', description: 'The number of pods matched.' },
+    { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedPods', description: 'The number of pods matched and updated.' },
+    { name: 'READY', type: 'integer', jsonPath: '.status.readyPods', description: 'The number of pods matched and ready.' },
+    AGE,
+  ],
+});
+
+export const CloneSetDefinition = def({
+  kind: 'CloneSet',
+  plural: 'clonesets',
+  scope: 'Namespaced',
+  shortNames: ['clone'],
+  schema: CloneSetSchema,
+  subresources: {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+  },
+  printerColumns: [
+    { name: 'DESIRED', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of pods.' },
+    { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedReplicas', description: 'The number of pods updated.' },
+    { name: 'UPDATED_READY', type: 'integer', jsonPath: '.status.updatedReadyReplicas', description: 'The number of pods updated and ready.' },
+    { name: 'UPDATED_AVAILABLE', type: 'integer', jsonPath: '.status.updatedAvailableReplicas', description: 'The number of pods updated and available.' },
+    { name: 'READY', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of pods ready.' },
+    { name: 'TOTAL', type: 'integer', jsonPath: '.status.replicas', description: 'The number of currently all pods.' },
+    AGE,
+    { name: 'CONTAINERS', type: 'string', jsonPath: '.spec.template.spec.containers[*].name', priority: 1, description: 'The containers of currently cloneset.' },
+    { name: 'IMAGES', type: 'string', jsonPath: '.spec.template.spec.containers[*].image', priority: 1, description: 'The images of currently cloneset.' },
+    { name: 'SELECTOR', type: 'string', jsonPath: '.status.labelSelector', priority: 1, description: 'The selector of currently cloneset.' },
+  ],
+});
+
+export const ImagePullJobDefinition = def({
+  kind: 'ImagePullJob',
+  plural: 'imagepulljobs',
+  scope: 'Namespaced',
+  schema: ImagePullJobSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'TOTAL', type: 'integer', jsonPath: '.status.desired', description: 'Number of all nodes matched by this job' },
+    { name: 'ACTIVE', type: 'integer', jsonPath: '.status.active', description: 'Number of image pull task active' },
+    { name: 'SUCCEED', type: 'integer', jsonPath: '.status.succeeded', description: 'Number of image pull task succeeded' },
+    { name: 'FAILED', type: 'integer', jsonPath: '.status.failed', description: 'Number of image pull tasks failed' },
+    AGE,
+    { name: 'MESSAGE', type: 'string', jsonPath: '.status.message', description: 'Summary of status when job is failed' },
+  ],
+});
+
+export const ContainerRecreateRequestDefinition = def({
+  kind: 'ContainerRecreateRequest',
+  plural: 'containerrecreaterequests',
+  scope: 'Namespaced',
+  shortNames: ['crr'],
+  schema: ContainerRecreateRequestSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'PHASE', type: 'string', jsonPath: '.status.phase', description: 'Phase of this ContainerRecreateRequest.' },
+    { name: 'POD', type: 'string', jsonPath: '.spec.podName', description: 'Pod name of this ContainerRecreateRequest.' },
+    { name: 'NODE', type: 'string', jsonPath: '.metadata.labels.crr\\.apps\\.kruise\\.io/node-name', description: 'Node name of the pod.' },
+    AGE,
+  ],
+});
+
+export const NodeImageDefinition = def({
+  kind: 'NodeImage',
+  plural: 'nodeimages',
+  scope: 'Cluster',
+  schema: NodeImageSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'DESIRED', type: 'integer', jsonPath: '.status.desired', description: 'Number of all images on this node' },
+    { name: 'PULLING', type: 'integer', jsonPath: '.status.pulling', description: 'Number of image pull task active' },
+    { name: 'SUCCEED', type: 'integer', jsonPath: '.status.succeeded', description: 'Number of image pull task succeeded' },
+    { name: 'FAILED', type: 'integer', jsonPath: '.status.failed', description: 'Number of image pull tasks failed' },
+    AGE,
+  ],
+});
+
+/** Every kind we model, in a stable order (used for CRD output order). */
+export const KINDS: readonly KindDefinition[] = Object.freeze([
+  SidecarSetDefinition,
+  CloneSetDefinition,
+  ImagePullJobDefinition,
+  ContainerRecreateRequestDefinition,
+  NodeImageDefinition,
+]);
+
+const byKey = new Map(KINDS.map((d) => [`${d.group}/${d.version}|${d.kind}`, d]));
+
+/** The definition for `apiVersion` + `kind`, or undefined for kinds we do not model. */
+export function findKind(apiVersion: string, kind: string): KindDefinition | undefined {
+  return byKey.get(`${apiVersion}|${kind}`);
+}
+
+/** True for any kind of a Kruise API group (modelled or not). */
+export function isKruiseApiVersion(apiVersion: unknown): boolean {
+  return typeof apiVersion === 'string' && (apiVersion.startsWith('apps.kruise.io/') || apiVersion.startsWith('policy.kruise.io/'));
+}
+
+export { API_VERSION };

@@ -1,0 +1,324 @@
+/**
+ * Schema validation of apps.kruise.io objects with ajv.
+ *
+ * One ajv instance holds the generated core definitions once; each kind's validator is compiled on
+ * first use and cached, so validating many documents costs only the compiled checks. Unknown fields
+ * are errors everywhere (including inside containers and volumes): the API server would prune them
+ * silently. Raw ajv errors are turned into {@link SchemaIssue}s with plain messages, the JSON
+ * pointer of the offending field and, for typos, a "did you mean" hint.
+ *
+ * @module
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { coreDefinitions, resolveSchema, type Json } from './resolve.js';
+import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './registry.js';
+
+/** One schema problem, located by a JSON pointer into the validated object. */
+export interface SchemaIssue {
+  /** RFC 6901 pointer to the offending field (for unknown/missing fields: the field itself). */
+  readonly jsonPointer: string;
+  /** Human-readable message, e.g. `unknown field "maxUnavaliable"`. */
+  readonly message: string;
+  /** Keyword that failed: additionalProperties, type, enum, required, pattern, ... or `kind`. */
+  readonly keyword: string;
+  /** How to fix it, e.g. `did you mean "maxUnavailable"?`. */
+  readonly hint?: string;
+}
+
+/** Result of {@link validateObject}. */
+export interface ValidationResult {
+  /** The kind definition the object was validated against (undefined: not a modelled kind). */
+  readonly kind?: KindDefinition;
+  readonly issues: SchemaIssue[];
+}
+
+const CORE_ID = 'k8s-core';
+const REF_PREFIX = `${CORE_ID}#/definitions/`;
+
+/** Keys our schemas carry for other consumers (API server, generators); ajv must accept them. */
+const ANNOTATION_KEYWORDS = [
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
+  'x-kruise-format',
+];
+
+// ajv-formats is CommonJS with a default export; under NodeNext the callable sits on .default.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+  formats: string[],
+) => Ajv;
+
+let ajvInstance: Ajv | undefined;
+function ajv(): Ajv {
+  if (!ajvInstance) {
+    const a = new Ajv({
+      allErrors: true,
+      verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
+      strict: true,
+      strictTypes: false,
+      allowUnionTypes: true,
+      // Kubernetes schemas use regexes without the unicode flag semantics; plain RegExp is faster.
+      unicodeRegExp: false,
+      code: { optimize: true },
+    });
+    a.addVocabulary(ANNOTATION_KEYWORDS);
+    addFormats(a, ['date-time', 'int32', 'int64', 'byte', 'double', 'float']);
+    a.addSchema({ $id: CORE_ID, definitions: coreDefinitions() });
+    ajvInstance = a;
+  }
+  return ajvInstance;
+}
+
+/** The plain JSON Schema our validator compiles for `def` (core types referenced via `k8s-core`). */
+export function validationSchema(def: KindDefinition): Json {
+  return resolveSchema(def.schema, { refPrefix: REF_PREFIX });
+}
+
+const compiled = new Map<KindDefinition, ValidateFunction>();
+
+/** The compiled ajv function for `def` (compiled once, cached). */
+export function validatorFor(def: KindDefinition): ValidateFunction {
+  let fn = compiled.get(def);
+  if (!fn) {
+    fn = ajv().compile(validationSchema(def));
+    compiled.set(def, fn);
+  }
+  return fn;
+}
+
+/** Compiles every kind's validator now (e.g. before a benchmark or a long-running server). */
+export function warmUpValidators(): void {
+  for (const def of KINDS) validatorFor(def);
+}
+
+/**
+ * Validates one parsed object. Objects outside the Kruise API groups yield no kind and no issues;
+ * a Kruise apiVersion/kind we do not model yields one `kind` issue.
+ */
+export function validateObject(obj: unknown): ValidationResult {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    return { issues: [{ jsonPointer: '', keyword: 'type', message: `expected an object, got ${describe(obj)}` }] };
+  }
+  const o = obj as { apiVersion?: unknown; kind?: unknown };
+  const def = typeof o.apiVersion === 'string' && typeof o.kind === 'string' ? findKind(o.apiVersion, o.kind) : undefined;
+  if (!def) {
+    if (!isKruiseApiVersion(o.apiVersion)) return { issues: [] };
+    const known = KINDS.map((k) => `${k.group}/${k.version} ${k.kind}`);
+    return {
+      issues: [
+        {
+          jsonPointer: typeof o.kind === 'string' ? '/apiVersion' : '/kind',
+          keyword: 'kind',
+          message: `${String(o.apiVersion)} ${String(o.kind)} is not a kind cdk8s-kruise models`,
+          hint: `modelled kinds: ${known.join(', ')}`,
+        },
+      ],
+    };
+  }
+  return { kind: def, issues: validateAgainst(def, obj) };
+}
+
+/** Validates `obj` against `def` regardless of its apiVersion/kind fields. */
+export function validateAgainst(def: KindDefinition, obj: unknown): SchemaIssue[] {
+  const fn = validatorFor(def);
+  if (fn(obj)) return [];
+  return toIssues(fn.errors ?? []);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ajv errors → issues
+// ---------------------------------------------------------------------------------------------
+
+function escapeToken(t: string): string {
+  return t.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  switch (typeof v) {
+    case 'string':
+      return `the string ${JSON.stringify(v.length > 60 ? v.slice(0, 57) + '...' : v)}`;
+    case 'number':
+      return Number.isInteger(v) ? `the integer ${v}` : `the number ${v}`;
+    case 'boolean':
+      return `the boolean ${v}`;
+    case 'object':
+      return 'an object';
+    default:
+      return typeof v;
+  }
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'a boolean (true/false)',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
+
+function typeList(t: unknown): string {
+  const ts = Array.isArray(t) ? t : [t];
+  return ts.map((x) => TYPE_NAMES[String(x)] ?? String(x)).join(' or ');
+}
+
+/** Optimal string alignment distance (Levenshtein with transpositions). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The candidate closest to `word` when close enough to be a typo (case-insensitive). */
+export function closestMatch(word: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  const w = word.toLowerCase();
+  for (const c of candidates) {
+    const dist = editDistance(w, c.toLowerCase());
+    if (dist < bestD) {
+      bestD = dist;
+      best = c;
+    }
+  }
+  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  return best !== undefined && bestD <= limit ? best : undefined;
+}
+
+function knownFields(parentSchema: unknown): string[] {
+  const p = (parentSchema as Json | undefined)?.properties;
+  return p && typeof p === 'object' ? Object.keys(p) : [];
+}
+
+function issueFor(e: ErrorObject): SchemaIssue | undefined {
+  const at = e.instancePath;
+  const p = e.params as Record<string, unknown>;
+  const schema = e.parentSchema as Json | undefined;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const field = String(p.additionalProperty);
+      const fields = knownFields(schema);
+      const guess = closestMatch(field, fields);
+      return {
+        jsonPointer: `${at}/${escapeToken(field)}`,
+        keyword: e.keyword,
+        message: `unknown field "${field}"${guess ? '' : ' (the API server would drop it silently)'}`,
+        hint: guess
+          ? `did you mean "${guess}"? (the API server would drop "${field}" silently)`
+          : fields.length
+            ? `known fields here: ${fields.join(', ')}`
+            : undefined,
+      };
+    }
+    case 'required': {
+      const field = String(p.missingProperty);
+      return { jsonPointer: `${at}/${escapeToken(field)}`, keyword: e.keyword, message: `missing required field "${field}"` };
+    }
+    case 'type': {
+      const intOrString = schema?.['x-kubernetes-int-or-string'] === true;
+      return {
+        jsonPointer: at,
+        keyword: e.keyword,
+        message: `expected ${intOrString && schema?.['x-kruise-format'] !== 'quantity' ? 'an integer or a string' : typeList(p.type)}, got ${describe(e.data)}`,
+        hint:
+          p.type === 'string' && (typeof e.data === 'number' || typeof e.data === 'boolean')
+            ? `quote the value: "${String(e.data)}"`
+            : p.type === 'integer' && typeof e.data === 'string' && /^-?\d+$/.test(e.data)
+              ? `remove the quotes: ${e.data}`
+              : undefined,
+      };
+    }
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]).map((v) => String(v));
+      const guess = typeof e.data === 'string' ? closestMatch(e.data, allowed) : undefined;
+      return {
+        jsonPointer: at,
+        keyword: e.keyword,
+        message: `${describe(e.data)} is not allowed; expected one of: ${allowed.join(', ')}`,
+        hint: guess ? `did you mean "${guess}"?` : undefined,
+      };
+    }
+    case 'const':
+      return { jsonPointer: at, keyword: e.keyword, message: `must be ${JSON.stringify(p.allowedValue)}, got ${describe(e.data)}` };
+    case 'pattern': {
+      const fmt = schema?.['x-kruise-format'];
+      if (fmt === 'int-or-percent') {
+        return {
+          jsonPointer: at,
+          keyword: e.keyword,
+          message: `expected a non-negative integer or a percentage such as "25%", got ${describe(e.data)}`,
+          hint: typeof e.data === 'string' && /^\d+$/.test(e.data) ? `write ${e.data} without quotes, or "${e.data}%"` : undefined,
+        };
+      }
+      if (fmt === 'quantity') {
+        return {
+          jsonPointer: at,
+          keyword: e.keyword,
+          message: `${describe(e.data)} is not a Kubernetes quantity`,
+          hint: 'use a number with an optional suffix, e.g. 500m, 1, 2Gi, 128Mi',
+        };
+      }
+      return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} does not match the pattern ${String(p.pattern)}` };
+    }
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return { jsonPointer: at, keyword: e.keyword, message: `must be ${e.keyword === 'minimum' ? '≥' : '>'} ${String(p.limit)}, got ${String(e.data)}` };
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return { jsonPointer: at, keyword: e.keyword, message: `must be ${e.keyword === 'maximum' ? '≤' : '<'} ${String(p.limit)}, got ${String(e.data)}` };
+    case 'minLength':
+      return { jsonPointer: at, keyword: e.keyword, message: Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long` };
+    case 'maxLength':
+      return { jsonPointer: at, keyword: e.keyword, message: `must be at most ${String(p.limit)} characters long` };
+    case 'minItems':
+      return { jsonPointer: at, keyword: e.keyword, message: `must list at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}` };
+    case 'maxItems':
+      return { jsonPointer: at, keyword: e.keyword, message: `must list at most ${String(p.limit)} items` };
+    case 'maxProperties':
+      return { jsonPointer: at, keyword: e.keyword, message: `must have at most ${String(p.limit)} entries` };
+    case 'format': {
+      const f = String(p.format);
+      if (f === 'date-time') return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} is not an RFC 3339 timestamp`, hint: 'e.g. 2024-01-02T15:04:05Z' };
+      if (f === 'int32' || f === 'int64') return { jsonPointer: at, keyword: e.keyword, message: `${String(e.data)} is out of ${f} range` };
+      return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} is not a valid ${f}` };
+    }
+    case 'anyOf':
+    case 'oneOf':
+      return undefined; // the branch errors say more
+    default:
+      return { jsonPointer: at, keyword: e.keyword, message: e.message ?? `fails ${e.keyword}` };
+  }
+}
+
+/** Converts raw ajv errors into deduplicated issues, ordered by pointer. */
+export function toIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
+  const out: SchemaIssue[] = [];
+  const seen = new Set<string>();
+  // A failed anyOf (e.g. timestamp-or-null) reports one error per branch; keep the first branch only.
+  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  for (const e of errors) {
+    if (anyOfPaths.has(e.instancePath) && e.keyword === 'type' && e.params && (e.params as Json).type === 'null') continue;
+    const issue = issueFor(e);
+    if (!issue) continue;
+    const key = `${issue.jsonPointer}|${issue.keyword}|${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(issue);
+  }
+  return out;
+}
