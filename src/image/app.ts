@@ -1,0 +1,89 @@
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { build } from 'esbuild';
+import type { LayerEntry } from './layer.js';
+import { APP_DIR, APP_MAIN, ENTRYPOINT_PATH, NODE_PATH } from './spec.js';
+
+/** The CLI entry that becomes the image's entrypoint. */
+const CLI_ENTRY = 'src/cli/main.ts';
+
+// Some dependencies are CommonJS and call `require` for Node built-ins; an ESM bundle has no `require`
+// unless one is made from the bundle's own URL.
+const REQUIRE_SHIM = "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+
+interface PackageJson {
+  readonly name: string;
+  readonly version: string;
+  readonly license?: string;
+}
+
+export function readPackageJson(repoRoot: string): PackageJson {
+  return JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as PackageJson;
+}
+
+/**
+ * Bundles the CLI with every production dependency into one ES module, so the image ships no
+ * node_modules (smaller, and nothing a dev dependency could slip into). Paths in the output are relative
+ * to the repository root, so the bytes do not depend on where the checkout lives.
+ */
+export async function bundleCli(repoRoot: string): Promise<Buffer> {
+  const result = await build({
+    absWorkingDir: repoRoot,
+    entryPoints: [CLI_ENTRY],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    write: false,
+    outfile: APP_MAIN.slice(1),
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // Class and function names stay readable in stack traces and error messages.
+    keepNames: true,
+    legalComments: 'eof',
+    banner: { js: REQUIRE_SHIM },
+    logLevel: 'silent',
+  });
+  if (result.errors.length > 0) {
+    throw new Error(`esbuild could not bundle ${CLI_ENTRY}: ${result.errors.map((e) => e.text).join('; ')}`);
+  }
+  const out = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
+  if (!out) throw new Error(`esbuild produced no .mjs output for ${CLI_ENTRY}`);
+  // esbuild hoists main.ts's `#!/usr/bin/env node` to line 1; the image has no /usr/bin/env, so the
+  // kernel must start Node by its absolute path instead.
+  const body = out.text.startsWith('#!') ? out.text.slice(out.text.indexOf('\n') + 1) : out.text;
+  return Buffer.from(`#!${NODE_PATH}\n${body}`);
+}
+
+/**
+ * The application files: the bundle, a package.json carrying the version `--version` prints, and the
+ * `cdk8s-kruise` entrypoint symlink. Shared by the offline image and the Dockerfile's build stage.
+ */
+export async function appEntries(repoRoot: string): Promise<LayerEntry[]> {
+  const pkg = readPackageJson(repoRoot);
+  const manifest = { name: pkg.name, version: pkg.version, license: pkg.license, type: 'module', private: true };
+  return [
+    { kind: 'file', path: `${APP_DIR}/package.json`, mode: 0o644, content: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) },
+    { kind: 'file', path: APP_MAIN, mode: 0o755, content: await bundleCli(repoRoot) },
+    { kind: 'symlink', path: ENTRYPOINT_PATH, target: APP_MAIN },
+  ];
+}
+
+/**
+ * Writes entries below `dir` as a root filesystem fragment (for `COPY --from=build /stage/ /`). The
+ * directory is emptied first so a stale file can never reach the image.
+ */
+export function stageEntries(entries: readonly LayerEntry[], dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const entry of entries) {
+    const target = join(dir, entry.path);
+    if (entry.kind === 'dir') {
+      mkdirSync(target, { recursive: true, mode: entry.mode });
+      continue;
+    }
+    mkdirSync(dirname(target), { recursive: true });
+    if (entry.kind === 'file') writeFileSync(target, entry.content, { mode: entry.mode });
+    else symlinkSync(entry.target, target);
+  }
+}
