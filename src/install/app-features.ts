@@ -1,0 +1,206 @@
+import {
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  ANNOTATION_CONTAINER_LAUNCH_PRIORITY,
+  ENV_CONTAINER_PRIORITY,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+} from '../api/pod-contracts.js';
+
+import type { KubeObject, ResourceRef, SourcedObject } from './types.js';
+import { refOf } from './types.js';
+
+/**
+ * What an app uses, found in its rendered objects. Detection works on rendered JSON rather than on
+ * construct classes so that raw `ApiObject`s, `Include`d YAML and kplus workloads count the same way as
+ * our own constructs.
+ */
+
+export const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
+
+/** Every feature the install cares about. The string values appear in messages. */
+export enum AppFeature {
+  /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (stopped through a CRR by the daemon). */
+  SIDECAR_TERMINATOR_KILL = 'job sidecar termination (kill)',
+  /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE (image swap on virtual nodes). */
+  SIDECAR_TERMINATOR_QUICK_EXIT = 'job sidecar termination (quick-exit image)',
+  /** A SidecarSet (injected by the pod mutating webhook). */
+  SIDECARSET = 'SidecarSet injection',
+  /** A SidecarSet with patchPodMetadata (needs a whitelist or the defaults-allowed gate). */
+  SIDECARSET_PATCH_POD_METADATA = 'SidecarSet patchPodMetadata',
+  /** An ImagePullJob or ImageListPullJob (pulled by the daemon on each node). */
+  IMAGE_PULL_JOB = 'ImagePullJob',
+  /** A ContainerRecreateRequest (executed by the daemon). */
+  CONTAINER_RECREATE_REQUEST = 'ContainerRecreateRequest',
+  /** Pod annotation kruise.io/container-exit-priority (cdk8s-kruise runtime only, never shipped upstream). */
+  CONTAINER_EXIT_PRIORITY = 'container exit priority',
+  /** Container launch priority (annotation or env), done by the pod mutating webhook. */
+  CONTAINER_LAUNCH_PRIORITY = 'container launch priority',
+  /** markPodNotReady in a workload lifecycle hook: needs the KruisePodReady readiness gate injected by the pod webhook. */
+  LIFECYCLE_MARK_POD_NOT_READY = 'lifecycle hook markPodNotReady',
+  /** In-place update of a container whose env comes from pod labels/annotations. */
+  INPLACE_UPDATE_ENV_FROM_METADATA = 'in-place update with env from metadata',
+  /** A PodProbeMarker (probes run by the daemon). */
+  POD_PROBE_MARKER = 'PodProbeMarker',
+  /** A WorkloadSpread (pod webhook). */
+  WORKLOAD_SPREAD = 'WorkloadSpread',
+  /** A PodUnavailableBudget (pod delete/eviction webhook). */
+  POD_UNAVAILABLE_BUDGET = 'PodUnavailableBudget',
+  /** A ResourceDistribution. */
+  RESOURCE_DISTRIBUTION = 'ResourceDistribution',
+  /** An object labelled policy.kruise.io/delete-protection. */
+  DELETION_PROTECTION = 'deletion protection',
+  /** An Advanced StatefulSet with persistentVolumeClaimRetentionPolicy. */
+  STATEFULSET_AUTO_DELETE_PVC = 'StatefulSet PVC auto-deletion',
+  /** An Advanced StatefulSet with spec.ordinals.start. */
+  STATEFULSET_START_ORDINAL = 'StatefulSet start ordinal',
+}
+
+/** One place an app uses a feature. */
+export interface FeatureUse {
+  readonly feature: AppFeature;
+  readonly resource: ResourceRef;
+  /** JSON pointer inside the rendered object to the field that uses the feature. */
+  readonly pointer: string;
+}
+
+const KRUISE_APPS = 'apps.kruise.io/';
+const KRUISE_POLICY = 'policy.kruise.io/';
+
+/** Kinds that need a feature just by existing, keyed by `group/Kind`. */
+const KIND_FEATURES: Record<string, AppFeature> = {
+  'apps.kruise.io/SidecarSet': AppFeature.SIDECARSET,
+  'apps.kruise.io/ImagePullJob': AppFeature.IMAGE_PULL_JOB,
+  'apps.kruise.io/ImageListPullJob': AppFeature.IMAGE_PULL_JOB,
+  'apps.kruise.io/ContainerRecreateRequest': AppFeature.CONTAINER_RECREATE_REQUEST,
+  'apps.kruise.io/PodProbeMarker': AppFeature.POD_PROBE_MARKER,
+  'apps.kruise.io/WorkloadSpread': AppFeature.WORKLOAD_SPREAD,
+  'apps.kruise.io/ResourceDistribution': AppFeature.RESOURCE_DISTRIBUTION,
+  'policy.kruise.io/PodUnavailableBudget': AppFeature.POD_UNAVAILABLE_BUDGET,
+};
+
+function groupOf(apiVersion: string): string {
+  const i = apiVersion.indexOf('/');
+  return i < 0 ? '' : apiVersion.slice(0, i);
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function escapePointer(segment: string | number): string {
+  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * Finds every feature used by `objects`. The walk is generic (any `containers` array, any `metadata`
+ * with annotations) so pod templates nested in Jobs, CronJobs, CloneSets or SidecarSets are all seen.
+ */
+export function detectFeatures(objects: readonly SourcedObject[]): FeatureUse[] {
+  const uses: FeatureUse[] = [];
+  for (const src of objects) {
+    const obj = src.object;
+    if (!obj || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') continue;
+    const resource = refOf(src);
+    const add = (feature: AppFeature, pointer: string) => uses.push({ feature, resource, pointer });
+    const group = groupOf(obj.apiVersion);
+    const kindFeature = KIND_FEATURES[`${group}/${obj.kind}`];
+    if (kindFeature) add(kindFeature, '');
+
+    if (obj.metadata?.labels && DELETE_PROTECTION_LABEL in obj.metadata.labels) {
+      add(AppFeature.DELETION_PROTECTION, `/metadata/labels/${escapePointer(DELETE_PROTECTION_LABEL)}`);
+    }
+    const spec = isRecord(obj.spec) ? obj.spec : undefined;
+    if (group === 'apps.kruise.io' && spec) {
+      if (obj.kind === 'SidecarSet' && Array.isArray(spec.patchPodMetadata) && spec.patchPodMetadata.length > 0) {
+        add(AppFeature.SIDECARSET_PATCH_POD_METADATA, '/spec/patchPodMetadata');
+      }
+      if (obj.kind === 'CloneSet' || obj.kind === 'StatefulSet') {
+        detectLifecycle(spec, add);
+        detectInPlaceEnvFromMetadata(spec, add);
+      }
+      if (obj.kind === 'StatefulSet') {
+        if (spec.persistentVolumeClaimRetentionPolicy !== undefined) {
+          add(AppFeature.STATEFULSET_AUTO_DELETE_PVC, '/spec/persistentVolumeClaimRetentionPolicy');
+        }
+        if (isRecord(spec.ordinals) && spec.ordinals.start !== undefined) {
+          add(AppFeature.STATEFULSET_START_ORDINAL, '/spec/ordinals/start');
+        }
+      }
+    }
+    walkPodParts(obj, '', add);
+  }
+  return uses;
+}
+
+type Add = (feature: AppFeature, pointer: string) => void;
+
+function detectLifecycle(spec: Record<string, unknown>, add: Add): void {
+  const lifecycle = spec.lifecycle;
+  if (!isRecord(lifecycle)) return;
+  for (const hook of ['preDelete', 'inPlaceUpdate', 'preNormal']) {
+    const h = lifecycle[hook];
+    if (isRecord(h) && h.markPodNotReady === true) {
+      add(AppFeature.LIFECYCLE_MARK_POD_NOT_READY, `/spec/lifecycle/${hook}/markPodNotReady`);
+    }
+  }
+}
+
+function detectInPlaceEnvFromMetadata(spec: Record<string, unknown>, add: Add): void {
+  const strategy = isRecord(spec.updateStrategy) ? spec.updateStrategy : undefined;
+  // CloneSet keeps the type in updateStrategy.type; Advanced StatefulSet in rollingUpdate.podUpdatePolicy.
+  const type = strategy?.type;
+  const podUpdatePolicy = isRecord(strategy?.rollingUpdate) ? strategy.rollingUpdate.podUpdatePolicy : undefined;
+  const inPlace = [type, podUpdatePolicy].some((t) => t === 'InPlaceIfPossible' || t === 'InPlaceOnly');
+  if (!inPlace) return;
+  const template = isRecord(spec.template) ? spec.template : undefined;
+  const podSpec = isRecord(template?.spec) ? template.spec : undefined;
+  const containers = Array.isArray(podSpec?.containers) ? podSpec.containers : [];
+  containers.forEach((c, ci) => {
+    if (!isRecord(c) || !Array.isArray(c.env)) return;
+    c.env.forEach((e, ei) => {
+      const fieldPath = isRecord(e) && isRecord(e.valueFrom) && isRecord(e.valueFrom.fieldRef) ? e.valueFrom.fieldRef.fieldPath : undefined;
+      if (typeof fieldPath === 'string' && /^metadata\.(labels|annotations)\[/.test(fieldPath)) {
+        add(AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA, `/spec/template/spec/containers/${ci}/env/${ei}/valueFrom/fieldRef/fieldPath`);
+      }
+    });
+  });
+}
+
+/** Visits containers (env markers) and annotation maps (pod-level annotations) at any depth. */
+function walkPodParts(node: unknown, pointer: string, add: Add): void {
+  if (Array.isArray(node)) {
+    node.forEach((v, i) => walkPodParts(v, `${pointer}/${i}`, add));
+    return;
+  }
+  if (!isRecord(node)) return;
+  for (const [key, value] of Object.entries(node)) {
+    const here = `${pointer}/${escapePointer(key)}`;
+    if ((key === 'containers' || key === 'initContainers') && Array.isArray(value)) {
+      value.forEach((c, i) => inspectContainer(c, `${here}/${i}`, add));
+    } else if (key === 'annotations' && isRecord(value)) {
+      if (ANNOTATION_CONTAINER_EXIT_PRIORITY in value) add(AppFeature.CONTAINER_EXIT_PRIORITY, `${here}/${escapePointer(ANNOTATION_CONTAINER_EXIT_PRIORITY)}`);
+      if (ANNOTATION_CONTAINER_LAUNCH_PRIORITY in value) add(AppFeature.CONTAINER_LAUNCH_PRIORITY, `${here}/${escapePointer(ANNOTATION_CONTAINER_LAUNCH_PRIORITY)}`);
+      continue;
+    }
+    if (typeof value === 'object' && value !== null) walkPodParts(value, here, add);
+  }
+}
+
+function inspectContainer(c: unknown, pointer: string, add: Add): void {
+  if (!isRecord(c) || !Array.isArray(c.env)) return;
+  c.env.forEach((e, i) => {
+    if (!isRecord(e) || typeof e.name !== 'string') return;
+    const value = typeof e.value === 'string' ? e.value : undefined;
+    const at = `${pointer}/env/${i}`;
+    // Same acceptance rules as upstream: WHEN_JOB_EXIT is compared case-insensitively to "true",
+    // WITH_IMAGE counts when it carries an image.
+    if (e.name === ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT && value?.toLowerCase() === 'true') add(AppFeature.SIDECAR_TERMINATOR_KILL, at);
+    else if (e.name === ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE && value) add(AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT, at);
+    else if (e.name === ENV_CONTAINER_PRIORITY) add(AppFeature.CONTAINER_LAUNCH_PRIORITY, at);
+  });
+}
+
+/** Whether an object is one of the Kruise API groups (used to decide what the runtime must serve). */
+export function isKruiseObject(obj: KubeObject): boolean {
+  return obj.apiVersion.startsWith(KRUISE_APPS) || obj.apiVersion.startsWith(KRUISE_POLICY);
+}

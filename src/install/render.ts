@@ -1,0 +1,28 @@
+import type { KubeObject } from './types.js';
+import type { InstallSpec } from './spec.js';
+import { namespaces } from './namespace.js';
+import { daemonRbac, managerRbac } from './rbac.js';
+import { controllerManagerDeployment, controllerManagerPdb } from './controller-manager.js';
+import { daemonSet } from './daemon.js';
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration, webhookCertificate, webhookService } from './webhooks.js';
+
+/**
+ * The runtime part of an install (everything but the CRDs), in apply order: namespaces and identities
+ * first, workloads next, admission webhooks last so they are registered only once their backend is on
+ * its way (their caBundle is filled by the runtime or cert-manager afterwards).
+ */
+export function renderRuntime(spec: InstallSpec): KubeObject[] {
+  const out: (KubeObject | undefined)[] = [
+    ...namespaces(spec),
+    ...managerRbac(spec),
+    ...(spec.daemon ? daemonRbac(spec) : []),
+    webhookService(spec),
+    webhookCertificate(spec),
+    controllerManagerPdb(spec),
+    controllerManagerDeployment(spec),
+    daemonSet(spec),
+    mutatingWebhookConfiguration(spec),
+    validatingWebhookConfiguration(spec),
+  ];
+  return out.filter((o): o is KubeObject => o !== undefined);
+}

@@ -1,0 +1,93 @@
+/**
+ * The resolved, plain-data description of one runtime install. The `KruiseRuntime` construct turns its
+ * props plus what the app uses into an `InstallSpec`; the builders turn an `InstallSpec` into manifests.
+ */
+
+/** Kubernetes ResourceRequirements as rendered. */
+export interface ResourceRequirements {
+  requests?: { cpu?: string; memory?: string };
+  limits?: { cpu?: string; memory?: string };
+}
+
+/** A kind the runtime serves (CRD installed, validating webhook registered). */
+export interface ServedKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+export type CertificateSpec =
+  | { readonly mode: 'self-managed' }
+  | { readonly mode: 'cert-manager'; readonly issuerKind: string; readonly issuerName: string };
+
+export interface InstallSpec {
+  /** Namespace of the manager, the daemon and the webhook Service. */
+  readonly namespace: string;
+  /** Namespace the manager copies image pull secrets into for the daemon (upstream `kruise-daemon-config`). */
+  readonly daemonConfigNamespace: string;
+  /** Full image reference; manager and daemon run the same image. */
+  readonly image: string;
+  readonly imagePullPolicy: 'IfNotPresent' | 'Always';
+  readonly imagePullSecrets: readonly string[];
+  readonly manager: {
+    readonly replicas: number;
+    readonly resources: ResourceRequirements;
+    readonly logLevel: string;
+    readonly priorityClassName?: string;
+  };
+  /** Undefined when the app needs no daemon: then no DaemonSet, daemon RBAC or daemon-config namespace. */
+  readonly daemon?: {
+    readonly resources: ResourceRequirements;
+    /** Host path of the CRI socket; undefined = mount /var/run and probe containerd, CRI-O, cri-dockerd. */
+    readonly criSocket?: string;
+    /** Group owning the CRI socket: run the daemon as non-root in that group instead of as uid 0. */
+    readonly criSocketGroup?: number;
+    readonly logLevel: string;
+    readonly priorityClassName?: string;
+  };
+  readonly webhook: {
+    readonly timeoutSeconds: number;
+    /** Register the pod mutating webhook (SidecarSet injection, exit priority, launch priority). */
+    readonly pods: boolean;
+    readonly certificates: CertificateSpec;
+  };
+  /** `--feature-gates` value for manager and daemon. */
+  readonly featureGates: string;
+  /** Kinds served by the runtime (validating webhooks). */
+  readonly kinds: readonly ServedKind[];
+  /** Argo CD sync wave for the runtime objects, when asked for. */
+  readonly syncWave?: number;
+}
+
+/** Fixed names (upstream's, so docs and habits carry over; the runtime reads the same constants). */
+export const NAMES = {
+  managerServiceAccount: 'kruise-manager',
+  daemonServiceAccount: 'kruise-daemon',
+  managerDeployment: 'kruise-controller-manager',
+  daemonSet: 'kruise-daemon',
+  webhookService: 'kruise-webhook-service',
+  managerClusterRole: 'kruise-manager-role',
+  managerRole: 'kruise-manager-role',
+  daemonClusterRole: 'kruise-daemon-role',
+  daemonRole: 'kruise-daemon-secret-role',
+  certificate: 'kruise-webhook-cert',
+  managerPdb: 'kruise-controller-manager',
+} as const;
+
+export const PORTS = { webhook: 9876, metrics: 8080, health: 8000, daemonHealth: 10221 } as const;
+
+/** Labels on every object, and the selector labels of the two workloads. */
+export const COMMON_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/part-of': 'cdk8s-kruise' };
+export const MANAGER_SELECTOR: Readonly<Record<string, string>> = { 'control-plane': 'controller-manager' };
+export const DAEMON_SELECTOR: Readonly<Record<string, string>> = { 'control-plane': 'daemon' };
+
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+
+export function meta(spec: InstallSpec, name: string, namespaced: boolean, labels: Record<string, string> = {}): Record<string, unknown> {
+  const m: Record<string, unknown> = { name, labels: { ...COMMON_LABELS, ...labels } };
+  if (namespaced) m.namespace = spec.namespace;
+  if (spec.syncWave !== undefined) m.annotations = { [SYNC_WAVE_ANNOTATION]: String(spec.syncWave) };
+  return m;
+}

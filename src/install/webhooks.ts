@@ -1,0 +1,154 @@
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../runtime/permissions.js';
+import type { KubeObject } from './types.js';
+import { MANAGER_SELECTOR, NAMES, meta, type InstallSpec, type ServedKind } from './spec.js';
+
+/**
+ * Admission webhooks. Paths follow upstream's controller-runtime convention so the runtime's handler
+ * paths and these registrations can be derived from the same (group, version, kind):
+ * `/mutate-pod`, `/mutate-<group with dots as dashes>-<version>-<kind lowercase>`, `/validate-...`.
+ */
+export const POD_MUTATING_PATH = '/mutate-pod';
+
+export function kindWebhookPath(op: 'mutate' | 'validate', k: Pick<ServedKind, 'group' | 'version' | 'kind'>): string {
+  return `/${op}-${k.group.replace(/\./g, '-')}-${k.version}-${k.kind.toLowerCase()}`;
+}
+
+/** Annotation cert-manager's CA injector reads to fill caBundle from a Certificate. */
+export const CERT_MANAGER_INJECT_ANNOTATION = 'cert-manager.io/inject-ca-from';
+
+/** Namespaces no webhook of ours may ever block: the system and our own (else the runtime could not restart). */
+export function protectedNamespaces(spec: InstallSpec): string[] {
+  return [...new Set(['kube-system', spec.namespace])].sort();
+}
+
+function namespaceSelector(spec: InstallSpec): Record<string, unknown> {
+  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: protectedNamespaces(spec) }] };
+}
+
+function clientConfig(spec: InstallSpec, path: string): Record<string, unknown> {
+  // caBundle is intentionally absent: the runtime (self-managed certs) or cert-manager's CA injector
+  // fills it, and GitOps tools must not fight over it (see ignoreDifferences in the README).
+  return { service: { name: NAMES.webhookService, namespace: spec.namespace, path, port: 443 } };
+}
+
+function configMeta(spec: InstallSpec, name: string): KubeObject['metadata'] {
+  const m = meta(spec, name, false) as NonNullable<KubeObject['metadata']>;
+  if (spec.webhook.certificates.mode === 'cert-manager') {
+    m.annotations = { ...(m.annotations ?? {}), [CERT_MANAGER_INJECT_ANNOTATION]: `${spec.namespace}/${NAMES.certificate}` };
+  }
+  return m;
+}
+
+function kindRule(k: ServedKind, operations: string[]): Record<string, unknown> {
+  return { apiGroups: [k.group], apiVersions: [k.version], resources: [k.plural], operations, scope: k.namespaced ? 'Namespaced' : 'Cluster' };
+}
+
+/** `m<kind>.kb.io` style names, as upstream. */
+function webhookName(prefix: string, kind: string): string {
+  return `${prefix}${kind.toLowerCase()}.kb.io`;
+}
+
+/** Kinds whose objects get defaulting from the runtime (labels the daemon needs on CRRs). */
+export const MUTATED_KINDS: readonly string[] = ['ContainerRecreateRequest'];
+
+export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
+  const webhooks: Record<string, unknown>[] = [];
+  if (spec.webhook.pods) {
+    webhooks.push({
+      name: 'mpod.kb.io',
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      // Fail: a pod created without its SidecarSet sidecars or exit-priority wiring is worse than a
+      // retried create; the namespaceSelector keeps kube-system and the runtime itself out of reach.
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      reinvocationPolicy: 'Never',
+      timeoutSeconds: spec.webhook.timeoutSeconds,
+      namespaceSelector: namespaceSelector(spec),
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+      clientConfig: clientConfig(spec, POD_MUTATING_PATH),
+    });
+  }
+  for (const k of spec.kinds.filter((x) => MUTATED_KINDS.includes(x.kind))) {
+    webhooks.push({
+      name: webhookName('m', k.kind),
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      timeoutSeconds: spec.webhook.timeoutSeconds,
+      namespaceSelector: namespaceSelector(spec),
+      rules: [kindRule(k, ['CREATE'])],
+      clientConfig: clientConfig(spec, kindWebhookPath('mutate', k)),
+    });
+  }
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: configMeta(spec, MUTATING_WEBHOOK_CONFIGURATION),
+    webhooks,
+  };
+}
+
+export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
+  const webhooks = [...spec.kinds]
+    .sort((a, b) => a.kind.localeCompare(b.kind))
+    .map((k) => ({
+      name: webhookName('v', k.kind),
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      timeoutSeconds: spec.webhook.timeoutSeconds,
+      namespaceSelector: namespaceSelector(spec),
+      rules: [kindRule(k, ['CREATE', 'UPDATE'])],
+      clientConfig: clientConfig(spec, kindWebhookPath('validate', k)),
+    }));
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: configMeta(spec, VALIDATING_WEBHOOK_CONFIGURATION),
+    webhooks,
+  };
+}
+
+export function webhookService(spec: InstallSpec): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta(spec, NAMES.webhookService, true) as KubeObject['metadata'],
+    spec: {
+      type: 'ClusterIP',
+      selector: { ...MANAGER_SELECTOR },
+      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 'webhook-server' }],
+    },
+  };
+}
+
+/** DNS names the serving certificate must cover (what the API server dials). */
+export function webhookDnsNames(spec: InstallSpec): string[] {
+  const svc = `${NAMES.webhookService}.${spec.namespace}.svc`;
+  return [svc, `${svc}.cluster.local`];
+}
+
+/**
+ * cert-manager mode: a Certificate from the user's Issuer writing the same Secret the runtime would
+ * manage itself; cert-manager's CA injector fills caBundle (annotation on both configurations).
+ */
+export function webhookCertificate(spec: InstallSpec): KubeObject | undefined {
+  const c = spec.webhook.certificates;
+  if (c.mode !== 'cert-manager') return undefined;
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: meta(spec, NAMES.certificate, true) as KubeObject['metadata'],
+    spec: {
+      secretName: WEBHOOK_CERT_SECRET,
+      dnsNames: webhookDnsNames(spec),
+      issuerRef: { kind: c.issuerKind, name: c.issuerName, group: 'cert-manager.io' },
+      privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+      duration: '2160h',
+      renewBefore: '360h',
+    },
+  };
+}
