@@ -1,0 +1,25 @@
+import { Chart, ChartProps } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { JobSidecarTermination } from '../constructs/index.js';
+
+/** A batch Job whose long-running sidecar is killed once the main container finishes (kill mode). */
+export class JobSidecarKillChart extends Chart {
+  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
+    super(scope, id, props);
+    const job = new kplus.Job(this, 'job', {
+      metadata: { name: 'job-with-sidecar' },
+      backoffLimit: 2,
+      containers: [{
+        name: 'main',
+        image: 'busybox:1.36',
+        command: ['sh', '-c', 'echo computing; sleep 30; echo done'],
+      }],
+    });
+    JobSidecarTermination.of(job).addSidecar({
+      name: 'log-shipper',
+      image: 'fluent/fluent-bit:3.0',
+      args: ['-i', 'dummy', '-o', 'stdout'],
+    }, { ignoreExitCode: true });
+  }
+}
