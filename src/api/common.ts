@@ -158,7 +158,10 @@ export const ObjectMetaSchema = Struct(
     uid: Type.Optional(Type.String({ description: 'Server-set unique id.' })),
     resourceVersion: Type.Optional(Type.String({ description: 'Server-set version for optimistic concurrency.' })),
     generation: Type.Optional(Int64({ description: 'Server-set sequence number of spec changes.' })),
-    creationTimestamp: Type.Optional(Type.Union([DateTime(), Type.Null()], { description: 'Server-set creation time.' })),
+    creationTimestamp: Type.Optional(
+      // kubectl and client libraries write `null` when unset.
+      Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time', description: 'Server-set creation time.' }),
+    ),
     deletionTimestamp: Type.Optional(DateTime({ description: 'Server-set deletion request time.' })),
     deletionGracePeriodSeconds: Type.Optional(Int64({ description: 'Server-set grace period for deletion.' })),
     managedFields: Type.Optional(Type.Array(ManagedFieldsEntrySchema, { description: 'Server-side-apply field ownership.' })),

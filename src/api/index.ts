@@ -14,3 +14,6 @@ export * from './kinds/nodeimage.js';
 export * from './pod-contracts.js';
 export * from './registry.js';
 export * from './validate.js';
+export * from './crd.js';
+export * from './json-schema.js';
+export { coreDefinitions } from './resolve.js';

@@ -78,11 +78,22 @@ export function resolveSchema(schema: TSchema | Json, options: ResolveOptions): 
     const out: Json = {};
     for (const [k, v] of Object.entries(n)) {
       if (k === CORE_CRD_MODE) continue;
+      // TypeBox spells string-keyed records as patternProperties "^(.*)$"; additionalProperties is
+      // the same constraint, faster in ajv and the only form structural CRD schemas allow.
+      if (k === 'patternProperties' && isAnyKeyRecord(v)) {
+        out.additionalProperties = walk((v as Json)[ANY_KEY]);
+        continue;
+      }
       out[k] = walk(v);
     }
     return out;
   };
   return walk(schema) as Json;
+}
+
+const ANY_KEY = '^(.*)$';
+function isAnyKeyRecord(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && Object.keys(v).length === 1 && ANY_KEY in v;
 }
 
 function collectRefs(node: unknown, options: ResolveOptions): void {

@@ -1,0 +1,173 @@
+/**
+ * CustomResourceDefinitions (apiextensions.k8s.io/v1) generated from the same TypeBox schemas the
+ * validator uses.
+ *
+ * The openAPIV3Schema is made structural: closed objects are opened again (structural schemas forbid
+ * `additionalProperties` next to `properties`; the API server prunes unknown fields instead),
+ * IntOrString becomes the canonical `anyOf` + `x-kubernetes-int-or-string`, `const` becomes a
+ * one-value `enum`, nullable types become `nullable: true`, and core types are inlined
+ * (SidecarSet containers, as upstream) or left as `x-kubernetes-preserve-unknown-fields` (pod
+ * templates, volumeClaimTemplates, SidecarSet volumes, as upstream). Validator-only hints
+ * (`x-kruise-*`) are dropped.
+ *
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { CORE_CRD_MODE, CORE_REF } from './core.js';
+import { coreDefinition, type Json } from './resolve.js';
+import type { KindDefinition } from './registry.js';
+
+const PRESERVE = 'x-kubernetes-preserve-unknown-fields';
+const INT_OR_STRING = 'x-kubernetes-int-or-string';
+const LOCAL_REF = '#/definitions/';
+
+/** Keys that never reach a CRD schema. */
+const DROPPED_KEYS = new Set(['$id', '$schema', '$comment', 'title', 'examples']);
+
+function preserved(description: unknown): Json {
+  return { ...(typeof description === 'string' ? { description } : {}), [PRESERVE]: true };
+}
+
+/** Structural form of one schema node (TypeBox or generated-core JSON). */
+function structural(node: Json, stack: readonly string[]): Json {
+  const description = node.description;
+
+  // Core-type markers.
+  const core = node[CORE_REF];
+  if (typeof core === 'string') {
+    if (node[CORE_CRD_MODE] === 'preserve') return preserved(description);
+    const def = coreDefinition(core);
+    if (node.properties) {
+      const base = structural({ ...def, description: description ?? def.description }, [...stack, core]);
+      const extra = mapValues(node.properties as Json, (v) => structural(v as Json, stack));
+      return { ...base, properties: { ...(base.properties as Json), ...extra } };
+    }
+    return structural({ ...def, description: description ?? def.description }, [...stack, core]);
+  }
+  if (node[CORE_CRD_MODE] === 'preserve') return preserved(description);
+
+  if (typeof node.$ref === 'string' && node.$ref.startsWith(LOCAL_REF)) {
+    const name = node.$ref.slice(LOCAL_REF.length);
+    const def = coreDefinition(name);
+    const d = description ?? def.description;
+    // Recursive core types (none in the pod closure today) stop at an unpruned object.
+    if (stack.includes(name)) return { ...preserved(d), type: 'object' };
+    return structural({ ...def, description: d }, [...stack, name]);
+  }
+
+  if (node[INT_OR_STRING] === true) {
+    const out: Json = {};
+    if (typeof description === 'string') out.description = description;
+    out.anyOf = [{ type: 'integer' }, { type: 'string' }];
+    if (typeof node.pattern === 'string') out.pattern = node.pattern;
+    if (typeof node.minimum === 'number') out.minimum = node.minimum;
+    out[INT_OR_STRING] = true;
+    return out;
+  }
+
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (DROPPED_KEYS.has(k) || k.startsWith('x-kruise-')) continue;
+    switch (k) {
+      case 'type':
+        if (Array.isArray(v)) {
+          const nonNull = v.filter((t) => t !== 'null');
+          if (nonNull.length !== 1) throw new Error(`cannot express type ${JSON.stringify(v)} structurally`);
+          out.type = nonNull[0];
+          if (nonNull.length !== v.length) out.nullable = true;
+        } else out.type = v;
+        break;
+      case 'const':
+        out.enum = [v];
+        break;
+      case 'properties':
+        out.properties = mapValues(v as Json, (p) => structural(p as Json, stack));
+        break;
+      case 'items':
+        out.items = structural(v as Json, stack);
+        break;
+      case 'additionalProperties':
+        if (v !== null && typeof v === 'object') out.additionalProperties = structural(v as Json, stack);
+        break; // `false` (closed object) is the validator's business
+      case 'patternProperties': {
+        const values = Object.values(v as Json);
+        if (values.length !== 1) throw new Error('only single-pattern records are supported');
+        out.additionalProperties = structural(values[0] as Json, stack);
+        break;
+      }
+      case 'anyOf':
+      case 'oneOf':
+      case 'allOf':
+        throw new Error(`${k} outside int-or-string is not structural; model it differently`);
+      default:
+        out[k] = v;
+    }
+  }
+  // Closed object whose fields are all optional and unknown: keep the object type.
+  if (out.type === undefined && out.properties) out.type = 'object';
+  if (out.properties && out.additionalProperties) delete out.additionalProperties;
+  return out;
+}
+
+function mapValues(o: Json, f: (v: unknown) => Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(o)) out[k] = f(v);
+  return out;
+}
+
+/** The structural openAPIV3Schema of a kind. */
+export function openApiV3Schema(def: KindDefinition): Json {
+  const whole = def.schema as TSchema as unknown as Json;
+  const { metadata: _metadata, ...withoutMetadata } = whole.properties as Json;
+  const root = structural({ ...whole, properties: withoutMetadata }, []);
+  const props = { ...(root.properties as Json) };
+  props.apiVersion = {
+    description: 'APIVersion defines the versioned schema of this representation of an object.',
+    type: 'string',
+  };
+  props.kind = { description: 'Kind is a string value representing the REST resource this object represents.', type: 'string' };
+  // The API server owns metadata validation; a CRD may only restrict name/generateName here.
+  props.metadata = { type: 'object' };
+  const { required: _required, ...rest } = root;
+  return { ...rest, type: 'object', properties: props };
+}
+
+export interface CrdOptions {
+  /** Extra labels on the CRD object. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Extra annotations on the CRD object. */
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** The apiextensions.k8s.io/v1 CustomResourceDefinition of a kind (one served+storage version). */
+export function toCustomResourceDefinition(def: KindDefinition, options: CrdOptions = {}): Json {
+  const metadata: Json = { name: `${def.plural}.${def.group}` };
+  if (options.labels && Object.keys(options.labels).length) metadata.labels = { ...options.labels };
+  if (options.annotations && Object.keys(options.annotations).length) metadata.annotations = { ...options.annotations };
+  const names: Json = { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular };
+  if (def.shortNames?.length) names.shortNames = [...def.shortNames];
+  if (def.categories?.length) names.categories = [...def.categories];
+  const subresources: Json = {};
+  if (def.subresources.status) subresources.status = {};
+  if (def.subresources.scale) subresources.scale = { ...def.subresources.scale };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata,
+    spec: {
+      group: def.group,
+      names,
+      scope: def.scope,
+      versions: [
+        {
+          name: def.version,
+          served: true,
+          storage: true,
+          ...(def.printerColumns.length ? { additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })) } : {}),
+          schema: { openAPIV3Schema: openApiV3Schema(def) },
+          subresources,
+        },
+      ],
+    },
+  };
+}
