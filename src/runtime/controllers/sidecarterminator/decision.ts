@@ -1,0 +1,149 @@
+/**
+ * Job Sidecar Terminator: the pure decision (upstream pkg/controller/sidecarterminator semantics,
+ * openkruise-api-notes §1). No I/O: given the pod, its node's kind and whether our CRR exists, it says
+ * what one reconcile must do. Table-tested in test/unit/runtime-sidecarterminator-decision.test.ts.
+ */
+import {
+  CONDITION_SIDECAR_TERMINATED,
+  ignoresExitCode,
+  isKillSidecar,
+  quickExitImage,
+  sidecarTerminationCrrName,
+} from '../../../api/pod-contracts.js';
+import type { Container, ContainerStatus, Pod } from '../../core/types.js';
+
+export type NodeKind = 'normal' | 'virtual-kubelet';
+
+export interface DecisionInput {
+  readonly pod: Pod;
+  /** Kind of the pod's node; undefined when the node is not (yet) known. */
+  readonly nodeKind: NodeKind | undefined;
+  /** Our CRR `sidecar-termination-<uid>` already exists. */
+  readonly crrExists: boolean;
+}
+
+export interface ImageSwap {
+  readonly container: string;
+  readonly image: string;
+}
+
+export type Decision =
+  | { readonly action: 'skip'; readonly reason: string }
+  | { readonly action: 'wait'; readonly reason: string }
+  | {
+      readonly action: 'act';
+      /** Step 1 (virtual-kubelet node): swap these sidecars' images to their quick-exit image. */
+      readonly swapImages: readonly ImageSwap[];
+      /** Step 2 (normal node): create this CRR (absent when it exists or nothing is left to kill). */
+      readonly createCrr?: { readonly name: string; readonly containers: readonly string[] };
+      /** Step 3: set condition SidecarTerminated and, unless already terminal, this phase. */
+      readonly markTerminated?: { readonly phase?: 'Succeeded' | 'Failed' };
+    };
+
+interface Sidecar {
+  readonly name: string;
+  readonly kill: boolean;
+  readonly ignoreExitCode: boolean;
+  readonly quickExitImage?: string;
+  readonly terminated: boolean;
+}
+
+function statusOf(statuses: readonly ContainerStatus[], name: string): ContainerStatus | undefined {
+  return statuses.find((s) => s.name === name);
+}
+
+function classify(containers: readonly Container[], statuses: readonly ContainerStatus[]) {
+  const sidecars: Sidecar[] = [];
+  const mains: Container[] = [];
+  for (const c of containers) {
+    const kill = isKillSidecar(c);
+    const image = quickExitImage(c);
+    if (!kill && image === undefined) {
+      mains.push(c);
+      continue;
+    }
+    sidecars.push({
+      name: c.name,
+      kill,
+      ignoreExitCode: kill && ignoresExitCode(c),
+      ...(image !== undefined ? { quickExitImage: image } : {}),
+      terminated: statusOf(statuses, c.name)?.state?.terminated !== undefined,
+    });
+  }
+  return { sidecars, mains };
+}
+
+/** Cheap pre-filter for informer events: pods that can ever need the terminator. */
+export function isCandidate(pod: Pod): boolean {
+  const rp = pod.spec?.restartPolicy;
+  if (rp !== 'Never' && rp !== 'OnFailure') return false;
+  return (pod.spec?.containers ?? []).some((c) => isKillSidecar(c) || quickExitImage(c) !== undefined);
+}
+
+export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
+  const spec = pod.spec;
+  const status = pod.status ?? {};
+  const rp = spec?.restartPolicy ?? 'Always';
+  if (pod.metadata.deletionTimestamp) return { action: 'skip', reason: 'pod is being deleted' };
+  if (rp !== 'Never' && rp !== 'OnFailure') return { action: 'skip', reason: `restartPolicy ${rp}` };
+  if (status.phase === 'Pending' || status.phase === undefined) return { action: 'skip', reason: 'pod is pending' };
+  const containers = spec?.containers ?? [];
+  const statuses = status.containerStatuses ?? [];
+  const { sidecars, mains } = classify(containers, statuses);
+  if (sidecars.length === 0) return { action: 'skip', reason: 'no sidecars' };
+  if (sidecars.every((s) => s.terminated)) return { action: 'skip', reason: 'all sidecars terminated' };
+  if (statuses.length < containers.length) return { action: 'wait', reason: 'not every container has a status yet' };
+
+  const mainStates = mains.map((c) => statusOf(statuses, c.name)?.state?.terminated);
+  if (rp === 'Never' && mainStates.some((t) => t === undefined)) {
+    return { action: 'wait', reason: 'main containers still running' };
+  }
+  if (rp === 'OnFailure' && mainStates.some((t) => t === undefined || t.exitCode !== 0)) {
+    return { action: 'wait', reason: 'main containers have not all exited 0' };
+  }
+  if (!spec?.nodeName) return { action: 'wait', reason: 'pod has no node' };
+  if (nodeKind === undefined) return { action: 'wait', reason: `node ${spec.nodeName} not known yet` };
+
+  const uid = pod.metadata.uid ?? '';
+  const crrName = sidecarTerminationCrrName(uid);
+  const allMainsSucceeded = mainStates.every((t) => t?.exitCode === 0);
+
+  if (nodeKind === 'virtual-kubelet') {
+    const swapImages: ImageSwap[] = [];
+    for (const s of sidecars) {
+      if (s.quickExitImage === undefined || s.terminated) continue;
+      const current = containers.find((c) => c.name === s.name)?.image;
+      if (current !== s.quickExitImage) swapImages.push({ container: s.name, image: s.quickExitImage });
+    }
+    if (swapImages.length === 0) return { action: 'skip', reason: 'quick-exit images already set' };
+    return { action: 'act', swapImages };
+  }
+
+  const killNow = sidecars.filter((s) => s.kill && !s.ignoreExitCode && !s.terminated).map((s) => s.name);
+  const ignoring = sidecars.filter((s) => s.ignoreExitCode && !s.terminated).map((s) => s.name);
+  const othersDone = sidecars.filter((s) => !s.ignoreExitCode).every((s) => s.terminated);
+
+  let markTerminated: { phase?: 'Succeeded' | 'Failed' } | undefined;
+  let crrContainers: string[] = killNow;
+  if (ignoring.length > 0 && othersDone) {
+    const already = (status.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED && c.status === 'True');
+    const terminal = status.phase === 'Succeeded' || status.phase === 'Failed';
+    if (!already || !terminal) {
+      markTerminated = terminal ? {} : { phase: allMainsSucceeded ? 'Succeeded' : 'Failed' };
+    }
+    crrContainers = ignoring;
+  }
+  const createCrr = !crrExists && crrContainers.length > 0 ? { name: crrName, containers: crrContainers } : undefined;
+  if (!createCrr && !markTerminated) {
+    return {
+      action: 'skip',
+      reason: crrExists ? `CRR ${crrName} exists` : 'no kill-mode sidecar to stop on this node',
+    };
+  }
+  return {
+    action: 'act',
+    swapImages: [],
+    ...(createCrr ? { createCrr } : {}),
+    ...(markTerminated ? { markTerminated } : {}),
+  };
+}

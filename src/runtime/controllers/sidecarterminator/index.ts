@@ -1,0 +1,40 @@
+import type { ControllerDefinition } from '../../core/controller.js';
+import { CONTAINER_RECREATE_REQUESTS, NODES, PODS } from '../../core/resources.js';
+import { objectKey, type KubeObject, type Node, type Pod } from '../../core/types.js';
+import { podCacheTransform, nodeCacheTransform } from '../../manager/transforms.js';
+import { isCandidate } from './decision.js';
+import { SidecarTerminatorReconciler } from './reconcile.js';
+
+const CRR_PREFIX = 'sidecar-termination-';
+
+/** Job Sidecar Terminator (gate SidecarTerminator, upstream `sidecarterminator-controller`). */
+export const sidecarTerminator: ControllerDefinition = {
+  name: 'sidecarterminator',
+  featureGate: 'SidecarTerminator',
+  defaultWorkers: 3,
+  setup(ctx, enqueue) {
+    const pods = ctx.informers.for<Pod>(PODS, { transform: podCacheTransform });
+    const nodes = ctx.informers.for<Node>(NODES, { transform: nodeCacheTransform });
+    const crrs = ctx.informers.for<KubeObject>(CONTAINER_RECREATE_REQUESTS);
+    const onPod = (p: Pod) => {
+      if (isCandidate(p)) enqueue(objectKey(p));
+    };
+    pods.addHandlers({ add: onPod, update: onPod });
+    // A node turning (or ceasing to be) virtual-kubelet changes the path for its pods.
+    nodes.addHandlers({
+      update: (n, old) => {
+        if (n.metadata.labels?.type === old.metadata.labels?.type) return;
+        for (const p of pods.list()) if (p.spec?.nodeName === n.metadata.name && isCandidate(p)) enqueue(objectKey(p));
+      },
+    });
+    crrs.addHandlers({
+      delete: (crr) => {
+        const name = crr.metadata.name ?? '';
+        if (!name.startsWith(CRR_PREFIX)) return;
+        const owner = crr.metadata.ownerReferences?.find((o) => o.kind === 'Pod');
+        if (owner) enqueue(`${crr.metadata.namespace}/${owner.name}`);
+      },
+    });
+    return new SidecarTerminatorReconciler(ctx, pods, nodes, crrs);
+  },
+};

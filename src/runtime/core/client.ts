@@ -1,0 +1,244 @@
+import {
+  HttpMethod,
+  IsomorphicFetchHttpLibrary,
+  KubeConfig,
+  PatchStrategy,
+  RequestContext,
+  Watch,
+} from '@kubernetes/client-node';
+import type { ApiAccess, PermissionRule, Verb } from '../permissions.js';
+import { findCoveringRule } from '../permissions.js';
+import { resourcePath, type ResourceType } from './resources.js';
+import type { KubeList, KubeObject } from './types.js';
+
+export { PatchStrategy };
+export type PatchType = (typeof PatchStrategy)[keyof typeof PatchStrategy];
+
+/** An error answer of the API server, with the fields callers branch on. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly access: ApiAccess,
+    readonly body?: unknown,
+  ) {
+    super(`${access.verb} ${access.resource}${access.name ? ` ${access.name}` : ''}: ${code} ${reason}: ${message}`);
+    this.name = 'KubeApiError';
+  }
+}
+
+export const isNotFound = (e: unknown): boolean => e instanceof KubeApiError && e.code === 404;
+export const isConflict = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'Conflict';
+export const isAlreadyExists = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
+export const isGone = (e: unknown): boolean =>
+  (e instanceof KubeApiError && e.code === 410) || (typeof e === 'object' && e !== null && (e as { statusCode?: number }).statusCode === 410);
+
+/** Receives every API call the client makes (before it is sent). */
+export type AccessListener = (access: ApiAccess) => void;
+
+/** Which declared rules the client checks its calls against (see src/runtime/permissions.ts). */
+export interface PermissionCheck {
+  readonly cluster: readonly PermissionRule[];
+  readonly namespaced: readonly PermissionRule[];
+  /** The namespace the namespaced rules are bound in (the runtime's own namespace). */
+  readonly ownNamespace: string;
+  /** Throw before sending a call the declared list does not cover (tests and dev runs). */
+  readonly enforce: boolean;
+}
+
+export interface KubeClientOptions {
+  readonly permissions?: PermissionCheck;
+  readonly onAccess?: AccessListener;
+  /** Per-request timeout for non-watch calls. */
+  readonly requestTimeoutMs?: number;
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/**
+ * The runtime's only way to the API server. Built on client-node's own transport (KubeConfig
+ * authentication, its undici dispatcher, its Watch) but generic over `ResourceType`, so one code path
+ * knows the (group, resource, verb) of each call: it reports it to `onAccess` and, with `enforce`, refuses
+ * calls that src/runtime/permissions.ts does not declare. Objects stay plain JSON.
+ * Every patch names its patch type (`PatchStrategy`); there is no default.
+ */
+export class KubeClient {
+  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly watcher: Watch;
+  private readonly listeners: AccessListener[] = [];
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    private readonly options: KubeClientOptions = {},
+  ) {
+    this.watcher = new Watch(kubeConfig);
+    // Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive.
+    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 5 * 60_000;
+    if (options.onAccess) this.listeners.push(options.onAccess);
+  }
+
+  /** Adds a listener for every call (used by tests to collect accesses). */
+  addAccessListener(l: AccessListener): void {
+    this.listeners.push(l);
+  }
+
+  private record(access: ApiAccess): void {
+    const p = this.options.permissions;
+    if (p?.enforce && !findCoveringRule(access, p.cluster, p.namespaced, p.ownNamespace)) {
+      throw new Error(
+        `undeclared Kubernetes API call ${access.verb} ${access.apiGroup || 'core'}/${access.resource}` +
+          `${access.namespace ? ` in ${access.namespace}` : ''}: add a rule to src/runtime/permissions.ts`,
+      );
+    }
+    for (const l of this.listeners) l(access);
+  }
+
+  private async send<T>(
+    verb: Verb,
+    method: HttpMethod,
+    type: ResourceType,
+    where: { namespace?: string; name?: string; subresource?: string },
+    query: Record<string, string | number | boolean | undefined> = {},
+    body?: unknown,
+    contentType?: string,
+  ): Promise<T> {
+    const access: ApiAccess = {
+      apiGroup: type.group,
+      resource: where.subresource ? `${type.resource}/${where.subresource}` : type.resource,
+      verb,
+      ...(type.namespaced && where.namespace !== undefined ? { namespace: where.namespace } : {}),
+      ...(where.name !== undefined ? { name: where.name } : {}),
+    };
+    this.record(access);
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server + resourcePath(type, where.namespace, where.name, where.subresource));
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    const ctx = new RequestContext(url.toString(), method);
+    ctx.setHeaderParam('Accept', 'application/json');
+    if (body !== undefined) {
+      ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(body));
+    }
+    ctx.setSignal(AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000));
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const res = await this.http.send(ctx).toPromise();
+    const text = await res.body.text();
+    const parsed = text ? safeJson(text) : undefined;
+    if (res.httpStatusCode >= 300) {
+      const st = (parsed ?? {}) as { reason?: string; message?: string };
+      throw new KubeApiError(res.httpStatusCode, st.reason ?? 'Unknown', st.message ?? text.slice(0, 300), access, parsed);
+    }
+    return parsed as T;
+  }
+
+  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
+    return this.send('get', HttpMethod.GET, type, { namespace, name });
+  }
+
+  list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const { namespace, ...q } = opts;
+    return this.send('list', HttpMethod.GET, type, { namespace }, q);
+  }
+
+  create<T extends KubeObject>(type: ResourceType, obj: T, namespace = obj.metadata.namespace): Promise<T> {
+    return this.send('create', HttpMethod.POST, type, { namespace }, {}, obj);
+  }
+
+  /** PUT of the whole object (optimistic concurrency through metadata.resourceVersion). */
+  update<T extends KubeObject>(type: ResourceType, obj: T, subresource?: string): Promise<T> {
+    return this.send('update', HttpMethod.PUT, type, {
+      namespace: obj.metadata.namespace,
+      name: obj.metadata.name,
+      subresource,
+    }, {}, obj);
+  }
+
+  patch<T extends KubeObject>(
+    type: ResourceType,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    patchType: PatchType,
+    opts: { subresource?: string; fieldManager?: string; force?: boolean } = {},
+  ): Promise<T> {
+    return this.send(
+      'patch',
+      HttpMethod.PATCH,
+      type,
+      { namespace, name, subresource: opts.subresource },
+      { fieldManager: opts.fieldManager, force: opts.force },
+      patch,
+      patchType,
+    );
+  }
+
+  delete(type: ResourceType, name: string, namespace?: string, opts: { gracePeriodSeconds?: number } = {}): Promise<unknown> {
+    return this.send('delete', HttpMethod.DELETE, type, { namespace, name }, {}, {
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
+    });
+  }
+
+  /**
+   * Starts a watch; `onEvent` gets each event, `onDone` the end (null on a clean close). Returns the
+   * AbortController that stops it.
+   */
+  async watch(
+    type: ResourceType,
+    opts: WatchOptions,
+    onEvent: (type: WatchEventType, obj: KubeObject) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    const { namespace, ...q } = opts;
+    this.record({
+      apiGroup: type.group,
+      resource: type.resource,
+      verb: 'watch',
+      ...(type.namespaced && namespace !== undefined ? { namespace } : {}),
+    });
+    return this.watcher.watch(
+      resourcePath(type, namespace),
+      q,
+      (t: string, obj: KubeObject) => onEvent(t as WatchEventType, obj),
+      (err: unknown) => onDone(err ?? null),
+    );
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 300) };
+  }
+}
+
+/** Loads the kubeconfig: `--kubeconfig` path, else in-cluster service account, else KUBECONFIG/default. */
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc;
+}

@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { EventRecorder } from './events.js';
+import type { InformerFactory } from './informer.js';
+import type { KubeClient } from './client.js';
+import type { RuntimeMetrics } from './metrics.js';
+import { runWorkers, WorkQueue, type ProcessResult } from './queue.js';
+
+/** What a controller gets from the manager when it is set up. */
+export interface ControllerContext {
+  readonly client: KubeClient;
+  readonly informers: InformerFactory;
+  readonly events: EventRecorder;
+  readonly logger: Logger;
+  readonly featureGates: ReadonlyMap<string, boolean>;
+  /** Options from the command line that concern controllers (e.g. the quick-exit image default). */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A controller as registered in src/runtime/manager/registry.ts: `setup` wires informer handlers that
+ * call `enqueue(key)`; `reconcile(key)` reads caches, calls the pure decision and applies it idempotently.
+ */
+export interface ControllerDefinition {
+  readonly name: string;
+  /** Feature gate that must be on, if any. */
+  readonly featureGate?: string;
+  readonly defaultWorkers: number;
+  setup(ctx: ControllerContext, enqueue: (key: string) => void): Reconciler;
+}
+
+export interface Reconciler {
+  reconcile(key: string): Promise<ProcessResult>;
+}
+
+/** Runs one controller: its queue, workers and metrics. Started only while leading. */
+export class ControllerRunner {
+  readonly queue: WorkQueue;
+  private running?: Promise<void>;
+
+  constructor(
+    readonly name: string,
+    private readonly reconciler: Reconciler,
+    private readonly workers: number,
+    private readonly metrics: RuntimeMetrics,
+    private readonly logger: Logger,
+  ) {
+    const depth = metrics.queueDepth.labels({ controller: name });
+    this.queue = new WorkQueue({ onDepth: (d) => depth.set(d) });
+  }
+
+  enqueue(key: string): void {
+    this.metrics.queueAdds.inc({ controller: this.name });
+    this.queue.add(key);
+  }
+
+  start(): void {
+    if (this.running) return;
+    const dur = this.metrics.reconcileDuration.labels({ controller: this.name });
+    this.running = runWorkers(
+      this.queue,
+      this.workers,
+      async (key) => {
+        const end = dur.startTimer();
+        try {
+          const r = await this.reconciler.reconcile(key);
+          this.metrics.reconcileTotal.inc({ controller: this.name, result: r ? 'requeue_after' : 'success' });
+          return r;
+        } finally {
+          end();
+        }
+      },
+      (key, err, retryInMs) => {
+        this.metrics.reconcileTotal.inc({ controller: this.name, result: 'error' });
+        this.metrics.reconcileErrors.inc({ controller: this.name });
+        this.logger.warn({ controller: this.name, key, err: (err as Error).message, retryInMs }, 'reconcile failed');
+      },
+    );
+  }
+
+  /** Stops taking keys; resolves when in-flight reconciles have finished. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.running;
+  }
+}
+
+/** A webhook as registered in src/runtime/manager/registry.ts; `setup` returns its HTTP handlers. */
+export interface WebhookDefinition {
+  readonly name: string;
+  readonly featureGate?: string;
+  setup(ctx: ControllerContext): import('./webhook/server.js').AdmissionHandler[];
+}

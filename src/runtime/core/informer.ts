@@ -1,0 +1,330 @@
+import type { Logger } from 'pino';
+import { isGone, type KubeClient, type WatchEventType } from './client.js';
+import type { ResourceType } from './resources.js';
+import { objectKey, type KubeObject } from './types.js';
+import { Backoff } from './backoff.js';
+
+export type Transform<T extends KubeObject> = (obj: KubeObject) => T;
+
+export interface InformerHandlers<T> {
+  add?(obj: T): void;
+  /** Also called on resync with `old === obj`. */
+  update?(obj: T, old: T): void;
+  delete?(obj: T): void;
+}
+
+export interface InformerOptions<T extends KubeObject> {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Applied to every object before it is cached: drop what no reader needs (memory). */
+  readonly transform?: Transform<T>;
+  /** Period to replay every cached object as an update (0 = never). */
+  readonly resyncMs?: number;
+  /** Page size of the initial/recovery list. */
+  readonly pageSize?: number;
+  readonly logger: Logger;
+  /** Minimum/maximum delay between retries after a failed list or watch. */
+  readonly backoffMinMs?: number;
+  readonly backoffMaxMs?: number;
+}
+
+/** Drops fields no reader uses, as client-go's cache transforms do (managedFields is the big one). */
+export function stripManagedFields<T extends KubeObject>(obj: KubeObject): T {
+  const md = obj.metadata;
+  if (md) {
+    delete md.managedFields;
+    if (md.annotations?.['kubectl.kubernetes.io/last-applied-configuration'] !== undefined) {
+      delete md.annotations['kubectl.kubernetes.io/last-applied-configuration'];
+    }
+  }
+  return obj as T;
+}
+
+/**
+ * List+watch reflector with an in-memory cache (client-go's shared informer, reduced to what we use):
+ * paged list, watch from the list's resourceVersion with bookmarks, relist on 410 Gone (diffing so
+ * vanished objects are delivered as deletes), restart with jittered exponential backoff on any other
+ * watch or list error, periodic resync, `waitForSync`.
+ */
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private resourceVersion = '';
+  /** Bumped whenever a watch is replaced, so callbacks of an aborted watch are ignored. */
+  private generation = 0;
+  private synced = false;
+  private stopped = true;
+  private abort?: AbortController;
+  private retryTimer?: NodeJS.Timeout;
+  private resyncTimer?: NodeJS.Timeout;
+  private readonly syncWaiters: Array<() => void> = [];
+  private readonly backoff: Backoff;
+  private readonly transform: Transform<T>;
+  /** Counts for metrics/tests. */
+  readonly stats = { lists: 0, watches: 0, watchErrors: 0, relists410: 0 };
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly type: ResourceType,
+    private readonly options: InformerOptions<T>,
+  ) {
+    this.backoff = new Backoff(options.backoffMinMs ?? 250, options.backoffMaxMs ?? 30_000);
+    this.transform = options.transform ?? stripManagedFields;
+  }
+
+  addHandlers(h: InformerHandlers<T>): void {
+    this.handlers.push(h);
+    // Late registrations see the current cache as adds, like client-go's AddEventHandler.
+    if (this.synced) for (const o of this.store.values()) h.add?.(o);
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list has filled the cache (rejects if `signal` aborts first). */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = () => resolve();
+      this.syncWaiters.push(done);
+      signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
+    });
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.relist();
+    const resync = this.options.resyncMs ?? 0;
+    if (resync > 0) {
+      this.resyncTimer = setInterval(() => this.resync(), resync);
+      this.resyncTimer.unref();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.generation++;
+    this.abort?.abort();
+    this.abort = undefined;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.resyncTimer);
+  }
+
+  private log() {
+    return this.options.logger;
+  }
+
+  private retry(what: () => Promise<void> | void, err: unknown, phase: string): void {
+    if (this.stopped) return;
+    const delay = this.backoff.next();
+    this.log().warn({ resource: this.type.resource, phase, err: errText(err), retryInMs: delay }, 'informer retry');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void what(), delay);
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    this.generation++;
+    this.abort?.abort();
+    try {
+      const fresh = new Map<string, T>();
+      let cont: string | undefined;
+      let rv = '';
+      do {
+        this.stats.lists++;
+        const page = await this.client.list(this.type, {
+          namespace: this.options.namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          limit: this.options.pageSize ?? 500,
+          continue: cont,
+        });
+        for (const item of page.items) {
+          // List items carry no apiVersion/kind; set them so handlers see the same shape as watch events.
+          item.apiVersion ??= page.apiVersion;
+          item.kind ??= page.kind?.replace(/List$/, '');
+          const o = this.transform(item);
+          fresh.set(objectKey(o), o);
+        }
+        cont = page.metadata.continue || undefined;
+        rv = page.metadata.resourceVersion ?? rv;
+      } while (cont);
+      if (this.stopped) return;
+      this.replace(fresh);
+      this.resourceVersion = rv;
+      this.backoff.reset();
+      if (!this.synced) {
+        this.synced = true;
+        for (const w of this.syncWaiters.splice(0)) w();
+      }
+      void this.watch();
+    } catch (err) {
+      this.retry(() => this.relist(), err, 'list');
+    }
+  }
+
+  private replace(fresh: Map<string, T>): void {
+    const old = new Map(this.store);
+    this.store.clear();
+    for (const [k, o] of fresh) this.store.set(k, o);
+    for (const [k, o] of fresh) {
+      const prev = old.get(k);
+      if (!prev) this.emit('add', o);
+      else if (prev.metadata.resourceVersion !== o.metadata.resourceVersion) this.emit('update', o, prev);
+    }
+    for (const [k, o] of old) if (!fresh.has(k)) this.emit('delete', o);
+  }
+
+  private async watch(): Promise<void> {
+    if (this.stopped) return;
+    this.stats.watches++;
+    const gen = ++this.generation;
+    let finished = false;
+    const finish = (err: unknown) => {
+      if (finished || this.stopped || gen !== this.generation) return;
+      finished = true;
+      if (err && isGone(err)) {
+        this.stats.relists410++;
+        void this.relist();
+      } else if (err && !isTimeout(err)) {
+        this.stats.watchErrors++;
+        this.retry(() => this.watch(), err, 'watch');
+      } else {
+        // Clean close (server timeout or our inactivity timeout): resume from the last resourceVersion.
+        void this.watch();
+      }
+    };
+    try {
+      this.abort = await this.client.watch(
+        this.type,
+        {
+          namespace: this.options.namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          // Spread reconnects like client-go (5-10 min) so replicas do not reconnect in lockstep.
+          timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+        },
+        (type, obj) => {
+          if (finished || gen !== this.generation) return;
+          if (type === 'ERROR') {
+            const code = (obj as unknown as { code?: number }).code;
+            const ab = this.abort;
+            finish(code === 410 ? { statusCode: 410 } : new Error(`watch error event: ${JSON.stringify(obj).slice(0, 200)}`));
+            ab?.abort();
+            return;
+          }
+          this.backoff.reset();
+          this.onWatchEvent(type, obj);
+        },
+        finish,
+      );
+    } catch (err) {
+      finish(err);
+    }
+  }
+
+  private onWatchEvent(type: WatchEventType, raw: KubeObject): void {
+    const rv = raw.metadata?.resourceVersion;
+    if (rv) this.resourceVersion = rv;
+    if (type === 'BOOKMARK') return;
+    const obj = this.transform(raw);
+    const key = objectKey(obj);
+    const prev = this.store.get(key);
+    if (type === 'DELETED') {
+      this.store.delete(key);
+      this.emit('delete', prev ?? obj);
+      return;
+    }
+    this.store.set(key, obj);
+    if (prev) this.emit('update', obj, prev);
+    else this.emit('add', obj);
+  }
+
+  private resync(): void {
+    if (!this.synced) return;
+    for (const o of this.store.values()) this.emit('update', o, o);
+  }
+
+  private emit(ev: 'add' | 'update' | 'delete', obj: T, old?: T): void {
+    for (const h of this.handlers) {
+      try {
+        if (ev === 'add') h.add?.(obj);
+        else if (ev === 'update') h.update?.(obj, old as T);
+        else h.delete?.(obj);
+      } catch (err) {
+        this.log().error({ resource: this.type.resource, err: errText(err) }, 'informer handler threw');
+      }
+    }
+  }
+}
+
+function isTimeout(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { name?: string }).name === 'TimeoutError';
+}
+
+function errText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return JSON.stringify(err);
+}
+
+/** Shares one informer per (resource, namespace, selectors) between controllers and webhooks. */
+export class InformerFactory {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly logger: Logger,
+    private readonly defaults: { resyncMs?: number } = {},
+  ) {}
+
+  for<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions<T>, 'logger'> = {}): Informer<T> {
+    const key = [type.group, type.resource, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
+    let inf = this.informers.get(key);
+    if (!inf) {
+      inf = new Informer<T>(this.client, type, {
+        resyncMs: this.defaults.resyncMs,
+        ...opts,
+        logger: this.logger.child({ informer: type.resource }),
+      }) as unknown as Informer<KubeObject>;
+      this.informers.set(key, inf);
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  all(): Informer<KubeObject>[] {
+    return [...this.informers.values()];
+  }
+
+  startAll(): void {
+    for (const i of this.informers.values()) i.start();
+  }
+
+  stopAll(): void {
+    for (const i of this.informers.values()) i.stop();
+  }
+
+  allSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+  }
+}

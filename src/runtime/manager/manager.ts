@@ -1,0 +1,280 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { KubeClient, loadKubeConfig } from '../core/client.js';
+import { ControllerRunner, type ControllerContext } from '../core/controller.js';
+import { EventRecorder } from '../core/events.js';
+import { parseFeatureGates } from '../core/featuregates.js';
+import { HealthServer } from '../core/health.js';
+import { InformerFactory } from '../core/informer.js';
+import { LeaderElector } from '../core/leader.js';
+import { createLogger } from '../core/log.js';
+import { RuntimeMetrics } from '../core/metrics.js';
+import { CertManager } from '../core/webhook/certmanager.js';
+import { AdmissionServer } from '../core/webhook/server.js';
+import {
+  LEADER_ELECTION_LEASE,
+  MANAGER,
+  MANAGER_NAMESPACED,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_SECRET,
+} from '../permissions.js';
+import { CONTROLLERS, WEBHOOKS } from './registry.js';
+import { appendFileSync } from 'node:fs';
+
+/** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */
+export interface ManagerOptions {
+  kubeconfig?: string;
+  namespace: string;
+  featureGates?: string;
+  enableLeaderElection: boolean;
+  leaderElectionNamespace?: string;
+  leaderElectionId: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  metricsAddr: string;
+  healthProbeAddr: string;
+  /** 0 disables the webhook server. */
+  webhookPort: number;
+  webhookHost?: string;
+  webhookServiceName: string;
+  webhookCertHosts: string[];
+  webhookSecretName: string;
+  /** `self`: the runtime issues and rotates its certificates; `cert-manager`: it only reads the Secret. */
+  webhookCertMode: 'self' | 'cert-manager';
+  mutatingWebhookConfiguration: string;
+  validatingWebhookConfiguration: string;
+  webhookCaValidityMs: number;
+  webhookCertValidityMs: number;
+  webhookCertRenewBeforeMs: number;
+  webhookCertCheckIntervalMs: number;
+  syncPeriodMs: number;
+  workers: Record<string, number>;
+  logLevel: string;
+  /** Refuse API calls not declared in src/runtime/permissions.ts. */
+  strictPermissions: boolean;
+  /** Append every API call as a JSON line to this file (permission-coverage tests). */
+  accessLogFile?: string;
+  gracefulShutdownMs: number;
+  /** Controller-specific options (e.g. the default quick-exit image). */
+  controllerOptions: Record<string, unknown>;
+}
+
+export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {
+  namespace: process.env.POD_NAMESPACE ?? 'kruise-system',
+  enableLeaderElection: false,
+  leaderElectionId: LEADER_ELECTION_LEASE,
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  metricsAddr: ':8080',
+  healthProbeAddr: ':8000',
+  webhookPort: Number(process.env.WEBHOOK_PORT ?? 9876),
+  webhookServiceName: 'kruise-webhook-service',
+  webhookCertHosts: [],
+  webhookSecretName: WEBHOOK_CERT_SECRET,
+  webhookCertMode: 'self',
+  mutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATION,
+  validatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATION,
+  webhookCaValidityMs: 10 * 365 * 24 * 3600_000,
+  webhookCertValidityMs: 365 * 24 * 3600_000,
+  webhookCertRenewBeforeMs: 30 * 24 * 3600_000,
+  webhookCertCheckIntervalMs: 60_000,
+  syncPeriodMs: 0,
+  workers: {},
+  logLevel: 'info',
+  strictPermissions: false,
+  gracefulShutdownMs: 8_000,
+  controllerOptions: {},
+};
+
+/**
+ * The controller-manager process: shared informers and webhooks on every replica (standbys keep warm
+ * caches and serve admission requests), controllers' workers only on the elected leader.
+ */
+export class Manager {
+  readonly logger: Logger;
+  readonly metrics = new RuntimeMetrics();
+  readonly client: KubeClient;
+  readonly informers: InformerFactory;
+  readonly health: HealthServer;
+  readonly admission: AdmissionServer;
+  readonly runners: ControllerRunner[] = [];
+  private certs?: CertManager;
+  private elector?: LeaderElector;
+  private leading = false;
+  private stopping = false;
+  readonly identity: string;
+  /** Ports actually bound (useful when configured as 0). */
+  readonly ports: { health?: number; metrics?: number; webhook?: number } = {};
+
+  constructor(
+    readonly opts: ManagerOptions,
+    private readonly exit: (code: number) => void = (c) => process.exit(c),
+  ) {
+    this.logger = createLogger({ level: opts.logLevel, name: 'kruise-manager' });
+    const kc = loadKubeConfig(opts.kubeconfig);
+    const electionNs = opts.leaderElectionNamespace ?? opts.namespace;
+    this.client = new KubeClient(kc, {
+      permissions: { cluster: MANAGER, namespaced: MANAGER_NAMESPACED, ownNamespace: electionNs, enforce: opts.strictPermissions },
+      onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n') : undefined,
+    });
+    this.informers = new InformerFactory(this.client, this.logger, { resyncMs: opts.syncPeriodMs });
+    this.health = new HealthServer(this.metrics);
+    this.admission = new AdmissionServer(this.logger.child({ component: 'webhook' }), this.metrics);
+    this.identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
+  }
+
+  /** Starts everything; resolves once caches are synced and the webhook serves. */
+  async start(): Promise<void> {
+    const o = this.opts;
+    const gates = parseFeatureGates(o.featureGates);
+    const ctx: ControllerContext = {
+      client: this.client,
+      informers: this.informers,
+      events: new EventRecorder(this.client, 'kruise-manager', this.logger),
+      logger: this.logger,
+      featureGates: gates,
+      options: o.controllerOptions,
+    };
+
+    for (const def of CONTROLLERS) {
+      if (def.featureGate && !gates.get(def.featureGate)) {
+        this.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
+        continue;
+      }
+      let runner: ControllerRunner | undefined;
+      const reconciler = def.setup({ ...ctx, logger: this.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
+      runner = new ControllerRunner(def.name, reconciler, o.workers[def.name] ?? def.defaultWorkers, this.metrics, this.logger);
+      this.runners.push(runner);
+    }
+
+    if (o.webhookPort > 0) {
+      for (const def of WEBHOOKS) {
+        if (def.featureGate && !gates.get(def.featureGate)) continue;
+        for (const h of def.setup(ctx)) this.admission.register(h);
+      }
+    }
+
+    this.health.addLiveCheck('ping', () => undefined);
+    this.health.addReadyCheck('informers-synced', () => (this.informers.allSynced() ? undefined : 'caches not synced yet'));
+    this.health.addReadyCheck('leader-election', () =>
+      !o.enableLeaderElection || this.leading || this.elector ? undefined : 'leader election not running',
+    );
+    if (o.webhookPort > 0) {
+      this.health.addReadyCheck('webhook', () =>
+        this.admission.isListening() && this.admission.hasCertificate() ? undefined : 'webhook server not serving yet',
+      );
+    }
+    this.ports.health = await this.health.listen(o.healthProbeAddr);
+    if (o.metricsAddr && o.metricsAddr !== o.healthProbeAddr && o.metricsAddr !== '0') {
+      this.ports.metrics = await this.health.listen(o.metricsAddr);
+    }
+
+    const objects = this.metrics.informerObjects;
+    setInterval(() => {
+      for (const i of this.informers.all()) objects.set({ resource: i.type.resource }, i.size);
+    }, 5_000).unref();
+
+    this.informers.startAll();
+
+    if (o.webhookPort > 0) await this.startWebhook();
+
+    await this.informers.waitForSync();
+    this.logger.info({ informers: this.informers.all().length }, 'caches synced');
+
+    if (o.enableLeaderElection) {
+      this.elector = new LeaderElector(this.client, {
+        namespace: o.leaderElectionNamespace ?? o.namespace,
+        name: o.leaderElectionId,
+        identity: this.identity,
+        leaseDurationMs: o.leaseDurationMs,
+        renewDeadlineMs: o.renewDeadlineMs,
+        retryPeriodMs: o.retryPeriodMs,
+        logger: this.logger.child({ component: 'leader-election' }),
+        onStartedLeading: () => this.startLeading(),
+        onStoppedLeading: () => this.lostLeadership(),
+      });
+      this.elector.start();
+    } else {
+      this.startLeading();
+    }
+  }
+
+  private async startWebhook(): Promise<void> {
+    const o = this.opts;
+    const hosts = [
+      `${o.webhookServiceName}.${o.namespace}.svc`,
+      `${o.webhookServiceName}.${o.namespace}.svc.cluster.local`,
+      ...o.webhookCertHosts,
+    ];
+    let listening = false;
+    this.certs = new CertManager(this.client, {
+      namespace: o.namespace,
+      secretName: o.webhookSecretName,
+      hosts,
+      caValidityMs: o.webhookCaValidityMs,
+      certValidityMs: o.webhookCertValidityMs,
+      renewBeforeMs: o.webhookCertRenewBeforeMs,
+      checkIntervalMs: o.webhookCertCheckIntervalMs,
+      mutatingConfig: o.mutatingWebhookConfiguration,
+      validatingConfig: o.validatingWebhookConfiguration,
+      caPropagationMs: 2_000,
+      readOnly: o.webhookCertMode === 'cert-manager',
+      logger: this.logger.child({ component: 'webhook-certs' }),
+      onCertificate: (cert, key) => this.admission.setCertificate(cert, key),
+    });
+    // The API server may be unreachable at start: keep trying without blocking informers.
+    for (let attempt = 0; !this.stopping; attempt++) {
+      try {
+        await this.certs.start();
+        break;
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'webhook certificates not ready; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** attempt)));
+      }
+    }
+    if (!listening && !this.stopping) {
+      this.ports.webhook = await this.admission.listen(o.webhookPort, o.webhookHost);
+      listening = true;
+      this.logger.info({ port: this.ports.webhook, paths: this.admission.paths() }, 'webhook server listening');
+    }
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  private startLeading(): void {
+    if (this.stopping) return;
+    this.leading = true;
+    this.metrics.isLeader.set(1);
+    for (const r of this.runners) r.start();
+    this.logger.info({ controllers: this.runners.map((r) => r.name) }, 'controllers started');
+  }
+
+  /** Upstream exits the moment it loses the lease; so do we (the kubelet restarts us as a standby). */
+  private lostLeadership(): void {
+    this.leading = false;
+    this.metrics.isLeader.set(0);
+    for (const r of this.runners) r.queue.shutDown();
+    this.logger.error('leadership lost: exiting so no stale leader acts');
+    this.exit(1);
+  }
+
+  /** Graceful stop: no new work, in-flight reconciles finish (bounded), lease released, servers closed. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.certs?.stop();
+    const drain = Promise.all(this.runners.map((r) => r.stop()));
+    await Promise.race([drain, new Promise((r) => setTimeout(r, this.opts.gracefulShutdownMs).unref())]);
+    await this.elector?.stop();
+    this.leading = false;
+    this.informers.stopAll();
+    await Promise.all([this.admission.close(), this.health.close()]);
+    this.logger.info('stopped');
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * The one place controllers and webhooks are registered. A new controller lives in
+ * src/runtime/controllers/<name>/ (decision.ts pure, reconcile.ts I/O, index.ts definition) and a new
+ * webhook in src/runtime/webhooks/<name>/; add one line to the matching list below.
+ */
+import type { ControllerDefinition, WebhookDefinition } from '../core/controller.js';
+import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
+import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
+import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
+
+export const CONTROLLERS: readonly ControllerDefinition[] = [
+  sidecarTerminator,
+];
+
+export const WEBHOOKS: readonly WebhookDefinition[] = [
+  containerRecreateRequestWebhook,
+  kruiseValidationWebhook,
+];

@@ -1,0 +1,113 @@
+/**
+ * ContainerRecreateRequest admission (upstream pkg/webhook/containerrecreaterequest): pure defaulting and
+ * validation given the CRR, its pod and whether the pod's node is a virtual-kubelet one.
+ */
+import {
+  CONDITION_SIDECAR_TERMINATED,
+  LABEL_CRR_ACTIVE,
+  LABEL_CRR_NODE_NAME,
+  LABEL_CRR_POD_UID,
+  LABEL_NODE_TYPE,
+  NODE_TYPE_VIRTUAL_KUBELET,
+} from '../../../api/pod-contracts.js';
+import type { AdmissionResult, JsonPatchOp } from '../../core/webhook/server.js';
+import { escapePointer } from '../../core/webhook/server.js';
+import type { KubeObject, Pod } from '../../core/types.js';
+
+interface CrrContainer {
+  name?: string;
+  statusContext?: { containerID?: string; restartCount?: number };
+  [k: string]: unknown;
+}
+
+interface Crr extends KubeObject {
+  spec?: {
+    podName?: string;
+    containers?: CrrContainer[];
+    strategy?: Record<string, unknown>;
+    activeDeadlineSeconds?: number;
+    ttlSecondsAfterFinished?: number;
+  };
+}
+
+function deny(message: string, code = 400): AdmissionResult {
+  return { allowed: false, code, message };
+}
+
+/** Upstream IsPodActive, with the SidecarTerminated exception for the sidecar terminator's own CRRs. */
+function podAcceptsCrr(pod: Pod): string | undefined {
+  const terminated = (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED && c.status === 'True');
+  if (terminated) return undefined;
+  if (pod.metadata.deletionTimestamp) return 'is being deleted';
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return `is not active (phase ${pod.status.phase})`;
+  return undefined;
+}
+
+/** Validation shared by CREATE (after defaulting) and UPDATE. */
+export function validateCrrSpec(crr: Crr): string | undefined {
+  const spec = crr.spec ?? {};
+  if (!spec.podName) return 'spec.podName: Required value: name of the pod whose containers to recreate';
+  const cs = spec.containers ?? [];
+  if (cs.length === 0) return 'spec.containers: Required value: list at least one container, e.g. [{name: app}]';
+  const seen = new Set<string>();
+  for (const [i, c] of cs.entries()) {
+    if (!c.name) return `spec.containers[${i}].name: Required value`;
+    if (seen.has(c.name)) return `spec.containers[${i}].name: Duplicate value: "${c.name}"`;
+    seen.add(c.name);
+  }
+  const deadline = spec.activeDeadlineSeconds;
+  if (deadline !== undefined && deadline < 3) return `spec.activeDeadlineSeconds: Invalid value: ${deadline}: must be at least 3`;
+  const fp = spec.strategy?.failurePolicy;
+  if (fp !== undefined && fp !== 'Fail' && fp !== 'Ignore') return `spec.strategy.failurePolicy: Unsupported value: "${String(fp)}": supported values: "Fail", "Ignore"`;
+  return undefined;
+}
+
+/**
+ * CREATE: checks the pod, fills labels (pod-uid, node-name, active, type=virtual-kubelet) and each
+ * container's statusContext {containerID, restartCount} from the pod, defaults failurePolicy to Fail.
+ */
+export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolean): AdmissionResult {
+  const invalid = validateCrrSpec(crr);
+  if (invalid) return deny(invalid);
+  const podName = crr.spec!.podName!;
+  if (!pod) return deny(`spec.podName: Not found: pod "${podName}" does not exist in namespace ${crr.metadata.namespace}`, 404);
+  const inactive = podAcceptsCrr(pod);
+  if (inactive) return deny(`pod ${podName} ${inactive}: a ContainerRecreateRequest needs an active pod`);
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName) return deny(`pod ${podName} is not scheduled to a node yet`);
+  const patch: JsonPatchOp[] = [];
+  const labels: Record<string, string> = {
+    [LABEL_CRR_POD_UID]: pod.metadata.uid ?? '',
+    [LABEL_CRR_NODE_NAME]: nodeName,
+    [LABEL_CRR_ACTIVE]: 'true',
+    ...(nodeIsVirtual ? { [LABEL_NODE_TYPE]: NODE_TYPE_VIRTUAL_KUBELET } : {}),
+  };
+  if (!crr.metadata.labels) patch.push({ op: 'add', path: '/metadata/labels', value: labels });
+  else for (const [k, v] of Object.entries(labels)) patch.push({ op: 'add', path: `/metadata/labels/${escapePointer(k)}`, value: v });
+
+  const podContainers = pod.spec?.containers ?? [];
+  const statuses = pod.status?.containerStatuses ?? [];
+  for (const [i, c] of (crr.spec!.containers ?? []).entries()) {
+    const pc = podContainers.find((x) => x.name === c.name);
+    if (!pc) return deny(`spec.containers[${i}].name: Not found: pod ${podName} has no container "${c.name}"`);
+    const st = statuses.find((s) => s.name === c.name);
+    if (!st?.containerID) return deny(`spec.containers[${i}]: container "${c.name}" of pod ${podName} has no containerID yet (not started)`);
+    patch.push({ op: 'add', path: `/spec/containers/${i}/statusContext`, value: { containerID: st.containerID, restartCount: st.restartCount ?? 0 } });
+    const preStop = (pc.lifecycle as { preStop?: unknown } | undefined)?.preStop;
+    if (preStop && c.preStop === undefined) patch.push({ op: 'add', path: `/spec/containers/${i}/preStop`, value: preStop });
+    if (pc.ports && c.ports === undefined) patch.push({ op: 'add', path: `/spec/containers/${i}/ports`, value: pc.ports });
+  }
+  if (!crr.spec!.strategy) patch.push({ op: 'add', path: '/spec/strategy', value: { failurePolicy: 'Fail' } });
+  else if (crr.spec!.strategy.failurePolicy === undefined) patch.push({ op: 'add', path: '/spec/strategy/failurePolicy', value: 'Fail' });
+  return { allowed: true, patch };
+}
+
+/** UPDATE: spec and the node-name/pod-uid labels are immutable. */
+export function validateCrrUpdate(crr: Crr, old: Crr): AdmissionResult {
+  if (JSON.stringify(crr.spec) !== JSON.stringify(old.spec)) return deny('spec: Forbidden: the spec of a ContainerRecreateRequest is immutable');
+  for (const k of [LABEL_CRR_NODE_NAME, LABEL_CRR_POD_UID]) {
+    const was = old.metadata.labels?.[k];
+    if (was !== undefined && crr.metadata.labels?.[k] !== was) return deny(`metadata.labels[${k}]: Forbidden: immutable`);
+  }
+  return { allowed: true };
+}
