@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDockerfile } from '../../src/image/dockerfile.js';
+import { IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, NODE_PATH } from '../../src/image/spec.js';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const dockerfile = parseDockerfile(readFileSync(resolve(repoRoot, 'Dockerfile'), 'utf8'));
+
+describe('root Dockerfile matches the offline image (src/image/spec.ts)', () => {
+  it('runs on the distroless Node 24 nonroot image, whose node sits where the bundle shebang points', () => {
+    expect(dockerfile.base).toBe('gcr.io/distroless/nodejs24-debian12:nonroot');
+    // distroless nodejs images keep Node at /nodejs/bin/node; the offline image copies it to the same place.
+    expect(NODE_PATH).toBe('/nodejs/bin/node');
+  });
+
+  it('declares the same entrypoint, user, working directory and environment', () => {
+    expect(dockerfile.entrypoint).toEqual(IMAGE_ENTRYPOINT);
+    expect(dockerfile.user).toBe(IMAGE_USER);
+    expect(dockerfile.workdir).toBe(IMAGE_WORKDIR);
+    const env = Object.fromEntries(IMAGE_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    expect(dockerfile.env).toEqual(env);
+  });
+
+  it('ships exactly the application files the offline build stages (same code path)', () => {
+    expect(dockerfile.copies).toEqual(['--from=build /stage/ /']);
+    expect(dockerfile.runs).toContain('npx tsx src/image/build.ts --stage-app /stage');
+  });
+});
+
+describe('parseDockerfile', () => {
+  it('reads the last stage, continuation lines and quoted ENV values', () => {
+    const parsed = parseDockerfile(
+      [
+        'FROM a AS build',
+        'USER 0',
+        'RUN make \\',
+        '  all',
+        'FROM b:1',
+        '# comment',
+        'ENV A=1 \\',
+        '    B="two words"',
+        'ENTRYPOINT ["/x", "y"]',
+      ].join('\n'),
+    );
+    expect(parsed).toEqual({ base: 'b:1', user: undefined, workdir: undefined, entrypoint: ['/x', 'y'], env: { A: '1', B: 'two words' }, copies: [], runs: ['make all'] });
+  });
+
+  it('rejects a shell-form ENTRYPOINT with the line number', () => {
+    expect(() => parseDockerfile('FROM a\nENTRYPOINT /x y\n')).toThrow('Dockerfile line 2: ENTRYPOINT must use the exec form');
+  });
+});
