@@ -102,6 +102,7 @@ export function compilePodFeatures(
       .map((c, index) => ({ c, index }))
       .sort((a, b) => priorityOf(b.c.name) - priorityOf(a.c.name) || a.index - b.index)
       .map(({ c }) => sortedKeys({ ...c, restartPolicy: 'Always' }));
+    if (sidecars.length === 0) return;
     spec.containers = containers.filter(c => !isSidecar(c.name));
     spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
     resortInPlace(spec);

@@ -1,0 +1,504 @@
+import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
+import type { ContainerResources } from 'cdk8s-plus-27';
+import { ImagePullPolicy } from 'cdk8s-plus-27';
+import { Construct } from 'constructs';
+import { DAEMON_CONFIG_NAMESPACE } from '../src/api/pod-contracts.js';
+import { detectFeatures, type FeatureUse } from '../src/install/app-features.js';
+import { customResourceDefinitions, servedKinds } from '../src/install/crds.js';
+import {
+  FEATURE_REQUIREMENTS,
+  checkGateNames,
+  gatesForUses,
+  gatesMarkdownTable,
+  needsDaemon,
+  needsPodWebhook,
+  resolveGates,
+  type ResolvedGates,
+} from '../src/install/feature-gates.js';
+import { RuntimeImage } from '../src/install/image.js';
+import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
+import { renderRuntime } from '../src/install/render.js';
+import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
+import { SYNC_WAVE_ANNOTATION } from '../src/install/spec.js';
+import type { KubeObject, SourcedObject } from '../src/install/types.js';
+import { describeRef } from '../src/install/types.js';
+
+export { RuntimeImage } from '../src/install/image.js';
+export type { BundledImageOptions } from '../src/install/image.js';
+
+/** Which Kruise implementation runs the app's resources. */
+export enum RuntimeTarget {
+  /** The cdk8s-kruise runtime bundled with this package: CRDs + controller-manager + daemon are emitted. */
+  BUNDLED = 'bundled',
+  /**
+   * Upstream OpenKruise, installed separately (e.g. its Helm chart): nothing is emitted; the app is
+   * checked for features upstream lacks and the feature gates it needs are reported.
+   */
+  OPENKRUISE = 'openkruise',
+}
+
+/** When to run the node daemon. */
+export enum DaemonPlacement {
+  /** Only when something in the app needs it (CRRs, ImagePullJobs, kill-mode sidecar termination...). */
+  AUTO = 'auto',
+  /** Always (e.g. CRRs will be created at run time by other tools). */
+  ALWAYS = 'always',
+  /** Never; a resource that needs the daemon is then a synth error. */
+  NEVER = 'never',
+}
+
+/** Log verbosity of the runtime processes. */
+export enum RuntimeLogLevel {
+  ERROR = 'error',
+  WARN = 'warn',
+  INFO = 'info',
+  DEBUG = 'debug',
+}
+
+/** Kind of cert-manager issuer. */
+export enum IssuerKind {
+  /** A namespaced `Issuer` in the runtime namespace. */
+  ISSUER = 'Issuer',
+  /** A `ClusterIssuer`. */
+  CLUSTER_ISSUER = 'ClusterIssuer',
+}
+
+/** How the webhook serving certificate and the configurations' caBundle are provided. */
+export class WebhookCertificates {
+  /**
+   * The runtime issues a CA and serving certificate itself, keeps them in the Secret
+   * `kruise-webhook-certs`, renews them and patches caBundle (as upstream does). No extra component.
+   */
+  public static selfManaged(): WebhookCertificates {
+    return new WebhookCertificates({ mode: 'self-managed' });
+  }
+
+  /**
+   * A cert-manager `Certificate` from the given issuer writes the Secret and cert-manager's CA injector
+   * fills caBundle (annotation `cert-manager.io/inject-ca-from`). Needs cert-manager in the cluster.
+   * @param issuerName name of the Issuer (in the runtime namespace) or ClusterIssuer
+   * @param kind Issuer or ClusterIssuer
+   */
+  public static fromCertManager(issuerName: string, kind: IssuerKind = IssuerKind.ISSUER): WebhookCertificates {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(issuerName)) {
+      throw new Error(`certificates: cert-manager issuer name "${issuerName}" is not a valid object name (lowercase DNS subdomain)`);
+    }
+    return new WebhookCertificates({ mode: 'cert-manager', issuerKind: kind, issuerName });
+  }
+
+  private constructor(
+    /** @internal */
+    public readonly _spec: CertificateSpec,
+  ) {}
+}
+
+/** Options of the node daemon. */
+export interface KruiseDaemonOptions {
+  /**
+   * When to run the daemon.
+   * @default DaemonPlacement.AUTO
+   */
+  readonly placement?: DaemonPlacement;
+  /**
+   * Host path of the CRI socket, e.g. `/run/k3s/containerd/containerd.sock`. Its directory is mounted
+   * read-only into the daemon.
+   * @default - the host's /var/run is mounted read-only and the daemon probes containerd, CRI-O and cri-dockerd's default sockets
+   */
+  readonly criSocket?: string;
+  /**
+   * Group id that owns the CRI socket (containerd `[grpc] gid`). When set the daemon runs as the
+   * non-root image user with this supplementary group instead of uid 0.
+   * @default - runs as uid 0 with every capability dropped (default socket permissions are root:root 0660)
+   */
+  readonly criSocketGroup?: number;
+  /**
+   * CPU and memory of the daemon container.
+   * @default - requests 10m CPU / 64Mi, limits 200m CPU / 192Mi
+   */
+  readonly resources?: ContainerResources;
+  /**
+   * Priority class of the daemon pods (e.g. `system-node-critical`).
+   * @default - none
+   */
+  readonly priorityClassName?: string;
+}
+
+/** Props of {@link KruiseRuntime}. */
+export interface KruiseRuntimeProps {
+  /**
+   * Which Kruise implementation runs the app.
+   * @default RuntimeTarget.BUNDLED
+   */
+  readonly target?: RuntimeTarget;
+  /**
+   * Namespace of the runtime (created by this chart, labelled `control-plane: openkruise`).
+   * @default "kruise-system"
+   */
+  readonly namespace?: string;
+  /**
+   * Namespace the manager copies ImagePullJob pull secrets into for the daemon.
+   * @default "kruise-daemon-config"
+   */
+  readonly daemonConfigNamespace?: string;
+  /**
+   * Image of the controller-manager and the daemon.
+   * @default RuntimeImage.bundled() - `ghcr.io/cdk8s-kruise/cdk8s-kruise:<package version>`
+   */
+  readonly image?: RuntimeImage;
+  /**
+   * Pull policy of the runtime image.
+   * @default ImagePullPolicy.IF_NOT_PRESENT (the default tag is a fixed release)
+   */
+  readonly imagePullPolicy?: ImagePullPolicy;
+  /**
+   * Names of Secrets (in the runtime namespace) used to pull the runtime image.
+   * @default - none
+   */
+  readonly imagePullSecrets?: string[];
+  /**
+   * Controller-manager replicas (one leads through a Lease, the others stand by and serve webhooks).
+   * @default 2
+   */
+  readonly replicas?: number;
+  /**
+   * CPU and memory of the controller-manager container.
+   * @default - requests 100m CPU / 256Mi, limits 500m CPU / 512Mi
+   */
+  readonly managerResources?: ContainerResources;
+  /**
+   * Priority class of the controller-manager pods.
+   * @default - none
+   */
+  readonly priorityClassName?: string;
+  /**
+   * The node daemon.
+   * @default - placed automatically, CRI socket probed
+   */
+  readonly daemon?: KruiseDaemonOptions;
+  /**
+   * Feature gates forced on (`true`) or off (`false`), by upstream gate name. Gates the app needs are
+   * turned on automatically; forcing one of them off is a synth error naming the gate and the resource.
+   * @default - only what the app needs
+   */
+  readonly featureGates?: { readonly [gate: string]: boolean };
+  /**
+   * How long the API server waits for a webhook answer (1-30 seconds).
+   * @default Duration.seconds(10)
+   */
+  readonly webhookTimeout?: Duration;
+  /**
+   * Webhook certificates.
+   * @default WebhookCertificates.selfManaged()
+   */
+  readonly certificates?: WebhookCertificates;
+  /**
+   * Register the pod mutating webhook even if nothing in the app needs it (e.g. SidecarSets are applied
+   * by another tool).
+   * @default false - registered only when the app has a SidecarSet, exit or launch priorities
+   */
+  readonly alwaysRegisterPodWebhook?: boolean;
+  /**
+   * Add Argo CD `argocd.argoproj.io/sync-wave` annotations: CRDs in wave -2, the runtime in wave -1
+   * (the app's resources stay in wave 0).
+   * @default false
+   */
+  readonly syncWaves?: boolean;
+  /**
+   * Make every other chart of the app depend on this one, so file order (and cdk8s's numbering) is
+   * CRDs, runtime, then the app.
+   * @default true
+   */
+  readonly orderBeforeApp?: boolean;
+  /**
+   * Log level of the runtime processes.
+   * @default RuntimeLogLevel.INFO
+   */
+  readonly logLevel?: RuntimeLogLevel;
+}
+
+/** What the runtime found in the app at the last synth. */
+export interface KruiseRuntimeReport {
+  /** Every feature use found in the app. */
+  readonly uses: readonly FeatureUse[];
+  /** Gates after requirements, overrides and cascades. */
+  readonly gates: ResolvedGates;
+  /** Whether the daemon is emitted (bundled target). */
+  readonly daemon: boolean;
+  /** Whether the pod mutating webhook is registered (bundled target). */
+  readonly podWebhook: boolean;
+  /** Errors that fail the synth. */
+  readonly errors: readonly string[];
+  /** Notes for the user (e.g. features the bundled runtime does not implement). */
+  readonly warnings: readonly string[];
+  /** Markdown table of the gates the app needs (for a README or a PR description). */
+  readonly gatesTable: string;
+}
+
+const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
+const DEFAULT_DAEMON_RESOURCES: ResourceRequirements = { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '200m', memory: '192Mi' } };
+const CRD_WAVE = -2;
+const RUNTIME_WAVE = -1;
+
+function toResources(r: ContainerResources | undefined, fallback: ResourceRequirements): ResourceRequirements {
+  if (!r) return fallback;
+  const out: ResourceRequirements = { requests: { ...fallback.requests }, limits: { ...fallback.limits } };
+  if (r.cpu?.request) out.requests!.cpu = r.cpu.request.amount;
+  if (r.cpu?.limit) out.limits!.cpu = r.cpu.limit.amount;
+  if (r.memory?.request) out.requests!.memory = `${r.memory.request.toMebibytes()}Mi`;
+  if (r.memory?.limit) out.limits!.memory = `${r.memory.limit.toMebibytes()}Mi`;
+  return out;
+}
+
+function objectId(o: KubeObject): string {
+  return `${o.kind}-${o.metadata?.namespace ?? 'cluster'}-${o.metadata?.name}`;
+}
+
+/**
+ * An ApiObject whose body is produced by the install builders at synth time: metadata is fixed by the
+ * props, every other field is looked up lazily so the runtime reflects what the app contains then.
+ */
+class RenderedObject extends ApiObject {
+  constructor(scope: Construct, id: string, first: KubeObject, produce: () => KubeObject | undefined) {
+    const body: Record<string, unknown> = {};
+    for (const key of Object.keys(first)) {
+      if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
+      body[key] = Lazy.any({ produce: () => produce()?.[key] });
+    }
+    super(scope, id, { apiVersion: first.apiVersion, kind: first.kind, metadata: first.metadata as never, ...body });
+  }
+}
+
+const VALID_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Everything a cluster needs to run the app's OpenKruise resources: a chart with the runtime
+ * (namespace, service accounts, least-privilege RBAC, controller-manager, node daemon, admission
+ * webhooks) and a sibling chart with the CRDs, both derived from what the app contains when it is
+ * synthesized.
+ *
+ * @example
+ * const app = new App();
+ * new KruiseRuntime(app, 'kruise');
+ * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
+ * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
+ */
+export class KruiseRuntime extends Chart {
+  /** The chart holding the CRDs (undefined for the openkruise target). */
+  public readonly crds?: Chart;
+  /** Implementation that runs the app. */
+  public readonly target: RuntimeTarget;
+  /** Namespace of the runtime. */
+  public readonly runtimeNamespace: string;
+  /** The image manager and daemon run. */
+  public readonly image: RuntimeImage;
+
+  private readonly props: KruiseRuntimeProps;
+  private readonly overrides: Record<string, boolean>;
+  private readonly objects = new Map<string, RenderedObject>();
+  private rendered = new Map<string, KubeObject>();
+  private lastReport?: KruiseRuntimeReport;
+  private printedFor?: string;
+
+  constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
+    super(scope, id);
+    this.props = props;
+    this.target = props.target ?? RuntimeTarget.BUNDLED;
+    this.runtimeNamespace = props.namespace ?? 'kruise-system';
+    this.image = props.image ?? RuntimeImage.bundled();
+    this.overrides = { ...(props.featureGates ?? {}) };
+    checkGateNames(this.overrides, `${this.node.path}: featureGates`);
+    for (const [field, value] of [['namespace', this.runtimeNamespace], ['daemonConfigNamespace', props.daemonConfigNamespace]] as const) {
+      if (value !== undefined && (!VALID_NAME.test(value) || value.length > 63)) {
+        throw new Error(`${this.node.path}: ${field} "${value}" is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)`);
+      }
+    }
+    const replicas = props.replicas ?? 2;
+    if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`${this.node.path}: replicas must be an integer >= 1 (got ${replicas})`);
+    const timeout = props.webhookTimeout?.toSeconds() ?? 10;
+    if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
+      throw new Error(`${this.node.path}: webhookTimeout must be between 1 and 30 whole seconds (the API server's limit), got ${timeout}s`);
+    }
+    if (props.daemon?.criSocket !== undefined && !/^\/[^\0]*[^/]$/.test(props.daemon.criSocket)) {
+      throw new Error(`${this.node.path}: daemon.criSocket "${props.daemon.criSocket}" must be an absolute path to a socket file`);
+    }
+    if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
+      throw new Error(`${this.node.path}: daemon.criSocketGroup must be a non-negative integer group id`);
+    }
+
+    if (this.target === RuntimeTarget.BUNDLED) {
+      const crdChart = new Chart(scope, `${id}-crds`);
+      for (const crd of customResourceDefinitions()) {
+        if (props.syncWaves) crd.metadata = { ...crd.metadata, annotations: { ...(crd.metadata?.annotations ?? {}), [SYNC_WAVE_ANNOTATION]: String(CRD_WAVE) } };
+        new ApiObject(crdChart, crd.metadata!.name!, crd as never);
+      }
+      this.crds = crdChart;
+      this.addDependency(crdChart);
+      this.sync(this.buildSpec());
+    }
+
+    this.node.addValidation({ validate: () => this.prepare() });
+  }
+
+  /**
+   * Forces a feature gate on or off (same as the `featureGates` prop).
+   * @param gate upstream gate name, e.g. `SidecarTerminator`
+   * @param enabled true to force on, false to force off
+   */
+  public setFeatureGate(gate: string, enabled: boolean): void {
+    checkGateNames({ [gate]: enabled }, `${this.node.path}: setFeatureGate`);
+    this.overrides[gate] = enabled;
+  }
+
+  /** What the runtime found at the last synth (analysing the app now if it was not synthesized yet). */
+  public report(): KruiseRuntimeReport {
+    return this.lastReport ?? this.analyze();
+  }
+
+  /** The rendered objects of the app, without this runtime and its CRDs. */
+  private appObjects(): SourcedObject[] {
+    const root = App.of(this);
+    const out: SourcedObject[] = [];
+    for (const c of root.node.findAll()) {
+      if (!ApiObject.isApiObject(c)) continue;
+      const chart = Chart.of(c);
+      if (chart === this || chart === this.crds) continue;
+      try {
+        out.push({ object: c.toJson() as KubeObject, path: c.node.path });
+      } catch {
+        // The object's own rendering reports its error with better context when the chart renders.
+      }
+    }
+    return out;
+  }
+
+  private analyze(): KruiseRuntimeReport {
+    const uses = detectFeatures(this.appObjects());
+    const gates = resolveGates(gatesForUses(uses), this.overrides);
+    const errors = [...gates.conflicts];
+    const warnings: string[] = [];
+    const bundled = this.target === RuntimeTarget.BUNDLED;
+    const placement = this.props.daemon?.placement ?? DaemonPlacement.AUTO;
+    const daemonUse = needsDaemon(uses);
+    let daemon = false;
+    let podWebhook = false;
+    if (bundled) {
+      daemon = placement === DaemonPlacement.ALWAYS || (placement === DaemonPlacement.AUTO && daemonUse !== undefined);
+      if (this.overrides.KruiseDaemon === true && placement !== DaemonPlacement.NEVER) daemon = true;
+      if (placement === DaemonPlacement.NEVER && daemonUse) {
+        errors.push(
+          `daemon.placement is NEVER, but ${describeRef(daemonUse.resource)} uses ${daemonUse.feature}${daemonUse.pointer ? ` at ${daemonUse.pointer}` : ''}, ` +
+            'which the node daemon carries out. Use DaemonPlacement.AUTO or remove the resource.',
+        );
+      }
+      podWebhook = needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true;
+      for (const u of uses) {
+        if (!FEATURE_REQUIREMENTS[u.feature].bundled) {
+          warnings.push(`${describeRef(u.resource)} uses ${u.feature}, which the bundled runtime does not implement; use target openkruise for it.`);
+        }
+      }
+    } else {
+      for (const u of uses) {
+        if (!FEATURE_REQUIREMENTS[u.feature].upstream) {
+          errors.push(
+            `${describeRef(u.resource)} uses ${u.feature}${u.pointer ? ` at ${u.pointer}` : ''}, which upstream OpenKruise does not implement. ` +
+              'Use target bundled (the cdk8s-kruise runtime) or the native-sidecar strategy (Kubernetes >= 1.29).',
+          );
+        }
+      }
+    }
+    return { uses, gates, daemon, podWebhook, errors: [...new Set(errors)], warnings: [...new Set(warnings)], gatesTable: gatesMarkdownTable(gates) };
+  }
+
+  private buildSpec(report?: KruiseRuntimeReport): InstallSpec {
+    const p = this.props;
+    const gates = report?.gates ?? resolveGates([], this.overrides);
+    const daemon = report?.daemon ?? p.daemon?.placement === DaemonPlacement.ALWAYS;
+    return {
+      namespace: this.runtimeNamespace,
+      daemonConfigNamespace: p.daemonConfigNamespace ?? DAEMON_CONFIG_NAMESPACE,
+      image: this.image.reference,
+      imagePullPolicy: p.imagePullPolicy === ImagePullPolicy.ALWAYS ? 'Always' : 'IfNotPresent',
+      imagePullSecrets: [...(p.imagePullSecrets ?? [])],
+      manager: {
+        replicas: p.replicas ?? 2,
+        resources: toResources(p.managerResources, DEFAULT_MANAGER_RESOURCES),
+        logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
+        priorityClassName: p.priorityClassName,
+      },
+      daemon: daemon
+        ? {
+            resources: toResources(p.daemon?.resources, DEFAULT_DAEMON_RESOURCES),
+            criSocket: p.daemon?.criSocket,
+            criSocketGroup: p.daemon?.criSocketGroup,
+            logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
+            priorityClassName: p.daemon?.priorityClassName,
+          }
+        : undefined,
+      webhook: {
+        timeoutSeconds: p.webhookTimeout?.toSeconds() ?? 10,
+        pods: report?.podWebhook ?? p.alwaysRegisterPodWebhook === true,
+        certificates: (p.certificates ?? WebhookCertificates.selfManaged())._spec,
+      },
+      featureGates: bundledFeatureGatesFlag(gates),
+      kinds: servedKinds(),
+      syncWave: p.syncWaves ? RUNTIME_WAVE : undefined,
+    };
+  }
+
+  /** Creates, keeps or removes child ApiObjects so they match one rendering of the install. */
+  private sync(spec: InstallSpec): void {
+    const next = new Map(renderRuntime(spec).map((o) => [objectId(o), o]));
+    this.rendered = next;
+    for (const [id, obj] of this.objects) {
+      if (!next.has(id)) {
+        this.node.tryRemoveChild(obj.node.id);
+        this.objects.delete(id);
+      }
+    }
+    for (const [id, o] of next) {
+      if (!this.objects.has(id)) this.objects.set(id, new RenderedObject(this, id, o, () => this.rendered.get(id)));
+    }
+    // Admission webhooks go last in the file: registered once their backend has been applied.
+    const hooks = [...this.objects.values()].filter((o) => o.kind.endsWith('WebhookConfiguration'));
+    const others = [...this.objects.values()].filter((o) => !o.kind.endsWith('WebhookConfiguration'));
+    for (const h of hooks) for (const o of others) if (!h.node.dependencies.includes(o)) h.addDependency(o);
+  }
+
+  /** Runs at synth (validation phase, before any chart renders): decide, render, order, report. */
+  private prepare(): string[] {
+    const report = this.analyze();
+    this.lastReport = report;
+    if (report.errors.length > 0) return [...report.errors];
+    if (this.target === RuntimeTarget.BUNDLED) {
+      this.sync(this.buildSpec(report));
+      if (this.props.orderBeforeApp ?? true) this.orderApp();
+    }
+    this.printOnce(report);
+    return [];
+  }
+
+  private orderApp(): void {
+    const root = App.of(this);
+    for (const c of root.node.findAll()) {
+      if (!Chart.isChart(c) || c === this || c === this.crds) continue;
+      // Only top-level charts: nested ones are ordered by their parent.
+      if (c.node.scope !== root) continue;
+      if (this.node.dependencies.includes(c) || c.node.dependencies.includes(this)) continue;
+      c.addDependency(this);
+    }
+  }
+
+  private printOnce(report: KruiseRuntimeReport): void {
+    const lines: string[] = [...report.warnings.map((w) => `cdk8s-kruise: warning: ${w}`)];
+    if (this.target === RuntimeTarget.OPENKRUISE && report.gates.required.size > 0) {
+      const flag = [...report.gates.required.keys()].map((g) => `${g}=true`).join(',');
+      lines.push(`cdk8s-kruise: target openkruise: run OpenKruise with --feature-gates=${flag} (Helm: --set featureGates="${flag}")`);
+    }
+    const text = lines.join('\n');
+    // Printed once per distinct content: validation may run more than once per synth.
+    if (text && text !== this.printedFor) {
+      process.stderr.write(`${text}\n`);
+      this.printedFor = text;
+    }
+  }
+}
