@@ -1,4 +1,8 @@
 import type { Command } from 'commander';
+import { register as validate } from './validate.js';
+import { register as explain } from './explain.js';
+import { register as synth } from './synth.js';
+import { register as controller } from './controller.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -7,6 +11,10 @@ import type { Command } from 'commander';
 type Registrar = (program: Command) => void;
 
 const registrars: Registrar[] = [
+  controller,
+  validate,
+  explain,
+  synth,
 ];
 
 export function registerCommands(program: Command): void {

@@ -1,0 +1,56 @@
+import { formatJson } from '../policy/format/json.js';
+import { formatSarif } from '../policy/format/sarif.js';
+import { formatText } from '../policy/format/text.js';
+import { UsageError } from '../policy/engine.js';
+import type { Finding } from '../policy/types.js';
+import { packageVersion } from '../version.js';
+import type { Command } from 'commander';
+
+export const FORMATS = ['text', 'json', 'sarif'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export function parseFormat(v: string): Format {
+  if (!(FORMATS as readonly string[]).includes(v)) throw new UsageError(`unknown format "${v}"; use one of ${FORMATS.join(', ')}`);
+  return v as Format;
+}
+
+export function renderReport(format: Format, findings: readonly Finding[], stats: { documents: number; files: number }): string {
+  switch (format) {
+    case 'json':
+      return formatJson(findings, stats);
+    case 'sarif':
+      return formatSarif(findings, packageVersion());
+    default:
+      return formatText(findings, stats);
+  }
+}
+
+/** Progress and timing go to stderr, and only when a person is watching (a TTY) or --verbose is given. */
+export function progress(verbose: boolean | undefined): (msg: string) => void {
+  const on = verbose ?? process.stderr.isTTY === true;
+  return on ? (msg) => process.stderr.write(`cdk8s-kruise: ${msg}\n`) : () => {};
+}
+
+/**
+ * Exit codes: usage mistakes (unknown option, bad argument, missing path) exit 2 like IO errors, not commander's
+ * default 1, which means "findings" here. Help and --version still exit 0.
+ */
+export function usageExitCodes(cmd: Command): Command {
+  return cmd.exitOverride((err) => {
+    if (err.exitCode === 0) process.exit(0);
+    process.exit(2);
+  });
+}
+
+/** Runs a command action, turning UsageError and IO errors into a one-line message and exit code 2. */
+export function guarded<A extends unknown[]>(action: (...args: A) => Promise<number>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      process.exitCode = await action(...args);
+    } catch (e) {
+      const msg = e instanceof UsageError ? e.message : `${(e as Error).message ?? String(e)}`;
+      process.stderr.write(`cdk8s-kruise: error: ${msg}\n`);
+      process.exitCode = 2;
+    }
+  };
+}

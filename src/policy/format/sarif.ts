@@ -1,0 +1,59 @@
+import { RULES } from '../rules/index.js';
+import type { Finding, Severity } from '../types.js';
+
+const LEVEL: Record<Severity, 'error' | 'warning' | 'note'> = { error: 'error', warning: 'warning', info: 'note' };
+
+function uri(file: string): string {
+  // SARIF wants URI references; code scanning resolves relative ones against the repository root.
+  return file.split('\\').join('/').split('/').map(encodeURIComponent).join('/').replace(/^\.\//, '');
+}
+
+/** SARIF 2.1.0 log for code-scanning uploads (`--format sarif`). */
+export function formatSarif(findings: readonly Finding[], toolVersion: string): string {
+  const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
+  const log = {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'cdk8s-kruise',
+            version: toolVersion,
+            semanticVersion: toolVersion,
+            rules: RULES.map((r) => ({
+              id: r.id,
+              name: r.title.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : '')),
+              shortDescription: { text: r.title },
+              fullDescription: { text: r.doc },
+              help: { text: `${r.doc}\n\nRun \`cdk8s-kruise explain ${r.id}\` for details.` },
+              defaultConfiguration: { level: LEVEL[r.severity] },
+            })),
+          },
+        },
+        results: findings.map((f) => {
+          const logical = f.resource.kind
+            ? [{ fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`, kind: 'resource' }]
+            : undefined;
+          const physical = f.file && f.file !== '<stdin>'
+            ? {
+                physicalLocation: {
+                  artifactLocation: { uri: uri(f.file) },
+                  ...(f.line ? { region: { startLine: f.line, ...(f.column ? { startColumn: f.column } : {}) } } : {}),
+                },
+              }
+            : {};
+          return {
+            ruleId: f.ruleId,
+            ...(ruleIndex.has(f.ruleId) ? { ruleIndex: ruleIndex.get(f.ruleId) } : {}),
+            level: LEVEL[f.severity],
+            message: { text: `${f.message}. Fix: ${f.hint}` },
+            locations: [{ ...physical, ...(logical ? { logicalLocations: logical } : {}) }],
+            properties: { jsonPointer: f.jsonPointer, resource: f.resource },
+          };
+        }),
+      },
+    ],
+  };
+  return JSON.stringify(log, null, 2) + '\n';
+}

@@ -1,0 +1,221 @@
+import { load as loadYaml, YAMLException } from 'js-yaml';
+import type { Finding, Manifest, ResourceRef } from './types.js';
+
+/** Result of reading one input: the objects found, plus findings for what could not be read. */
+export interface ParsedInput {
+  readonly manifests: Manifest[];
+  readonly findings: Finding[];
+}
+
+export const INPUT_ERROR = 'KRUISE-INPUT-001';
+export const INPUT_EMPTY = 'KRUISE-INPUT-002';
+
+const NO_RESOURCE: ResourceRef = { kind: '', name: '' };
+
+// A `---` at column 0 always starts a document in YAML (even inside block scalars, where such a line is
+// forbidden), so splitting on it is exact and much cheaper than a full parse.
+const DOC_START = /^---(?=[ \t\r\n]|$)/gm;
+
+/**
+ * Turns raw bytes into text, refusing binary and non-UTF-8 input with a finding instead of garbage.
+ * Returns the text, or a finding explaining why the input is not a manifest file.
+ */
+export function decodeInput(bytes: Uint8Array, file: string): string | Finding {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    return inputFinding(file, 'the file is UTF-16 text; manifests must be UTF-8', 'Re-save the file as UTF-8.');
+  }
+  const probe = bytes.subarray(0, 8192);
+  if (probe.includes(0)) {
+    return inputFinding(file, 'binary input (NUL bytes found), not a YAML or JSON manifest', 'Pass YAML or JSON manifest files only.');
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return inputFinding(file, 'the input is not valid UTF-8 text, so it is not a YAML or JSON manifest', 'Pass UTF-8 YAML or JSON manifest files only.');
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Parses a multi-document YAML or JSON text. Never throws: unreadable parts become findings. */
+export function parseText(text: string, file: string): ParsedInput {
+  const out: ParsedInput = { manifests: [], findings: [] };
+  if (isBlank(text, 0, text.length)) {
+    out.findings.push(emptyFinding(file));
+    return out;
+  }
+  const first = firstSignificantChar(text);
+  if (first === '{' || first === '[') {
+    let value: unknown;
+    let parsed = false;
+    try {
+      value = JSON.parse(text);
+      parsed = true;
+    } catch (e) {
+      if (/\.json$/i.test(file)) {
+        out.findings.push(inputFinding(file, `malformed JSON: ${(e as Error).message}`, 'Fix the JSON syntax at that position.', jsonErrorLine(text, e as Error)));
+        return out;
+      }
+      // Flow-style YAML that is not strict JSON: the YAML path below handles it.
+    }
+    if (parsed) {
+      addValue(out, value, file, text, 0, text.length, 0, 1, '');
+      return out;
+    }
+  }
+  const starts: number[] = [];
+  DOC_START.lastIndex = 0;
+  for (let m = DOC_START.exec(text); m; m = DOC_START.exec(text)) starts.push(m.index);
+  if (starts[0] !== 0) starts.unshift(0);
+  let line = 1;
+  let docIndex = 0;
+  for (let i = 0; i < starts.length; i++) {
+    const start = starts[i]!;
+    const end = i + 1 < starts.length ? starts[i + 1]! : text.length;
+    const startLine = line;
+    line += countNewlines(text, start, end);
+    if (isBlank(text, start, end)) {
+      // An explicit `---` with nothing after it is an empty document; text before the first `---` is not one.
+      if (start !== 0 || text.startsWith('---')) docIndex++;
+      continue;
+    }
+    const chunk = text.slice(start, end);
+    let value: unknown;
+    try {
+      const body = chunk.startsWith('---') ? chunk.slice(3) : chunk;
+      const c = firstSignificantChar(body);
+      value = c === '{' ? parseJsonOrYaml(body, chunk, file) : loadYaml(chunk, { filename: file });
+    } catch (e) {
+      const mark = e instanceof YAMLException ? e.mark : undefined;
+      const reason = e instanceof YAMLException ? e.reason : (e as Error).message;
+      out.findings.push(
+        inputFinding(
+          file,
+          `malformed YAML in document ${docIndex + 1}: ${reason}`,
+          'Fix the YAML syntax at that position (indentation, an unclosed bracket or quote, a tab used for indentation).',
+          mark ? startLine + mark.line : startLine,
+          mark ? mark.column + 1 : undefined,
+        ),
+      );
+      docIndex++;
+      continue;
+    }
+    addValue(out, value, file, text, start, end, docIndex, startLine, '');
+    docIndex++;
+  }
+  if (out.manifests.length === 0 && out.findings.length === 0) out.findings.push(emptyFinding(file));
+  return out;
+}
+
+function parseJsonOrYaml(body: string, chunk: string, file: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return loadYaml(chunk, { filename: file });
+  }
+}
+
+function addValue(
+  out: ParsedInput,
+  value: unknown,
+  file: string,
+  fileText: string,
+  start: number,
+  end: number,
+  docIndex: number,
+  startLine: number,
+  pointerPrefix: string,
+): void {
+  if (value === null || value === undefined) return; // an empty document, as kubectl treats it
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => addValue(out, item, file, fileText, start, end, docIndex, startLine, `${pointerPrefix}/${i}`));
+    return;
+  }
+  const where = `document ${docIndex + 1}${pointerPrefix ? ` at ${pointerPrefix}` : ''}`;
+  if (typeof value !== 'object') {
+    out.findings.push(
+      inputFinding(file, `${where} is a ${typeof value} (${JSON.stringify(value).slice(0, 40)}), not a Kubernetes object`, 'Each YAML document must be a mapping with apiVersion, kind and metadata.', startLine),
+    );
+    return;
+  }
+  const obj = value as Record<string, unknown>;
+  if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) {
+    obj.items.forEach((item, i) => addValue(out, item, file, fileText, start, end, docIndex, startLine, `${pointerPrefix}/items/${i}`));
+    return;
+  }
+  const missing = ['apiVersion', 'kind'].filter((k) => typeof obj[k] !== 'string' || obj[k] === '');
+  if (missing.length > 0) {
+    out.findings.push(
+      inputFinding(file, `${where} has no ${missing.join(' and no ')}, so it is not a Kubernetes object`, 'Add apiVersion and kind (e.g. apiVersion: apps.kruise.io/v1alpha1, kind: CloneSet).', startLine),
+    );
+    return;
+  }
+  out.manifests.push({ object: obj, source: { file, docIndex, startLine, fileText, start, end, pointerPrefix } });
+}
+
+/** The object a manifest is about, for reports. */
+export function resourceRef(obj: Record<string, unknown>): ResourceRef {
+  const meta = (obj.metadata && typeof obj.metadata === 'object' ? obj.metadata : {}) as Record<string, unknown>;
+  const name = typeof meta.name === 'string' ? meta.name : typeof meta.generateName === 'string' ? `${meta.generateName}*` : '<unnamed>';
+  const ref: ResourceRef = {
+    apiVersion: typeof obj.apiVersion === 'string' ? obj.apiVersion : undefined,
+    kind: typeof obj.kind === 'string' ? obj.kind : '<no kind>',
+    name,
+    ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}),
+  };
+  return ref;
+}
+
+export function inputFinding(file: string, message: string, hint: string, line?: number, column?: number): Finding {
+  return { ruleId: INPUT_ERROR, severity: 'error', file, line, column, resource: NO_RESOURCE, jsonPointer: '', message, hint };
+}
+
+function emptyFinding(file: string): Finding {
+  return {
+    ruleId: INPUT_EMPTY,
+    severity: 'warning',
+    file,
+    resource: NO_RESOURCE,
+    jsonPointer: '',
+    message: 'the input holds no documents (empty, or only comments)',
+    hint: 'Remove the empty file or pass the intended manifests.',
+  };
+}
+
+function countNewlines(text: string, start: number, end: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n', start); i !== -1 && i < end; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** True when the span holds only blank lines, comments, directives or document markers. */
+function isBlank(text: string, start: number, end: number): boolean {
+  let i = start;
+  while (i < end) {
+    let eol = text.indexOf('\n', i);
+    if (eol === -1 || eol > end) eol = end;
+    let j = i;
+    while (j < eol && (text[j] === ' ' || text[j] === '\t' || text[j] === '\r')) j++;
+    if (j < eol) {
+      const c = text[j];
+      const rest = text.slice(j, Math.min(eol, j + 4));
+      const marker = (rest.startsWith('---') || rest.startsWith('...')) && (rest.length === 3 || /[ \t\r]/.test(rest[3]!));
+      if (c !== '#' && c !== '%' && !marker) return false;
+      if (marker && text.slice(j + 3, eol).trim() !== '' && !text.slice(j + 3, eol).trim().startsWith('#')) return false;
+    }
+    i = eol + 1;
+  }
+  return true;
+}
+
+function firstSignificantChar(text: string): string | undefined {
+  const m = /^(?:\s|#[^\n]*)*(\S)/.exec(text);
+  return m?.[1];
+}
+
+function jsonErrorLine(text: string, e: Error): number | undefined {
+  const lineCol = /line (\d+)/.exec(e.message);
+  if (lineCol) return Number(lineCol[1]);
+  const pos = /position (\d+)/.exec(e.message);
+  return pos ? countNewlines(text, 0, Number(pos[1])) + 1 : undefined;
+}

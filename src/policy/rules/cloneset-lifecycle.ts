@@ -1,0 +1,93 @@
+import { toPointer } from '../locate.js';
+import { arr, isKind, isObj, labelValueError, obj, qualifiedNameError } from '../k8s.js';
+import type { Manifest, Rule, RuleFinding } from '../types.js';
+
+const HOOKS = ['preDelete', 'inPlaceUpdate', 'preNormal'] as const;
+
+interface Hook {
+  readonly manifest: Manifest;
+  readonly name: (typeof HOOKS)[number];
+  readonly value: Record<string, unknown>;
+  readonly pointer: string;
+}
+
+function hooks(manifests: readonly Manifest[]): Hook[] {
+  const out: Hook[] = [];
+  for (const m of manifests) {
+    if (!isKind(m, 'apps.kruise.io', 'CloneSet')) continue;
+    const lifecycle = obj(obj(m.object.spec).lifecycle);
+    for (const name of HOOKS) {
+      if (isObj(lifecycle[name])) out.push({ manifest: m, name, value: lifecycle[name], pointer: `/spec/lifecycle/${name}` });
+    }
+  }
+  return out;
+}
+
+export const cloneSetHookWithoutHandler: Rule = {
+  id: 'KRUISE-CLONESET-001',
+  severity: 'warning',
+  title: 'CloneSet lifecycle hook with neither finalizersHandler nor labelsHandler',
+  doc:
+    'A lifecycle hook holds a pod in its Preparing state while the pod carries any of the hook\'s finalizers ' +
+    '(finalizersHandler) or labels (labelsHandler). A hook with neither is never "hooked": the CloneSet passes the ' +
+    'pod through at once and the hook does nothing.',
+  check(manifests) {
+    return hooks(manifests)
+      .filter((h) => arr(h.value.finalizersHandler).length === 0 && Object.keys(obj(h.value.labelsHandler)).length === 0)
+      .map((h) => ({
+        manifest: h.manifest,
+        jsonPointer: h.pointer,
+        message: `lifecycle.${h.name} has neither finalizersHandler nor labelsHandler, so it never holds a pod`,
+        hint: `Add finalizersHandler (e.g. ["example.io/unready-blocker"]) or labelsHandler (e.g. {"example.io/block": "true"}), or remove lifecycle.${h.name}.`,
+      }));
+  },
+};
+
+export const cloneSetMarkNotReadyPreNormal: Rule = {
+  id: 'KRUISE-CLONESET-002',
+  severity: 'warning',
+  title: 'markPodNotReady on the preNormal hook has no effect',
+  doc:
+    'markPodNotReady makes the CloneSet set the pod\'s KruisePodReady condition to False while a preDelete or ' +
+    'inPlaceUpdate hook holds it, so traffic drains first. A pod in PreparingNormal is new and not serving yet; ' +
+    'the flag is ignored on preNormal.',
+  check(manifests) {
+    return hooks(manifests)
+      .filter((h) => h.name === 'preNormal' && h.value.markPodNotReady === true)
+      .map((h) => ({
+        manifest: h.manifest,
+        jsonPointer: `${h.pointer}/markPodNotReady`,
+        message: 'lifecycle.preNormal.markPodNotReady is true, which has no effect on preNormal',
+        hint: 'Remove markPodNotReady from preNormal; use it on preDelete or inPlaceUpdate to drain traffic.',
+      }));
+  },
+};
+
+export const cloneSetHandlerKeys: Rule = {
+  id: 'KRUISE-CLONESET-003',
+  severity: 'error',
+  title: 'Lifecycle hook finalizer or label key is not a valid qualified name',
+  doc:
+    'The CloneSet controller and your hook controller add and remove these finalizers and labels on pods; the API ' +
+    'server rejects pod updates whose finalizers or label keys are not qualified names ([prefix/]name, name at most ' +
+    '63 characters of alphanumerics, "-", "_", "."), and label values that are not valid label values. The hook ' +
+    'then blocks forever.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const h of hooks(manifests)) {
+      arr(h.value.finalizersHandler).forEach((f, i) => {
+        const err = typeof f === 'string' ? qualifiedNameError(f) : 'it is not a string';
+        if (err) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/finalizersHandler/${i}`, message: `finalizer ${JSON.stringify(f)} is not a valid qualified name: ${err}`, hint: 'Use a domain-prefixed name such as example.io/unready-blocker.' });
+      });
+      for (const [k, v] of Object.entries(obj(h.value.labelsHandler))) {
+        const keyErr = qualifiedNameError(k);
+        if (keyErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label key ${JSON.stringify(k)} is not a valid qualified name: ${keyErr}`, hint: 'Use a key such as example.io/block-unready.' });
+        const valErr = typeof v === 'string' ? labelValueError(v) : 'it is not a string';
+        if (valErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label value ${JSON.stringify(v)} of ${k} is not a valid label value: ${valErr}`, hint: 'Quote the value and use at most 63 alphanumerics, "-", "_" or "." (e.g. "true").' });
+      }
+    }
+    return out;
+  },
+};
+
+export const CLONESET_RULES = [cloneSetHookWithoutHandler, cloneSetMarkNotReadyPreNormal, cloneSetHandlerKeys];

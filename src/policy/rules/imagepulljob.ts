@@ -1,0 +1,95 @@
+import { imageReferenceError, isKind, isObj, obj } from '../k8s.js';
+import type { Manifest, Rule, RuleFinding } from '../types.js';
+
+// Upstream default of pullPolicy.timeoutSeconds.
+const DEFAULT_TIMEOUT_SECONDS = 600;
+
+function jobs(manifests: readonly Manifest[]): Manifest[] {
+  return manifests.filter((m) => isKind(m, 'apps.kruise.io', 'ImagePullJob'));
+}
+
+function rule(id: string, title: string, doc: string, find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[]): Rule {
+  return {
+    id,
+    severity: 'error',
+    title,
+    doc,
+    check(manifests) {
+      return jobs(manifests).flatMap((m) => find(m, obj(m.object.spec)).map((f) => ({ manifest: m, ...f })));
+    },
+  };
+}
+
+export const imagePullJobBothSelectors = rule(
+  'KRUISE-IMAGEPULLJOB-001',
+  'ImagePullJob sets both selector and podSelector',
+  'An ImagePullJob picks nodes either by node selector (names or labels) or by podSelector (the nodes running ' +
+    'matching pods), never both; upstream\'s webhook rejects the combination.',
+  (_m, spec) =>
+    isObj(spec.selector) && isObj(spec.podSelector)
+      ? [{ jsonPointer: '/spec/podSelector', message: 'both spec.selector and spec.podSelector are set; they are mutually exclusive', hint: 'Keep only one of selector (nodes) or podSelector (nodes of matching pods).' }]
+      : [],
+);
+
+export const imagePullJobParallelismPercent = rule(
+  'KRUISE-IMAGEPULLJOB-002',
+  'ImagePullJob parallelism is a percentage',
+  'parallelism is an IntOrString in the API but upstream only accepts an integer (the number of nodes pulling at ' +
+    'once; 0 pauses the job). A percentage is rejected.',
+  (_m, spec) =>
+    typeof spec.parallelism === 'string' && spec.parallelism.trim().endsWith('%')
+      ? [{ jsonPointer: '/spec/parallelism', message: `parallelism ${JSON.stringify(spec.parallelism)} is a percentage; only integers are supported`, hint: 'Give the number of nodes that pull at the same time, e.g. parallelism: 10.' }]
+      : [],
+);
+
+export const imagePullJobNeverWithDeadline = rule(
+  'KRUISE-IMAGEPULLJOB-003',
+  'ImagePullJob completionPolicy Never with activeDeadlineSeconds or ttlSecondsAfterFinished',
+  'A job with completionPolicy.type Never runs forever (it keeps the image present on new nodes), so it has no ' +
+    'deadline and never finishes to start a TTL. Upstream rejects activeDeadlineSeconds and ttlSecondsAfterFinished with Never.',
+  (_m, spec) => {
+    const cp = obj(spec.completionPolicy);
+    if (cp.type !== 'Never') return [];
+    return (['activeDeadlineSeconds', 'ttlSecondsAfterFinished'] as const)
+      .filter((f) => cp[f] !== undefined && cp[f] !== null)
+      .map((f) => ({
+        jsonPointer: `/spec/completionPolicy/${f}`,
+        message: `completionPolicy.${f} is set, but completionPolicy.type is Never, which never completes`,
+        hint: `Remove ${f}, or use completionPolicy.type Always.`,
+      }));
+  },
+);
+
+export const imagePullJobDeadlineShorterThanTimeout = rule(
+  'KRUISE-IMAGEPULLJOB-004',
+  'ImagePullJob activeDeadlineSeconds is shorter than one pull timeout',
+  'activeDeadlineSeconds bounds the whole job; a deadline shorter than pullPolicy.timeoutSeconds (default 600) ' +
+    'can end the job before a single pull attempt may finish. Upstream requires the deadline to be at least the timeout.',
+  (_m, spec) => {
+    const cp = obj(spec.completionPolicy);
+    const deadline = cp.activeDeadlineSeconds;
+    const timeout = obj(spec.pullPolicy).timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+    if (typeof deadline !== 'number' || typeof timeout !== 'number' || deadline >= timeout) return [];
+    return [
+      {
+        jsonPointer: '/spec/completionPolicy/activeDeadlineSeconds',
+        message: `activeDeadlineSeconds ${deadline} is shorter than pullPolicy.timeoutSeconds ${timeout}${obj(spec.pullPolicy).timeoutSeconds === undefined ? ' (the default)' : ''}`,
+        hint: `Raise activeDeadlineSeconds to at least ${timeout}, or lower pullPolicy.timeoutSeconds.`,
+      },
+    ];
+  },
+);
+
+export const imagePullJobImage = rule(
+  'KRUISE-IMAGEPULLJOB-005',
+  'ImagePullJob image is not a valid image reference',
+  'spec.image is pulled through CRI on every selected node; a malformed reference fails on every node only at run ' +
+    'time. It must follow [registry/]repository[:tag][@digest] with a lowercase repository.',
+  (_m, spec) => {
+    if (spec.image === undefined) return [];
+    const err = imageReferenceError(spec.image);
+    return err ? [{ jsonPointer: '/spec/image', message: `image ${JSON.stringify(spec.image)} is not a valid image reference: ${err}`, hint: 'Use a reference such as nginx:1.9.1 or registry.example.com/team/app@sha256:<digest>.' }] : [];
+  },
+);
+
+export const IMAGEPULLJOB_RULES = [imagePullJobBothSelectors, imagePullJobParallelismPercent, imagePullJobNeverWithDeadline, imagePullJobDeadlineShorterThanTimeout, imagePullJobImage];

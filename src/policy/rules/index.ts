@@ -1,0 +1,25 @@
+import type { Rule } from '../types.js';
+import { CLONESET_RULES } from './cloneset-lifecycle.js';
+import { CRR_RULES } from './crr.js';
+import { EXIT_PRIORITY_RULES } from './exit-priority.js';
+import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
+import { INPUT_RULES } from './input.js';
+import { SIDECAR_TERMINATOR_RULES } from './sidecar-terminator.js';
+import { SIDECARSET_RULES } from './sidecarset.js';
+
+/** Every rule, in report order. */
+export const RULES: readonly Rule[] = Object.freeze([
+  ...INPUT_RULES,
+  ...SIDECAR_TERMINATOR_RULES,
+  ...EXIT_PRIORITY_RULES,
+  ...SIDECARSET_RULES,
+  ...IMAGEPULLJOB_RULES,
+  ...CLONESET_RULES,
+  ...CRR_RULES,
+]);
+
+const BY_ID = new Map(RULES.map((r) => [r.id, r]));
+
+export function findRule(id: string): Rule | undefined {
+  return BY_ID.get(id.toUpperCase());
+}
