@@ -19,7 +19,6 @@ import { RuntimeImage } from '../src/install/image.js';
 import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
 import { renderRuntime } from '../src/install/render.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
-import { SYNC_WAVE_ANNOTATION } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
 import { describeRef } from '../src/install/types.js';
 
@@ -327,8 +326,7 @@ export class KruiseRuntime extends Chart {
 
     if (this.target === RuntimeTarget.BUNDLED) {
       const crdChart = new Chart(scope, `${id}-crds`);
-      for (const crd of customResourceDefinitions()) {
-        if (props.syncWaves) crd.metadata = { ...crd.metadata, annotations: { ...(crd.metadata?.annotations ?? {}), [SYNC_WAVE_ANNOTATION]: String(CRD_WAVE) } };
+      for (const crd of customResourceDefinitions({ syncWave: props.syncWaves ? CRD_WAVE : undefined })) {
         new ApiObject(crdChart, crd.metadata!.name!, crd as never);
       }
       this.crds = crdChart;
