@@ -1,0 +1,61 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildExamplesApp } from '../../examples/main.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const distDir = path.join(repoRoot, 'dist');
+const tempDirs: string[] = [];
+
+function synthExamples(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-examples-'));
+  tempDirs.push(dir);
+  buildExamplesApp(dir).synth();
+  return dir;
+}
+
+function yamlFiles(dir: string): Map<string, string> {
+  return new Map(readdirSync(dir).filter(f => f.endsWith('.k8s.yaml')).sort()
+    .map(f => [f, readFileSync(path.join(dir, f), 'utf8')]));
+}
+
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('examples', () => {
+  it('dist/ is not stale (byte-for-byte equal to a fresh synth of examples/)', () => {
+    const fresh = yamlFiles(synthExamples());
+    const committed = yamlFiles(distDir);
+    const hint = 'dist/ is stale: run `npm run synth` and commit dist/';
+    expect([...committed.keys()], `${hint} (file set differs)`).toEqual([...fresh.keys()]);
+    for (const [file, content] of fresh) {
+      expect(committed.get(file) === content, `${hint} (dist/${file} differs)`).toBe(true);
+    }
+  });
+
+  it('synthesis is deterministic (two synths are byte-identical)', () => {
+    const first = yamlFiles(synthExamples());
+    const second = yamlFiles(synthExamples());
+    expect(first.size).toBeGreaterThanOrEqual(8);
+    expect([...second.entries()]).toEqual([...first.entries()]);
+  });
+
+  it('covers every seed scenario', () => {
+    const all = [...yamlFiles(distDir).values()].join('\n---\n');
+    expect(all).toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT\n');
+    expect(all).toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE');
+    expect(all).toMatch(/kind: SidecarSet\nmetadata:\n  name: logtail/);
+    expect(all).toContain('example.io/unready-blocker');
+    expect(all).toContain('example.io/block-unready: "true"');
+    expect(all).toMatch(/disablePVCReuse: true\n/);
+    expect(all).toContain(`kruise.io/container-exit-priority: '{"log-agent":1,"envoy":2}'`);
+    expect(all).toContain('image: nginx:1.9.1');
+    expect(all).toContain('io.kubernetes.image.metrics.tags: cluster=cn-shanghai');
+    expect(all).toContain('io.kubernetes.image.app: foo');
+    expect(all).toMatch(/kind: ContainerRecreateRequest[\s\S]*forceRecreate: true/);
+    expect(all).toMatch(/restartPolicy: Always\n/);
+  });
+});
