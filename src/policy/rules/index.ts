@@ -4,12 +4,14 @@ import { CRR_RULES } from './crr.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
+import { SCHEMA_RULES } from './schema.js';
 import { SIDECAR_TERMINATOR_RULES } from './sidecar-terminator.js';
 import { SIDECARSET_RULES } from './sidecarset.js';
 
 /** Every rule, in report order. */
 export const RULES: readonly Rule[] = Object.freeze([
   ...INPUT_RULES,
+  ...SCHEMA_RULES,
   ...SIDECAR_TERMINATOR_RULES,
   ...EXIT_PRIORITY_RULES,
   ...SIDECARSET_RULES,
