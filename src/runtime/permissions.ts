@@ -99,10 +99,60 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
 ];
 
 /** Node daemon (issue 7): cluster-wide rules. The daemon helper appends its entries here. */
-export const DAEMON: readonly PermissionRule[] = [];
+export const DAEMON: readonly PermissionRule[] = [
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['containerrecreaterequests'],
+    verbs: ['list', 'watch', 'patch', 'delete'],
+    why: "informer on this node's CRRs (label selector); annotate unready-acquired, drop the active label; delete after ttlSecondsAfterFinished",
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['containerrecreaterequests/status'],
+    verbs: ['patch'],
+    why: 'CRR phase, per-container recreate states, completion (merge patches)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['get'],
+    why: 'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop',
+  },
+  {
+    apiGroups: [''],
+    resources: ['pods/status'],
+    verbs: ['patch'],
+    why: 'unreadyGracePeriodSeconds: condition KruisePodReady=False before the kill, True again after',
+  },
+  {
+    apiGroups: [''],
+    resources: ['events'],
+    verbs: ['create'],
+    why: 'Normal/Warning events about stopped containers and pulls',
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['nodeimages'],
+    verbs: ['list', 'watch'],
+    why: "informer on this node's own NodeImage (field selector metadata.name)",
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['nodeimages/status'],
+    verbs: ['patch'],
+    why: 'per-tag pull states and counters of this node',
+  },
+];
 
 /** Node daemon: rules in the daemon-config namespace only. */
-export const DAEMON_NAMESPACED: readonly PermissionRule[] = [];
+export const DAEMON_NAMESPACED: readonly PermissionRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get'],
+    why: 'pull secrets the ImagePullJob controller copied into the daemon-config namespace, read when a pull needs them',
+  },
+];
 
 /** Every declared list by name, for the RBAC generator and the coverage test. */
 export const PERMISSIONS = {

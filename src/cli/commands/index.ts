@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { register as validate } from './validate.js';
 import { register as explain } from './explain.js';
 import { register as synth } from './synth.js';
+import { register as schema } from './schema.js';
 import { register as controller } from './controller.js';
+import { register as daemon } from './daemon.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -12,9 +14,11 @@ type Registrar = (program: Command) => void;
 
 const registrars: Registrar[] = [
   controller,
+  daemon,
   validate,
   explain,
   synth,
+  schema,
 ];
 
 export function registerCommands(program: Command): void {

@@ -1,0 +1,18 @@
+import type { ControllerContext, ProcessResult } from '../core/index.js';
+import type { CriClient } from '../cri/client.js';
+
+/** What a daemon controller gets: the manager's context plus its node and the node's CRI runtime. */
+export interface DaemonContext extends ControllerContext {
+  readonly nodeName: string;
+  readonly cri: CriClient;
+  /** Runtime name for pod-status container IDs (`containerd` in `containerd://…`); from CRI Version. */
+  runtimeScheme(): Promise<string>;
+}
+
+/** A daemon controller: like a manager controller, but set up with the daemon context. */
+export interface DaemonControllerDefinition {
+  readonly name: string;
+  readonly featureGate?: string;
+  readonly defaultWorkers: number;
+  setup(ctx: DaemonContext, enqueue: (key: string) => void): { reconcile(key: string): Promise<ProcessResult> };
+}

@@ -1,0 +1,148 @@
+import { appendFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import {
+  ControllerRunner,
+  EventRecorder,
+  HealthServer,
+  InformerFactory,
+  KubeClient,
+  RuntimeMetrics,
+  createLogger,
+  loadKubeConfig,
+  parseFeatureGates,
+} from '../core/index.js';
+import { Gauge } from 'prom-client';
+import { CriClient } from '../cri/client.js';
+import { resolveCriEndpoint } from '../cri/endpoint.js';
+import { DAEMON, DAEMON_NAMESPACED } from '../permissions.js';
+import type { DaemonContext } from './context.js';
+import { DAEMON_CONTROLLERS } from './registry.js';
+
+/** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
+export interface DaemonOptions {
+  nodeName: string;
+  kubeconfig?: string;
+  /** CRI socket; probed among the default paths when unset. */
+  criSocket?: string;
+  /** Namespace holding pull secrets copied for the daemon (upstream `kruise-daemon-config`). */
+  configNamespace: string;
+  /** /healthz, /readyz and /metrics. */
+  healthProbeAddr: string;
+  featureGates?: string;
+  /** Concurrent CRI pulls (upstream --max-workers-for-pull-image). */
+  maxPullWorkers: number;
+  workers: Record<string, number>;
+  logLevel: string;
+  strictPermissions: boolean;
+  accessLogFile?: string;
+  /** How often the CRI connection is checked (health, reconnect logging). */
+  criCheckIntervalMs: number;
+}
+
+export const DEFAULT_DAEMON_OPTIONS: Omit<DaemonOptions, 'nodeName'> = {
+  configNamespace: process.env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config',
+  healthProbeAddr: ':10221',
+  maxPullWorkers: 2,
+  workers: {},
+  logLevel: 'info',
+  strictPermissions: false,
+  criCheckIntervalMs: 5_000,
+};
+
+/**
+ * The node daemon: per-node informers (only this node's CRRs and NodeImage), controllers acting
+ * through the node's CRI runtime, probes and metrics. No leader election: one daemon per node.
+ * A CRI outage fails reconciles with UNAVAILABLE, which retry with backoff; the gRPC channel
+ * reconnects by itself when the socket comes back.
+ */
+export class Daemon {
+  readonly logger: Logger;
+  readonly metrics = new RuntimeMetrics();
+  readonly client: KubeClient;
+  readonly informers: InformerFactory;
+  readonly health: HealthServer;
+  readonly runners: ControllerRunner[] = [];
+  cri?: CriClient;
+  criUp = false;
+  private criTimer?: NodeJS.Timeout;
+  private scheme?: string;
+  readonly ports: { health?: number } = {};
+  private readonly criGauge: Gauge;
+
+  constructor(readonly opts: DaemonOptions) {
+    if (!opts.nodeName) throw new Error('the daemon needs its node name: pass --node-name or set NODE_NAME (downward API spec.nodeName)');
+    this.logger = createLogger({ level: opts.logLevel, name: 'kruise-daemon' }).child({ node: opts.nodeName });
+    this.client = new KubeClient(loadKubeConfig(opts.kubeconfig), {
+      permissions: { cluster: DAEMON, namespaced: DAEMON_NAMESPACED, ownNamespace: opts.configNamespace, enforce: opts.strictPermissions },
+      onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'DAEMON', ...a }) + '\n') : undefined,
+    });
+    this.informers = new InformerFactory(this.client, this.logger);
+    this.health = new HealthServer(this.metrics);
+    this.criGauge = new Gauge({ name: 'kruise_daemon_cri_up', help: '1 while the CRI runtime answers', registers: [this.metrics.registry] });
+  }
+
+  private async checkCri(): Promise<void> {
+    try {
+      const v = await this.cri!.version();
+      this.scheme = v.runtimeName || 'containerd';
+      if (!this.criUp) this.logger.info({ runtime: v.runtimeName, version: v.runtimeVersion, target: this.cri!.target }, 'CRI runtime reachable');
+      this.criUp = true;
+    } catch (err) {
+      if (this.criUp) this.logger.warn({ err: (err as Error).message }, 'CRI runtime unreachable; will keep retrying');
+      this.criUp = false;
+    }
+    this.criGauge.set(this.criUp ? 1 : 0);
+  }
+
+  async start(): Promise<void> {
+    const o = this.opts;
+    const endpoint = await resolveCriEndpoint(o.criSocket);
+    this.cri = new CriClient(endpoint);
+    await this.checkCri();
+    this.criTimer = setInterval(() => void this.checkCri(), o.criCheckIntervalMs);
+    this.criTimer.unref();
+
+    const gates = parseFeatureGates(o.featureGates);
+    const ctx: DaemonContext = {
+      client: this.client,
+      informers: this.informers,
+      events: new EventRecorder(this.client, 'kruise-daemon', this.logger),
+      logger: this.logger,
+      featureGates: gates,
+      options: { configNamespace: o.configNamespace, maxPullWorkers: o.maxPullWorkers },
+      nodeName: o.nodeName,
+      cri: this.cri,
+      runtimeScheme: async () => {
+        if (!this.scheme) await this.checkCri();
+        if (!this.scheme) throw new Error(`CRI runtime at ${this.cri!.target} is unreachable`);
+        return this.scheme;
+      },
+    };
+    for (const def of DAEMON_CONTROLLERS) {
+      if (def.featureGate && gates.has(def.featureGate) && !gates.get(def.featureGate)) {
+        this.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
+        continue;
+      }
+      let runner: ControllerRunner | undefined;
+      const reconciler = def.setup({ ...ctx, logger: this.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
+      runner = new ControllerRunner(def.name, reconciler, o.workers[def.name] ?? def.defaultWorkers, this.metrics, this.logger);
+      this.runners.push(runner);
+    }
+    this.health.addLiveCheck('ping', () => undefined);
+    this.health.addReadyCheck('informers-synced', () => (this.informers.allSynced() ? undefined : 'caches not synced'));
+    this.health.addReadyCheck('cri', () => (this.criUp ? undefined : `CRI runtime at ${this.cri?.target} is unreachable`));
+    this.ports.health = await this.health.listen(o.healthProbeAddr);
+    this.informers.startAll();
+    await this.informers.waitForSync();
+    for (const r of this.runners) r.start();
+    this.logger.info({ criEndpoint: endpoint, health: this.ports.health, controllers: this.runners.map((r) => r.name) }, 'daemon started');
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.criTimer);
+    this.informers.stopAll();
+    await Promise.all(this.runners.map((r) => r.stop()));
+    await this.health.close();
+    this.cri?.close();
+  }
+}

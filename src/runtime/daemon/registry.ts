@@ -1,0 +1,10 @@
+/**
+ * The one place the node daemon's controllers are registered (the manager's are in
+ * src/runtime/manager/registry.ts). Each lives in its own folder under src/runtime/daemon/.
+ */
+import type { DaemonControllerDefinition } from './context.js';
+import { containerRecreateController } from './crr/index.js';
+
+export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
+  containerRecreateController,
+];
