@@ -17,3 +17,4 @@ export * from './validate.js';
 export * from './crd.js';
 export * from './json-schema.js';
 export { coreDefinitions } from './resolve.js';
+export * from './crd-structural.js';

@@ -320,5 +320,22 @@ export function toIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
     seen.add(key);
     out.push(issue);
   }
-  return out;
+  return out.sort((a, b) => comparePointers(a.jsonPointer, b.jsonPointer));
+}
+
+/** Document order for pointers: token by token, array indexes numerically. Stable for equal pointers. */
+export function comparePointers(a: string, b: string): number {
+  if (a === b) return 0;
+  const ta = a.split('/');
+  const tb = b.split('/');
+  for (let i = 0; i < Math.min(ta.length, tb.length); i++) {
+    const x = ta[i]!;
+    const y = tb[i]!;
+    if (x === y) continue;
+    const nx = /^\d+$/.test(x) ? Number(x) : NaN;
+    const ny = /^\d+$/.test(y) ? Number(y) : NaN;
+    if (!Number.isNaN(nx) && !Number.isNaN(ny)) return nx - ny;
+    return x < y ? -1 : 1;
+  }
+  return ta.length - tb.length;
 }

@@ -1,0 +1,198 @@
+/**
+ * Representative objects of every kind, exercising most fields, so the API tests never pass
+ * vacuously (dist/ may hold few objects).
+ */
+import type { CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../src/api/index.js';
+
+export function sampleCloneSet(): CloneSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'CloneSet',
+    metadata: { name: 'web', namespace: 'default', labels: { app: 'web' } },
+    spec: {
+      replicas: 4,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' }, annotations: { 'kruise.io/container-exit-priority': '{"log-agent":1,"envoy":2}' } },
+        spec: {
+          restartPolicy: 'Always',
+          containers: [
+            {
+              name: 'app',
+              image: 'nginx:1.25',
+              ports: [{ containerPort: 80, name: 'http' }],
+              env: [{ name: 'MODE', value: 'prod' }, { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: 0.1 as unknown as string, memory: '128Mi' } },
+              readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 5 },
+              securityContext: { runAsNonRoot: true, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+            },
+            { name: 'log-agent', image: 'fluent-bit:3', lifecycle: { preStop: { exec: { command: ['sleep', '5'] } } } },
+          ],
+          volumes: [{ name: 'logs', emptyDir: { sizeLimit: '1Gi' } }],
+          tolerations: [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
+      ],
+      scaleStrategy: { disablePVCReuse: true, podsToDelete: ['web-abc'], maxUnavailable: '10%' },
+      updateStrategy: {
+        type: 'InPlaceIfPossible',
+        partition: 1,
+        maxUnavailable: '20%',
+        maxSurge: 0,
+        paused: false,
+        priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { tier: 'canary' } } }] },
+        scatterStrategy: [{ key: 'zone', value: 'a' }],
+        inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+      },
+      lifecycle: {
+        preNormal: { finalizersHandler: ['example.io/unready-blocker'] },
+        preDelete: { labelsHandler: { 'example.io/block-unready': 'true' }, markPodNotReady: true },
+        inPlaceUpdate: { labelsHandler: { 'example.io/block-update': 'true' } },
+      },
+      revisionHistoryLimit: 5,
+      minReadySeconds: 3,
+    },
+    status: {
+      observedGeneration: 2,
+      replicas: 4,
+      readyReplicas: 4,
+      availableReplicas: 4,
+      updatedReplicas: 4,
+      updatedReadyReplicas: 4,
+      updatedAvailableReplicas: 4,
+      labelSelector: 'app=web',
+      conditions: [{ type: 'FailedScale', status: 'False', lastTransitionTime: '2024-01-02T15:04:05Z' }],
+    },
+  };
+}
+
+export function sampleSidecarSet(): SidecarSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'logtail' },
+    spec: {
+      selector: { matchLabels: { app: 'webserver' } },
+      namespace: 'default',
+      containers: [
+        {
+          name: 'logtail',
+          image: 'logtail:1.0',
+          podInjectPolicy: 'BeforeAppContainer',
+          shareVolumePolicy: { type: 'enabled' },
+          upgradeStrategy: { upgradeType: 'ColdUpgrade' },
+          transferEnv: [{ sourceContainerName: 'app', envName: 'TZ' }],
+          volumeMounts: [{ name: 'log', mountPath: '/var/log' }],
+          env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }],
+        },
+      ],
+      initContainers: [{ name: 'init', image: 'busybox', command: ['true'], podInjectPolicy: 'AfterAppContainer' }],
+      volumes: [{ name: 'log', emptyDir: {} }],
+      updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1, partition: '10%', selector: { matchLabels: { canary: 'true' } } },
+      injectionStrategy: { paused: false, revision: { customVersion: 'v2', policy: 'Always' } },
+      imagePullSecrets: [{ name: 'regcred' }],
+      revisionHistoryLimit: 10,
+      patchPodMetadata: [{ annotations: { 'oom-score': '1' }, patchPolicy: 'Retain' }],
+    },
+    status: { observedGeneration: 1, matchedPods: 3, updatedPods: 3, readyPods: 3, updatedReadyPods: 3, latestRevision: 'logtail-abc' },
+  };
+}
+
+export function sampleImagePullJob(): ImagePullJob {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ImagePullJob',
+    metadata: { name: 'pull-nginx', namespace: 'default' },
+    spec: {
+      image: 'nginx:1.9.1',
+      pullSecrets: ['regcred'],
+      selector: { names: ['node-a', 'node-b'] },
+      parallelism: 2,
+      pullPolicy: { timeoutSeconds: 300, backoffLimit: 2 },
+      completionPolicy: { type: 'Always', activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 },
+      sandboxConfig: { annotations: { 'io.kubernetes.image.metrics.tags': 'cluster=cn-shanghai' }, labels: { 'io.kubernetes.image.app': 'foo' } },
+      imagePullPolicy: 'IfNotPresent',
+    },
+    status: { desired: 2, active: 1, succeeded: 1, failed: 0, startTime: '2024-01-02T15:04:05Z', failedNodes: [] },
+  };
+}
+
+export function sampleContainerRecreateRequest(): ContainerRecreateRequest {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ContainerRecreateRequest',
+    metadata: {
+      name: 'sidecar-termination-1234',
+      namespace: 'default',
+      labels: { 'crr.apps.kruise.io/pod-uid': '1234', 'crr.apps.kruise.io/node-name': 'node-a' },
+    },
+    spec: {
+      podName: 'job-abc',
+      containers: [
+        {
+          name: 'envoy',
+          preStop: { httpGet: { path: '/quit', port: 15000 } },
+          ports: [{ containerPort: 15000, protocol: 'TCP' }],
+          statusContext: { containerID: 'containerd://abc', restartCount: 0 },
+        },
+      ],
+      strategy: { failurePolicy: 'Ignore', forceRecreate: true, orderedRecreate: false, terminationGracePeriodSeconds: 30, unreadyGracePeriodSeconds: 5, minStartedSeconds: 1 },
+      activeDeadlineSeconds: 300,
+      ttlSecondsAfterFinished: 600,
+    },
+    status: {
+      phase: 'Completed',
+      completionTime: '2024-01-02T15:04:05Z',
+      containerRecreateStates: [{ name: 'envoy', phase: 'Succeeded', isKilled: true }],
+    },
+  };
+}
+
+export function sampleNodeImage(): NodeImage {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'NodeImage',
+    metadata: { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a' } },
+    spec: {
+      images: {
+        'docker.io/library/nginx': {
+          pullSecrets: [{ namespace: 'kruise-daemon-config', name: 'regcred' }],
+          sandboxConfig: { labels: { 'io.kubernetes.image.app': 'foo' } },
+          tags: [
+            {
+              tag: '1.9.1',
+              createdAt: '2024-01-02T15:04:05Z',
+              version: 1,
+              imagePullPolicy: 'IfNotPresent',
+              pullPolicy: { timeoutSeconds: 600, backoffLimit: 3, ttlSecondsAfterFinished: 900, activeDeadlineSeconds: 1200 },
+              ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', name: 'pull-nginx', namespace: 'default', uid: 'u1' }],
+            },
+          ],
+        },
+      },
+    },
+    status: {
+      desired: 1,
+      succeeded: 1,
+      pulling: 0,
+      waiting: 0,
+      failed: 0,
+      imageStatuses: { 'docker.io/library/nginx': { tags: [{ tag: '1.9.1', phase: 'Succeeded', progress: 100, version: 1, imageID: 'sha256:abc' }] } },
+      firstSyncStatus: { status: 'Succeeded', syncAt: '2024-01-02T15:04:05Z' },
+    },
+  };
+}
+
+export const SAMPLES = {
+  SidecarSet: sampleSidecarSet,
+  CloneSet: sampleCloneSet,
+  ImagePullJob: sampleImagePullJob,
+  ContainerRecreateRequest: sampleContainerRecreateRequest,
+  NodeImage: sampleNodeImage,
+} as const;
