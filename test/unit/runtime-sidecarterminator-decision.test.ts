@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+} from '../../src/api/pod-contracts.js';
+import { decide, isCandidate, type Decision, type NodeKind } from '../../src/runtime/controllers/sidecarterminator/decision.js';
+import type { Container, ContainerStatus, Pod } from '../../src/runtime/core/types.js';
+
+const UID = '1111-2222';
+const CRR = `sidecar-termination-${UID}`;
+const QUICK = 'example.io/quick-exit:1';
+
+type Marker = 'kill' | 'kill+ignore' | 'image' | 'kill+image' | 'none' | 'kill=TRUE' | 'kill=false';
+type State = 'running' | 'waiting' | number | 'missing';
+
+function container(name: string, marker: Marker): Container {
+  const env: Container['env'] = [];
+  if (marker.startsWith('kill') && marker !== 'kill=false') {
+    env.push({ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: marker === 'kill=TRUE' ? 'TRUE' : 'true' });
+  }
+  if (marker === 'kill=false') env.push({ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'false' });
+  if (marker === 'kill+ignore') env.push({ name: ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: 'true' });
+  if (marker === 'image' || marker === 'kill+image') env.push({ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: QUICK });
+  return { name, image: `example.io/${name}:1`, env };
+}
+
+function status(name: string, s: State): ContainerStatus | undefined {
+  if (s === 'missing') return undefined;
+  if (s === 'running') return { name, state: { running: {} } };
+  if (s === 'waiting') return { name, state: { waiting: { reason: 'ContainerCreating' } } };
+  return { name, containerID: `containerd://${name}`, state: { terminated: { exitCode: s } } };
+}
+
+interface PodSpecInput {
+  restartPolicy?: string;
+  phase?: string;
+  deleting?: boolean;
+  nodeName?: string | null;
+  mains: Record<string, State>;
+  sidecars: Record<string, [Marker, State]>;
+  conditions?: Pod['status'] extends infer S ? (S extends { conditions?: infer C } ? C : never) : never;
+}
+
+function pod(i: PodSpecInput): Pod {
+  const containers: Container[] = [];
+  const statuses: ContainerStatus[] = [];
+  for (const [n, s] of Object.entries(i.mains)) {
+    containers.push(container(n, 'none'));
+    const st = status(n, s);
+    if (st) statuses.push(st);
+  }
+  for (const [n, [m, s]] of Object.entries(i.sidecars)) {
+    containers.push(container(n, m));
+    const st = status(n, s);
+    if (st) statuses.push(st);
+  }
+  return {
+    metadata: { name: 'job-x', namespace: 'ns', uid: UID, ...(i.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: {
+      restartPolicy: i.restartPolicy ?? 'Never',
+      ...(i.nodeName === null ? {} : { nodeName: i.nodeName ?? 'node-a' }),
+      containers,
+    },
+    status: { phase: i.phase ?? 'Running', containerStatuses: statuses, ...(i.conditions ? { conditions: i.conditions } : {}) },
+  };
+}
+
+const crr = (...containers: string[]): Decision => ({ action: 'act', swapImages: [], createCrr: { name: CRR, containers } });
+
+interface Row {
+  name: string;
+  pod: PodSpecInput;
+  node?: NodeKind | undefined;
+  crrExists?: boolean;
+  expect: Decision | { action: 'skip' | 'wait' };
+}
+
+const rows: Row[] = [
+  // --- Never: any exit code of the mains triggers
+  { name: 'Never, main exit 0, normal node -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
+  { name: 'Never, main exit 1, normal node -> CRR', pod: { mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
+  { name: 'Never, main exit 137, normal node -> CRR', pod: { mains: { app: 137 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
+  { name: 'Never, main still running -> wait', pod: { mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  { name: 'Never, one of two mains running -> wait', pod: { mains: { a: 0, b: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  { name: 'Never, two mains exited 0 and 2 -> CRR', pod: { mains: { a: 0, b: 2 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
+  { name: 'Never, main waiting -> wait', pod: { mains: { app: 'waiting' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  // --- OnFailure: only when every main exited 0
+  { name: 'OnFailure, main exit 0 -> CRR', pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
+  { name: 'OnFailure, main exit 1 -> wait (kubelet restarts it)', pod: { restartPolicy: 'OnFailure', mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  { name: 'OnFailure, mains 0 and 1 -> wait', pod: { restartPolicy: 'OnFailure', mains: { a: 0, b: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  { name: 'OnFailure, main running -> wait', pod: { restartPolicy: 'OnFailure', mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  // --- skips
+  { name: 'Always -> skip', pod: { restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
+  { name: 'deleting -> skip', pod: { deleting: true, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
+  { name: 'Pending -> skip', pod: { phase: 'Pending', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
+  { name: 'no sidecars -> skip', pod: { mains: { app: 0, other: 'running' }, sidecars: {} }, expect: { action: 'skip' } },
+  { name: 'marker value false is no sidecar -> skip', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=false', 'running'] } }, expect: { action: 'skip' } },
+  { name: 'marker value TRUE (case-insensitive) -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=TRUE', 'running'] } }, expect: crr('envoy') },
+  { name: 'all sidecars terminated -> skip', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 143] } }, expect: { action: 'skip' } },
+  { name: 'CRR exists -> skip (idempotent)', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, crrExists: true, expect: { action: 'skip' } },
+  // --- partial statuses
+  { name: 'sidecar has no status yet -> wait', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'missing'] } }, expect: { action: 'wait' } },
+  { name: 'main has no status yet -> wait', pod: { mains: { app: 'missing' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  { name: 'node unknown -> wait', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, node: undefined, expect: { action: 'wait' } },
+  { name: 'no nodeName -> wait', pod: { nodeName: null, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  // --- several sidecars: only the running kill-mode ones
+  { name: 'two kill sidecars, one already exited -> CRR for the other', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 0], log: ['kill', 'running'] } }, expect: crr('log') },
+  { name: 'two kill sidecars running -> one CRR with both', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'], log: ['kill', 'running'] } }, expect: crr('envoy', 'log') },
+  // --- node kinds x marker kinds
+  { name: 'image-only sidecar on normal node -> never stopped (skip)', pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } }, expect: { action: 'skip' } },
+  { name: 'kill-only sidecar on virtual node -> never stopped (skip)', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, node: 'virtual-kubelet', expect: { action: 'skip' } },
+  {
+    name: 'image sidecar on virtual node -> swap image',
+    pod: { mains: { app: 1 }, sidecars: { envoy: ['image', 'running'] } },
+    node: 'virtual-kubelet',
+    expect: { action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] },
+  },
+  {
+    name: 'kill+image sidecar on virtual node -> swap image, no CRR',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+image', 'running'] } },
+    node: 'virtual-kubelet',
+    expect: { action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] },
+  },
+  { name: 'kill+image sidecar on normal node -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+image', 'running'] } }, expect: crr('envoy') },
+  {
+    name: 'mixed sidecars on virtual node -> only the image one swapped',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'], log: ['kill', 'running'] } },
+    node: 'virtual-kubelet',
+    expect: { action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] },
+  },
+  { name: 'mixed sidecars on normal node -> CRR for the kill one only', pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'], log: ['kill', 'running'] } }, expect: crr('log') },
+  {
+    name: 'OnFailure image sidecar on virtual node, main failed -> wait',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 3 }, sidecars: { envoy: ['image', 'running'] } },
+    node: 'virtual-kubelet',
+    expect: { action: 'wait' },
+  },
+  // --- ignore-exit-code
+  {
+    name: 'ignore-exit-code, main exit 0 -> mark Succeeded + CRR',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    expect: { action: 'act', swapImages: [], createCrr: { name: CRR, containers: ['envoy'] }, markTerminated: { phase: 'Succeeded' } },
+  },
+  {
+    name: 'ignore-exit-code, main exit 2 -> mark Failed + CRR',
+    pod: { mains: { app: 2 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    expect: { action: 'act', swapImages: [], createCrr: { name: CRR, containers: ['envoy'] }, markTerminated: { phase: 'Failed' } },
+  },
+  {
+    name: 'ignore-exit-code, CRR exists, not yet marked -> mark only',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    crrExists: true,
+    expect: { action: 'act', swapImages: [], markTerminated: { phase: 'Succeeded' } },
+  },
+  {
+    name: 'ignore-exit-code, marked and terminal, CRR exists -> skip',
+    pod: { phase: 'Succeeded', conditions: [{ type: 'SidecarTerminated', status: 'True' }], mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    crrExists: true,
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'ignore-exit-code, phase already Failed (kubelet) -> condition only, phase kept',
+    pod: { phase: 'Failed', mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    crrExists: true,
+    expect: { action: 'act', swapImages: [], markTerminated: {} },
+  },
+  {
+    name: 'ignore-exit-code plus running plain kill sidecar -> CRR for the plain one first, no mark',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'], log: ['kill', 'running'] } },
+    expect: crr('log'),
+  },
+  {
+    name: 'ignore-exit-code after the plain sidecar exited, CRR exists -> mark',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'], log: ['kill', 0] } },
+    crrExists: true,
+    expect: { action: 'act', swapImages: [], markTerminated: { phase: 'Succeeded' } },
+  },
+  {
+    name: 'ignore marker without kill marker is ignored (image sidecar, normal node) -> skip',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } },
+    expect: { action: 'skip' },
+  },
+];
+
+describe('sidecar terminator decision', () => {
+  for (const r of rows) {
+    it(r.name, () => {
+      const d = decide({ pod: pod(r.pod), nodeKind: 'node' in r ? r.node : 'normal', crrExists: r.crrExists ?? false });
+      if (r.expect.action === 'act') expect(d).toEqual(r.expect);
+      else {
+        expect(d.action).toBe(r.expect.action);
+        expect((d as { reason: string }).reason).toMatch(/\S/);
+      }
+    });
+  }
+
+  it('Never x exit codes x node kinds: a kill sidecar is stopped on normal nodes for every exit code', () => {
+    for (const code of [0, 1, 2, 127, 137, 143, 255]) {
+      for (const node of ['normal', 'virtual-kubelet'] as const) {
+        const d = decide({ pod: pod({ mains: { app: code }, sidecars: { envoy: ['kill+image', 'running'] } }), nodeKind: node, crrExists: false });
+        if (node === 'normal') expect(d).toEqual(crr('envoy'));
+        else expect(d).toEqual({ action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] });
+      }
+    }
+  });
+
+  it('OnFailure x exit codes: acts only for 0', () => {
+    for (const code of [0, 1, 2, 137, 143]) {
+      const d = decide({ pod: pod({ restartPolicy: 'OnFailure', mains: { app: code }, sidecars: { envoy: ['kill', 'running'] } }), nodeKind: 'normal', crrExists: false });
+      expect(d.action).toBe(code === 0 ? 'act' : 'wait');
+    }
+  });
+
+  it('the image already swapped is not swapped again', () => {
+    const p = pod({ mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } });
+    p.spec!.containers[1]!.image = QUICK;
+    expect(decide({ pod: p, nodeKind: 'virtual-kubelet', crrExists: false }).action).toBe('skip');
+  });
+
+  it('isCandidate filters informer events cheaply', () => {
+    expect(isCandidate(pod({ mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }))).toBe(true);
+    expect(isCandidate(pod({ restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }))).toBe(false);
+    expect(isCandidate(pod({ mains: { app: 0 }, sidecars: {} }))).toBe(false);
+    expect(isCandidate(pod({ mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } }))).toBe(true);
+  });
+});

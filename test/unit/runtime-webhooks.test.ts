@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
+import { validateWithPolicy } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
+import type { Pod } from '../../src/runtime/core/types.js';
+import { parseFeatureGates } from '../../src/runtime/core/featuregates.js';
+import { DAEMON, MANAGER, MANAGER_NAMESPACED, findCoveringRule, toPolicyRules } from '../../src/runtime/permissions.js';
+import { parseDuration } from '../../src/cli/commands/controller.js';
+
+function pod(over: Partial<{ phase: string; deleting: boolean; conditions: Array<{ type: string; status: string }>; nodeName: string | null }> = {}): Pod {
+  return {
+    metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', ...(over.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    spec: {
+      ...(over.nodeName === null ? {} : { nodeName: over.nodeName ?? 'node-a' }),
+      containers: [
+        { name: 'app', image: 'a' },
+        { name: 'envoy', image: 'e', lifecycle: { preStop: { exec: { command: ['sleep', '1'] } } }, ports: [{ containerPort: 15000 }] },
+      ],
+    },
+    status: {
+      phase: over.phase ?? 'Running',
+      conditions: over.conditions,
+      containerStatuses: [
+        { name: 'app', containerID: 'containerd://aaa', restartCount: 0, state: { running: {} } },
+        { name: 'envoy', containerID: 'containerd://eee', restartCount: 2, state: { running: {} } },
+      ],
+    },
+  };
+}
+
+const crr = (containers: Array<Record<string, unknown>> = [{ name: 'envoy' }], extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'ContainerRecreateRequest',
+  metadata: { name: 'c', namespace: 'ns' },
+  spec: { podName: 'p', containers, ...extra },
+});
+
+describe('CRR defaulting', () => {
+  it('fills labels, statusContext, preStop, ports and failurePolicy', () => {
+    const r = defaultCrr(crr(), pod(), false);
+    expect(r.allowed).toBe(true);
+    if (!r.allowed) return;
+    expect(r.patch).toEqual([
+      { op: 'add', path: '/metadata/labels', value: { 'crr.apps.kruise.io/pod-uid': 'uid-1', 'crr.apps.kruise.io/node-name': 'node-a', 'crr.apps.kruise.io/active': 'true' } },
+      { op: 'add', path: '/spec/containers/0/statusContext', value: { containerID: 'containerd://eee', restartCount: 2 } },
+      { op: 'add', path: '/spec/containers/0/preStop', value: { exec: { command: ['sleep', '1'] } } },
+      { op: 'add', path: '/spec/containers/0/ports', value: [{ containerPort: 15000 }] },
+      { op: 'add', path: '/spec/strategy', value: { failurePolicy: 'Fail' } },
+    ]);
+  });
+
+  it('adds type=virtual-kubelet on virtual nodes and merges into existing labels with escaped pointers', () => {
+    const c = crr();
+    (c.metadata as Record<string, unknown>).labels = { mine: 'x' };
+    const r = defaultCrr(c, pod(), true);
+    if (!r.allowed) throw new Error('denied');
+    expect(r.patch).toContainEqual({ op: 'add', path: '/metadata/labels/crr.apps.kruise.io~1pod-uid', value: 'uid-1' });
+    expect(r.patch).toContainEqual({ op: 'add', path: '/metadata/labels/type', value: 'virtual-kubelet' });
+  });
+
+  it('keeps an explicit failurePolicy', () => {
+    const r = defaultCrr(crr([{ name: 'envoy' }], { strategy: { failurePolicy: 'Ignore', forceRecreate: true } }), pod(), false);
+    if (!r.allowed) throw new Error('denied');
+    expect(r.patch?.some((p) => p.path.startsWith('/spec/strategy'))).toBe(false);
+  });
+
+  it.each([
+    ['Succeeded pod', pod({ phase: 'Succeeded' }), /not active \(phase Succeeded\)/],
+    ['Failed pod', pod({ phase: 'Failed' }), /not active \(phase Failed\)/],
+    ['deleting pod', pod({ deleting: true }), /being deleted/],
+    ['unscheduled pod', pod({ nodeName: null }), /not scheduled/],
+    ['missing pod', undefined, /pod "p" does not exist/],
+  ])('rejects a CRR for a %s', (_n, p, msg) => {
+    const r = defaultCrr(crr(), p, false);
+    expect(r.allowed).toBe(false);
+    if (!r.allowed) expect(r.message).toMatch(msg);
+  });
+
+  it('lets a CRR through for an inactive pod marked SidecarTerminated', () => {
+    const r = defaultCrr(crr(), pod({ phase: 'Succeeded', conditions: [{ type: 'SidecarTerminated', status: 'True' }] }), false);
+    expect(r.allowed).toBe(true);
+  });
+
+  it('rejects unknown containers with the index and name', () => {
+    const r = defaultCrr(crr([{ name: 'nope' }]), pod(), false);
+    expect(r.allowed).toBe(false);
+    if (!r.allowed) expect(r.message).toBe('spec.containers[0].name: Not found: pod p has no container "nope"');
+  });
+
+  it.each([
+    [{ podName: '', containers: [{ name: 'a' }] }, /spec.podName: Required/],
+    [{ podName: 'p', containers: [] }, /spec.containers: Required/],
+    [{ podName: 'p', containers: [{ name: 'a' }, { name: 'a' }] }, /Duplicate value: "a"/],
+    [{ podName: 'p', containers: [{ name: 'a' }], activeDeadlineSeconds: 1 }, /at least 3/],
+    [{ podName: 'p', containers: [{ name: 'a' }], strategy: { failurePolicy: 'Maybe' } }, /Unsupported value/],
+  ])('validates the spec %#', (spec, msg) => {
+    expect(validateCrrSpec({ metadata: {}, spec } as never)).toMatch(msg);
+  });
+
+  it('spec and node-name label are immutable on update', () => {
+    const old = { ...crr(), metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'a' } } };
+    expect(validateCrrUpdate({ ...old, spec: { ...old.spec, podName: 'q' } } as never, old as never).allowed).toBe(false);
+    expect(validateCrrUpdate({ ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'b' } } } as never, old as never).allowed).toBe(false);
+    expect(validateCrrUpdate({ ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'a', 'crr.apps.kruise.io/active': 'false' } } } as never, old as never).allowed).toBe(true);
+  });
+});
+
+describe('kind validation with the policy rules', () => {
+  it('refuses a SidecarSet the policy engine flags, naming rule, pointer and fix', () => {
+    const bad = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'logtail' },
+      spec: { containers: [{ name: 'logtail', image: 'busybox' }] },
+    };
+    const r = validateWithPolicy(bad);
+    expect(r.allowed).toBe(false);
+    if (!r.allowed) {
+      expect(r.message).toMatch(/^SidecarSet logtail is invalid: KRUISE-/);
+      expect(r.message).toMatch(/\(fix: /);
+    }
+  });
+});
+
+describe('feature gates', () => {
+  it('parses, defaults and cascades like upstream', () => {
+    expect(parseFeatureGates(undefined).get('SidecarTerminator')).toBe(false);
+    expect(parseFeatureGates('SidecarTerminator=true').get('SidecarTerminator')).toBe(true);
+    expect(parseFeatureGates('SidecarTerminator=true,KruiseDaemon=false').get('SidecarTerminator')).toBe(false);
+    expect(() => parseFeatureGates('Nope=true')).toThrow(/unknown gate "Nope"/);
+    expect(() => parseFeatureGates('SidecarTerminator')).toThrow(/not Name=true\|false/);
+  });
+});
+
+describe('durations', () => {
+  it('parses Go-style durations', () => {
+    expect(parseDuration('15s')).toBe(15_000);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(() => parseDuration('15')).toThrow(/not a duration/);
+  });
+});
+
+describe('declared permissions', () => {
+  it('has no wildcards and no duplicate (group, resource, verb)', () => {
+    for (const list of [MANAGER, MANAGER_NAMESPACED, DAEMON]) {
+      const seen = new Set<string>();
+      for (const r of list) {
+        expect(r.apiGroups.concat(r.resources, r.verbs)).not.toContain('*');
+        expect(r.why.length).toBeGreaterThan(10);
+        for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
+          const k = `${g}|${res}|${v}`;
+          expect(seen.has(k), k).toBe(false);
+          seen.add(k);
+        }
+      }
+    }
+  });
+
+  it('namespaced rules only cover calls in the own namespace; resourceNames restrict', () => {
+    const lease = { apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'update' as const, namespace: 'kruise-system', name: 'x' };
+    expect(findCoveringRule(lease, MANAGER, MANAGER_NAMESPACED, 'kruise-system')).toBeDefined();
+    expect(findCoveringRule({ ...lease, namespace: 'other' }, MANAGER, MANAGER_NAMESPACED, 'kruise-system')).toBeUndefined();
+    const cfg = { apiGroup: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', verb: 'patch' as const };
+    expect(findCoveringRule({ ...cfg, name: 'kruise-mutating-webhook-configuration' }, MANAGER)).toBeDefined();
+    expect(findCoveringRule({ ...cfg, name: 'someone-elses' }, MANAGER)).toBeUndefined();
+  });
+
+  it('renders RBAC rules without the why', () => {
+    const r = toPolicyRules(MANAGER);
+    expect(r[0]).not.toHaveProperty('why');
+    expect(r.find((x) => x.resourceNames)).toBeDefined();
+  });
+});
