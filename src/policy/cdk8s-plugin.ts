@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import type { Validation, ValidationContext } from 'cdk8s-cli/plugins';
+import { failing, summarize, validateInputs, type TextInput } from './engine.js';
+import type { Finding } from './types.js';
+
+/** Properties accepted from `cdk8s.yaml` (`validations[].properties`). */
+export interface KruiseValidationProps {
+  /** Run only these rule ids. */
+  readonly rules?: readonly string[];
+  /** Do not run these rule ids. */
+  readonly skipRules?: readonly string[];
+  /** Fail the synth on warnings too. */
+  readonly warningsAsErrors?: boolean;
+}
+
+/**
+ * cdk8s validation plugin running the cdk8s-kruise rules on `cdk8s synth`. Register it in cdk8s.yaml:
+ *
+ * ```yaml
+ * validations:
+ *   - package: ./lib/cdk8s-plugin.cjs   # or node_modules/cdk8s-kruise/lib/cdk8s-plugin.cjs
+ *     version: 0.1.0
+ *     class: KruiseValidation
+ *     properties: { skipRules: [KRUISE-SCHEMA-003] }
+ * ```
+ *
+ * The cdk8s CLI loads plugins with require(), so this module is bundled to CommonJS (lib/cdk8s-plugin.cjs) by
+ * `npm run build:plugin`, which `npm ci` runs through the prepare script.
+ */
+export class KruiseValidation implements Validation {
+  private readonly props: KruiseValidationProps;
+
+  constructor(props: KruiseValidationProps = {}) {
+    this.props = props ?? {};
+  }
+
+  async validate(context: ValidationContext): Promise<void> {
+    let submitted = false;
+    try {
+      const inputs: TextInput[] = context.manifests.map((file) => ({ file, content: readFileSync(file) }));
+      const result = validateInputs(inputs, { rules: this.props.rules, skipRules: this.props.skipRules });
+      for (const f of result.findings) context.report.addViolation(violation(f));
+      const s = summarize(result.findings);
+      const fail = failing(result.findings, this.props.warningsAsErrors);
+      context.logger.log(`cdk8s-kruise: ${result.documents} object(s) checked: ${s.errors} error(s), ${s.warnings} warning(s)`);
+      context.report.submit(fail ? 'failure' : 'success', {
+        objects: String(result.documents),
+        errors: String(s.errors),
+        warnings: String(s.warnings),
+        notes: String(s.infos),
+      });
+      submitted = true;
+    } finally {
+      // The report must always be submitted, or cdk8s throws "Report is incomplete" and hides the cause.
+      if (!submitted) {
+        try {
+          context.report.addViolation({
+            ruleName: 'cdk8s-kruise internal error',
+            recommendation: 'The validation could not complete; see the error printed above.',
+            fix: 'Run `cdk8s-kruise validate <output dir>` to see the failure, and report it if it is a bug.',
+            violatingResources: [],
+          });
+        } catch {
+          // violations can no longer be added once a report is submitted; nothing else to do
+        }
+        context.report.submit('failure', { error: 'validation did not complete' });
+      }
+    }
+  }
+}
+
+function violation(f: Finding) {
+  const location = [f.line ? `line ${f.line}` : '', f.jsonPointer || ''].filter(Boolean).join(' ') || '(whole file)';
+  return {
+    ruleName: `${f.ruleId} [${f.severity}]`,
+    recommendation: f.message,
+    fix: f.hint,
+    violatingResources: [{ resourceName: f.resource.name || '(input)', locations: [location], manifestPath: f.file ?? '' }],
+  };
+}
