@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
 import { validateWithPolicy } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
@@ -105,6 +107,14 @@ describe('CRR defaulting', () => {
 });
 
 describe('kind validation with the policy rules', () => {
+  it('admits the SidecarSet the examples ship, even with server-populated metadata and status', () => {
+    const text = readFileSync(new URL('../../dist/sidecarset-logtail.k8s.yaml', import.meta.url), 'utf8');
+    const ss = parseAllDocuments(text).map((d) => d.toJS()).find((o) => o?.kind === 'SidecarSet');
+    ss.metadata = { ...ss.metadata, uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] };
+    ss.status = { observedGeneration: 1, matchedPods: 0, updatedPods: 0, readyPods: 0 };
+    expect(validateWithPolicy(ss)).toEqual({ allowed: true });
+  });
+
   it('refuses a SidecarSet the policy engine flags, naming rule, pointer and fix', () => {
     const bad = {
       apiVersion: 'apps.kruise.io/v1alpha1',

@@ -1,20 +1,24 @@
 /**
- * Validation of our kinds at admission with the same rules `cdk8s-kruise validate` runs (src/policy):
- * one object in, error-severity findings out, formatted with rule id, JSON pointer and fix hint.
+ * Validation of our kinds at admission with the same engine `cdk8s-kruise validate` runs (src/policy:
+ * schema rules from src/api plus the semantic rules): one object in, error findings out, each with its
+ * rule id, JSON pointer and fix hint.
  */
-import { RULES } from '../../../policy/rules/index.js';
-import type { Manifest, RuleFinding } from '../../../policy/types.js';
+import { validateManifests } from '../../../policy/index.js';
 import type { AdmissionResult } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
 
-export function validateWithPolicy(obj: KubeObject): AdmissionResult {
-  const manifest: Manifest = { object: obj as Record<string, unknown> };
-  const manifests = [manifest];
-  const findings: Array<RuleFinding & { ruleId: string }> = [];
-  for (const rule of RULES) {
-    if (rule.severity !== 'error') continue;
-    for (const f of rule.check(manifests, { manifests })) findings.push({ ...f, ruleId: rule.id });
+/** What the user wrote: server-populated metadata and status are not the user's to fix. */
+function authored(obj: KubeObject): Record<string, unknown> {
+  const { status: _status, metadata, ...rest } = obj;
+  const md: Record<string, unknown> = {};
+  for (const k of ['name', 'generateName', 'namespace', 'labels', 'annotations'] as const) {
+    if (metadata?.[k] !== undefined) md[k] = metadata[k];
   }
+  return { ...rest, metadata: md };
+}
+
+export function validateWithPolicy(obj: KubeObject): AdmissionResult {
+  const findings = validateManifests([authored(obj)]).filter((f) => f.severity === 'error');
   if (findings.length === 0) return { allowed: true };
   const kind = obj.kind ?? 'object';
   const lines = findings.map((f) => `${f.ruleId} ${f.jsonPointer || '/'}: ${f.message} (fix: ${f.hint})`);
