@@ -8,8 +8,9 @@
  * that `@kubernetes/client-node` ships):
  * - the ajv validator replaces it by a `$ref` into those definitions (closed objects, so unknown
  *   container fields are reported);
- * - the CRD generator inlines the structural schema where upstream types the field, and emits
- *   `x-kubernetes-preserve-unknown-fields` where upstream does (pod templates, SidecarSet volumes);
+ * - the CRD generator emits `x-kubernetes-preserve-unknown-fields` where upstream does (pod
+ *   templates, volumeClaimTemplates, SidecarSet volumes and containers) and inlines the structural
+ *   schema elsewhere;
  * - the JSON-schema exporter copies the definitions it needs.
  * TypeScript types come from `@kubernetes/client-node` (type-only imports, no runtime cost).
  *
@@ -29,9 +30,10 @@ import type {
 export const CORE_REF = 'x-kruise-core';
 
 /**
- * How the CRD generator renders a core node. `inline` = full structural schema (upstream does this
- * for SidecarSet containers); `preserve` = `x-kubernetes-preserve-unknown-fields` (upstream does this
- * for pod templates, volumeClaimTemplates and SidecarSet volumes, to keep the CRD small).
+ * How the CRD generator renders a core node: `preserve` = `x-kubernetes-preserve-unknown-fields`
+ * (what upstream does for pod templates, volumeClaimTemplates, SidecarSet volumes and the core part
+ * of SidecarSet containers); `inline` = the full structural schema (used for small core types such
+ * as LocalObjectReference).
  */
 export const CORE_CRD_MODE = 'x-kruise-crd';
 export type CoreCrdMode = 'inline' | 'preserve';

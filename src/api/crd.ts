@@ -5,10 +5,11 @@
  * The openAPIV3Schema is made structural: closed objects are opened again (structural schemas forbid
  * `additionalProperties` next to `properties`; the API server prunes unknown fields instead),
  * IntOrString becomes the canonical `anyOf` + `x-kubernetes-int-or-string`, `const` becomes a
- * one-value `enum`, nullable types become `nullable: true`, and core types are inlined
- * (SidecarSet containers, as upstream) or left as `x-kubernetes-preserve-unknown-fields` (pod
- * templates, volumeClaimTemplates, SidecarSet volumes, as upstream). Validator-only hints
- * (`x-kruise-*`) are dropped.
+ * one-value `enum`, nullable types become `nullable: true`, and core types follow upstream:
+ * `x-kubernetes-preserve-unknown-fields` for pod templates, volumeClaimTemplates and SidecarSet
+ * volumes, and for SidecarSet containers the Kruise fields typed next to an unpruned core Container.
+ * Core nodes marked `inline` are expanded into full structural schemas. Our ajv validator stays
+ * strict everywhere (closed core types). Validator-only hints (`x-kruise-*`) are dropped.
  *
  * @module
  */
@@ -35,7 +36,12 @@ function structural(node: Json, stack: readonly string[]): Json {
   // Core-type markers.
   const core = node[CORE_REF];
   if (typeof core === 'string') {
-    if (node[CORE_CRD_MODE] === 'preserve') return preserved(description);
+    if (node[CORE_CRD_MODE] === 'preserve') {
+      if (!node.properties) return preserved(description);
+      // Upstream's SidecarSet containers: Kruise fields typed, the embedded core Container unpruned.
+      const extra = mapValues(node.properties as Json, (v) => structural(v as Json, stack));
+      return { ...preserved(description), type: 'object', properties: extra };
+    }
     const def = coreDefinition(core);
     if (node.properties) {
       const base = structural({ ...def, description: description ?? def.description }, [...stack, core]);

@@ -64,7 +64,7 @@ export const NodeImageSpecSchema = Struct(
       }),
     ),
   },
-  { description: 'Images this node should have.' },
+  { description: 'Desired state of a NodeImage: the images this node should have.' },
 );
 export type NodeImageSpec = Static<typeof NodeImageSpecSchema>;
 

@@ -118,7 +118,8 @@ export const SidecarContainerFields = {
 export const SidecarContainerSchema = CoreExtend<V1Container, typeof SidecarContainerFields>(
   'Container',
   SidecarContainerFields,
-  { description: 'A sidecar container: a core Container plus injection and upgrade settings.' },
+  // The CRD keeps the core part unpruned, like upstream; our validator checks it fully.
+  { description: 'A sidecar container: a core Container plus injection and upgrade settings.', crd: 'preserve' },
 );
 export type SidecarContainer = Static<typeof SidecarContainerSchema>;
 
