@@ -2,6 +2,7 @@ import type { Rule } from '../types.js';
 import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
+import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
 import { SCHEMA_RULES } from './schema.js';
@@ -18,6 +19,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...IMAGEPULLJOB_RULES,
   ...CLONESET_RULES,
   ...CRR_RULES,
+  ...FEATURE_GATE_RULES,
 ]);
 
 const BY_ID = new Map(RULES.map((r) => [r.id, r]));
