@@ -69,7 +69,7 @@ export class WebhookCertificates {
    * `kruise-webhook-certs`, renews them and patches caBundle (as upstream does). No extra component.
    */
   public static selfManaged(): WebhookCertificates {
-    return new WebhookCertificates({ mode: 'self-managed' });
+    return new WebhookCertificates({ mode: 'self' });
   }
 
   /**
@@ -91,6 +91,32 @@ export class WebhookCertificates {
   ) {}
 }
 
+/** The node's CRI runtime socket, which the daemon uses to stop containers and pull images. */
+export class CriSocket {
+  /** containerd's default socket (kubeadm, EKS, GKE, AKS, kind): `/run/containerd/containerd.sock`. */
+  public static readonly CONTAINERD = new CriSocket('/run/containerd/containerd.sock');
+  /** CRI-O's default socket: `/var/run/crio/crio.sock`. */
+  public static readonly CRIO = new CriSocket('/var/run/crio/crio.sock');
+  /** cri-dockerd's default socket: `/var/run/cri-dockerd.sock`. */
+  public static readonly CRI_DOCKERD = new CriSocket('/var/run/cri-dockerd.sock');
+  /** k3s's embedded containerd: `/run/k3s/containerd/containerd.sock`. */
+  public static readonly K3S = new CriSocket('/run/k3s/containerd/containerd.sock');
+
+  /**
+   * Any socket path on the host.
+   * @param path absolute host path of the socket file
+   */
+  public static fromPath(path: string): CriSocket {
+    if (!/^\/[^\0]*[^/]$/.test(path)) throw new Error(`CriSocket.fromPath: "${path}" must be an absolute path to a socket file`);
+    return new CriSocket(path);
+  }
+
+  private constructor(
+    /** Host path of the socket. */
+    public readonly path: string,
+  ) {}
+}
+
 /** Options of the node daemon. */
 export interface KruiseDaemonOptions {
   /**
@@ -99,11 +125,11 @@ export interface KruiseDaemonOptions {
    */
   readonly placement?: DaemonPlacement;
   /**
-   * Host path of the CRI socket, e.g. `/run/k3s/containerd/containerd.sock`. Its directory is mounted
-   * read-only into the daemon.
-   * @default - the host's /var/run is mounted read-only and the daemon probes containerd, CRI-O and cri-dockerd's default sockets
+   * The CRI socket on the nodes. Sockets under /run or /var/run are reached through a read-only mount of
+   * the host's /var/run (as upstream); others through a read-only mount of their directory.
+   * @default CriSocket.CONTAINERD
    */
-  readonly criSocket?: string;
+  readonly criSocket?: CriSocket;
   /**
    * Group id that owns the CRI socket (containerd `[grpc] gid`). When set the daemon runs as the
    * non-root image user with this supplementary group instead of uid 0.
@@ -317,9 +343,6 @@ export class KruiseRuntime extends Chart {
     if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
       throw new Error(`${this.node.path}: webhookTimeout must be between 1 and 30 whole seconds (the API server's limit), got ${timeout}s`);
     }
-    if (props.daemon?.criSocket !== undefined && !/^\/[^\0]*[^/]$/.test(props.daemon.criSocket)) {
-      throw new Error(`${this.node.path}: daemon.criSocket "${props.daemon.criSocket}" must be an absolute path to a socket file`);
-    }
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
       throw new Error(`${this.node.path}: daemon.criSocketGroup must be a non-negative integer group id`);
     }
@@ -426,7 +449,7 @@ export class KruiseRuntime extends Chart {
       daemon: daemon
         ? {
             resources: toResources(p.daemon?.resources, DEFAULT_DAEMON_RESOURCES),
-            criSocket: p.daemon?.criSocket,
+            criSocket: (p.daemon?.criSocket ?? CriSocket.CONTAINERD).path,
             criSocketGroup: p.daemon?.criSocketGroup,
             logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
             priorityClassName: p.daemon?.priorityClassName,

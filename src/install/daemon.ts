@@ -5,31 +5,33 @@ import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityC
 
 /**
  * Flags of `cdk8s-kruise daemon` as the install passes them (the contract with src/cli/commands/daemon.ts).
- * - `--cri-socket`: the socket path inside the pod when the user named one.
- * - `--cri-host-run-dir`: where the host's /run (= /var/run) is mounted when probing: the daemon maps its
- *   default candidates (/run/containerd/containerd.sock, /var/run/crio/crio.sock, ...) under this dir.
  */
 export const DAEMON_FLAGS = {
-  healthAddr: '--health-addr',
+  healthProbeAddr: '--health-probe-addr',
   criSocket: '--cri-socket',
-  criHostRunDir: '--cri-host-run-dir',
+  configNamespace: '--config-namespace',
   featureGates: '--feature-gates',
   logLevel: '--log-level',
 } as const;
 
-/** Where the host's /var/run is mounted for probing (upstream's path, so its docs still apply). */
+/** Where the host's /var/run (= /run) is mounted for the well-known CRI sockets (upstream's path). */
 export const HOST_RUN_MOUNT = '/hostvarrun';
-/** Where the directory of a user-named CRI socket is mounted. */
+/** Where the directory of a socket outside /run is mounted. */
 export const CRI_SOCKET_MOUNT = '/host-cri';
 
-/** Host volume, mount and flag for the CRI socket: the named socket's directory, or /var/run for probing. */
-export function criSocketWiring(criSocket: string | undefined): { volume: Record<string, unknown>; mount: Record<string, unknown>; flag: string } {
-  if (criSocket === undefined) {
+/**
+ * Host volume, mount and flag for the CRI socket. Sockets under /run or /var/run (all the well-known
+ * ones) are reached through one read-only mount of the host's /var/run, like upstream; any other path
+ * through a read-only mount of its directory.
+ */
+export function criSocketWiring(criSocket: string): { volume: Record<string, unknown>; mount: Record<string, unknown>; flag: string } {
+  const underRun = /^\/(?:var\/)?run\/(.+)$/.exec(criSocket);
+  if (underRun) {
     return {
       volume: { name: 'host-run', hostPath: { path: '/var/run', type: 'Directory' } },
       // Read-only is enough: connect(2) on a socket does not write to the filesystem.
       mount: { name: 'host-run', mountPath: HOST_RUN_MOUNT, readOnly: true },
-      flag: `${DAEMON_FLAGS.criHostRunDir}=${HOST_RUN_MOUNT}`,
+      flag: `${DAEMON_FLAGS.criSocket}=${HOST_RUN_MOUNT}/${underRun[1]}`,
     };
   }
   return {
@@ -91,8 +93,9 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
               command: ['cdk8s-kruise'],
               args: [
                 'daemon',
-                `${DAEMON_FLAGS.healthAddr}=:${PORTS.daemonHealth}`,
+                `${DAEMON_FLAGS.healthProbeAddr}=:${PORTS.daemonHealth}`,
                 cri.flag,
+                `${DAEMON_FLAGS.configNamespace}=${spec.daemonConfigNamespace}`,
                 ...(spec.featureGates ? [`${DAEMON_FLAGS.featureGates}=${spec.featureGates}`] : []),
                 `${DAEMON_FLAGS.logLevel}=${d.logLevel}`,
               ],

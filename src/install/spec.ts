@@ -19,7 +19,7 @@ export interface ServedKind {
 }
 
 export type CertificateSpec =
-  | { readonly mode: 'self-managed' }
+  | { readonly mode: 'self' }
   | { readonly mode: 'cert-manager'; readonly issuerKind: string; readonly issuerName: string };
 
 export interface InstallSpec {
@@ -40,8 +40,8 @@ export interface InstallSpec {
   /** Undefined when the app needs no daemon: then no DaemonSet, daemon RBAC or daemon-config namespace. */
   readonly daemon?: {
     readonly resources: ResourceRequirements;
-    /** Host path of the CRI socket; undefined = mount /var/run and probe containerd, CRI-O, cri-dockerd. */
-    readonly criSocket?: string;
+    /** Host path of the CRI socket. */
+    readonly criSocket: string;
     /** Group owning the CRI socket: run the daemon as non-root in that group instead of as uid 0. */
     readonly criSocketGroup?: number;
     readonly logLevel: string;

@@ -2,6 +2,7 @@ import { ApiObject, App, Chart, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
 import {
+  CriSocket,
   DaemonPlacement,
   IssuerKind,
   KruiseRuntime,
@@ -99,7 +100,7 @@ describe('controller-manager Deployment', () => {
     expect(() => appWith({ webhookTimeout: Duration.seconds(31) })).toThrow(/webhookTimeout must be between 1 and 30/);
     expect(() => appWith({ namespace: 'Kruise_System' })).toThrow(/namespace "Kruise_System" is not a valid namespace name/);
     expect(() => appWith({ featureGates: { SidecarTerminater: true } })).toThrow(/unknown feature gate "SidecarTerminater"/);
-    expect(() => appWith({ daemon: { criSocket: 'containerd.sock' } })).toThrow(/daemon.criSocket "containerd.sock" must be an absolute path/);
+    expect(() => CriSocket.fromPath('containerd.sock')).toThrow(/"containerd.sock" must be an absolute path/);
   });
 });
 
@@ -190,6 +191,7 @@ describe('webhooks', () => {
       expect(find(docs, kind)!.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('kruise-system/kruise-webhook-cert');
     }
     expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].args).toContain('--webhook-cert-mode=cert-manager');
+    expect(find(synthRuntime(appWith().runtime), 'Deployment')!.spec.template.spec.containers[0].args).toContain('--webhook-cert-mode=self');
     expect(() => WebhookCertificates.fromCertManager('Bad Name')).toThrow(/not a valid object name/);
   });
 
@@ -250,7 +252,8 @@ describe('node daemon', () => {
     const pod = ds.spec.template.spec;
     const c = pod.containers[0];
     expect(c.image).toBe(find(docs, 'Deployment')!.spec.template.spec.containers[0].image);
-    expect(c.args.slice(0, 3)).toEqual(['daemon', '--health-addr=:10221', '--cri-host-run-dir=/hostvarrun']);
+    expect(c.args).toEqual(['daemon', '--health-probe-addr=:10221', '--cri-socket=/hostvarrun/containerd/containerd.sock', '--config-namespace=kruise-daemon-config',
+      '--feature-gates=KruiseDaemon=true', '--log-level=info']);
     expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
     expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions).toContainEqual({
@@ -264,11 +267,20 @@ describe('node daemon', () => {
     expect(find(docs, 'Namespace', 'kruise-daemon-config')).toBeDefined();
   });
 
-  it('mounts a named CRI socket and runs non-root with the socket group', () => {
-    const docs = synthRuntime(appWith({ daemon: { placement: DaemonPlacement.ALWAYS, criSocket: '/run/k3s/containerd/containerd.sock', criSocketGroup: 2000 } }).runtime);
+  it('reaches well-known sockets through /var/run and others through their directory', () => {
+    const daemonPod = (criSocket: CriSocket) =>
+      find(synthRuntime(appWith({ daemon: { placement: DaemonPlacement.ALWAYS, criSocket } }).runtime), 'DaemonSet')!.spec.template.spec;
+    expect(daemonPod(CriSocket.CRIO).containers[0].args).toContain('--cri-socket=/hostvarrun/crio/crio.sock');
+    expect(daemonPod(CriSocket.K3S).containers[0].args).toContain('--cri-socket=/hostvarrun/k3s/containerd/containerd.sock');
+    const custom = daemonPod(CriSocket.fromPath('/opt/runtime/cri.sock'));
+    expect(custom.volumes).toContainEqual({ name: 'cri-socket-dir', hostPath: { path: '/opt/runtime', type: 'Directory' } });
+    expect(custom.containers[0].volumeMounts).toContainEqual({ name: 'cri-socket-dir', mountPath: '/host-cri', readOnly: true });
+    expect(custom.containers[0].args).toContain('--cri-socket=/host-cri/cri.sock');
+  });
+
+  it('runs non-root with the socket group when given', () => {
+    const docs = synthRuntime(appWith({ daemon: { placement: DaemonPlacement.ALWAYS, criSocketGroup: 2000 } }).runtime);
     const pod = find(docs, 'DaemonSet')!.spec.template.spec;
-    expect(pod.volumes).toContainEqual({ name: 'cri-socket-dir', hostPath: { path: '/run/k3s/containerd', type: 'Directory' } });
-    expect(pod.containers[0].args).toContain('--cri-socket=/host-cri/containerd.sock');
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, supplementalGroups: [2000] });
     expect(pod.containers[0].securityContext.runAsNonRoot).toBe(true);
   });
