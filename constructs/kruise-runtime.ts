@@ -502,8 +502,8 @@ export class KruiseRuntime extends Chart {
     const root = App.of(this);
     for (const c of root.node.findAll()) {
       if (!Chart.isChart(c) || c === this || c === this.crds) continue;
-      // Only top-level charts: nested ones are ordered by their parent.
-      if (c.node.scope !== root) continue;
+      // Only outermost charts: nested ones are ordered by their parent chart.
+      if (c.node.scopes.slice(0, -1).some((s) => Chart.isChart(s))) continue;
       if (this.node.dependencies.includes(c) || c.node.dependencies.includes(this)) continue;
       c.addDependency(this);
     }

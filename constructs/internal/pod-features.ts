@@ -41,13 +41,7 @@ function setEnv(container: ContainerJson, name: string, value: string): void {
   container.env = env;
 }
 
-/** Re-inserts the keys of `obj` in sorted order, keeping output as canonical as cdk8s's own. */
-function resortInPlace(obj: Record<string, unknown>): void {
-  const entries = Object.keys(obj).sort().map(key => [key, obj[key]] as const);
-  for (const [key] of entries) delete obj[key];
-  for (const [key, value] of entries) obj[key] = value;
-}
-
+/** A copy of `obj` with sorted keys, keeping output as canonical as cdk8s's own (no `delete`, which deoptimises objects). */
 function sortedKeys<T extends Record<string, unknown>>(obj: T): T {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(obj).sort()) out[key] = obj[key];
@@ -105,28 +99,30 @@ export function compilePodFeatures(
     if (sidecars.length === 0) return;
     spec.containers = containers.filter(c => !isSidecar(c.name));
     spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
-    resortInPlace(spec);
+    located.replaceSpec(sortedKeys(spec));
     return;
   }
 
-  for (const container of containers) {
+  containers.forEach((container, index) => {
     const decl = decls.sidecars.get(container.name);
-    if (!decl) continue;
+    if (!decl) return;
     if (decl.quickExitImage !== undefined) {
       setEnv(container, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, decl.quickExitImage);
     } else {
       setEnv(container, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, 'true');
       if (decl.ignoreExitCode) setEnv(container, ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, 'true');
     }
-    resortInPlace(container);
-  }
+    containers[index] = sortedKeys(container);
+  });
   if (decls.exitPriority.size > 0) {
     const metadata = located.metadata();
+    const hadAnnotations = metadata.annotations !== undefined;
     metadata.annotations = sortedKeys({
       ...(metadata.annotations ?? {}),
       [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)),
     });
-    resortInPlace(metadata);
+    // cdk8s sorts keys; a newly added "annotations" belongs before "labels".
+    if (!hadAnnotations) located.replaceMetadata(sortedKeys(metadata));
   }
 }
 

@@ -21,6 +21,10 @@ export interface LocatedPodTemplate {
   /** Pod metadata (created on demand so annotations can be added). */
   readonly metadata: () => { annotations?: Record<string, string>; [key: string]: unknown };
   readonly spec: PodSpecJson;
+  /** Replaces the pod metadata object in the manifest. */
+  readonly replaceMetadata: (metadata: Record<string, unknown>) => void;
+  /** Replaces the pod spec object in the manifest. */
+  readonly replaceSpec: (spec: PodSpecJson) => void;
   /** JSON pointer of `spec` inside the manifest, for error messages. */
   readonly specPointer: string;
 }
@@ -39,7 +43,13 @@ export function locatePodTemplate(manifest: Record<string, any>): LocatedPodTemp
   const kind = String(manifest.kind);
   if (kind === 'Pod') {
     if (!manifest.spec) return 'a Pod manifest has no /spec';
-    return { metadata: () => child(manifest, 'metadata'), spec: manifest.spec, specPointer: '/spec' };
+    return {
+      metadata: () => child(manifest, 'metadata'),
+      spec: manifest.spec,
+      replaceMetadata: metadata => { manifest.metadata = metadata; },
+      replaceSpec: spec => { manifest.spec = spec; },
+      specPointer: '/spec',
+    };
   }
   const template = kind === 'CronJob'
     ? manifest.spec?.jobTemplate?.spec?.template
@@ -48,5 +58,11 @@ export function locatePodTemplate(manifest: Record<string, any>): LocatedPodTemp
   if (!template?.spec) {
     return `kind ${kind} has no pod template at ${pointer}/spec (supported: Pod, CronJob, and kinds with spec.template)`;
   }
-  return { metadata: () => child(template, 'metadata'), spec: template.spec, specPointer: `${pointer}/spec` };
+  return {
+    metadata: () => child(template, 'metadata'),
+    spec: template.spec,
+    replaceMetadata: metadata => { template.metadata = metadata; },
+    replaceSpec: spec => { template.spec = spec; },
+    specPointer: `${pointer}/spec`,
+  };
 }

@@ -1,0 +1,117 @@
+// Synth-time benchmark: an app of N workloads built with cdk8s-kruise constructs, against two
+// baselines built in the same run — (a) the same workloads as cdk8s-plus-27 Deployments with the
+// same containers, (b) our exact output manifests as raw ApiObjects (the floor: cdk8s core only).
+// Each variant is timed end to end (construct tree + App.synthYaml()), interleaved, after warm-up;
+// the median of the repetitions is reported. Usage: npm run bench:synth [-- --workloads N --reps R]
+import { ApiObject, App, Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { CloneSet, ContainerExitPriority, JobSidecarTermination } from '../constructs/index.js';
+
+const { values: args } = parseArgs({
+  options: {
+    workloads: { type: 'string', default: '2000' },
+    reps: { type: 'string', default: '7' },
+    warmup: { type: 'string', default: '2' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const N = Number(args.workloads);
+const REPS = Number(args.reps);
+const WARMUP = Number(args.warmup);
+
+function containers(i: number): kplus.ContainerProps[] {
+  return [
+    {
+      name: 'app', image: `example.io/app-${i % 50}:1.0.${i}`, portNumber: 8080,
+      envVariables: { INDEX: kplus.EnvValue.fromValue(String(i)) },
+      readiness: kplus.Probe.fromHttpGet('/healthz'),
+    },
+    { name: 'log-agent', image: 'fluent/fluent-bit:3.0' },
+    { name: 'envoy', image: 'envoyproxy/envoy:v1.30.1', portNumber: 15001 },
+  ];
+}
+
+/** Ours: half CloneSets with exit priorities, half Jobs with a terminated sidecar. */
+function buildOurs(app: App): void {
+  const chart = new Chart(app, 'ours');
+  for (let i = 0; i < N; i++) {
+    if (i % 2 === 0) {
+      const clone = new CloneSet(chart, `w${i}`, { replicas: 2, containers: containers(i) });
+      ContainerExitPriority.of(clone).set('log-agent', 1).set('envoy', 2);
+    } else {
+      const job = new kplus.Job(chart, `w${i}`, { containers: containers(i) });
+      JobSidecarTermination.of(job).terminate('log-agent').terminate('envoy');
+    }
+  }
+}
+
+/** Baseline (a): cdk8s-plus-27 Deployments with the same containers. */
+function buildPlus(app: App): void {
+  const chart = new Chart(app, 'plus');
+  for (let i = 0; i < N; i++) new kplus.Deployment(chart, `w${i}`, { replicas: 2, containers: containers(i) });
+}
+
+/** Baseline (b): our output manifests as raw ApiObjects. */
+function buildRawFrom(manifests: any[]): (app: App) => void {
+  return (app: App) => {
+    const chart = new Chart(app, 'raw');
+    manifests.forEach((m, i) => new ApiObject(chart, `w${i}`, m));
+  };
+}
+
+function timeOnce(build: (app: App) => void): { ms: number; bytes: number } {
+  const start = performance.now();
+  const app = new App({ outdir: 'unused' });
+  build(app);
+  const yaml = app.synthYaml();
+  return { ms: performance.now() - start, bytes: yaml.length };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function main(): void {
+  const oursApp = new App({ outdir: 'unused' });
+  buildOurs(oursApp);
+  const manifests = oursApp.charts.flatMap(c => c.toJson());
+  const variants: Array<[string, (app: App) => void]> = [
+    ['ours', buildOurs], ['plus', buildPlus], ['raw', buildRawFrom(manifests)],
+  ];
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const samples = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+  const bytes = new Map<string, number>();
+  for (let rep = 0; rep < WARMUP + REPS; rep++) {
+    // Rotate the order each repetition so drift on a shared machine hits every variant alike.
+    const order = variants.map((_, k) => variants[(k + rep) % variants.length]);
+    for (const [name, build] of order) {
+      gc?.();
+      const { ms, bytes: size } = timeOnce(build);
+      bytes.set(name, size);
+      if (rep >= WARMUP) samples.get(name)!.push(ms);
+    }
+  }
+  const med = Object.fromEntries([...samples].map(([k, v]) => [k, median(v)]));
+  const result = {
+    workloads: N, reps: REPS, warmup: WARMUP, medianMs: med,
+    ratios: { oursVsPlus: med.ours / med.plus, oursVsRaw: med.ours / med.raw, plusVsRaw: med.plus / med.raw },
+    yamlBytes: Object.fromEntries(bytes), samplesMs: Object.fromEntries(samples),
+  };
+  if (args.json) {
+    console.log(JSON.stringify(result, null, 2));
+    return;
+  }
+  const f = (x: number) => x.toFixed(1).padStart(9);
+  console.log(`synth benchmark: ${N} workloads, ${WARMUP} warm-up + ${REPS} reps, median ms`);
+  console.log(`  ours (CloneSet/Job + exit priority/sidecars) ${f(med.ours)}`);
+  console.log(`  (a) cdk8s-plus-27 Deployments                 ${f(med.plus)}`);
+  console.log(`  (b) raw ApiObjects (floor)                    ${f(med.raw)}`);
+  console.log(`  ours / (a) = ${result.ratios.oursVsPlus.toFixed(2)}x (target <= 1.20x)`);
+  console.log(`  ours / (b) = ${result.ratios.oursVsRaw.toFixed(2)}x;  (a) / (b) = ${result.ratios.plusVsRaw.toFixed(2)}x`);
+  if (result.ratios.oursVsPlus > 1.2) process.exitCode = 1;
+}
+
+main();
