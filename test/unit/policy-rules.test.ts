@@ -1,0 +1,339 @@
+import { describe, expect, it } from 'vitest';
+import { validateInputs } from '../../src/policy/engine.js';
+import { RULES } from '../../src/policy/rules/index.js';
+
+/** Runs one rule over a YAML text and returns its findings. */
+function run(ruleId: string, yaml: string) {
+  return validateInputs([{ file: 'case.yaml', content: yaml }], { rules: [ruleId] }).findings.filter((f) => f.ruleId === ruleId);
+}
+
+const job = (containers: string, extra = { restartPolicy: 'Never', annotations: '' }) => `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: job, namespace: batch}
+spec:
+  template:
+    metadata:
+      annotations: {${extra.annotations}}
+    spec:
+      restartPolicy: ${extra.restartPolicy}
+      containers:
+${containers}
+`;
+const main = `        - {name: main, image: "busybox:1.36"}`;
+const killSidecar = (name = 'log-agent') => `        - name: ${name}
+          image: fluent-bit:3
+          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}]`;
+
+const cloneSet = (spec: string) => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.25"}]
+${spec}`;
+
+const imagePullJob = (spec: string) => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata: {name: pull, namespace: default}
+spec:
+${spec}`;
+
+const sidecarSet = (name: string, spec: string) => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: ${name}}
+spec:
+${spec}`;
+
+const deployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: webserver, namespace: default}
+spec:
+  selector: {matchLabels: {app: webserver}}
+  template:
+    metadata: {labels: {app: webserver}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.25"}, {name: logtail, image: "busybox:1.36"}]
+`;
+
+const install = (gates: string) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kruise-controller-manager, namespace: kruise-system}
+spec:
+  selector: {matchLabels: {control-plane: controller-manager}}
+  template:
+    metadata: {labels: {control-plane: controller-manager}}
+    spec:
+      containers:
+        - name: manager
+          image: registry.example.com/cdk8s-kruise:0.1.0
+          args: ["--enable-leader-election", "--feature-gates=${gates}"]
+`;
+
+interface Case {
+  /** A manifest set the rule accepts. */
+  readonly pass: string;
+  /** A manifest set the rule rejects, the pointer of the first finding, and its line in `fail`. */
+  readonly fail: string;
+  readonly pointer: string;
+  readonly line: number;
+  readonly message: RegExp;
+}
+
+// One passing and one failing manifest per rule. The table is checked against RULES, so a new rule without
+// cases fails the suite.
+const CASES: Record<string, Case> = {
+  'KRUISE-INPUT-001': {
+    pass: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
+    fail: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a\n',
+    pointer: '',
+    line: 5,
+    message: /malformed YAML in document 1/,
+  },
+  'KRUISE-INPUT-002': {
+    pass: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n',
+    fail: '# nothing here\n\n',
+    pointer: '',
+    line: 0,
+    message: /no documents/,
+  },
+  'KRUISE-SCHEMA-001': {
+    pass: cloneSet('  updateStrategy: {type: InPlaceIfPossible, maxUnavailable: 1}'),
+    fail: cloneSet('  updateStrategy:\n    type: InPlaceIfPossible\n    maxUnavaliable: 1'),
+    pointer: '/spec/updateStrategy/maxUnavaliable',
+    line: 14,
+    message: /unknown field "maxUnavaliable"/,
+  },
+  'KRUISE-SCHEMA-002': {
+    pass: cloneSet(''),
+    fail: 'apiVersion: apps.kruise.io/v1alpha1\nkind: ClonSet\nmetadata: {name: x}\n',
+    pointer: '/kind',
+    line: 2,
+    message: /has no kind "ClonSet"/,
+  },
+  'KRUISE-SCHEMA-003': {
+    pass: cloneSet(''),
+    fail: 'apiVersion: apps.kruise.io/v1alpha1\nkind: UnitedDeployment\nmetadata: {name: ud}\n',
+    pointer: '/kind',
+    line: 2,
+    message: /does not model/,
+  },
+  'KRUISE-SIDECAR-001': {
+    pass: job(`${main}\n${killSidecar()}`),
+    fail: job(`${main}\n${killSidecar()}`, { restartPolicy: 'Always', annotations: '' }),
+    pointer: '/spec/template/spec/containers/1/env/0',
+    line: 15,
+    message: /restartPolicy is Always/,
+  },
+  'KRUISE-SIDECAR-002': {
+    pass: job(`${main}\n${killSidecar()}`),
+    fail: job(`${killSidecar('a')}\n${killSidecar('b')}`),
+    pointer: '/spec/template/spec/containers',
+    line: 11,
+    message: /no main container remains/,
+  },
+  'KRUISE-SIDECAR-003': {
+    pass: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "registry.example.com/quick-exit:1.0"}]`),
+    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "Quick Exit:latest"}]`),
+    pointer: '/spec/template/spec/containers/1/env/0/value',
+    line: 15,
+    message: /not a valid image reference/,
+  },
+  'KRUISE-SIDECAR-004': {
+    pass: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`).replace(
+      'restartPolicy: Never',
+      'restartPolicy: Never\n      nodeSelector: {type: virtual-kubelet}',
+    ),
+    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`),
+    pointer: '/spec/template/spec/containers/1/env/0',
+    line: 15,
+    message: /only acts on virtual-kubelet nodes/,
+  },
+  'KRUISE-SIDECAR-005': {
+    pass: job(`${main}\n${killSidecar()}\n          # both markers\n`).replace(
+      '{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}',
+      '{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}, {name: KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: "true"}',
+    ),
+    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: "true"}]`),
+    pointer: '/spec/template/spec/containers/1/env/0',
+    line: 15,
+    message: /without KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true/,
+  },
+  'KRUISE-EXITPRIO-001': {
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":2}'` }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{envoy:2}'` }),
+    pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
+    line: 8,
+    message: /not valid JSON/,
+  },
+  'KRUISE-EXITPRIO-002': {
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":2}'` }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoi":2}'` }),
+    pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
+    line: 8,
+    message: /names container "envoi", which is not in the pod/,
+  },
+  'KRUISE-EXITPRIO-003': {
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":0}'` }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":1.5}'` }),
+    pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
+    line: 8,
+    message: /non-negative integer/,
+  },
+  'KRUISE-SIDECARSET-001': {
+    pass: sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail, image: "busybox:1.36"}]'),
+    fail: sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  initContainers: [{name: logtail, image: "busybox:1.36"}]\n  containers:\n    - {name: logtail, image: "busybox:1.36"}'),
+    pointer: '/spec/containers/0/name',
+    line: 9,
+    message: /appears more than once/,
+  },
+  'KRUISE-SIDECARSET-002': {
+    pass: deployment + '---' + sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail-agent, image: "busybox:1.36"}]'),
+    fail: deployment + '---' + sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers:\n    - {name: logtail, image: "busybox:1.36"}'),
+    pointer: '/spec/containers/0/name',
+    line: 18,
+    message: /name of a container of Deployment default\/webserver/,
+  },
+  'KRUISE-SIDECARSET-003': {
+    pass: sidecarSet('s', '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy: {type: RollingUpdate, maxUnavailable: 1}'),
+    fail: sidecarSet('s', '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy:\n    type: RollingUpdate\n    maxUnavailable: 0'),
+    pointer: '/spec/updateStrategy/maxUnavailable',
+    line: 10,
+    message: /can never proceed/,
+  },
+  'KRUISE-SIDECARSET-004': {
+    pass: sidecarSet('s', '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]'),
+    fail: sidecarSet('s', '  selector: {}\n  containers: [{name: c, image: "busybox:1.36"}]'),
+    pointer: '/spec/selector',
+    line: 6,
+    message: /matches no pod/,
+  },
+  'KRUISE-SIDECARSET-005': {
+    pass:
+      sidecarSet('a', '  selector: {matchLabels: {app: web}}\n  containers: [{name: proxy, image: "envoy:1"}]') +
+      '\n---' +
+      sidecarSet('b', '  selector: {matchLabels: {app: db}}\n  containers: [{name: proxy, image: "envoy:1"}]'),
+    fail:
+      sidecarSet('a', '  selector: {matchLabels: {app: web}}\n  containers: [{name: proxy, image: "envoy:1"}]') +
+      '\n---' +
+      sidecarSet('b', '  selector: {matchLabels: {tier: front}}\n  containers:\n    - {name: proxy, image: "envoy:1"}'),
+    pointer: '/spec/containers/0/name',
+    line: 15,
+    message: /also declared by SidecarSet "a"/,
+  },
+  'KRUISE-IMAGEPULLJOB-001': {
+    pass: imagePullJob('  image: nginx:1.9.1\n  selector: {names: [node-1]}'),
+    fail: imagePullJob('  image: nginx:1.9.1\n  selector: {names: [node-1]}\n  podSelector: {matchLabels: {app: web}}'),
+    pointer: '/spec/podSelector',
+    line: 8,
+    message: /mutually exclusive/,
+  },
+  'KRUISE-IMAGEPULLJOB-002': {
+    pass: imagePullJob('  image: nginx:1.9.1\n  parallelism: 10'),
+    fail: imagePullJob('  image: nginx:1.9.1\n  parallelism: "50%"'),
+    pointer: '/spec/parallelism',
+    line: 7,
+    message: /is a percentage/,
+  },
+  'KRUISE-IMAGEPULLJOB-003': {
+    pass: imagePullJob('  image: nginx:1.9.1\n  completionPolicy: {type: Always, ttlSecondsAfterFinished: 300}'),
+    fail: imagePullJob('  image: nginx:1.9.1\n  completionPolicy:\n    type: Never\n    ttlSecondsAfterFinished: 300'),
+    pointer: '/spec/completionPolicy/ttlSecondsAfterFinished',
+    line: 9,
+    message: /completionPolicy.type is Never/,
+  },
+  'KRUISE-IMAGEPULLJOB-004': {
+    pass: imagePullJob('  image: nginx:1.9.1\n  pullPolicy: {timeoutSeconds: 100}\n  completionPolicy: {type: Always, activeDeadlineSeconds: 100}'),
+    fail: imagePullJob('  image: nginx:1.9.1\n  completionPolicy:\n    type: Always\n    activeDeadlineSeconds: 100'),
+    pointer: '/spec/completionPolicy/activeDeadlineSeconds',
+    line: 9,
+    message: /shorter than pullPolicy.timeoutSeconds 600 \(the default\)/,
+  },
+  'KRUISE-IMAGEPULLJOB-005': {
+    pass: imagePullJob('  image: registry.example.com:5000/team/nginx:1.9.1@sha256:' + 'a'.repeat(64)),
+    fail: imagePullJob('  image: nginx::1.9.1'),
+    pointer: '/spec/image',
+    line: 6,
+    message: /not a valid image reference/,
+  },
+  'KRUISE-CLONESET-001': {
+    pass: cloneSet('  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker]}'),
+    fail: cloneSet('  lifecycle:\n    preDelete:\n      markPodNotReady: true'),
+    pointer: '/spec/lifecycle/preDelete',
+    line: 13,
+    message: /neither finalizersHandler nor labelsHandler/,
+  },
+  'KRUISE-CLONESET-002': {
+    pass: cloneSet('  lifecycle:\n    preDelete: {markPodNotReady: true, labelsHandler: {example.io/block: "true"}}'),
+    fail: cloneSet('  lifecycle:\n    preNormal:\n      labelsHandler: {example.io/block-unready: "true"}\n      markPodNotReady: true'),
+    pointer: '/spec/lifecycle/preNormal/markPodNotReady',
+    line: 15,
+    message: /no effect on preNormal/,
+  },
+  'KRUISE-CLONESET-003': {
+    pass: cloneSet('  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker], labelsHandler: {example.io/block-unready: "true"}}'),
+    fail: cloneSet('  lifecycle:\n    preNormal:\n      finalizersHandler:\n        - Example.IO/unready blocker'),
+    pointer: '/spec/lifecycle/preNormal/finalizersHandler/0',
+    line: 15,
+    message: /not a valid qualified name/,
+  },
+  'KRUISE-CRR-001': {
+    pass: 'apiVersion: apps.kruise.io/v1alpha1\nkind: ContainerRecreateRequest\nmetadata: {name: c, namespace: d}\nspec:\n  podName: web-0\n  containers: [{name: app}]\n',
+    fail: 'apiVersion: apps.kruise.io/v1alpha1\nkind: ContainerRecreateRequest\nmetadata: {name: c, namespace: d}\nspec:\n  podName: web-0\n  containers: []\n',
+    pointer: '/spec/containers',
+    line: 6,
+    message: /spec.containers is missing or empty/,
+  },
+  'KRUISE-GATE-001': {
+    pass: install('KruiseDaemon=true,SidecarTerminator=true') + '---' + job(`${main}\n${killSidecar()}`),
+    fail: install('KruiseDaemon=true,SidecarTerminator=false') + '---' + job(`${main}\n${killSidecar()}`),
+    pointer: '/spec/template/spec/containers/1/env/0',
+    line: 28,
+    message: /needs feature gate SidecarTerminator.*it sets SidecarTerminator=false/,
+  },
+};
+
+describe('policy rules', () => {
+  it('every rule has an id, a severity, a title, a one-paragraph doc and test cases', () => {
+    const ids = RULES.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const r of RULES) {
+      expect(r.id).toMatch(/^KRUISE-[A-Z]+-\d{3}$/);
+      expect(['error', 'warning', 'info']).toContain(r.severity);
+      expect(r.doc.length).toBeGreaterThan(80);
+      expect(r.doc).not.toContain('\n');
+      expect(CASES[r.id], `test cases for ${r.id}`).toBeDefined();
+    }
+    expect(Object.keys(CASES).sort()).toEqual([...ids].sort());
+  });
+
+  for (const rule of RULES) {
+    const c = CASES[rule.id];
+    if (!c) continue;
+    describe(rule.id, () => {
+      it('accepts the passing manifest', () => {
+        expect(run(rule.id, c.pass)).toEqual([]);
+      });
+      it('reports the failing manifest with pointer, line, severity, message and hint', () => {
+        const findings = run(rule.id, c.fail);
+        expect(findings.length).toBeGreaterThan(0);
+        const f = findings[0]!;
+        expect(f.severity).toBe(rule.severity);
+        expect(f.jsonPointer).toBe(c.pointer);
+        expect(f.message).toMatch(c.message);
+        expect(f.hint.length).toBeGreaterThan(10);
+        expect(f.file).toBe('case.yaml');
+        if (c.line) expect(f.line).toBe(c.line);
+      });
+    });
+  }
+});
