@@ -51,12 +51,9 @@ export function parseText(text: string, file: string): ParsedInput {
     try {
       value = JSON.parse(text);
       parsed = true;
-    } catch (e) {
-      if (/\.json$/i.test(file)) {
-        out.findings.push(inputFinding(file, `malformed JSON: ${(e as Error).message}`, 'Fix the JSON syntax at that position.', jsonErrorLine(text, e as Error)));
-        return out;
-      }
-      // Flow-style YAML that is not strict JSON: the YAML path below handles it.
+    } catch {
+      // Not strict JSON: read it as YAML (JSON is YAML), as kubectl does; a real syntax error is reported below
+      // with YAML's line and column.
     }
     if (parsed) {
       addValue(out, value, file, text, 0, text.length, 0, 1, '');
@@ -211,11 +208,4 @@ function isBlank(text: string, start: number, end: number): boolean {
 function firstSignificantChar(text: string): string | undefined {
   const m = /^(?:\s|#[^\n]*)*(\S)/.exec(text);
   return m?.[1];
-}
-
-function jsonErrorLine(text: string, e: Error): number | undefined {
-  const lineCol = /line (\d+)/.exec(e.message);
-  if (lineCol) return Number(lineCol[1]);
-  const pos = /position (\d+)/.exec(e.message);
-  return pos ? countNewlines(text, 0, Number(pos[1])) + 1 : undefined;
 }
