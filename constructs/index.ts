@@ -6,3 +6,4 @@ export * from './clone-set.js';
 export * from './sidecar-set.js';
 export * from './image-pull-job.js';
 export * from './container-recreate-request.js';
+export * from './kruise-runtime.js';

@@ -2,7 +2,7 @@
 // Run through `cdk8s synth` (see cdk8s.yaml); output is deterministic.
 import { App } from 'cdk8s';
 import { Construct } from 'constructs';
-import { KUBERNETES_VERSION_CONTEXT } from '../constructs/index.js';
+import { KUBERNETES_VERSION_CONTEXT, KruiseRuntime } from '../constructs/index.js';
 import { CloneSetPreNormalChart } from './cloneset-prenormal.js';
 import { CloneSetPvcChart } from './cloneset-pvc.js';
 import { CrrForceRecreateChart } from './crr-force-recreate.js';
@@ -15,6 +15,8 @@ import { SidecarSetLogtailChart } from './sidecarset-logtail.js';
 /** Builds the examples app (no synth), so tests and the benchmark can reuse it. */
 export function buildExamplesApp(outdir?: string): App {
   const app = new App(outdir ? { outdir } : {});
+  // CRDs + bundled runtime, derived from what the charts below use; ordered before them.
+  new KruiseRuntime(app, 'kruise');
   new JobSidecarKillChart(app, 'job-sidecar-kill');
   new JobSidecarVirtualNodeChart(app, 'job-sidecar-virtual-node');
   new SidecarSetLogtailChart(app, 'sidecarset-logtail');
