@@ -232,7 +232,12 @@ export class ControlPlane {
   private async terminate(managed: Managed): Promise<void> {
     if (managed.child.exitCode !== null || managed.child.signalCode !== null) return;
     managed.child.kill('SIGTERM');
-    const timedOut = await Promise.race([managed.exited.then(() => false), sleep(STOP_TIMEOUT_MS).then(() => true)]);
+    const timer = new AbortController();
+    const timedOut = await Promise.race([
+      managed.exited.then(() => false),
+      sleep(STOP_TIMEOUT_MS, true, { signal: timer.signal }).catch(() => false),
+    ]);
+    timer.abort();
     if (timedOut) {
       managed.child.kill('SIGKILL');
       await managed.exited;
