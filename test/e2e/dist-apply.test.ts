@@ -4,17 +4,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  ApiextensionsV1Api,
-  KubernetesObjectApi,
-  PatchStrategy,
-  type KubernetesObject,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, type KubernetesObject, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
+import { adminKubeConfig, createNamespace, discoverResource, kubectl, rawRequest, serverSideApply } from '../harness/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const distDir = path.join(repoRoot, 'dist');
@@ -65,13 +59,6 @@ function applyRank(o: KubernetesObject): number {
   return i === -1 ? order.length : i;
 }
 
-/** KubernetesObjectApi with its (protected) discovery lookup exposed: is a kind namespaced? */
-class ObjectApi extends KubernetesObjectApi {
-  async discover(apiVersion: string, kind: string) {
-    return this.resource(apiVersion, kind);
-  }
-}
-
 const label = (d: DistObject) => `${d.source} ${d.object.kind}/${d.object.metadata?.name ?? '?'}`;
 
 async function waitEstablished(name: string): Promise<V1CustomResourceDefinition> {
@@ -87,34 +74,36 @@ async function waitEstablished(name: string): Promise<V1CustomResourceDefinition
 }
 
 describe('dist/ on a real kube-apiserver', () => {
-  let client: ObjectApi;
   let defaultNamespace: string;
   const appliedWebhookConfigs: KubernetesObject[] = [];
 
   beforeAll(async () => {
-    client = adminKubeConfig().makeApiClient(ObjectApi);
     defaultNamespace = await createNamespace('dist');
   });
 
   afterAll(async () => {
     // Leave no webhook configuration pointing at a non-running manager for later test files.
-    for (const config of appliedWebhookConfigs) await client.delete(config).catch(() => undefined);
+    for (const config of appliedWebhookConfigs) {
+      const kind = config.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
+      await rawRequest('DELETE', `/apis/admissionregistration.k8s.io/v1/${kind}/${config.metadata!.name}`);
+    }
   });
 
   async function apply(d: DistObject): Promise<KubernetesObject> {
-    const object = structuredClone(d.object);
-    const resource = await client.discover(object.apiVersion!, object.kind!);
-    if (!resource) throw new Error(`${label(d)}: the apiserver serves no ${object.apiVersion} ${object.kind}`);
-    if (resource.namespaced) {
-      object.metadata = { ...object.metadata, namespace: object.metadata?.namespace ?? defaultNamespace };
-      await ensureNamespace(object.metadata.namespace!);
+    const namespace = d.object.metadata?.namespace;
+    const resource = await discoverResource(d.object.apiVersion!, d.object.kind!);
+    if (namespace && resource?.namespaced) {
+      // dist/ may place objects in a namespace it does not create itself (the user's own). Create,
+      // never apply: applying a bare Namespace could strip labels the dist/ Namespace set.
+      if ((await rawRequest('GET', `/api/v1/namespaces/${namespace}`)).status === 404) {
+        await rawRequest('POST', '/api/v1/namespaces', { body: JSON.stringify({ metadata: { name: namespace } }), contentType: 'application/json' });
+      }
     }
-    return client.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
-  }
-
-  async function ensureNamespace(name: string): Promise<void> {
-    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-    await client.patch(ns, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    try {
+      return await serverSideApply(d.object, { fieldManager: FIELD_MANAGER, defaultNamespace });
+    } catch (error) {
+      throw new Error(`${label(d)}: ${(error as Error).message}`);
+    }
   }
 
   it('dist/ contains CustomResourceDefinitions (else this suite would prove nothing)', () => {

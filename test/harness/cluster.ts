@@ -2,6 +2,7 @@
 // Node objects, and a "fake kubelet" (bind pods, patch pods/status, force-delete) since no kubelet,
 // scheduler or garbage collector runs.
 import { execFile } from 'node:child_process';
+import https from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import {
@@ -38,6 +39,113 @@ export function adminKubeConfig(): KubeConfig {
 }
 
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * The apiserver's own message for a failed client-node call (ApiException carries it only in its
+ * JSON body; its `message` is just "HTTP-Code: 422 ..."), for readable assertion failures.
+ */
+export function apiErrorMessage(error: unknown): string {
+  const e = error as { code?: number; body?: unknown; message?: string };
+  if (typeof e?.code !== 'number') return String(e?.message ?? error);
+  try {
+    const status = (typeof e.body === 'string' ? JSON.parse(e.body) : e.body) as { message?: string };
+    if (status?.message) return `HTTP ${e.code}: ${status.message}`;
+  } catch {
+    /* body is not JSON: fall through */
+  }
+  return `HTTP ${e.code}: ${String(e.body ?? e.message)}`;
+}
+
+/** A raw HTTP exchange with the apiserver (no client-node model serialization in between). */
+export interface RawResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** Sends one request to the shared apiserver as admin; `path` is e.g. `/api/v1/namespaces`. */
+export async function rawRequest(
+  method: string,
+  path: string,
+  options: { body?: string; contentType?: string; kubeConfig?: KubeConfig } = {},
+): Promise<RawResponse> {
+  const kc = options.kubeConfig ?? adminKubeConfig();
+  const url = new URL(path, kc.getCurrentCluster()!.server);
+  const request: https.RequestOptions = {
+    method,
+    hostname: url.hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    headers: { accept: 'application/json', ...(options.contentType ? { 'content-type': options.contentType } : {}) },
+  };
+  await kc.applyToHTTPSOptions(request);
+  return new Promise((resolve, reject) => {
+    const req = https.request(request, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+interface ApiResource {
+  readonly name: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+/** Discovery: the REST resource serving `apiVersion` `kind`, or undefined when none does. */
+export async function discoverResource(apiVersion: string, kind: string): Promise<ApiResource | undefined> {
+  const res = await rawRequest('GET', apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`);
+  if (res.status === 404) return undefined;
+  if (res.status !== 200) throw new Error(`discovery of ${apiVersion} failed: HTTP ${res.status}: ${res.body}`);
+  const list = JSON.parse(res.body) as { resources: ApiResource[] };
+  return list.resources.find((r) => r.kind === kind && !r.name.includes('/'));
+}
+
+/**
+ * Server-side apply of a raw object, byte for byte. Unlike KubernetesObjectApi, which re-serializes
+ * through client-node's models and silently drops keys it does not model in camelCase (e.g. a CRD's
+ * `x-kubernetes-int-or-string`), this sends exactly what the manifest says. Namespaced objects
+ * without a namespace go to `defaultNamespace`. Returns the applied object; throws with the
+ * apiserver's message when rejected.
+ */
+export async function serverSideApply(
+  object: KubernetesObject,
+  options: { fieldManager: string; defaultNamespace?: string; dryRun?: boolean },
+): Promise<KubernetesObject> {
+  const { apiVersion, kind } = object;
+  const name = object.metadata?.name;
+  if (!apiVersion || !kind || !name) throw new Error('object needs apiVersion, kind and metadata.name');
+  const resource = await discoverResource(apiVersion, kind);
+  if (!resource) throw new Error(`the apiserver serves no ${apiVersion} ${kind} (is its CRD installed and Established?)`);
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  let body = object;
+  let path = `${base}/${resource.name}/${encodeURIComponent(name)}`;
+  if (resource.namespaced) {
+    const namespace = object.metadata?.namespace ?? options.defaultNamespace;
+    if (!namespace) throw new Error(`${kind}/${name} is namespaced: give metadata.namespace or defaultNamespace`);
+    body = { ...object, metadata: { ...object.metadata, namespace } };
+    path = `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}/${encodeURIComponent(name)}`;
+  }
+  const query = new URLSearchParams({ fieldManager: options.fieldManager, force: 'true' });
+  if (options.dryRun) query.set('dryRun', 'All');
+  const res = await rawRequest('PATCH', `${path}?${query}`, {
+    body: JSON.stringify(body),
+    contentType: 'application/apply-patch+yaml',
+  });
+  if (res.status >= 300) {
+    let message = res.body;
+    try {
+      message = (JSON.parse(res.body) as { message?: string }).message ?? res.body;
+    } catch {
+      /* not a Status object */
+    }
+    throw new Error(`server-side apply of ${kind}/${name} rejected: HTTP ${res.status}: ${message}`);
+  }
+  return JSON.parse(res.body) as KubernetesObject;
+}
 
 /** Runs the control plane's kubectl against the shared control plane; rejects with stderr on failure. */
 export async function kubectl(args: readonly string[], options: { input?: string } = {}): Promise<string> {

@@ -10,8 +10,22 @@
 //   const hook = await registerWebhook({ type: 'mutating', rules, handler }); ... await hook.close();
 //   await restartApiServer();                              // etcd data survives
 //   await canI(serviceAccountUser('kruise-system', 'kruise-manager'), { verb: 'list', resource: 'pods' });
-export { adminKubeConfig, bindPod, createNamespace, createNode, forceDelete, kubeconfigPath, kubectl, mergePatch, setPodStatus } from './cluster.js';
-export type { ContainerStatusInput, NodeOptions, PodStatusInput } from './cluster.js';
+export {
+  adminKubeConfig,
+  apiErrorMessage,
+  bindPod,
+  createNamespace,
+  createNode,
+  discoverResource,
+  forceDelete,
+  kubeconfigPath,
+  kubectl,
+  mergePatch,
+  rawRequest,
+  serverSideApply,
+  setPodStatus,
+} from './cluster.js';
+export type { ContainerStatusInput, NodeOptions, PodStatusInput, RawResponse } from './cluster.js';
 export { registerWebhook } from './webhook.js';
 export type { AdmissionDecision, AdmissionRequest, RegisteredWebhook, WebhookOptions } from './webhook.js';
 export { canI, describeCheck, impersonatingKubeConfig, serviceAccountUser } from './rbac.js';
