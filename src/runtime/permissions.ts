@@ -75,6 +75,30 @@ export const MANAGER: readonly PermissionRule[] = [
     why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent, checked in the cache)',
   },
   {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['imagepulljobs'],
+    verbs: ['list', 'watch', 'delete'],
+    why: 'ImagePullJob controller: informer on jobs; deletes finished jobs after ttlSecondsAfterFinished',
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['imagepulljobs/status'],
+    verbs: ['patch'],
+    why: 'ImagePullJob status aggregated from the NodeImages (desired, active, succeeded, failed, failedNodes, completionTime)',
+  },
+  {
+    apiGroups: ['apps.kruise.io'],
+    resources: ['nodeimages'],
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why: 'one NodeImage per Ready Node (created, labels synced, deleted with the node); ImagePullJob tags added and pruned by conditional merge patches',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'create', 'update'],
+    why: "ImagePullJob pull secrets: read in the job's namespace, copied into the daemon-config namespace (a ClusterRole cannot name that namespace alone; narrowing create/update to a Role there is possible)",
+  },
+  {
     apiGroups: ['admissionregistration.k8s.io'],
     resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
     verbs: ['get', 'patch'],

@@ -9,6 +9,8 @@ export interface KubeletContainerSpec {
   /** Overrides the image entrypoint. */
   readonly command?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** Host directories to bind-mount, like hostPath volumes. */
+  readonly mounts?: ReadonlyArray<{ containerPath: string; hostPath: string }>;
 }
 
 export interface KubeletPodSpec {
@@ -93,6 +95,7 @@ export class KubeletPod {
         image: { image: c.image },
         command: c.command ? [...c.command] : [],
         envs: Object.entries(c.env ?? {}).map(([key, value]) => ({ key, value })),
+        mounts: (c.mounts ?? []).map((m) => ({ ...m, readonly: false })),
         labels: { ...this.sandboxConfig.labels, [KubeletLabels.containerName]: name },
         annotations: { 'io.kubernetes.container.restartCount': String(attempt) },
         logPath: `${name}/${attempt}.log`,

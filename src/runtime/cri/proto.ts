@@ -88,6 +88,7 @@ message ImageSpec {
   string runtime_handler = 19;
 }
 message KeyValue { string key = 1; string value = 2; }
+message Mount { string container_path = 1; string host_path = 2; bool readonly = 3; }
 message ContainerMetadata { string name = 1; uint32 attempt = 2; }
 message ContainerConfig {
   ContainerMetadata metadata = 1;
@@ -96,6 +97,7 @@ message ContainerConfig {
   repeated string args = 4;
   string working_dir = 5;
   repeated KeyValue envs = 6;
+  repeated Mount mounts = 7;
   map<string, string> labels = 9;
   map<string, string> annotations = 10;
   string log_path = 11;

@@ -53,6 +53,8 @@ export interface ContainerConfig {
   args?: string[];
   workingDir?: string;
   envs?: { key: string; value: string }[];
+  /** Host directories bind-mounted into the container (the kubelet's volumes). */
+  mounts?: { containerPath: string; hostPath: string; readonly?: boolean }[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   logPath?: string;

@@ -7,6 +7,11 @@ export interface DaemonContext extends ControllerContext {
   readonly cri: CriClient;
   /** Runtime name for pod-status container IDs (`containerd` in `containerd://…`); from CRI Version. */
   runtimeScheme(): Promise<string>;
+  /**
+   * Registers a callback for when the CRI runtime answers again after an outage, so work that
+   * failed meanwhile is retried at once instead of after its (long) backoff.
+   */
+  onCriRecovered(cb: () => void): void;
 }
 
 /** A daemon controller: like a manager controller, but set up with the daemon context. */

@@ -66,6 +66,7 @@ export class Daemon {
   criUp = false;
   private criTimer?: NodeJS.Timeout;
   private scheme?: string;
+  private readonly criRecovered: Array<() => void> = [];
   readonly ports: { health?: number } = {};
   private readonly criGauge: Gauge;
 
@@ -85,8 +86,12 @@ export class Daemon {
     try {
       const v = await this.cri!.version();
       this.scheme = v.runtimeName || 'containerd';
-      if (!this.criUp) this.logger.info({ runtime: v.runtimeName, version: v.runtimeVersion, target: this.cri!.target }, 'CRI runtime reachable');
+      const recovered = !this.criUp;
       this.criUp = true;
+      if (recovered) {
+        this.logger.info({ runtime: v.runtimeName, version: v.runtimeVersion, target: this.cri!.target }, 'CRI runtime reachable');
+        for (const cb of this.criRecovered) cb();
+      }
     } catch (err) {
       if (this.criUp) this.logger.warn({ err: (err as Error).message }, 'CRI runtime unreachable; will keep retrying');
       this.criUp = false;
@@ -117,6 +122,7 @@ export class Daemon {
         if (!this.scheme) throw new Error(`CRI runtime at ${this.cri!.target} is unreachable`);
         return this.scheme;
       },
+      onCriRecovered: (cb) => this.criRecovered.push(cb),
     };
     for (const def of DAEMON_CONTROLLERS) {
       if (def.featureGate && gates.has(def.featureGate) && !gates.get(def.featureGate)) {

@@ -4,7 +4,9 @@
  */
 import type { DaemonControllerDefinition } from './context.js';
 import { containerRecreateController } from './crr/index.js';
+import { imagePullController } from './imagepull/index.js';
 
 export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
   containerRecreateController,
+  imagePullController,
 ];

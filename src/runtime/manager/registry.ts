@@ -5,11 +5,15 @@
  */
 import type { ControllerDefinition, WebhookDefinition } from '../core/controller.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
+import { imagePullJobController } from '../controllers/imagepulljob/index.js';
+import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
+  imagePullJobController,
+  nodeImageController,
 ];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [

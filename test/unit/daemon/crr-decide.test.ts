@@ -119,6 +119,10 @@ describe('currentStates (per-container phase from what the node shows)', () => {
     },
     { title: 'finished states are kept', crr: crr({ states: [{ name: 'app', phase: 'Failed', message: 'x' }] }), observed: [seen('app')], want: { phase: 'Failed', message: 'x' } },
     {
+      title: 'started in the same second the CRR was created (second-granular timestamp) -> not a restart',
+      crr: crr({ created: 0 }), observed: [{ ...seen('app'), startedAtMs: T0 + 400 }], want: { phase: 'Pending' },
+    },
+    {
       title: 'no statusContext: an instance started before the CRR is the old one -> Pending',
       crr: crr({ ctx: false }), observed: [seen('app', { gen: 3, startedAt: -5000 })], want: { phase: 'Pending' },
     },

@@ -92,7 +92,8 @@ export function currentStates(
     const ctx = c.statusContext;
     const restarted =
       (ctx !== undefined && (seen.containerID !== ctx.containerID || seen.restartCount > ctx.restartCount)) ||
-      seen.startedAtMs > createdMs;
+      // creationTimestamp has whole seconds: an instance started in the CRR's own second predates it.
+      Math.floor(seen.startedAtMs / 1000) * 1000 > createdMs;
     if (!restarted) return { name: c.name, phase: 'Pending', isKilled: wasKilled };
     const podSide = pod.containers.get(c.name);
     const ready = podSide?.containerID === seen.containerID && podSide.ready && nowMs - seen.startedAtMs > minStartedMs;

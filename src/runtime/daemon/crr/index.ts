@@ -23,6 +23,9 @@ export const containerRecreateController: DaemonControllerDefinition = {
     });
     const onCrr = (c: ContainerRecreateRequest) => enqueue(`${c.metadata.namespace}/${c.spec.podName}`);
     crrs.addHandlers({ add: onCrr, update: onCrr, delete: onCrr });
+    ctx.onCriRecovered(() => {
+      for (const c of crrs.list()) if (!c.status?.completionTime) onCrr(c);
+    });
     return new CrrReconciler(ctx, crrs);
   },
 };

@@ -1,0 +1,30 @@
+import type { ControllerDefinition } from '../../core/controller.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES, NODES } from '../../core/resources.js';
+import { stripManagedFields, type Node } from '../../core/index.js';
+import type { ImagePullJobObject, NodeImageObject } from '../imagepulljob/reconcile.js';
+import { NodeImageReconciler } from './reconcile.js';
+
+/** NodeImage controller (gate ImagePullJobGate, upstream `nodeimage-controller`). */
+export const nodeImageController: ControllerDefinition = {
+  name: 'nodeimage',
+  featureGate: 'ImagePullJobGate',
+  defaultWorkers: 2,
+  setup(ctx, enqueue) {
+    const nodes = ctx.informers.for<Node>(NODES);
+    const nodeImages = ctx.informers.for<NodeImageObject>(NODE_IMAGES, { transform: (o) => stripManagedFields<NodeImageObject>(o) });
+    const jobs = ctx.informers.for<ImagePullJobObject>(IMAGE_PULL_JOBS, { transform: (o) => stripManagedFields<ImagePullJobObject>(o) });
+    const byName = (o: { metadata: { name?: string } }) => enqueue(o.metadata.name!);
+    nodes.addHandlers({ add: byName, update: byName, delete: byName });
+    nodeImages.addHandlers({ add: byName, update: byName, delete: byName });
+    // A job going away orphans its tags on every node that has one.
+    jobs.addHandlers({
+      delete: (job) => {
+        for (const ni of nodeImages.list()) {
+          const owned = Object.values(ni.spec?.images ?? {}).some((s) => s.tags.some((t) => t.ownerReferences?.some((o) => o.uid === job.metadata.uid)));
+          if (owned) enqueue(ni.metadata.name!);
+        }
+      },
+    });
+    return new NodeImageReconciler(ctx, nodes, nodeImages, jobs);
+  },
+};

@@ -1,0 +1,24 @@
+import { NODE_IMAGES, stripManagedFields } from '../../core/index.js';
+import type { DaemonControllerDefinition } from '../context.js';
+import { NodeImageReconciler, type NodeImage } from './reconcile.js';
+
+/**
+ * Image pulls for ImagePullJobs (upstream kruise-daemon `imagepuller`). Each daemon watches exactly
+ * one object, its own NodeImage (field selector on the name), which is what lets it scale.
+ */
+export const imagePullController: DaemonControllerDefinition = {
+  name: 'daemon-imagepuller',
+  featureGate: 'ImagePullJobGate',
+  defaultWorkers: 1,
+  setup(ctx, enqueue) {
+    const nodeImages = ctx.informers.for<NodeImage>(NODE_IMAGES, {
+      fieldSelector: `metadata.name=${ctx.nodeName}`,
+      transform: (o) => stripManagedFields<NodeImage>(o),
+    });
+    const onNi = () => enqueue(ctx.nodeName);
+    nodeImages.addHandlers({ add: onNi, update: onNi });
+    const maxWorkers = Number(ctx.options.maxPullWorkers ?? 2);
+    const configNamespace = String(ctx.options.configNamespace ?? 'kruise-daemon-config');
+    return new NodeImageReconciler(ctx, nodeImages, maxWorkers, configNamespace, enqueue);
+  },
+};

@@ -1,0 +1,205 @@
+// ContainerRecreateRequest execution on a real containerd: the daemon finds containers by the
+// kubelet's CRI labels, runs preStop, stops them through CRI, tracks the kubelet's restart and
+// completes the CRR. The test plays the kubelet (CRI + pods/status) and the CRR webhook (labels and
+// statusContext), which other parts of the runtime own.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { CONTAINER_RECREATE_REQUESTS, PODS, isNotFound, type KubeObject, type Pod } from '../../src/runtime/core/index.js';
+import type { Daemon } from '../../src/runtime/daemon/daemon.js';
+import { startCriEnvironment, waitFor, type CriEnvironment } from '../cri-harness/index.js';
+import { createNamespace } from '../harness/index.js';
+import { FakeKubelet, adminClient, installCrds, startDaemon } from './daemon-support.js';
+
+const NODE = `node-crr-${randomBytes(2).toString('hex')}`;
+let env: CriEnvironment;
+let daemon: Daemon;
+let ns: string;
+const kubelets: FakeKubelet[] = [];
+
+beforeAll(async () => {
+  env = await startCriEnvironment();
+  await installCrds();
+  ns = await createNamespace('daemon-crr');
+  daemon = await startDaemon(NODE, env.containerd.socket);
+});
+
+afterAll(async () => {
+  for (const k of kubelets) await k.stop().catch(() => undefined);
+  await daemon?.stop();
+  await env?.stop();
+});
+
+async function runPod(name: string, containers: string[], extra: Partial<V1Pod['spec']> = {}, hostDir?: string): Promise<FakeKubelet> {
+  const client = adminClient();
+  const pod = (await client.create(PODS, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns },
+    spec: {
+      nodeName: NODE,
+      restartPolicy: 'Always',
+      containers: containers.map((c) => ({ name: c, image: env.images.busybox, ...(hostDir ? { volumeMounts: [{ name: 'shared', mountPath: '/shared' }] } : {}) })),
+      ...(hostDir ? { volumes: [{ name: 'shared', hostPath: { path: hostDir } }] } : {}),
+      ...extra,
+    },
+  } as KubeObject)) as unknown as V1Pod;
+  const k = await FakeKubelet.start(env.cri, pod, join(env.dir, 'logs'), 200, hostDir ? { shared: hostDir } : {});
+  kubelets.push(k);
+  return k;
+}
+
+/** What the CRR webhook adds: node/pod labels, active, and each container's statusContext. */
+async function createCrr(k: FakeKubelet, name: string, containers: Array<{ name: string; preStop?: unknown }>, extra: Record<string, unknown> = {}, strategy: Record<string, unknown> = {}): Promise<KubeObject> {
+  const pod = await adminClient().get<Pod>(PODS, k.pod.metadata!.name!, ns);
+  const statuses = new Map((pod.status?.containerStatuses ?? []).map((s) => [s.name, s]));
+  return adminClient().create(CONTAINER_RECREATE_REQUESTS, {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ContainerRecreateRequest',
+    metadata: {
+      name,
+      namespace: ns,
+      labels: {
+        'crr.apps.kruise.io/node-name': NODE,
+        'crr.apps.kruise.io/pod-uid': pod.metadata.uid!,
+        'crr.apps.kruise.io/pod-name': pod.metadata.name!,
+        'crr.apps.kruise.io/active': 'true',
+      },
+    },
+    spec: {
+      podName: pod.metadata.name,
+      containers: containers.map((c) => {
+        const st = statuses.get(c.name);
+        return { ...c, ...(st ? { statusContext: { containerID: st.containerID, restartCount: st.restartCount ?? 0 } } : {}) };
+      }),
+      strategy: { terminationGracePeriodSeconds: 5, ...strategy },
+      ...extra,
+    },
+  });
+}
+
+interface CrrStatus {
+  phase?: string;
+  message?: string;
+  completionTime?: string;
+  containerRecreateStates?: Array<{ name: string; phase: string; isKilled?: boolean; message?: string }>;
+}
+type Crr = KubeObject & { status?: CrrStatus };
+
+async function getCrr(name: string): Promise<Crr> {
+  return adminClient().get<Crr>(CONTAINER_RECREATE_REQUESTS, name, ns);
+}
+
+async function waitCompleted(name: string, timeoutMs = 60_000): Promise<Crr> {
+  let crr: Crr | undefined;
+  await waitFor(`CRR ${name} Completed`, async () => {
+    crr = await getCrr(name);
+    return crr.status?.phase === 'Completed';
+  }, timeoutMs, 200);
+  return crr!;
+}
+
+describe('daemon executes ContainerRecreateRequests through CRI', () => {
+  it('stops the named container for real, the kubelet restarts it, and the CRR completes', async () => {
+    const k = await runPod('web', ['main', 'side']);
+    const oldSide = k.cri.containerIds.get('side')!;
+    const oldMain = k.cri.containerIds.get('main')!;
+    await createCrr(k, 'recreate-side', [{ name: 'side' }]);
+
+    const crr = await waitCompleted('recreate-side');
+    expect(crr.status).toMatchObject({ phase: 'Completed', message: '' });
+    expect(crr.status?.completionTime).toBeTruthy();
+    expect(crr.status?.containerRecreateStates).toEqual([{ name: 'side', phase: 'Succeeded', isKilled: true }]);
+    expect(crr.metadata.labels?.['crr.apps.kruise.io/active']).toBeUndefined();
+
+    // CRI: the old sidecar instance exited (stopped by SIGTERM, trapped -> exit 0); main untouched.
+    const old = await env.cri.containerStatus(oldSide);
+    expect(old.state).toBe('CONTAINER_EXITED');
+    expect(old.exitCode).toBe(0);
+    expect(k.cri.containerIds.get('side')).not.toBe(oldSide);
+    expect((await env.cri.containerStatus(k.cri.containerIds.get('side')!)).state).toBe('CONTAINER_RUNNING');
+    expect(k.cri.containerIds.get('main')).toBe(oldMain);
+    expect((await env.cri.containerStatus(oldMain)).state).toBe('CONTAINER_RUNNING');
+    expect(k.errors).toEqual([]);
+  });
+
+  it('runs the preStop exec hook inside the container before stopping it', async () => {
+    const hostDir = await mkdtemp(join(env.dir, 'shared-'));
+    const k = await runPod('hooked', ['app'], {}, hostDir);
+    const oldApp = k.cri.containerIds.get('app')!;
+    // The hook sees the container's own environment and file system (the hostPath volume).
+    await createCrr(k, 'with-prestop', [{ name: 'app', preStop: { exec: { command: ['/bin/sh', '-c', 'cat /etc/passwd > /shared/prestop-marker'] } } }]);
+    await waitCompleted('with-prestop');
+    expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
+    // Only the test image's rootfs has this passwd: the hook ran inside the (still running) container.
+    expect(await readFile(join(hostDir, 'prestop-marker'), 'utf8')).toBe('root:x:0:0:root:/:/bin/sh\n');
+  });
+
+  it('orderedRecreate recreates containers one after the other; both succeed', async () => {
+    const k = await runPod('ordered', ['a', 'b']);
+    const oldA = k.cri.containerIds.get('a')!;
+    const oldB = k.cri.containerIds.get('b')!;
+    await createCrr(k, 'ordered', [{ name: 'a' }, { name: 'b' }], {}, { orderedRecreate: true });
+    const crr = await waitCompleted('ordered');
+    expect(crr.status?.containerRecreateStates).toEqual([
+      { name: 'a', phase: 'Succeeded', isKilled: true },
+      { name: 'b', phase: 'Succeeded', isKilled: true },
+    ]);
+    const a = await env.cri.containerStatus(oldA);
+    const b = await env.cri.containerStatus(oldB);
+    // b is only stopped once a's new instance is up, so it finished strictly later.
+    expect(BigInt(b.finishedAt)).toBeGreaterThan(BigInt(a.finishedAt));
+  });
+
+  it('handles one CRR per pod at a time: the second waits Pending, then runs', async () => {
+    const k = await runPod('queued', ['app']);
+    await createCrr(k, 'first', [{ name: 'app' }], {}, { minStartedSeconds: 2 });
+    await createCrr(k, 'second', [{ name: 'app' }], {}, { forceRecreate: true });
+    await waitFor('second CRR Pending while first runs', async () => (await getCrr('second')).status?.phase === 'Pending', 20_000, 100);
+    expect((await getCrr('first')).status?.phase).toBe('Recreating');
+    await waitCompleted('first');
+    const second = await waitCompleted('second');
+    expect(second.status?.containerRecreateStates).toEqual([{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+  });
+
+  it('activeDeadlineSeconds ends a CRR that cannot progress (container not on the node)', async () => {
+    const k = await runPod('deadline', ['app']);
+    await createCrr(k, 'ghost', [{ name: 'ghost' }], { activeDeadlineSeconds: 3 });
+    const crr = await waitCompleted('ghost', 20_000);
+    expect(crr.status?.message).toBe('recreating has exceeded the activeDeadlineSeconds');
+    expect(crr.status?.containerRecreateStates).toEqual([{ name: 'ghost', phase: 'Pending', isKilled: false, message: 'not found container on Node' }]);
+  });
+
+  it('ttlSecondsAfterFinished deletes the CRR after it completed', async () => {
+    const k = await runPod('ttl', ['app']);
+    await createCrr(k, 'short-lived', [{ name: 'app' }], { ttlSecondsAfterFinished: 1 });
+    await waitCompleted('short-lived');
+    await waitFor('CRR deleted after TTL', async () => {
+      try {
+        await getCrr('short-lived');
+        return false;
+      } catch (err) {
+        return isNotFound(err);
+      }
+    }, 15_000, 200);
+  });
+
+  it('survives containerd going away and coming back: a CRR made meanwhile completes', async () => {
+    const k = await runPod('restart', ['app']);
+    const oldApp = k.cri.containerIds.get('app')!;
+    await env.containerd.stop();
+    await waitFor('daemon notices CRI is down', () => !daemon.criUp, 10_000, 50);
+    const ready = await fetch(`http://127.0.0.1:${daemon.ports.health}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain('cri failed');
+    await createCrr(k, 'during-outage', [{ name: 'app' }]);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await getCrr('during-outage')).status?.phase ?? 'Recreating').not.toBe('Completed');
+    await env.containerd.start();
+    await waitCompleted('during-outage', 90_000);
+    expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
+    expect(daemon.criUp).toBe(true);
+  });
+});
