@@ -166,24 +166,43 @@ function detectInPlaceEnvFromMetadata(spec: Record<string, unknown>, add: Add): 
   });
 }
 
-/** Visits containers (env markers) and annotation maps (pod-level annotations) at any depth. */
+/**
+ * Visits containers (env markers) and annotation maps (pod-level annotations) at any depth. The path is
+ * kept as a stack and turned into a JSON pointer only on a hit: most of a manifest is scalars.
+ */
 function walkPodParts(node: unknown, pointer: string, add: Add): void {
-  if (Array.isArray(node)) {
-    node.forEach((v, i) => walkPodParts(v, `${pointer}/${i}`, add));
-    return;
-  }
-  if (!isRecord(node)) return;
-  for (const [key, value] of Object.entries(node)) {
-    const here = `${pointer}/${escapePointer(key)}`;
-    if ((key === 'containers' || key === 'initContainers') && Array.isArray(value)) {
-      value.forEach((c, i) => inspectContainer(c, `${here}/${i}`, add));
-    } else if (key === 'annotations' && isRecord(value)) {
-      if (ANNOTATION_CONTAINER_EXIT_PRIORITY in value) add(AppFeature.CONTAINER_EXIT_PRIORITY, `${here}/${escapePointer(ANNOTATION_CONTAINER_EXIT_PRIORITY)}`);
-      if (ANNOTATION_CONTAINER_LAUNCH_PRIORITY in value) add(AppFeature.CONTAINER_LAUNCH_PRIORITY, `${here}/${escapePointer(ANNOTATION_CONTAINER_LAUNCH_PRIORITY)}`);
-      continue;
+  const path: (string | number)[] = pointer ? pointer.slice(1).split('/') : [];
+  const at = (...more: (string | number)[]) => `/${[...path, ...more].map(escapePointer).join('/')}`;
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const v = value[i];
+        if (typeof v !== 'object' || v === null) continue;
+        path.push(i);
+        visit(v);
+        path.pop();
+      }
+      return;
     }
-    if (typeof value === 'object' && value !== null) walkPodParts(value, here, add);
-  }
+    if (!isRecord(value)) return;
+    for (const key in value) {
+      const v = value[key];
+      if (typeof v !== 'object' || v === null) continue;
+      // Status is written by controllers, never by the app.
+      if (key === 'status' && path.length === 0) continue;
+      if ((key === 'containers' || key === 'initContainers') && Array.isArray(v)) {
+        v.forEach((c, i) => inspectContainer(c, at(key, i), add));
+      } else if (key === 'annotations' && isRecord(v)) {
+        if (ANNOTATION_CONTAINER_EXIT_PRIORITY in v) add(AppFeature.CONTAINER_EXIT_PRIORITY, at(key, ANNOTATION_CONTAINER_EXIT_PRIORITY));
+        if (ANNOTATION_CONTAINER_LAUNCH_PRIORITY in v) add(AppFeature.CONTAINER_LAUNCH_PRIORITY, at(key, ANNOTATION_CONTAINER_LAUNCH_PRIORITY));
+        continue;
+      }
+      path.push(key);
+      visit(v);
+      path.pop();
+    }
+  };
+  visit(node);
 }
 
 function inspectContainer(c: unknown, pointer: string, add: Add): void {

@@ -1,0 +1,105 @@
+// Install-manifest benchmark: what a KruiseRuntime adds to synth. The same app of N workloads is
+// synthesized with and without a KruiseRuntime chart (interleaved, after warm-up, median of the
+// repetitions), so the figure is a ratio to a baseline measured in the same run. The runtime renders
+// the app's objects once more to find the features it needs, so the ratio is expected near 2x
+// for large apps and is reported, not asserted. Also prints the install's object counts and sizes.
+// Usage: npm run bench:install [-- --workloads N --reps R --json]
+import { ApiObject, App, Chart, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { JobSidecarTermination, KruiseRuntime } from '../constructs/index.js';
+
+const { values: args } = parseArgs({
+  options: {
+    workloads: { type: 'string', default: '2000' },
+    reps: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '1' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const N = Number(args.workloads);
+const REPS = Number(args.reps);
+const WARMUP = Number(args.warmup);
+
+function buildApp(app: App): void {
+  const chart = new Chart(app, 'app');
+  for (let i = 0; i < N; i++) {
+    if (i % 10 === 0) {
+      new ApiObject(chart, `ipj${i}`, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: `ipj${i}` }, spec: { image: `example.io/app:${i}`, completionPolicy: { type: 'Always' } } });
+      continue;
+    }
+    const job = new kplus.Job(chart, `w${i}`, {
+      containers: [
+        { name: 'app', image: `example.io/app-${i % 50}:1.0.${i}`, envVariables: { INDEX: kplus.EnvValue.fromValue(String(i)) } },
+        { name: 'envoy', image: 'envoyproxy/envoy:v1.30.1', portNumber: 15001 },
+      ],
+    });
+    if (i % 2 === 1) JobSidecarTermination.of(job).terminate('envoy');
+  }
+}
+
+function timeOnce(withRuntime: boolean): number {
+  globalThis.gc?.();
+  const t0 = performance.now();
+  const app = Testing.app();
+  if (withRuntime) new KruiseRuntime(app, 'kruise');
+  buildApp(app);
+  app.synthYaml();
+  return performance.now() - t0;
+}
+
+function timeRuntimeAlone(): number {
+  globalThis.gc?.();
+  const t0 = performance.now();
+  const app = Testing.app();
+  new KruiseRuntime(app, 'kruise');
+  new Chart(app, 'empty');
+  app.synthYaml();
+  return performance.now() - t0;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+for (let i = 0; i < WARMUP; i++) {
+  timeOnce(false);
+  timeOnce(true);
+  timeRuntimeAlone();
+}
+const base: number[] = [];
+const withRt: number[] = [];
+const alone: number[] = [];
+for (let r = 0; r < REPS; r++) {
+  base.push(timeOnce(false));
+  withRt.push(timeOnce(true));
+  alone.push(timeRuntimeAlone());
+}
+
+// Sizes of the install for a small app that needs every part (daemon, pod webhook).
+const app = Testing.app();
+const rt = new KruiseRuntime(app, 'kruise');
+const c = new Chart(app, 'app');
+new ApiObject(c, 'ss', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'ss' }, spec: { selector: {} } });
+new ApiObject(c, 'crr', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: 'crr' }, spec: {} });
+const crds = Testing.synth(rt.crds!);
+const runtime = Testing.synth(rt);
+const bytes = (docs: unknown[]) => docs.reduce<number>((n, d) => n + stringify(d).length, 0);
+
+const result = {
+  workloads: N,
+  reps: REPS,
+  baselineMs: Math.round(median(base)),
+  withRuntimeMs: Math.round(median(withRt)),
+  ratio: Number((median(withRt) / median(base)).toFixed(2)),
+  runtimeAloneMs: Math.round(median(alone)),
+  install: { crds: crds.length, crdBytes: bytes(crds), runtimeObjects: runtime.length, runtimeBytes: bytes(runtime) },
+};
+if (args.json) console.log(JSON.stringify(result));
+else {
+  console.log(`app of ${N} workloads, median of ${REPS}:`);
+  console.log(`  baseline (no KruiseRuntime)   ${result.baselineMs} ms`);
+  console.log(`  with KruiseRuntime            ${result.withRuntimeMs} ms  (ratio ${result.ratio}x)`);
+  console.log(`  KruiseRuntime, empty app      ${result.runtimeAloneMs} ms`);
+  console.log(`install: ${result.install.crds} CRDs (${result.install.crdBytes} bytes YAML), ${result.install.runtimeObjects} runtime objects (${result.install.runtimeBytes} bytes YAML)`);
+}
