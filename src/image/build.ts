@@ -145,7 +145,7 @@ async function main(argv: string[]): Promise<void> {
   const outDir = resolve(values.out ?? join(repoRoot, 'out', 'image'));
   const { result } = await buildRuntimeImage({ repoRoot, outDir });
   const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
-  const shown = (p: string) => relative(process.cwd(), p) || '.';
+  const shown = (p: string) => (relative(process.cwd(), p).startsWith('..') ? p : relative(process.cwd(), p) || '.');
   console.log(
     [
       `image ${result.reference} ${result.manifestDigest}`,

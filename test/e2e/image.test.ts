@@ -1,16 +1,20 @@
 // The offline runtime image, checked with independent OCI tools: built by `npm run image`, rebuilt for
 // the reproducibility check, inspected and copied by skopeo, unpacked by umoci and run in a chroot as
 // the nonroot user (the container runtime's view of it, without a container engine).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildRuntimeImage, type BuildResult } from '../../src/image/build.js';
 import { parseDockerfile } from '../../src/image/dockerfile.js';
+import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
+import { freePort } from '../harness/controlplane.js';
+import { installCrds } from './runtime/support.js';
 import { IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, NONROOT } from '../../src/image/spec.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -28,9 +32,12 @@ function run(cmd: string, args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv
 }
 
 /** Runs the image's entrypoint the way a runtime would: chroot into the unpacked rootfs as 65532:65532, image env only. */
+function imageEnv(): NodeJS.ProcessEnv {
+  return { ...Object.fromEntries(IMAGE_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])), HOME: IMAGE_WORKDIR };
+}
+
 function entrypoint(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const env = Object.fromEntries(IMAGE_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
-  const r = spawnSync('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { encoding: 'utf8', env: { ...env, HOME: IMAGE_WORKDIR } });
+  const r = spawnSync('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { encoding: 'utf8', env: imageEnv() });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -151,7 +158,7 @@ describe('offline runtime image', () => {
            node: process.version, ca: fs.readFileSync(process.env.SSL_CERT_FILE, 'utf8').includes('BEGIN CERTIFICATE'),
            writable: ['/', '/app', '/app/bin', '/etc', '/nodejs/bin', '/tmp', '/home/nonroot'].filter(writable) }));`,
       ],
-      { encoding: 'utf8', env: Object.fromEntries(IMAGE_ENV.map((e) => e.split(/=(.*)/s).slice(0, 2))) },
+      { encoding: 'utf8', env: imageEnv() },
     );
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({ uid: 65532, gid: 65532, user: 'nonroot', node: expect.stringMatching(/^v24\./), ca: true, writable: ['/tmp', '/home/nonroot'] });
@@ -161,6 +168,46 @@ describe('offline runtime image', () => {
     const r = entrypoint(['--version']);
     expect(r.stderr).toBe('');
     expect([r.status, r.stdout.trim()]).toEqual([0, pkg.version]);
+  });
+
+  it('entrypoint is found by name through the image PATH, as the install manifests call it (command: [cdk8s-kruise])', () => {
+    const r = spawnSync('chroot', [`--userspec=${IMAGE_USER}`, rootfs, 'cdk8s-kruise', '--version'], { encoding: 'utf8', env: imageEnv() });
+    expect([r.status, r.stdout.trim(), r.stderr]).toEqual([0, pkg.version, '']);
+  });
+
+  it('its controller talks to the real kube-apiserver: /readyz and /metrics answer, SIGTERM stops it cleanly', async () => {
+    const kubeconfig = join(rootfs, 'tmp', 'kubeconfig');
+    writeFileSync(kubeconfig, readFileSync(inject('kubeconfig')), { mode: 0o600 });
+    chownSync(kubeconfig, NONROOT.uid, NONROOT.gid);
+    // SidecarTerminator lists ContainerRecreateRequests, so the run reaches the API through the bundled
+    // client (TLS client certificate, list + watch) instead of idling with no informer.
+    await installCrds([ContainerRecreateRequestDefinition]);
+    const [probe, metrics] = [await freePort(), await freePort()];
+    const child = spawn(
+      'chroot',
+      [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, 'controller', '--kubeconfig', '/tmp/kubeconfig', '--namespace', 'default',
+        '--feature-gates', 'SidecarTerminator=true', '--webhook-port', '0', '--health-probe-addr', `127.0.0.1:${probe}`, '--metrics-addr', `127.0.0.1:${metrics}`],
+      { env: imageEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let logs = '';
+    child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 60_000;
+      let ready = 0;
+      while (Date.now() < deadline && ready !== 200) {
+        ready = await fetch(`http://127.0.0.1:${probe}/readyz`).then((r) => r.status, () => 0);
+        if (ready !== 200) await sleep(250);
+      }
+      expect(ready, `controller in the image never became ready; logs:\n${logs}`).toBe(200);
+      const body = await fetch(`http://127.0.0.1:${metrics}/metrics`).then((r) => r.text());
+      expect(body).toContain('process_cpu_seconds_total');
+      expect(logs).toContain('caches synced');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, logs).toBe(0);
   });
 
   // The runtime binaries: `controller` (controller-manager) and `daemon` (node daemon) must be sub-commands.
