@@ -52,6 +52,22 @@ export interface KubeClientOptions {
   readonly onAccess?: AccessListener;
   /** Per-request timeout for non-watch calls. */
   readonly requestTimeoutMs?: number;
+  /**
+   * Write fence: when it returns false, create/update/patch/delete are refused before they are sent.
+   * Controllers get a client fenced on leadership, so a replica that lost its lease cannot write even
+   * from a reconcile that was already running.
+   */
+  readonly fence?: () => boolean;
+}
+
+const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
+
+/** Thrown instead of sending a write through a closed fence. */
+export class FencedError extends Error {
+  constructor(access: ApiAccess) {
+    super(`refused ${access.verb} ${access.resource}: this replica is not the leader`);
+    this.name = 'FencedError';
+  }
 }
 
 export interface ListOptions {
@@ -96,12 +112,20 @@ export class KubeClient {
     if (options.onAccess) this.listeners.push(options.onAccess);
   }
 
+  /** A client sharing this one's transport and listeners whose writes pass only while `fence()` is true. */
+  fenced(fence: () => boolean): KubeClient {
+    const c = new KubeClient(this.kubeConfig, { ...this.options, onAccess: undefined, fence });
+    c.listeners.push(...this.listeners);
+    return c;
+  }
+
   /** Adds a listener for every call (used by tests to collect accesses). */
   addAccessListener(l: AccessListener): void {
     this.listeners.push(l);
   }
 
   private record(access: ApiAccess): void {
+    if (this.options.fence && WRITE_VERBS.has(access.verb) && !this.options.fence()) throw new FencedError(access);
     const p = this.options.permissions;
     if (p?.enforce && !findCoveringRule(access, p.cluster, p.namespaced, p.ownNamespace)) {
       throw new Error(

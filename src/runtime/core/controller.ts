@@ -32,9 +32,13 @@ export interface Reconciler {
   reconcile(key: string): Promise<ProcessResult>;
 }
 
-/** Runs one controller: its queue, workers and metrics. Started only while leading. */
+/**
+ * Runs one controller: its queue, workers and metrics. Workers run only while leading; keys added
+ * meanwhile wait in the queue. `pause` drops the queue at once (a replica that lost its lease must not
+ * act); the next `start` begins from a fresh queue that the caller refills with a cache resync.
+ */
 export class ControllerRunner {
-  readonly queue: WorkQueue;
+  queue: WorkQueue;
   private running?: Promise<void>;
 
   constructor(
@@ -44,8 +48,19 @@ export class ControllerRunner {
     private readonly metrics: RuntimeMetrics,
     private readonly logger: Logger,
   ) {
-    const depth = metrics.queueDepth.labels({ controller: name });
-    this.queue = new WorkQueue({ onDepth: (d) => depth.set(d) });
+    this.queue = this.newQueue();
+  }
+
+  private newQueue(): WorkQueue {
+    const depth = this.metrics.queueDepth.labels({ controller: this.name });
+    return new WorkQueue({ onDepth: (d) => depth.set(d) });
+  }
+
+  /** Stops the workers now (in-flight reconciles are fenced off by the client) and starts a fresh queue. */
+  pause(): void {
+    this.queue.shutDown();
+    this.running = undefined;
+    this.queue = this.newQueue();
   }
 
   enqueue(key: string): void {
@@ -55,9 +70,10 @@ export class ControllerRunner {
 
   start(): void {
     if (this.running) return;
+    const queue = this.queue;
     const dur = this.metrics.reconcileDuration.labels({ controller: this.name });
     this.running = runWorkers(
-      this.queue,
+      queue,
       this.workers,
       async (key) => {
         const end = dur.startTimer();

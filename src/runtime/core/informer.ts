@@ -257,7 +257,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     else this.emit('add', obj);
   }
 
-  private resync(): void {
+  /** Replays every cached object as an update (periodic resync; also after a replica becomes leader). */
+  resync(): void {
     if (!this.synced) return;
     for (const o of this.store.values()) this.emit('update', o, o);
   }
@@ -318,6 +319,10 @@ export class InformerFactory {
 
   stopAll(): void {
     for (const i of this.informers.values()) i.stop();
+  }
+
+  resyncAll(): void {
+    for (const i of this.informers.values()) i.resync();
   }
 
   allSynced(): boolean {

@@ -16,7 +16,7 @@ export interface LeaderElectionOptions {
   readonly retryPeriodMs: number;
   readonly logger: Logger;
   readonly onStartedLeading: () => void;
-  /** Called at most once, the moment leadership is lost; the caller must stop acting at once. */
+  /** Called the moment leadership is lost; the caller must stop acting at once. The elector goes on as a standby. */
   readonly onStoppedLeading: () => void;
   readonly onNewLeader?: (identity: string) => void;
 }
@@ -88,18 +88,15 @@ export class LeaderElector {
       }
     } else if (this.leading && now - this.lastRenew >= this.o.renewDeadlineMs) {
       this.loseLeadership('could not renew the lease within the renew deadline');
-      return;
     } else if (this.leading && this.currentLeader !== this.o.identity) {
       this.loseLeadership(`lease taken by ${this.currentLeader}`);
-      return;
     }
     this.schedule();
   }
 
+  /** Steps down at once, then keeps campaigning as a standby (no process restart needed). */
   private loseLeadership(why: string): void {
     this.leading = false;
-    this.stopped = true;
-    clearTimeout(this.timer);
     this.o.logger.error({ identity: this.o.identity, why }, 'lost leadership');
     this.o.onStoppedLeading();
   }

@@ -110,10 +110,7 @@ export class Manager {
   /** Ports actually bound (useful when configured as 0). */
   readonly ports: { health?: number; metrics?: number; webhook?: number } = {};
 
-  constructor(
-    readonly opts: ManagerOptions,
-    private readonly exit: (code: number) => void = (c) => process.exit(c),
-  ) {
+  constructor(readonly opts: ManagerOptions) {
     this.logger = createLogger({ level: opts.logLevel, name: 'kruise-manager' });
     const kc = loadKubeConfig(opts.kubeconfig);
     const electionNs = opts.leaderElectionNamespace ?? opts.namespace;
@@ -131,10 +128,12 @@ export class Manager {
   async start(): Promise<void> {
     const o = this.opts;
     const gates = parseFeatureGates(o.featureGates);
+    // Controllers write only while this replica leads: their client is fenced on leadership.
+    const fencedClient = this.client.fenced(() => this.leading);
     const ctx: ControllerContext = {
-      client: this.client,
+      client: fencedClient,
       informers: this.informers,
-      events: new EventRecorder(this.client, 'kruise-manager', this.logger),
+      events: new EventRecorder(fencedClient, 'kruise-manager', this.logger),
       logger: this.logger,
       featureGates: gates,
       options: o.controllerOptions,
@@ -154,7 +153,8 @@ export class Manager {
     if (o.webhookPort > 0) {
       for (const def of WEBHOOKS) {
         if (def.featureGate && !gates.get(def.featureGate)) continue;
-        for (const h of def.setup(ctx)) this.admission.register(h);
+        // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client.
+      for (const h of def.setup({ ...ctx, client: this.client })) this.admission.register(h);
       }
     }
 
@@ -172,6 +172,7 @@ export class Manager {
     if (o.metricsAddr && o.metricsAddr !== o.healthProbeAddr && o.metricsAddr !== '0') {
       this.ports.metrics = await this.health.listen(o.metricsAddr);
     }
+    this.logger.info({ healthPort: this.ports.health, metricsPort: this.ports.metrics ?? this.ports.health, identity: this.identity }, 'probes listening');
 
     const objects = this.metrics.informerObjects;
     setInterval(() => {
@@ -252,16 +253,21 @@ export class Manager {
     this.leading = true;
     this.metrics.isLeader.set(1);
     for (const r of this.runners) r.start();
+    // Keys seen while standing by (or dropped when a previous term ended) are re-derived from the caches.
+    this.informers.resyncAll();
     this.logger.info({ controllers: this.runners.map((r) => r.name) }, 'controllers started');
   }
 
-  /** Upstream exits the moment it loses the lease; so do we (the kubelet restarts us as a standby). */
+  /**
+   * The moment the lease is lost: writes are fenced off, queues dropped, workers stopped. Unlike upstream
+   * (which exits), the process stays up as a warm standby and campaigns again: an API server outage
+   * longer than the renew deadline then costs no restart, and caches stay warm.
+   */
   private lostLeadership(): void {
     this.leading = false;
     this.metrics.isLeader.set(0);
-    for (const r of this.runners) r.queue.shutDown();
-    this.logger.error('leadership lost: exiting so no stale leader acts');
-    this.exit(1);
+    for (const r of this.runners) r.pause();
+    this.logger.error('leadership lost: controllers stopped; standing by');
   }
 
   /** Graceful stop: no new work, in-flight reconciles finish (bounded), lease released, servers closed. */
