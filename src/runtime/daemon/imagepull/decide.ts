@@ -140,9 +140,12 @@ export function registryHost(ref: string): string {
   return first;
 }
 
-/** A docker config.json `auths` entry reduced to CRI AuthConfig fields. */
+/**
+ * A docker config.json `auths` entry reduced to CRI AuthConfig fields. No `serverAddress`: entries
+ * are already matched to the image's registry here, and containerd 1.6 URL-parses that field, so a
+ * bare `host:port` (the usual key for a private registry) makes every pull fail.
+ */
 export interface RegistryCredential {
-  readonly serverAddress: string;
   readonly username?: string;
   readonly password?: string;
   readonly auth?: string;
@@ -183,7 +186,6 @@ export function credentialsFor(ref: string, secrets: ReadonlyArray<{ type?: stri
         }
       }
       out.push({
-        serverAddress: host,
         ...(username ? { username } : {}),
         ...(password ? { password } : {}),
         ...(entry.identitytoken ? { identityToken: entry.identitytoken } : {}),

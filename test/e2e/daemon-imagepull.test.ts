@@ -1,0 +1,193 @@
+// ImagePullJob end to end on real parts: the manager's ImagePullJob + NodeImage controllers turn a job
+// into a tag on this node's NodeImage; the daemon pulls it through CRI from a loopback registry into
+// a real containerd (through a recording CRI proxy, since containerd keeps no trace of the
+// sandboxConfig a pull was given) and reports back; the job aggregates, completes and expires.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
+import type { Daemon } from '../../src/runtime/daemon/daemon.js';
+import { DEFAULT_MANAGER_OPTIONS, Manager } from '../../src/runtime/manager/manager.js';
+import { REGISTRY_USER, RecordingCriProxy, startCriEnvironment, waitFor, type CriEnvironment } from '../cri-harness/index.js';
+import { createNamespace, createNode, kubeconfigPath } from '../harness/index.js';
+import { adminClient, installCrds, startDaemon } from './daemon-support.js';
+
+const NODE = `node-ipj-${randomBytes(2).toString('hex')}`;
+const CONFIG_NS = 'kruise-daemon-config';
+let env: CriEnvironment;
+let proxy: RecordingCriProxy;
+let daemon: Daemon;
+let manager: Manager;
+let ns: string;
+
+beforeAll(async () => {
+  env = await startCriEnvironment();
+  await installCrds();
+  ns = await createNamespace('daemon-ipj');
+  await adminClient().create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CONFIG_NS } }).catch((err) => {
+    if (!isAlreadyExists(err)) throw err;
+  });
+  await createNode(NODE, { labels: { 'pull-test': 'yes' } });
+  manager = new Manager({
+    ...DEFAULT_MANAGER_OPTIONS,
+    kubeconfig: kubeconfigPath(),
+    featureGates: 'ImagePullJobGate=true',
+    webhookPort: 0,
+    healthProbeAddr: '127.0.0.1:0',
+    metricsAddr: '0',
+    strictPermissions: true,
+    logLevel: process.env.DAEMON_LOG_LEVEL ?? 'warn',
+    controllerOptions: { daemonConfigNamespace: CONFIG_NS },
+  });
+  await manager.start();
+  proxy = await RecordingCriProxy.start(env.dir, env.containerd.socket);
+  daemon = await startDaemon(NODE, proxy.socket, { featureGates: 'ImagePullJobGate=true', configNamespace: CONFIG_NS, maxPullWorkers: 2 });
+  await waitFor(`NodeImage ${NODE} created by the nodeimage controller`, async () => {
+    const ni = await adminClient().get(NODE_IMAGES, NODE);
+    return ni.metadata.labels?.['pull-test'] === 'yes';
+  }, 30_000, 200);
+});
+
+afterAll(async () => {
+  await daemon?.stop();
+  await manager?.stop();
+  await proxy?.stop();
+  await env?.stop();
+});
+
+interface JobStatus {
+  desired?: number;
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  message?: string;
+  failedNodes?: string[];
+  completionTime?: string;
+  startTime?: string;
+}
+type Job = KubeObject & { status?: JobStatus };
+
+async function createJob(name: string, spec: Record<string, unknown>): Promise<Job> {
+  return adminClient().create(IMAGE_PULL_JOBS, {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ImagePullJob',
+    metadata: { name, namespace: ns },
+    spec: { selector: { names: [NODE] }, completionPolicy: { type: 'Always' }, ...spec },
+  });
+}
+
+async function waitFinished(name: string, timeoutMs = 60_000): Promise<Job> {
+  let job: Job | undefined;
+  await waitFor(`ImagePullJob ${name} finished`, async () => {
+    job = await adminClient().get<Job>(IMAGE_PULL_JOBS, name, ns);
+    return !!job.status?.completionTime;
+  }, timeoutMs, 200);
+  return job!;
+}
+
+async function dockerSecret(name: string, host: string, username: string, password: string): Promise<void> {
+  const config = { auths: { [host]: { username, password, auth: Buffer.from(`${username}:${password}`).toString('base64') } } };
+  await adminClient().create(SECRETS, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: ns },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify(config)).toString('base64') },
+  } as Secret);
+}
+
+describe('ImagePullJob through NodeImage and the daemon', () => {
+  it('pulls the image into containerd and passes the job sandboxConfig to CRI PullImage', async () => {
+    const before = proxy.callsOf('PullImage').length;
+    expect(await env.cri.imageStatus(env.images.busybox)).toBeNull();
+    await createJob('busybox', {
+      image: env.images.busybox,
+      imagePullPolicy: 'Always',
+      sandboxConfig: { labels: { team: 'payments', 'io.kubernetes.pod.namespace': ns }, annotations: { 'example.com/reason': 'prewarm' } },
+    });
+    const job = await waitFinished('busybox');
+    expect(job.status).toMatchObject({ desired: 1, active: 0, succeeded: 1, failed: 0, message: 'job has completed', failedNodes: [] });
+
+    const img = await env.cri.imageStatus(env.images.busybox);
+    expect(img?.repoTags).toContain(env.images.busybox);
+    const { stdout } = await env.containerd.ctr(['images', 'ls', '-q']);
+    expect(stdout.split('\n')).toContain(env.images.busybox);
+
+    const pulls = proxy.callsOf('PullImage').slice(before).filter((c) => (c.request.image as { image: string }).image === env.images.busybox);
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]!.request.sandboxConfig).toMatchObject({
+      labels: { team: 'payments', 'io.kubernetes.pod.namespace': ns },
+      annotations: { 'example.com/reason': 'prewarm' },
+    });
+
+    const ni = await adminClient().get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ tag: string; phase: string; imageID?: string }> }> } }>(NODE_IMAGES, NODE);
+    const tags = ni.status?.imageStatuses?.[env.images.busybox.replace(/:1$/, '')]?.tags ?? [];
+    expect(tags).toEqual([expect.objectContaining({ tag: '1', phase: 'Succeeded', imageID: expect.stringContaining('sha256:') })]);
+  });
+
+  it('a wrong registry password fails the job with a clear message after the backoff limit', async () => {
+    await dockerSecret('bad-cred', env.authRegistry.host, REGISTRY_USER.username, 'not-the-password');
+    const before = proxy.callsOf('PullImage').length;
+    await createJob('bad-password', {
+      image: env.images.private,
+      imagePullPolicy: 'Always',
+      pullSecrets: ['bad-cred'],
+      pullPolicy: { backoffLimit: 1, timeoutSeconds: 20 },
+    });
+    const job = await waitFinished('bad-password');
+    expect(job.status).toMatchObject({ desired: 1, succeeded: 0, failed: 1, failedNodes: [NODE] });
+    expect(job.status?.message).toContain(`image pull failed on 1 node(s) [${NODE}]`);
+    expect(job.status?.message).toContain('after 2 attempt(s) (backoffLimit 1)');
+    expect(job.status?.message).toContain('401 Unauthorized');
+    // 1 try + backoffLimit retries, each with the (wrong) credentials from the copied secret.
+    const pulls = proxy.callsOf('PullImage').slice(before);
+    expect(pulls).toHaveLength(2);
+    expect(pulls[0]!.request.auth).toMatchObject({ username: REGISTRY_USER.username, password: 'not-the-password' });
+    expect(await env.cri.imageStatus(env.images.private)).toBeNull();
+  });
+
+  it('pulls with the right credentials from a pull secret copied to the daemon-config namespace', async () => {
+    await dockerSecret('good-cred', env.authRegistry.host, REGISTRY_USER.username, REGISTRY_USER.password);
+    await createJob('private', { image: env.images.private, pullSecrets: ['good-cred'] });
+    const job = await waitFinished('private');
+    expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
+    expect(await env.cri.imageStatus(env.images.private)).not.toBeNull();
+    const copy = await adminClient().get<Secret>(SECRETS, `${ns}.good-cred`, CONFIG_NS);
+    expect(copy.type).toBe('kubernetes.io/dockerconfigjson');
+  });
+
+  it('a job with a deadline ends failed when the registry is down', async () => {
+    await env.registry.stop();
+    try {
+      await createJob('registry-down', {
+        image: env.images.big,
+        pullPolicy: { timeoutSeconds: 4, backoffLimit: 3 },
+        completionPolicy: { type: 'Always', activeDeadlineSeconds: 4 },
+      });
+      const job = await waitFinished('registry-down', 30_000);
+      expect(job.status).toMatchObject({ desired: 1, succeeded: 0, failed: 1, failedNodes: [NODE] });
+      expect(job.status?.message).toContain('job exceeds activeDeadlineSeconds (4s)');
+      const elapsed = Date.parse(job.status!.completionTime!) - Date.parse(job.status!.startTime!);
+      expect(elapsed).toBeGreaterThanOrEqual(3_000);
+      expect(await env.cri.imageStatus(env.images.big)).toBeNull();
+    } finally {
+      await env.registry.start();
+    }
+  });
+
+  it('ttlSecondsAfterFinished deletes the finished job and its tag is pruned from the NodeImage', async () => {
+    const created = await createJob('short-lived', { image: env.images.busybox, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } });
+    await waitFinished('short-lived');
+    await waitFor('job deleted after its TTL', async () => {
+      try {
+        await adminClient().get(IMAGE_PULL_JOBS, 'short-lived', ns);
+        return false;
+      } catch (err) {
+        return isNotFound(err);
+      }
+    }, 20_000, 200);
+    await waitFor('tag owner pruned from the NodeImage', async () => {
+      const ni = await adminClient().get<KubeObject & { spec?: { images?: Record<string, { tags: Array<{ ownerReferences?: Array<{ uid: string }> }> }> } }>(NODE_IMAGES, NODE);
+      return !JSON.stringify(ni.spec ?? {}).includes(created.metadata.uid!);
+    }, 20_000, 200);
+  });
+});
