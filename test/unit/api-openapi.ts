@@ -28,7 +28,7 @@ function toJsonSchema(node: unknown): unknown {
 }
 
 export function compileOpenApi(schema: Json): ValidateFunction {
-  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true });
+  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, logger: false });
   addFormats(ajv, ['date-time', 'int32', 'int64', 'byte', 'double', 'float']);
   return ajv.compile(toJsonSchema(schema) as Json);
 }
