@@ -17,6 +17,8 @@ import {
 } from '../src/install/feature-gates.js';
 import { RuntimeImage } from '../src/install/image.js';
 import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
+import { bundledServesPods } from '../src/install/runtime-support.js';
+import { RUNTIME_FEATURE_GATES } from '../src/runtime/core/featuregates.js';
 import { renderRuntime } from '../src/install/render.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
@@ -343,6 +345,9 @@ export class KruiseRuntime extends Chart {
     if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
       throw new Error(`${this.node.path}: webhookTimeout must be between 1 and 30 whole seconds (the API server's limit), got ${timeout}s`);
     }
+    if (props.alwaysRegisterPodWebhook && this.target === RuntimeTarget.BUNDLED && !bundledServesPods(servedKinds())) {
+      throw new Error(`${this.node.path}: alwaysRegisterPodWebhook: this version of the bundled runtime does not serve the pod webhook (/mutate-pod); registering it would make every pod creation fail`);
+    }
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
       throw new Error(`${this.node.path}: daemon.criSocketGroup must be a non-negative integer group id`);
     }
@@ -411,11 +416,16 @@ export class KruiseRuntime extends Chart {
             'which the node daemon carries out. Use DaemonPlacement.AUTO or remove the resource.',
         );
       }
-      podWebhook = needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true;
+      const servesPods = bundledServesPods(servedKinds());
+      podWebhook = servesPods && (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
       for (const u of uses) {
-        if (!FEATURE_REQUIREMENTS[u.feature].bundled) {
-          warnings.push(`${describeRef(u.resource)} uses ${u.feature}, which the bundled runtime does not implement; use target openkruise for it.`);
+        const req = FEATURE_REQUIREMENTS[u.feature];
+        if (!req.bundled || (req.podWebhook && !servesPods)) {
+          warnings.push(`${describeRef(u.resource)} uses ${u.feature}, which this version of the bundled runtime does not carry out; use target openkruise for it.`);
         }
+      }
+      for (const g of Object.keys(this.overrides)) {
+        if (!(g in RUNTIME_FEATURE_GATES)) warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
       }
     } else {
       for (const u of uses) {

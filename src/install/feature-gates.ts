@@ -68,7 +68,8 @@ export const FEATURE_GATES: readonly GateSpec[] = [
   gate('DefaultHostNetworkHostPortsInPodTemplates', false, GateStage.ALPHA),
   gate('DaemonSetPruneIneligibleNodes', false, GateStage.ALPHA),
   // Ours: exit priority never shipped upstream (API notes §2), so the bundled runtime gates it itself.
-  gate('ContainerExitPriority', false, GateStage.CDK8S_KRUISE),
+  // On by default: it is the bundled runtime's own feature, with nothing upstream to stay compatible with.
+  gate('ContainerExitPriority', true, GateStage.CDK8S_KRUISE),
 ];
 
 const GATES_BY_NAME = new Map(FEATURE_GATES.map((g) => [g.name, g]));
@@ -285,6 +286,46 @@ export function gatesMarkdownTable(resolved: ResolvedGates): string {
     return `| ${r.gate} | ${spec.default} | ${spec.stage} | ${describeRef(r.use.resource)}: ${r.use.feature}${r.via ? ` (via ${r.via})` : ''} |`;
   });
   return ['| gate | upstream default | stage | needed by |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/**
+ * The `--feature-gates` overrides of a controller-manager found among `objects` (ours: command
+ * `cdk8s-kruise controller`; upstream: the `manager` container of `kruise-controller-manager`), or
+ * undefined when the objects hold no install. Unknown names are kept: the caller decides.
+ */
+export function featureGatesOfInstall(objects: readonly KubeObject[]): Record<string, boolean> | undefined {
+  for (const o of objects) {
+    if (o.kind !== 'Deployment') continue;
+    const containers = ((o.spec as any)?.template?.spec?.containers ?? []) as { name?: string; command?: string[]; args?: string[] }[];
+    for (const c of containers) {
+      const ours = c.command?.[0] === 'cdk8s-kruise' && c.args?.[0] === 'controller';
+      const upstream = o.metadata?.name === 'kruise-controller-manager' && c.name === 'manager';
+      if (!ours && !upstream) continue;
+      const out: Record<string, boolean> = {};
+      for (const arg of c.args ?? []) {
+        const m = /^--feature-gates=(.*)$/.exec(arg);
+        if (!m) continue;
+        for (const part of m[1]!.split(',').filter(Boolean)) {
+          const [name, value] = part.split('=');
+          if (name) out[name.trim()] = /^true$/i.test((value ?? '').trim());
+        }
+      }
+      return out;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Conflicts between what the app's objects need and the gates the install in the same output
+ * passes (for the policy engine's feature-gate rule). Empty when there is no install in `objects`.
+ */
+export function installGateConflicts(objects: readonly (KubeObject | SourcedObject)[]): string[] {
+  const sourced = objects.map(toSourced);
+  const overrides = featureGatesOfInstall(sourced.map((s) => s.object));
+  if (!overrides) return [];
+  const known = Object.fromEntries(Object.entries(overrides).filter(([g]) => GATES_BY_NAME.has(g)));
+  return [...resolveGates(requiredGates(sourced), known).conflicts];
 }
 
 export { AppFeature };

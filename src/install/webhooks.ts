@@ -1,5 +1,6 @@
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../runtime/permissions.js';
 import type { KubeObject } from './types.js';
+import { bundledWebhookPaths } from './runtime-support.js';
 import { MANAGER_SELECTOR, NAMES, meta, type InstallSpec, type ServedKind } from './spec.js';
 
 /**
@@ -48,9 +49,6 @@ function webhookName(prefix: string, kind: string): string {
   return `${prefix}${kind.toLowerCase()}.kb.io`;
 }
 
-/** Kinds whose objects get defaulting from the runtime (labels the daemon needs on CRRs). */
-export const MUTATED_KINDS: readonly string[] = ['ContainerRecreateRequest'];
-
 export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   const webhooks: Record<string, unknown>[] = [];
   if (spec.webhook.pods) {
@@ -69,7 +67,8 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       clientConfig: clientConfig(spec, POD_MUTATING_PATH),
     });
   }
-  for (const k of spec.kinds.filter((x) => MUTATED_KINDS.includes(x.kind))) {
+  const served = bundledWebhookPaths(spec.kinds);
+  for (const k of spec.kinds.filter((x) => served.mutating.includes(kindWebhookPath('mutate', x)))) {
     webhooks.push({
       name: webhookName('m', k.kind),
       admissionReviewVersions: ['v1'],
@@ -91,7 +90,9 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
 }
 
 export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
-  const webhooks = [...spec.kinds]
+  const served = bundledWebhookPaths(spec.kinds);
+  const webhooks = spec.kinds
+    .filter((k) => served.validating.includes(kindWebhookPath('validate', k)))
     .sort((a, b) => a.kind.localeCompare(b.kind))
     .map((k) => ({
       name: webhookName('v', k.kind),

@@ -4,7 +4,9 @@ import {
   FEATURE_GATES,
   GATE_CASCADES,
   FEATURE_REQUIREMENTS,
+  featureGatesOfInstall,
   gateSpec,
+  installGateConflicts,
   prerequisitesOf,
   requiredGates,
   resolveGates,
@@ -151,5 +153,31 @@ describe('resolveGates', () => {
 
   it('rejects unknown gate names with the list of known ones', () => {
     expect(() => resolveGates([], { SidecarTerminater: true })).toThrow(/unknown feature gate "SidecarTerminater".*SidecarTerminator/);
+  });
+});
+
+describe('gates of an install in the same output (for the policy rule)', () => {
+  const deployment = (args: string[], command = ['cdk8s-kruise']): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'kruise-controller-manager', namespace: 'kruise-system' },
+    spec: { template: { spec: { containers: [{ name: 'manager', command, args }] } } },
+  });
+  const sidecar = job([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
+
+  it('reads --feature-gates of our manager and of upstream kruise-manager', () => {
+    expect(featureGatesOfInstall([deployment(['controller', '--feature-gates=SidecarTerminator=true,KruiseDaemon=false'])])).toEqual({
+      SidecarTerminator: true, KruiseDaemon: false,
+    });
+    expect(featureGatesOfInstall([deployment(['--enable-leader-election', '--feature-gates=ImagePullJobGate=true'], ['/manager'])])).toEqual({ ImagePullJobGate: true });
+    expect(featureGatesOfInstall([sidecar])).toBeUndefined();
+  });
+
+  it('reports an app resource needing a gate the install turns off', () => {
+    expect(installGateConflicts([sidecar, deployment(['controller', '--feature-gates=SidecarTerminator=false'])])[0]).toMatch(
+      /feature gate SidecarTerminator is forced off, but Job ns\/j uses job sidecar termination \(kill\)/,
+    );
+    expect(installGateConflicts([sidecar, deployment(['controller', '--feature-gates=SidecarTerminator=true'])])).toEqual([]);
+    expect(installGateConflicts([sidecar])).toEqual([]);
   });
 });

@@ -11,6 +11,10 @@ import {
   WebhookCertificates,
   type KruiseRuntimeProps,
 } from '../../constructs/kruise-runtime.js';
+import { servedKinds } from '../../src/install/crds.js';
+import { bundledServesPods } from '../../src/install/runtime-support.js';
+import type { InstallSpec } from '../../src/install/spec.js';
+import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { PERMISSIONS, toPolicyRules } from '../../src/runtime/permissions.js';
 import { packageVersion } from '../../src/version.js';
 
@@ -140,20 +144,32 @@ describe('RBAC', () => {
 });
 
 describe('webhooks', () => {
-  it('registers the pod webhook only when the app needs it, never for kube-system or its own namespace', () => {
+  it('never registers a pod webhook the bundled runtime does not serve (it would fail every pod creation)', () => {
     const without = find(synthRuntime(appWith().runtime), 'MutatingWebhookConfiguration')!;
     expect(without.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
+    const { runtime } = appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
+    const docs = synthRuntime(runtime);
+    expect(bundledServesPods(servedKinds())).toBe(false);
+    expect(find(docs, 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
+    expect(runtime.report().warnings.join('\n')).toMatch(/SidecarSet default\/sidecarset \(app\/SidecarSet\) uses SidecarSet injection, which this version of the bundled runtime does not carry out/);
+    expect(() => appWith({ alwaysRegisterPodWebhook: true })).toThrow(/does not serve the pod webhook/);
+  });
 
-    const { runtime } = appWith({ namespace: 'platform-kruise' }, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
-    const mutating = find(synthRuntime(runtime), 'MutatingWebhookConfiguration')!;
-    const pod = mutating.webhooks.find((w: Obj) => w.name === 'mpod.kb.io');
+  it('builds the pod webhook with Fail, CREATE only, and never for kube-system or its own namespace', () => {
+    const spec: InstallSpec = {
+      namespace: 'platform-kruise', daemonConfigNamespace: 'cfg', image: 'x', imagePullPolicy: 'IfNotPresent', imagePullSecrets: [],
+      manager: { replicas: 2, resources: {}, logLevel: 'info' },
+      webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
+      featureGates: '', kinds: servedKinds(),
+    };
+    const pod = (mutatingWebhookConfiguration(spec).webhooks as Obj[]).find((w) => w.name === 'mpod.kb.io')!;
     expect(pod.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
     expect(pod.failurePolicy).toBe('Fail');
+    expect(pod.timeoutSeconds).toBe(10);
     expect(pod.namespaceSelector).toEqual({
       matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform-kruise'] }],
     });
     expect(pod.clientConfig).toEqual({ service: { name: 'kruise-webhook-service', namespace: 'platform-kruise', path: '/mutate-pod', port: 443 } });
-    expect(pod.clientConfig.caBundle).toBeUndefined();
   });
 
   it('validates every served kind with bounded timeouts and the same namespace exclusion', () => {

@@ -1,0 +1,17 @@
+// The install registers only admission paths the bundled runtime serves: compare the install's list
+// with the handlers the runtime's webhook registry actually sets up (setup() only wires handlers).
+import { describe, expect, it } from 'vitest';
+import { servedKinds } from '../../src/install/crds.js';
+import { bundledWebhookPaths } from '../../src/install/runtime-support.js';
+import { WEBHOOKS } from '../../src/runtime/manager/registry.js';
+import type { ControllerContext } from '../../src/runtime/core/controller.js';
+
+describe('bundled runtime webhook paths', () => {
+  it('match the handlers registered in src/runtime/manager/registry.ts', () => {
+    const ctx = { options: {}, featureGates: new Map() } as unknown as ControllerContext;
+    const handlers = WEBHOOKS.flatMap((w) => w.setup(ctx));
+    const served = bundledWebhookPaths(servedKinds());
+    expect(handlers.filter((h) => h.type === 'mutating').map((h) => h.path).sort()).toEqual([...served.mutating].sort());
+    expect(handlers.filter((h) => h.type === 'validating').map((h) => h.path).sort()).toEqual([...served.validating].sort());
+  });
+});
