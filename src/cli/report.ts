@@ -14,7 +14,8 @@ export function parseFormat(v: string): Format {
   return v as Format;
 }
 
-export function renderReport(format: Format, findings: readonly Finding[], stats: { documents: number; files: number }): string {
+export function renderReport(format: Format, findings: readonly Finding[], counts: { documents: number; files: number }): string {
+  const stats = { documents: counts.documents, files: counts.files };
   switch (format) {
     case 'json':
       return formatJson(findings, stats);
