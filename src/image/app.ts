@@ -36,6 +36,9 @@ export async function bundleCli(repoRoot: string): Promise<Buffer> {
     target: 'node24',
     write: false,
     outfile: APP_MAIN.slice(1),
+    // Module ids inside the bundle are paths relative to the checkout; keep them so when node_modules
+    // is a link (CI caches, the reproducibility test's snapshots) instead of resolving to its target.
+    preserveSymlinks: true,
     minifyWhitespace: true,
     minifySyntax: true,
     // Class and function names stay readable in stack traces and error messages.

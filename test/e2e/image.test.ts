@@ -3,7 +3,7 @@
 // the nonroot user (the container runtime's view of it, without a container engine).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,6 +32,15 @@ function run(cmd: string, args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv
 }
 
 /** Runs the image's entrypoint the way a runtime would: chroot into the unpacked rootfs as 65532:65532, image env only. */
+/** Unpacks the HEAD snapshot into work/<name>, sharing the checkout's node_modules. */
+function snapshot(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  run('tar', ['-xf', join(work, 'head.tar'), '-C', dir]);
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
 function imageEnv(): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(IMAGE_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])), HOME: IMAGE_WORKDIR };
 }
@@ -62,11 +71,8 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'cdk8s-kruise-image-'));
   // Both builds read one snapshot of HEAD: "two builds from the same commit", immune to edits in the
   // working tree while the test runs. Dependencies come from the checkout's node_modules.
-  source = join(work, 'src');
-  mkdirSync(source);
   run('git', ['archive', '--output', join(work, 'head.tar'), 'HEAD']);
-  run('tar', ['-xf', join(work, 'head.tar'), '-C', source]);
-  symlinkSync(join(repoRoot, 'node_modules'), join(source, 'node_modules'));
+  source = snapshot('src');
   epoch = Number(run('git', ['log', '-1', '--format=%ct', 'HEAD']).trim());
   // The documented command, exactly as a user runs it.
   const out = run('npm', ['run', '--silent', 'image', '--', '--out', join(work, 'a')], source, { ...process.env, SOURCE_DATE_EPOCH: String(epoch) });
@@ -81,8 +87,8 @@ afterAll(() => {
 });
 
 describe('offline runtime image', () => {
-  it('is reproducible: a second build from the same commit has the same manifest digest and archive bytes', async () => {
-    const { result: second } = await buildRuntimeImage({ repoRoot: source, outDir: join(work, 'b'), sourceDateEpoch: epoch });
+  it('is reproducible: a second build from the same commit, checked out elsewhere, has the same manifest digest and archive bytes', async () => {
+    const { result: second } = await buildRuntimeImage({ repoRoot: snapshot('elsewhere/checkout'), outDir: join(work, 'b'), sourceDateEpoch: epoch });
     console.log(`[image] rebuild ${second.manifestDigest} in ${second.seconds.toFixed(1)} s (first: ${first.seconds.toFixed(1)} s)`);
     expect(second.manifestDigest).toBe(first.manifestDigest);
     expect(second.layers).toEqual(first.layers);
@@ -120,6 +126,19 @@ describe('offline runtime image', () => {
     const ours = JSON.parse(readFileSync(join(first.layoutDir, 'blobs', ...first.manifestDigest.split(':')), 'utf8')) as { config: { digest: string } };
     expect(copied.config.digest).toBe(ours.config.digest);
     expect(copied.layers.map((l) => l.digest)).toEqual(config.rootfs.diff_ids);
+  });
+
+  it('holds the same application files the Dockerfile build stage copies onto distroless', () => {
+    const stage = join(work, 'stage');
+    run(join(source, 'node_modules', '.bin', 'tsx'), ['src/image/build.ts', '--stage-app', stage], source);
+    for (const file of ['app/package.json', 'app/bin/cdk8s-kruise.mjs']) {
+      expect(readFileSync(join(stage, file)), file).toEqual(readFileSync(join(rootfs, file)));
+      expect(statSync(join(stage, file)).mode & 0o777, file).toBe(statSync(join(rootfs, file)).mode & 0o777);
+    }
+    expect(readlinkSync(join(stage, 'usr/local/bin/cdk8s-kruise'))).toBe(readlinkSync(join(rootfs, 'usr/local/bin/cdk8s-kruise')));
+    expect(execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual([
+      './app', './app/bin', './app/bin/cdk8s-kruise.mjs', './app/package.json', './usr', './usr/local', './usr/local/bin', './usr/local/bin/cdk8s-kruise',
+    ]);
   });
 
   it(`stays within the size budget (compressed layers <= 50 MB)`, () => {
