@@ -12,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerRecreateRequestDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
 import { kindWebhookPath } from '../../src/install/webhooks.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/runtime/permissions.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, setPodStatus } from '../harness/index.js';
 import { accessCoverage, accessLogs, ControllerProcess, eventually, freePort, installCrds } from './runtime/support.js';
 
@@ -23,8 +24,9 @@ let ns: string;
 let port: number;
 let ctl: ControllerProcess;
 const id = `${process.pid}`;
-const mutatingName = `kruise-mutating-e2e-${id}`;
-const validatingName = `kruise-validating-e2e-${id}`;
+// The runtime's RBAC names these two configurations (resourceNames), so the test uses the real names.
+const mutatingName = MUTATING_WEBHOOK_CONFIGURATION;
+const validatingName = VALIDATING_WEBHOOK_CONFIGURATION;
 const E2E_LABEL = 'cdk8s-kruise.test/runtime-webhook';
 const node = `node-webhook-${id}`;
 // Short-lived serving certificates so the runtime rotates them during the test.
@@ -80,6 +82,9 @@ async function registerConfigs(): Promise<void> {
       },
     ],
   };
+  // Another e2e file may have applied the install manifests' configurations: replace them.
+  await adm.deleteMutatingWebhookConfiguration({ name: mutatingName }).catch(() => undefined);
+  await adm.deleteValidatingWebhookConfiguration({ name: validatingName }).catch(() => undefined);
   await adm.createMutatingWebhookConfiguration({ body: mutating });
   await adm.createValidatingWebhookConfiguration({ body: validating });
 }
