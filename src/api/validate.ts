@@ -110,13 +110,20 @@ export function validateObject(obj: unknown): ValidationResult {
   if (!def) {
     if (!isKruiseApiVersion(o.apiVersion)) return { issues: [] };
     const known = KINDS.map((k) => `${k.group}/${k.version} ${k.kind}`);
+    const sameName = typeof o.kind === 'string' ? KINDS.find((k) => k.kind === o.kind) : undefined;
+    const guess = typeof o.kind === 'string' && !sameName ? closestMatch(o.kind, KINDS.map((k) => k.kind)) : undefined;
     return {
       issues: [
         {
-          jsonPointer: typeof o.kind === 'string' ? '/apiVersion' : '/kind',
+          // A known kind under another version points at apiVersion; otherwise the kind is the problem.
+          jsonPointer: sameName ? '/apiVersion' : '/kind',
           keyword: 'kind',
           message: `${String(o.apiVersion)} ${String(o.kind)} is not a kind cdk8s-kruise models`,
-          hint: `modelled kinds: ${known.join(', ')}`,
+          hint: sameName
+            ? `cdk8s-kruise models ${sameName.kind} as ${sameName.group}/${sameName.version}`
+            : guess
+              ? `did you mean kind ${guess}?`
+              : `modelled kinds: ${known.join(', ')}`,
         },
       ],
     };

@@ -197,6 +197,9 @@ describe('validateObject: errors at the right pointer with clear messages', () =
     expect(r.issues).toHaveLength(1);
     expect(r.issues[0]).toMatchObject({ keyword: 'kind', jsonPointer: '/apiVersion' });
     expect(r.issues[0]!.message).toBe('apps.kruise.io/v1beta1 CloneSet is not a kind cdk8s-kruise models');
+    expect(r.issues[0]!.hint).toBe('cdk8s-kruise models CloneSet as apps.kruise.io/v1alpha1');
+    const typo = validateObject({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'Cloneset', metadata: { name: 'x' } }).issues[0]!;
+    expect(typo).toMatchObject({ jsonPointer: '/kind', keyword: 'kind', hint: 'did you mean kind CloneSet?' });
     expect(validateObject('hello').issues[0]).toMatchObject({ jsonPointer: '', message: 'expected an object, got the string "hello"' });
   });
 
