@@ -1,0 +1,166 @@
+// The RBAC that dist/ installs lets the manager's and the daemon's ServiceAccounts do exactly what
+// the runtime declares it needs (src/runtime/permissions.ts) and nothing else in the checked
+// universe: every (resource, verb, scope) is asked by impersonation (SelfSubjectAccessReview as the
+// ServiceAccount) and compared with the declared rules.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type Verb } from '../../src/runtime/permissions.js';
+import { canI, createNamespace, describeCheck, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const distDir = path.join(repoRoot, 'dist');
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+
+function distObjects(): KubernetesObject[] {
+  return readdirSync(distDir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .flatMap((e) => parseAllDocuments(readFileSync(path.join(e.parentPath, e.name), 'utf8')).map((d) => d.toJS() as KubernetesObject))
+    .filter((o): o is KubernetesObject => o !== null && typeof o === 'object');
+}
+
+const objects = distObjects();
+const rbacObjects = objects.filter((o) => RBAC_KINDS.has(o.kind!));
+const rank = (o: KubernetesObject) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'Role'].indexOf(o.kind!) >>> 0;
+rbacObjects.sort((a, b) => rank(a) - rank(b));
+
+/** The runtime components whose ServiceAccount we check, found by the workload that runs them. */
+interface Component {
+  readonly name: string;
+  readonly workloadKind: 'Deployment' | 'DaemonSet';
+  readonly cluster: readonly PermissionRule[];
+  readonly namespaced: readonly PermissionRule[];
+}
+const COMPONENTS: readonly Component[] = [
+  { name: 'manager', workloadKind: 'Deployment', cluster: PERMISSIONS.MANAGER, namespaced: PERMISSIONS.MANAGER_NAMESPACED },
+  { name: 'daemon', workloadKind: 'DaemonSet', cluster: PERMISSIONS.DAEMON, namespaced: PERMISSIONS.DAEMON_NAMESPACED },
+];
+
+function serviceAccountOf(component: Component): { namespace: string; name: string } {
+  const workloads = objects.filter((o) => o.kind === component.workloadKind && o.apiVersion === 'apps/v1') as V1Deployment[];
+  if (workloads.length !== 1) {
+    throw new Error(`expected one ${component.workloadKind} (the ${component.name}) in dist/, found ${workloads.length}`);
+  }
+  const w = workloads[0]!;
+  const name = w.spec?.template.spec?.serviceAccountName;
+  if (!name) throw new Error(`${component.workloadKind}/${w.metadata?.name} in dist/ sets no serviceAccountName`);
+  return { namespace: w.metadata?.namespace ?? 'default', name };
+}
+
+/** Namespaces where a RoleBinding in dist/ binds this ServiceAccount (where its namespaced rules apply). */
+function boundNamespaces(sa: { namespace: string; name: string }): string[] {
+  return objects
+    .filter((o): o is V1RoleBinding => o.kind === 'RoleBinding')
+    .filter((b) => b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace))
+    .map((b) => b.metadata!.namespace!);
+}
+
+const SENSITIVE: readonly (readonly [string, string])[] = [
+  ['', 'secrets'],
+  ['', 'nodes'],
+  ['', 'pods'],
+  ['', 'pods/exec'],
+  ['', 'configmaps'],
+  ['', 'namespaces'],
+  ['', 'serviceaccounts/token'],
+  ['apps', 'deployments'],
+  ['rbac.authorization.k8s.io', 'clusterroles'],
+  ['rbac.authorization.k8s.io', 'clusterrolebindings'],
+  ['apiextensions.k8s.io', 'customresourcedefinitions'],
+  ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations'],
+];
+
+function toCheck(access: ApiAccess): AccessCheck {
+  const [resource, subresource] = access.resource.split('/');
+  return { verb: access.verb, group: access.apiGroup, resource: resource!, subresource, namespace: access.namespace, name: access.name };
+}
+
+describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s ServiceAccount from dist/', (_n, component) => {
+  let otherNamespace: string;
+
+  beforeAll(async () => {
+    otherNamespace = await createNamespace('rbac-other');
+    for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
+  });
+
+  it('grants exactly the declared permissions (checked by impersonation)', async () => {
+    const sa = serviceAccountOf(component);
+    const user = serviceAccountUser(sa.namespace, sa.name);
+    const ownNamespaces = boundNamespaces(sa);
+    if (component.namespaced.length > 0) expect(ownNamespaces, 'no RoleBinding for the namespaced rules').not.toEqual([]);
+    const declared = [...component.cluster, ...component.namespaced];
+    const pairs = new Map<string, [string, string]>();
+    for (const r of declared) for (const g of r.apiGroups) for (const res of r.resources) pairs.set(`${g}/${res}`, [g, res]);
+    for (const [g, res] of SENSITIVE) pairs.set(`${g}/${res}`, [g, res]);
+    const names = new Set(declared.flatMap((r) => r.resourceNames ?? []));
+
+    const accesses: ApiAccess[] = [];
+    for (const [apiGroup, resource] of pairs.values()) {
+      for (const verb of ALL_VERBS) {
+        for (const namespace of new Set([undefined, sa.namespace, otherNamespace, ...ownNamespaces])) {
+          const byName = ['get', 'update', 'patch', 'delete'].includes(verb);
+          for (const name of byName ? [undefined, 'some-object', ...names] : [undefined]) {
+            accesses.push({ apiGroup, resource, verb: verb as Verb, namespace, name });
+          }
+        }
+      }
+    }
+    const mismatches: string[] = [];
+    const check = async (access: ApiAccess) => {
+      const expected =
+        findCoveringRule(access, component.cluster) !== undefined ||
+        ownNamespaces.some((ns) => findCoveringRule(access, [], component.namespaced, ns) !== undefined);
+      const { allowed } = await canI(user, toCheck(access));
+      if (allowed !== expected) mismatches.push(`${allowed ? 'allowed' : 'denied'} but declared ${expected ? 'needed' : 'not needed'}: ${describeCheck(toCheck(access))}`);
+    };
+    // A few reviews in flight at a time: each is one small request.
+    for (let i = 0; i < accesses.length; i += 8) await Promise.all(accesses.slice(i, i + 8).map(check));
+    mismatches.sort();
+    console.log(`[rbac] ${component.name}: ${accesses.length} access reviews as ${user}`);
+    expect(mismatches).toEqual([]);
+  });
+
+  it('uses no wildcards', () => {
+    const sa = serviceAccountOf(component);
+    const roleNames = objects
+      .filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding'))
+      .filter((b) => (b as V1RoleBinding).subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name))
+      .map((b) => `${(b as V1RoleBinding).roleRef.kind}/${(b as V1RoleBinding).roleRef.name}`);
+    const rules = objects
+      .filter((o) => roleNames.includes(`${o.kind}/${o.metadata?.name}`))
+      .flatMap((o) => ((o as { rules?: V1PolicyRule[] }).rules ?? []).map((r) => ({ role: `${o.kind}/${o.metadata?.name}`, r })));
+    expect(rules.length, `no roles bound to ${sa.namespace}/${sa.name}`).toBeGreaterThan(0);
+    const wild = rules.filter(({ r }) => [...(r.apiGroups ?? []), ...(r.resources ?? []), ...r.verbs].includes('*'));
+    expect(wild.map(({ role }) => role)).toEqual([]);
+  });
+});
+
+describe('manager ServiceAccount, spelled out', () => {
+  // Secrets *get/create/update* are declared cluster-wide (ImagePullJob pull secrets live in any
+  // namespace), so these are the escalation paths that must stay closed.
+  it('may not list or delete secrets, delete nodes, create pods, or escalate/bind/impersonate', async () => {
+    const sa = serviceAccountOf(COMPONENTS[0]!);
+    const user = serviceAccountUser(sa.namespace, sa.name);
+    for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
+    const denied: AccessCheck[] = [
+      { verb: 'list', resource: 'secrets' },
+      { verb: 'list', resource: 'secrets', namespace: 'default' },
+      { verb: 'delete', resource: 'secrets', namespace: 'default', name: 'any' },
+      { verb: 'delete', resource: 'nodes', name: 'node-a' },
+      { verb: 'create', resource: 'pods', namespace: 'default' },
+      { verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'any' },
+      { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+      { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+      { verb: 'impersonate', resource: 'serviceaccounts', namespace: 'kube-system' },
+      { verb: 'impersonate', resource: 'users' },
+    ];
+    const allowed = [];
+    for (const check of denied) if ((await canI(user, check)).allowed) allowed.push(describeCheck(check));
+    expect(allowed).toEqual([]);
+    expect((await canI(user, { verb: 'watch', resource: 'pods' })).allowed).toBe(true);
+  });
+});
