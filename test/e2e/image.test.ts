@@ -15,6 +15,8 @@ import { parseDockerfile } from '../../src/image/dockerfile.js';
 import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
 import { freePort } from '../harness/controlplane.js';
 import { installCrds } from './runtime/support.js';
+import { TestRegistry } from '../cri-harness/registry.js';
+import { RuntimeImage } from '../../src/install/image.js';
 import { IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, NONROOT } from '../../src/image/spec.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
@@ -139,6 +141,22 @@ describe('offline runtime image', () => {
     expect(execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual([
       './app', './app/bin', './app/bin/cdk8s-kruise.mjs', './app/package.json', './usr', './usr/local', './usr/local/bin', './usr/local/bin/cdk8s-kruise',
     ]);
+  });
+
+  it('pushes to a registry with its digest intact, so the KruiseRuntime construct can pin it', async () => {
+    const registry = await TestRegistry.create(join(work, 'registry'));
+    try {
+      // The documented push: OCI layout -> registry, blobs and manifest copied as they are.
+      run('skopeo', ['copy', '--quiet', '--dest-tls-verify=false', `oci:${first.layoutDir}:${pkg.version}`, `docker://${registry.host}/cdk8s-kruise:${pkg.version}`]);
+      const image = RuntimeImage.bundled({ registry: registry.host, digest: first.manifestDigest });
+      expect(image.reference).toBe(`${registry.host}/cdk8s-kruise:${pkg.version}@${first.manifestDigest}`);
+      const byDigest = JSON.parse(run('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/cdk8s-kruise@${first.manifestDigest}`])) as { Digest: string };
+      expect(byDigest.Digest).toBe(first.manifestDigest);
+      const byTag = JSON.parse(run('skopeo', ['inspect', '--tls-verify=false', `docker://${RuntimeImage.bundled({ registry: registry.host }).reference}`])) as { Digest: string };
+      expect(byTag.Digest).toBe(first.manifestDigest);
+    } finally {
+      await registry.stop();
+    }
   });
 
   it(`stays within the size budget (compressed layers <= 50 MB)`, () => {
