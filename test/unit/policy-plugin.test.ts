@@ -1,0 +1,102 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ValidationContext } from 'cdk8s-cli/plugins';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KruiseValidation } from '../../src/policy/index.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const require = createRequire(import.meta.url);
+const cdk8sLib = require.resolve('cdk8s');
+const bundle = path.join(repo, 'lib/cdk8s-plugin.cjs');
+
+const APP = (parallelism: string) => `
+const { App, Chart, ApiObject } = require(${JSON.stringify(cdk8sLib)});
+const app = new App();
+const chart = new Chart(app, 'jobs');
+new ApiObject(chart, 'pull', {
+  apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: 'pull-nginx', namespace: 'default' },
+  spec: { image: 'nginx:1.9.1', parallelism: ${parallelism}, completionPolicy: { type: 'Always' } },
+});
+app.synth();
+`;
+
+const GOOD = 'apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {name: pull}\nspec:\n  image: nginx:1.9.1\n  completionPolicy: {type: Always}\n';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'kruise-plugin-'));
+});
+
+describe('KruiseValidation (cdk8s validation plugin)', () => {
+  it('in process: adds a violation per finding and submits failure on errors, success otherwise', async () => {
+    const bad = path.join(dir, 'bad.k8s.yaml');
+    const good = path.join(dir, 'good.k8s.yaml');
+    writeFileSync(bad, GOOD.replace('completionPolicy: {type: Always}', 'completionPolicy: {type: Always}\n  parallelism: "10%"'));
+    writeFileSync(good, GOOD);
+
+    const failing = new ValidationContext([bad, good], 'cdk8s-kruise', '0.1.0', { pull: { path: 'app/jobs/pull' } });
+    await new KruiseValidation().validate(failing);
+    const report = failing.report.toJson();
+    expect(report.summary.status).toBe('failure');
+    expect(report.summary.metadata).toMatchObject({ objects: '2', errors: '1', warnings: '0' });
+    expect(report.violations).toEqual([
+      {
+        ruleName: 'KRUISE-IMAGEPULLJOB-002 [error]',
+        recommendation: 'parallelism "10%" is a percentage; only integers are supported',
+        fix: expect.stringContaining('parallelism: 10'),
+        violatingConstructs: [{ resourceName: 'pull', locations: ['line 7 /spec/parallelism'], manifestPath: bad, constructPath: 'app/jobs/pull' }],
+      },
+    ]);
+
+    const passing = new ValidationContext([good], 'cdk8s-kruise', '0.1.0');
+    await new KruiseValidation({ skipRules: ['KRUISE-SCHEMA-003'] }).validate(passing);
+    expect(passing.report.success).toBe(true);
+    expect(passing.report.toJson().violations).toEqual([]);
+  });
+
+  it('in process: always submits its report, even when it cannot complete', async () => {
+    const ctx = new ValidationContext([path.join(dir, 'missing.yaml')], 'cdk8s-kruise', '0.1.0');
+    await expect(new KruiseValidation().validate(ctx)).rejects.toThrow(/ENOENT/);
+    expect(ctx.report.success).toBe(false);
+    expect(ctx.report.toJson().violations[0]!.ruleName).toBe('cdk8s-kruise internal error');
+  });
+
+  it('runs under the real `cdk8s synth` CLI from the CommonJS bundle that `npm ci` builds', { timeout: 300_000 }, () => {
+    // The same command the prepare script runs on npm ci.
+    execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repo, stdio: 'pipe' });
+    expect(existsSync(bundle)).toBe(true);
+    const cdk8s = path.join(repo, 'node_modules/.bin/cdk8s');
+    const synth = (parallelism: string, name: string) => {
+      const app = path.join(dir, `${name}.cjs`);
+      writeFileSync(app, APP(parallelism));
+      const project = mkdtempSync(path.join(dir, `${name}-`));
+      writeFileSync(
+        path.join(project, 'cdk8s.yaml'),
+        `app: ${JSON.stringify(`${process.execPath} ${app}`)}\noutput: dist\nvalidations:\n  - package: ${bundle}\n    version: 0.1.0\n    class: KruiseValidation\n`,
+      );
+      const r = spawnSync(cdk8s, ['synth', '--validation-reports-output-file', 'reports.json'], {
+        cwd: project,
+        encoding: 'utf8',
+        timeout: 240_000,
+        env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, FORCE_COLOR: '0' },
+      });
+      const reports = JSON.parse(readFileSync(path.join(project, 'reports.json'), 'utf8')) as { reports: Array<{ summary: { status: string }; violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath?: string }> }> }> };
+      return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]! };
+    };
+
+    const ok = synth('2', 'ok');
+    expect(ok.output).toContain('Validations ended succesfully');
+    expect(ok.code).toBe(0);
+    expect(ok.report.summary.status).toBe('success');
+
+    const bad = synth("'50%'", 'bad');
+    expect(bad.code).toBe(2);
+    expect(bad.output).toContain('KRUISE-IMAGEPULLJOB-002 [error]');
+    expect(bad.report.summary.status).toBe('failure');
+    expect(bad.report.violations[0]!.violatingConstructs[0]!.constructPath).toBe('jobs/pull');
+  });
+});
