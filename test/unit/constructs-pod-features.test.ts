@@ -1,4 +1,4 @@
-import { ApiObject, Testing } from 'cdk8s';
+import { ApiObject, Cron, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
 import {
@@ -82,6 +82,17 @@ describe('Job sidecar termination (Kruise strategy)', () => {
     JobSidecarTermination.of(job).terminate('late');
     job.addContainer({ name: 'late', image: 'busybox' });
     expect(envOf(named(podSpec(Testing.synth(chart)[0]).containers, 'late'))).toHaveProperty(ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, 'true');
+  });
+
+  it('works on a cdk8s-plus CronJob (pod template under spec.jobTemplate)', () => {
+    const chart = Testing.chart();
+    const cron = new kplus.CronJob(chart, 'cron', {
+      schedule: Cron.daily(),
+      containers: [{ name: 'main', image: 'busybox' }, { name: 'proxy', image: 'envoy' }],
+    });
+    JobSidecarTermination.of(cron).terminate('proxy');
+    const spec = podSpec(Testing.synth(chart)[0]);
+    expect(envOf(named(spec.containers, 'proxy'))).toEqual({ [ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT]: 'true' });
   });
 
   it('works on a raw ApiObject Job and CronJob (OnFailure)', () => {
