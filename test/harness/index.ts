@@ -1,15 +1,22 @@
 // Harness for e2e tests against a real etcd + kube-apiserver (built by test/prepare.d/10-controlplane.sh,
-// started once per run by the "e2e" project's globalSetup, test/harness/global-setup.ts).
+// started once per run by the "e2e" project's globalSetup, test/harness/global-setup.ts). Nothing else
+// runs: no scheduler, kubelet, garbage collector or namespace controller; the helpers below play them.
 //
-//   const ns = await createNamespace('my-test');          // one namespace per test
+//   const ns = await createNamespace('my-test');          // one namespace per test (never cleaned up)
 //   const kc = adminKubeConfig();                          // admin (system:masters) client config
-//   await createNode('node-a', { virtual: true });         // Node objects (type=virtual-kubelet)
-//   await bindPod(pod, 'node-a');                          // fake scheduler
+//   await serverSideApply(obj, { fieldManager: 'x', defaultNamespace: ns });  // raw SSA, see below
+//   await createNode('node-a', { virtual: true });         // Ready Node (type=virtual-kubelet)
+//   await bindPod(pod, 'node-a');                          // fake scheduler (pods/binding)
 //   await setPodStatus(pod, { phase: 'Running', containerStatuses: [{ name: 'app', state: { running: {} } }] });
 //   await forceDelete(pod);                                // grace 0: no kubelet confirms deletion
 //   const hook = await registerWebhook({ type: 'mutating', rules, handler }); ... await hook.close();
-//   await restartApiServer();                              // etcd data survives
+//   await restartApiServer();                              // or stopApiServer()/startApiServer(); etcd keeps data
 //   await canI(serviceAccountUser('kruise-system', 'kruise-manager'), { verb: 'list', resource: 'pods' });
+//   await kubectl(['get', 'pods', '-n', ns, '-o', 'json']); // the control plane's own kubectl
+//
+// Pitfall: client-node's KubernetesObjectApi re-serializes objects through its models and drops keys
+// it does not model (a CRD's `x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`):
+// apply manifests with serverSideApply()/rawRequest() or kubectl instead.
 export {
   adminKubeConfig,
   apiErrorMessage,

@@ -44,7 +44,7 @@ build() { # <name> <package>
   log "go build $package ..."
   ( while sleep 60; do log "  still building $name ($((SECONDS - started))s)"; done ) &
   ticker=$!
-  if ! (cd "$module_dir" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
+  if ! (cd "$module_dir" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false" \
         nice -n 10 go build -p "${CONTROLPLANE_BUILD_JOBS:-2}" -trimpath -ldflags "$ldflags" \
         -o "$out/.$name.tmp" "$package"); then
     kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true
