@@ -22,7 +22,9 @@ import { RUNTIME_FEATURE_GATES } from '../src/runtime/core/featuregates.js';
 import { renderRuntime } from '../src/install/render.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
-import { describeRef } from '../src/install/types.js';
+import { describeRef, refOf } from '../src/install/types.js';
+import { findKind, isKruiseApiVersion } from '../src/api/registry.js';
+import { validateObject } from '../src/api/validate.js';
 
 export { RuntimeImage } from '../src/install/image.js';
 export type { BundledImageOptions } from '../src/install/image.js';
@@ -398,7 +400,8 @@ export class KruiseRuntime extends Chart {
   }
 
   private analyze(): KruiseRuntimeReport {
-    const uses = detectFeatures(this.appObjects());
+    const objects = this.appObjects();
+    const uses = detectFeatures(objects);
     const gates = resolveGates(gatesForUses(uses), this.overrides);
     const errors = [...gates.conflicts];
     const warnings: string[] = [];
@@ -428,6 +431,7 @@ export class KruiseRuntime extends Chart {
         if (!(g in RUNTIME_FEATURE_GATES)) warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
       }
     } else {
+      errors.push(...this.upstreamSchemaErrors(objects));
       for (const u of uses) {
         if (!FEATURE_REQUIREMENTS[u.feature].upstream) {
           errors.push(
@@ -438,6 +442,21 @@ export class KruiseRuntime extends Chart {
       }
     }
     return { uses, gates, daemon, podWebhook, errors: [...new Set(errors)], warnings: [...new Set(warnings)], gatesTable: gatesMarkdownTable(gates) };
+  }
+
+  /**
+   * Schema check of the Kruise objects we model against the API model, which mirrors upstream's
+   * v1alpha1 CRDs: upstream's API server would reject (or silently prune) what fails here.
+   */
+  private upstreamSchemaErrors(objects: readonly SourcedObject[]): string[] {
+    const errors: string[] = [];
+    for (const src of objects) {
+      if (!isKruiseApiVersion(src.object.apiVersion) || !findKind(src.object.apiVersion, src.object.kind)) continue;
+      for (const issue of validateObject(src.object).issues) {
+        errors.push(`${describeRef(refOf(src))} at ${issue.jsonPointer || '/'}: ${issue.message}${issue.hint ? ` (${issue.hint})` : ''}`);
+      }
+    }
+    return errors;
   }
 
   private buildSpec(report?: KruiseRuntimeReport): InstallSpec {

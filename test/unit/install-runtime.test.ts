@@ -350,7 +350,7 @@ describe('target openkruise', () => {
   it('emits no runtime and no CRDs, and reports the gates to turn on', () => {
     const { app, runtime } = appWith({ target: RuntimeTarget.OPENKRUISE }, (c) => {
       sidecarJob(c);
-      kruiseObject(c, 'ImagePullJob', { image: 'nginx' });
+      kruiseObject(c, 'ImagePullJob', { image: 'nginx', completionPolicy: { type: 'Always' } });
     });
     expect(runtime.crds).toBeUndefined();
     expect(synthRuntime(runtime)).toEqual([]);
@@ -399,5 +399,22 @@ describe('output', () => {
     expect(yaml.indexOf('kind: CustomResourceDefinition')).toBeLessThan(yaml.indexOf('kind: Deployment'));
     expect(yaml.indexOf('kind: Deployment')).toBeLessThan(yaml.lastIndexOf('kind: ImagePullJob'));
     expect(yaml.lastIndexOf('kind: CustomResourceDefinition')).toBeLessThan(yaml.indexOf('kind: Namespace'));
+  });
+});
+
+describe('target openkruise schema check', () => {
+  it('reports Kruise objects upstream would reject, with resource, pointer and hint', () => {
+    const { app } = appWith({ target: RuntimeTarget.OPENKRUISE }, (c) =>
+      kruiseObject(c, 'ImagePullJob', { image: 'nginx', completionPolicy: { type: 'Always' }, parallelizm: 2 }),
+    );
+    expect(() => app.synthYaml()).toThrow(/ImagePullJob default\/imagepulljob \(app\/ImagePullJob\) at \/spec\/parallelizm: .*parallelism/);
+  });
+
+  it('passes valid objects and kinds it does not model', () => {
+    const { app } = appWith({ target: RuntimeTarget.OPENKRUISE }, (c) => {
+      kruiseObject(c, 'ImagePullJob', { image: 'nginx', completionPolicy: { type: 'Always' } });
+      kruiseObject(c, 'WorkloadSpread', { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' } });
+    });
+    expect(() => app.synthYaml()).not.toThrow();
   });
 });
