@@ -194,6 +194,9 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     const ready = await fetch(`http://127.0.0.1:${daemon.ports.health}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.text()).toContain('cri failed');
+    const metrics = await (await fetch(`http://127.0.0.1:${daemon.ports.health}/metrics`)).text();
+    expect(metrics).toMatch(/^kruise_daemon_cri_up 0$/m);
+    expect(metrics).toMatch(/^controller_runtime_reconcile_total\{controller="daemon-containerrecreaterequest",result="success"\} [1-9]/m);
     await createCrr(k, 'during-outage', [{ name: 'app' }]);
     await new Promise((r) => setTimeout(r, 1500));
     expect((await getCrr('during-outage')).status?.phase ?? 'Recreating').not.toBe('Completed');
@@ -201,5 +204,6 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     await waitCompleted('during-outage', 90_000);
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
     expect(daemon.criUp).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${daemon.ports.health}/readyz`)).status).toBe(200);
   });
 });
