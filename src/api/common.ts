@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { Type, type Static, type TSchema, type TProperties, type ObjectOptions, type SchemaOptions } from '@sinclair/typebox';
+import { Type, type TSchema, type TProperties, type ObjectOptions, type SchemaOptions } from '@sinclair/typebox';
+import type * as G from './types/generated.js';
 
 /** A closed object: unknown fields are validation errors. */
 export function Struct<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
@@ -93,7 +94,7 @@ export const LabelSelectorSchema = Struct(
   },
   { description: 'A label query over a set of resources (metav1.LabelSelector).' },
 );
-export type LabelSelector = Static<typeof LabelSelectorSchema>;
+export type LabelSelector = G.LabelSelector;
 
 /** A LabelSelector field with its own description. */
 export function LabelSelector(description: string) {
@@ -114,7 +115,7 @@ export const OwnerReferenceSchema = Struct(
   },
   { description: 'A reference to an owning object (metav1.OwnerReference).' },
 );
-export type OwnerReference = Static<typeof OwnerReferenceSchema>;
+export type OwnerReference = G.OwnerReference;
 
 /** corev1.ObjectReference, as NodeImage tags use it for their owners. */
 export const ObjectReferenceSchema = Struct(
@@ -129,7 +130,7 @@ export const ObjectReferenceSchema = Struct(
   },
   { description: 'A reference to an object (corev1.ObjectReference).' },
 );
-export type ObjectReference = Static<typeof ObjectReferenceSchema>;
+export type ObjectReference = G.ObjectReference;
 
 /** metav1.ManagedFieldsEntry (present on objects read back from a cluster). */
 const ManagedFieldsEntrySchema = Struct({
@@ -169,7 +170,7 @@ export const ObjectMetaSchema = Struct(
   },
   { description: 'Standard object metadata (metav1.ObjectMeta).' },
 );
-export type ObjectMeta = Static<typeof ObjectMetaSchema>;
+export type ObjectMeta = G.ObjectMeta;
 
 /** The group/version every kind here belongs to. */
 export const GROUP = 'apps.kruise.io';
@@ -197,3 +198,5 @@ export function KindObject<K extends string, S extends TSchema, St extends TSche
     { description },
   );
 }
+/** See the generated interface for field docs. */
+export type LabelSelectorRequirement = G.LabelSelectorRequirement;

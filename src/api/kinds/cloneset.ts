@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import type * as G from '../types/generated.js';
 import {
   DateTime,
   Int32,
@@ -42,7 +43,7 @@ export const LifecycleHookSchema = Struct(
   },
   { description: 'A pod lifecycle hook (labels and/or finalizers).' },
 );
-export type LifecycleHook = Static<typeof LifecycleHookSchema>;
+export type LifecycleHook = G.LifecycleHook;
 
 export const LifecycleSchema = Struct(
   {
@@ -52,7 +53,7 @@ export const LifecycleSchema = Struct(
   },
   { description: 'Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state).' },
 );
-export type Lifecycle = Static<typeof LifecycleSchema>;
+export type Lifecycle = G.Lifecycle;
 
 export const UpdatePriorityStrategySchema = Struct(
   {
@@ -106,7 +107,7 @@ export const CloneSetUpdateStrategySchema = Struct(
   },
   { description: 'How pods are updated when the template changes.' },
 );
-export type CloneSetUpdateStrategy = Static<typeof CloneSetUpdateStrategySchema>;
+export type CloneSetUpdateStrategy = G.CloneSetUpdateStrategy;
 
 export const CloneSetScaleStrategySchema = Struct(
   {
@@ -118,7 +119,7 @@ export const CloneSetScaleStrategySchema = Struct(
   },
   { description: 'How pods are scaled.' },
 );
-export type CloneSetScaleStrategy = Static<typeof CloneSetScaleStrategySchema>;
+export type CloneSetScaleStrategy = G.CloneSetScaleStrategy;
 
 export const CloneSetSpecSchema = Struct(
   {
@@ -140,7 +141,7 @@ export const CloneSetSpecSchema = Struct(
   },
   { description: 'Desired state of a CloneSet.' },
 );
-export type CloneSetSpec = Static<typeof CloneSetSpecSchema>;
+export type CloneSetSpec = G.CloneSetSpec;
 
 export const CloneSetConditionSchema = Struct(
   {
@@ -172,7 +173,7 @@ export const CloneSetStatusSchema = Struct(
   },
   { description: 'Observed state of a CloneSet.' },
 );
-export type CloneSetStatus = Static<typeof CloneSetStatusSchema>;
+export type CloneSetStatus = G.CloneSetStatus;
 
 export const CloneSetSchema = KindObject(
   'CloneSet',
@@ -181,4 +182,8 @@ export const CloneSetSchema = KindObject(
   'CloneSet manages stateless pods with in-place update, lifecycle hooks and selective scale-in.',
 );
 /** A CloneSet object. */
-export type CloneSet = Static<typeof CloneSetSchema>;
+export type CloneSet = G.CloneSet;
+/** See the generated interface for field docs. */
+export type CloneSetCondition = G.CloneSetCondition;
+/** See the generated interface for field docs. */
+export type UpdatePriorityStrategy = G.UpdatePriorityStrategy;

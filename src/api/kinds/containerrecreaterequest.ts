@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import type * as G from '../types/generated.js';
 import { DateTime, Int32, Int64, IntOrString, KindObject, StringEnum, Struct } from '../common.js';
 
 /** What happens to the CRR when recreating a container fails. */
@@ -66,7 +67,7 @@ export const ContainerRecreateRequestContainerSchema = Struct(
   },
   { description: 'A container to recreate.' },
 );
-export type ContainerRecreateRequestContainer = Static<typeof ContainerRecreateRequestContainerSchema>;
+export type ContainerRecreateRequestContainer = G.ContainerRecreateRequestContainer;
 
 export const ContainerRecreateRequestStrategySchema = Struct(
   {
@@ -81,7 +82,7 @@ export const ContainerRecreateRequestStrategySchema = Struct(
   },
   { description: 'How the containers are recreated.' },
 );
-export type ContainerRecreateRequestStrategy = Static<typeof ContainerRecreateRequestStrategySchema>;
+export type ContainerRecreateRequestStrategy = G.ContainerRecreateRequestStrategy;
 
 export const ContainerRecreateRequestSpecSchema = Struct(
   {
@@ -93,7 +94,7 @@ export const ContainerRecreateRequestSpecSchema = Struct(
   },
   { description: 'Desired state of a ContainerRecreateRequest (immutable).' },
 );
-export type ContainerRecreateRequestSpec = Static<typeof ContainerRecreateRequestSpecSchema>;
+export type ContainerRecreateRequestSpec = G.ContainerRecreateRequestSpec;
 
 export const ContainerRecreateRequestContainerStateSchema = Struct(
   {
@@ -114,7 +115,7 @@ export const ContainerRecreateRequestStatusSchema = Struct(
   },
   { description: 'Observed state of a ContainerRecreateRequest.' },
 );
-export type ContainerRecreateRequestStatus = Static<typeof ContainerRecreateRequestStatusSchema>;
+export type ContainerRecreateRequestStatus = G.ContainerRecreateRequestStatus;
 
 export const ContainerRecreateRequestSchema = KindObject(
   'ContainerRecreateRequest',
@@ -123,4 +124,8 @@ export const ContainerRecreateRequestSchema = KindObject(
   'ContainerRecreateRequest recreates containers of a running pod in place.',
 );
 /** A ContainerRecreateRequest object. */
-export type ContainerRecreateRequest = Static<typeof ContainerRecreateRequestSchema>;
+export type ContainerRecreateRequest = G.ContainerRecreateRequest;
+/** See the generated interface for field docs. */
+export type ContainerRecreateRequestContainerState = G.ContainerRecreateRequestContainerState;
+/** See the generated interface for field docs. */
+export type ProbeHandler = G.ProbeHandler;

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import type * as G from '../types/generated.js';
 import { DateTime, Int32, Int64, IntOrString, KindObject, LabelSelectorSchema, StringEnum, StringMap, Struct } from '../common.js';
 
 /** When a job is considered finished. */
@@ -22,7 +23,7 @@ export const ImagePullJobNodeSelectorSchema = Struct(
   },
   { description: 'Nodes to pull on: names and/or a node label query. Absent = all nodes.' },
 );
-export type ImagePullJobNodeSelector = Static<typeof ImagePullJobNodeSelectorSchema>;
+export type ImagePullJobNodeSelector = G.ImagePullJobNodeSelector;
 
 export const PullPolicySchema = Struct(
   {
@@ -31,7 +32,7 @@ export const PullPolicySchema = Struct(
   },
   { description: 'Per-node pull attempts.' },
 );
-export type PullPolicy = Static<typeof PullPolicySchema>;
+export type PullPolicy = G.PullPolicy;
 
 export const CompletionPolicySchema = Struct(
   {
@@ -49,7 +50,7 @@ export const CompletionPolicySchema = Struct(
   },
   { description: 'When the job finishes and how long it is kept.' },
 );
-export type CompletionPolicy = Static<typeof CompletionPolicySchema>;
+export type CompletionPolicy = G.CompletionPolicy;
 
 export const SandboxConfigSchema = Struct(
   {
@@ -58,7 +59,7 @@ export const SandboxConfigSchema = Struct(
   },
   { description: 'Sandbox metadata some runtimes use for pull decisions and metrics.' },
 );
-export type SandboxConfig = Static<typeof SandboxConfigSchema>;
+export type SandboxConfig = G.SandboxConfig;
 
 /** Fields shared with ImageListPullJob's template. */
 export const ImagePullJobTemplateFields = {
@@ -87,7 +88,7 @@ export const ImagePullJobSpecSchema = Struct(
   },
   { description: 'Desired state of an ImagePullJob.' },
 );
-export type ImagePullJobSpec = Static<typeof ImagePullJobSpecSchema>;
+export type ImagePullJobSpec = G.ImagePullJobSpec;
 
 export const ImagePullJobStatusSchema = Struct(
   {
@@ -102,7 +103,7 @@ export const ImagePullJobStatusSchema = Struct(
   },
   { description: 'Observed state of an ImagePullJob.' },
 );
-export type ImagePullJobStatus = Static<typeof ImagePullJobStatusSchema>;
+export type ImagePullJobStatus = G.ImagePullJobStatus;
 
 export const ImagePullJobSchema = KindObject(
   'ImagePullJob',
@@ -111,5 +112,5 @@ export const ImagePullJobSchema = KindObject(
   'ImagePullJob pre-pulls an image on selected nodes.',
 );
 /** An ImagePullJob object. */
-export type ImagePullJob = Static<typeof ImagePullJobSchema>;
+export type ImagePullJob = G.ImagePullJob;
 

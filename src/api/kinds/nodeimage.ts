@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import type * as G from '../types/generated.js';
 import { DateTime, Int32, Int64, KindObject, ObjectReferenceSchema, StringEnum, Struct } from '../common.js';
 import { PullPolicySchema, SandboxConfigSchema, ImagePullPolicyValues } from './imagepulljob.js';
 
@@ -43,7 +44,7 @@ export const ImageTagSpecSchema = Struct(
   },
   { description: 'A tag to pull.' },
 );
-export type ImageTagSpec = Static<typeof ImageTagSpecSchema>;
+export type ImageTagSpec = G.ImageTagSpec;
 
 export const ImageSpecSchema = Struct(
   {
@@ -53,7 +54,7 @@ export const ImageSpecSchema = Struct(
   },
   { description: 'An image (name without tag) and its tags.' },
 );
-export type ImageSpec = Static<typeof ImageSpecSchema>;
+export type ImageSpec = G.ImageSpec;
 
 export const NodeImageSpecSchema = Struct(
   {
@@ -66,7 +67,7 @@ export const NodeImageSpecSchema = Struct(
   },
   { description: 'Desired state of a NodeImage: the images this node should have.' },
 );
-export type NodeImageSpec = Static<typeof NodeImageSpecSchema>;
+export type NodeImageSpec = G.NodeImageSpec;
 
 export const ImageTagStatusSchema = Struct(
   {
@@ -81,7 +82,7 @@ export const ImageTagStatusSchema = Struct(
   },
   { description: 'Pull state of one tag.' },
 );
-export type ImageTagStatus = Static<typeof ImageTagStatusSchema>;
+export type ImageTagStatus = G.ImageTagStatus;
 
 export const NodeImageStatusSchema = Struct(
   {
@@ -106,7 +107,7 @@ export const NodeImageStatusSchema = Struct(
   },
   { description: 'Observed state of a NodeImage (written by kruise-daemon).' },
 );
-export type NodeImageStatus = Static<typeof NodeImageStatusSchema>;
+export type NodeImageStatus = G.NodeImageStatus;
 
 export const NodeImageSchema = KindObject(
   'NodeImage',
@@ -115,4 +116,6 @@ export const NodeImageSchema = KindObject(
   'NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name).',
 );
 /** A NodeImage object. */
-export type NodeImage = Static<typeof NodeImageSchema>;
+export type NodeImage = G.NodeImage;
+/** See the generated interface for field docs. */
+export type ReferenceObject = G.ReferenceObject;

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import type * as G from '../types/generated.js';
 import { IntOrPercent, Int32, Int64, KindObject, LabelSelector, LabelSelectorSchema, StringEnum, StringMap, Struct } from '../common.js';
 import { CoreExtend, LocalObjectReferenceSchema, ObjectFieldSelectorSchema, VolumeSchema } from '../core.js';
 import type { V1Container } from '@kubernetes/client-node';
@@ -121,7 +122,7 @@ export const SidecarContainerSchema = CoreExtend<V1Container, typeof SidecarCont
   // The CRD keeps the core part unpruned, like upstream; our validator checks it fully.
   { description: 'A sidecar container: a core Container plus injection and upgrade settings.', crd: 'preserve' },
 );
-export type SidecarContainer = Static<typeof SidecarContainerSchema>;
+export type SidecarContainer = G.SidecarContainer;
 
 export const SidecarSetUpdateStrategySchema = Struct(
   {
@@ -174,7 +175,7 @@ export const SidecarSetUpdateStrategySchema = Struct(
   },
   { description: 'How injected pods are upgraded when the SidecarSet changes.' },
 );
-export type SidecarSetUpdateStrategy = Static<typeof SidecarSetUpdateStrategySchema>;
+export type SidecarSetUpdateStrategy = G.SidecarSetUpdateStrategy;
 
 export const SidecarSetSpecSchema = Struct(
   {
@@ -240,7 +241,7 @@ export const SidecarSetSpecSchema = Struct(
   },
   { description: 'Desired state of a SidecarSet.' },
 );
-export type SidecarSetSpec = Static<typeof SidecarSetSpecSchema>;
+export type SidecarSetSpec = G.SidecarSetSpec;
 
 export const SidecarSetStatusSchema = Struct(
   {
@@ -254,7 +255,7 @@ export const SidecarSetStatusSchema = Struct(
   },
   { description: 'Observed state of a SidecarSet.' },
 );
-export type SidecarSetStatus = Static<typeof SidecarSetStatusSchema>;
+export type SidecarSetStatus = G.SidecarSetStatus;
 
 export const SidecarSetSchema = KindObject(
   'SidecarSet',
@@ -263,4 +264,4 @@ export const SidecarSetSchema = KindObject(
   'SidecarSet injects sidecar containers into matching pods and upgrades them in place (cluster-scoped).',
 );
 /** A SidecarSet object. */
-export type SidecarSet = Static<typeof SidecarSetSchema>;
+export type SidecarSet = G.SidecarSet;
