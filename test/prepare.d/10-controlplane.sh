@@ -29,6 +29,13 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(sha256sum "$module_dir/go.sum" | 
 fi
 
 command -v go >/dev/null || { log "Go is needed to build kube-apiserver/etcd (or set KUBEBUILDER_ASSETS)"; exit 1; }
+# GOTOOLCHAIN=local (no toolchain download), so the local Go must satisfy go.mod's go line.
+need="$(sed -n 's/^go \([0-9]*\.[0-9]*\).*/\1/p' "$module_dir/go.mod")"
+have="$(GOTOOLCHAIN=local go env GOVERSION | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')"
+if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; then
+  log "Go >= $need is needed to build Kubernetes ${version} (found go$have); install a newer Go or set KUBEBUILDER_ASSETS"
+  exit 1
+fi
 mkdir -p "$out"
 log "building kube-apiserver, etcd and kubectl $version into $out"
 log "the first build downloads ~0.5 GB of Go modules and takes several minutes; later runs reuse it"
