@@ -3,7 +3,7 @@ import type { ContainerResources } from 'cdk8s-plus-27';
 import { ImagePullPolicy } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { DAEMON_CONFIG_NAMESPACE } from '../src/api/pod-contracts.js';
-import { detectFeatures, type FeatureUse } from '../src/install/app-features.js';
+import { detectFeatures, isMetadataOnlyKind, type FeatureUse } from '../src/install/app-features.js';
 import { customResourceDefinitions, servedKinds } from '../src/install/crds.js';
 import {
   FEATURE_REQUIREMENTS,
@@ -391,7 +391,12 @@ export class KruiseRuntime extends Chart {
       const chart = Chart.of(c);
       if (chart === this || chart === this.crds) continue;
       try {
-        out.push({ object: c.toJson() as KubeObject, path: c.node.path });
+        // Rendering is most of the analysis cost: objects that can only use a feature through their
+        // labels are looked at without rendering them.
+        const object = isMetadataOnlyKind(c.apiVersion, c.kind)
+          ? ({ apiVersion: c.apiVersion, kind: c.kind, metadata: c.metadata.toJson() } as KubeObject)
+          : (c.toJson() as KubeObject);
+        out.push({ object, path: c.node.path });
       } catch {
         // The object's own rendering reports its error with better context when the chart renders.
       }

@@ -223,3 +223,24 @@ function inspectContainer(c: unknown, pointer: string, add: Add): void {
 export function isKruiseObject(obj: KubeObject): boolean {
   return obj.apiVersion.startsWith(KRUISE_APPS) || obj.apiVersion.startsWith(KRUISE_POLICY);
 }
+
+/**
+ * Core kinds that can hold neither a pod template nor a Kruise field, so only their metadata matters
+ * for feature detection (the deletion-protection label). Lets the runtime skip rendering them.
+ */
+const METADATA_ONLY_KINDS = new Set([
+  'v1/ConfigMap', 'v1/Secret', 'v1/Service', 'v1/ServiceAccount', 'v1/Namespace', 'v1/PersistentVolumeClaim',
+  'v1/PersistentVolume', 'v1/Endpoints', 'v1/LimitRange', 'v1/ResourceQuota', 'v1/Event',
+  'rbac.authorization.k8s.io/v1/Role', 'rbac.authorization.k8s.io/v1/ClusterRole',
+  'rbac.authorization.k8s.io/v1/RoleBinding', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
+  'networking.k8s.io/v1/Ingress', 'networking.k8s.io/v1/NetworkPolicy', 'networking.k8s.io/v1/IngressClass',
+  'policy/v1/PodDisruptionBudget', 'autoscaling/v2/HorizontalPodAutoscaler', 'autoscaling/v1/HorizontalPodAutoscaler',
+  'storage.k8s.io/v1/StorageClass', 'scheduling.k8s.io/v1/PriorityClass', 'coordination.k8s.io/v1/Lease',
+  'apiextensions.k8s.io/v1/CustomResourceDefinition',
+  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
+]);
+
+/** True when only the metadata of an object of this type can use a feature. */
+export function isMetadataOnlyKind(apiVersion: string, kind: string): boolean {
+  return METADATA_ONLY_KINDS.has(`${apiVersion}/${kind}`);
+}

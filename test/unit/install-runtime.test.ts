@@ -418,3 +418,14 @@ describe('target openkruise schema check', () => {
     expect(() => app.synthYaml()).not.toThrow();
   });
 });
+
+describe('analysis shortcuts', () => {
+  it('still sees the deletion-protection label on objects it does not render', () => {
+    const { runtime } = appWith({}, (c) => {
+      const cm = new kplus.ConfigMap(c, 'cm', { data: { a: 'b' } });
+      cm.metadata.addLabel('policy.kruise.io/delete-protection', 'Always');
+    });
+    synthRuntime(runtime);
+    expect(runtime.report().gates.required.get('ResourcesDeletionProtection')!.use.resource.kind).toBe('ConfigMap');
+  });
+});
