@@ -143,17 +143,63 @@ const ManagedFieldsEntrySchema = Struct({
   time: Type.Optional(DateTime()),
 });
 
+/** RFC 1123 subdomain: object names. */
+export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/** RFC 1123 label: namespace names. */
+export const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** Label/annotation key: optional DNS-subdomain prefix and a name of at most 63 characters. */
+export const QUALIFIED_NAME_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+/** Label value: empty, or at most 63 alphanumerics, '-', '_' and '.', starting and ending alphanumeric. */
+export const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
+
 /**
- * metav1.ObjectMeta. Closed, so `metadata.lables` is reported. Server-set fields are accepted so
- * objects read back from a cluster validate too.
+ * metav1.ObjectMeta of a top-level object. Closed, so `metadata.lables` is reported; names, label
+ * keys/values and annotation keys are checked as the API server would. Server-set fields are
+ * accepted so objects read back from a cluster validate too.
  */
 export const ObjectMetaSchema = Struct(
   {
-    name: Type.Optional(Type.String({ description: 'Name, unique within the namespace (or the cluster for cluster-scoped kinds).' })),
-    generateName: Type.Optional(Type.String({ description: 'Prefix for a server-generated name, used when name is empty.' })),
-    namespace: Type.Optional(Type.String({ description: 'Namespace of a namespaced object. Must be empty for cluster-scoped kinds.' })),
-    labels: Type.Optional(StringMap({ description: 'Labels: identifying key/value pairs used by selectors.' })),
-    annotations: Type.Optional(StringMap({ description: 'Annotations: non-identifying metadata.' })),
+    name: Type.Optional(
+      Type.String({
+        maxLength: 253,
+        pattern: DNS_SUBDOMAIN_PATTERN,
+        'x-kruise-format': 'dns-subdomain',
+        description: 'Name, unique within the namespace (or the cluster for cluster-scoped kinds).',
+      }),
+    ),
+    generateName: Type.Optional(
+      Type.String({
+        maxLength: 248,
+        pattern: '^[a-z0-9]([-a-z0-9.]*)?$',
+        'x-kruise-format': 'generate-name',
+        description: 'Prefix for a server-generated name, used when name is empty.',
+      }),
+    ),
+    namespace: Type.Optional(
+      Type.String({
+        maxLength: 63,
+        pattern: DNS_LABEL_PATTERN,
+        'x-kruise-format': 'dns-label',
+        description: 'Namespace of a namespaced object. Ignored by the API server for cluster-scoped kinds.',
+      }),
+    ),
+    labels: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        propertyNames: { pattern: QUALIFIED_NAME_PATTERN, maxLength: 317, 'x-kruise-format': 'qualified-name' },
+        additionalProperties: { type: 'string', pattern: LABEL_VALUE_PATTERN, 'x-kruise-format': 'label-value' },
+        description: 'Labels: identifying key/value pairs used by selectors.',
+      }),
+    ),
+    annotations: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        propertyNames: { pattern: QUALIFIED_NAME_PATTERN, maxLength: 317, 'x-kruise-format': 'qualified-name' },
+        additionalProperties: { type: 'string' },
+        description: 'Annotations: non-identifying metadata.',
+      }),
+    ),
     finalizers: Type.Optional(Type.Array(Type.String(), { description: 'Finalizers that must be removed before the object is deleted.' })),
     ownerReferences: Type.Optional(Type.Array(OwnerReferenceSchema, { description: 'Objects this object depends on (garbage collection).' })),
     uid: Type.Optional(Type.String({ description: 'Server-set unique id.' })),

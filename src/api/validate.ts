@@ -214,10 +214,44 @@ function knownFields(parentSchema: unknown): string[] {
   return p && typeof p === 'object' ? Object.keys(p) : [];
 }
 
+const FORMAT_TEXT: Record<string, { what: string; hint: string }> = {
+  'dns-subdomain': {
+    what: 'is not a valid object name',
+    hint: "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (at most 253 characters)",
+  },
+  'generate-name': { what: 'is not a valid name prefix', hint: "use lower-case letters, digits, '-' and '.', starting with a letter or digit" },
+  'dns-label': {
+    what: 'is not a valid namespace name',
+    hint: "use lower-case letters, digits and '-', starting and ending with a letter or digit (at most 63 characters)",
+  },
+  'qualified-name': {
+    what: 'is not a valid label/annotation key',
+    hint: "use an optional DNS-subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+  },
+  'label-value': {
+    what: 'is not a valid label value',
+    hint: "use at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric (or leave it empty)",
+  },
+};
+
 function issueFor(e: ErrorObject): SchemaIssue | undefined {
   const at = e.instancePath;
   const p = e.params as Record<string, unknown>;
   const schema = e.parentSchema as Json | undefined;
+  if (e.keyword === 'propertyNames') return undefined; // its sub-errors name the offending key
+  if (e.propertyName !== undefined) {
+    const fmt = FORMAT_TEXT[String(schema?.['x-kruise-format'])];
+    return {
+      jsonPointer: `${at}/${escapeToken(e.propertyName)}`,
+      keyword: 'propertyNames',
+      message: `key ${JSON.stringify(e.propertyName)} ${fmt?.what ?? `fails ${e.keyword}`}`,
+      hint: fmt?.hint,
+    };
+  }
+  const fmt = FORMAT_TEXT[String(schema?.['x-kruise-format'])];
+  if (fmt && (e.keyword === 'pattern' || e.keyword === 'maxLength')) {
+    return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} ${fmt.what}`, hint: fmt.hint };
+  }
   switch (e.keyword) {
     case 'additionalProperties': {
       const field = String(p.additionalProperty);

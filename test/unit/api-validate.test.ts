@@ -234,3 +234,31 @@ describe('validator lifecycle', () => {
     expect(closestMatch('foo', ['replicas', 'selector'])).toBeUndefined();
   });
 });
+
+describe('metadata checks', () => {
+  it('rejects invalid names, namespaces, label keys/values and annotation keys', () => {
+    const o = sample('CloneSet');
+    o.metadata.name = 'Web_1';
+    o.metadata.namespace = 'team.a';
+    o.metadata.labels = { 'app': 'web server', 'bad key!': 'x', 'example.io/ok': 'y' };
+    o.metadata.annotations = { '/nope': 'x', 'kruise.io/container-exit-priority': '{}' };
+    const issues = issuesOf(o);
+    expect(issues.map((i) => [i.jsonPointer, i.message])).toEqual([
+      ['/metadata/annotations/~1nope', 'key "/nope" is not a valid label/annotation key'],
+      ['/metadata/labels/app', 'the string "web server" is not a valid label value'],
+      ['/metadata/labels/bad key!', 'key "bad key!" is not a valid label/annotation key'],
+      ['/metadata/name', 'the string "Web_1" is not a valid object name'],
+      ['/metadata/namespace', 'the string "team.a" is not a valid namespace name'],
+    ]);
+    expect(issues.every((i) => i.hint)).toBe(true);
+  });
+
+  it('accepts prefixed keys, empty label values and long valid names', () => {
+    const o = sample('SidecarSet');
+    o.metadata.name = 'a'.repeat(63) + '.example.com';
+    o.metadata.labels = { 'app.kubernetes.io/name': 'x', empty: '' };
+    expect(issuesOf(o)).toEqual([]);
+    o.metadata.name = 'a'.repeat(254);
+    expect(only(o)).toMatchObject({ jsonPointer: '/metadata/name', keyword: 'maxLength' });
+  });
+});

@@ -27,7 +27,7 @@ export interface ObjectMeta {
   name?: string;
   /** Prefix for a server-generated name, used when name is empty. */
   generateName?: string;
-  /** Namespace of a namespaced object. Must be empty for cluster-scoped kinds. */
+  /** Namespace of a namespaced object. Ignored by the API server for cluster-scoped kinds. */
   namespace?: string;
   /** Labels: identifying key/value pairs used by selectors. */
   labels?: Record<string, string>;
