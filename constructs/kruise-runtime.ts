@@ -330,6 +330,10 @@ export class KruiseRuntime extends Chart {
 
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
     super(scope, id);
+    const other = App.of(this).node.findAll().find((c) => c !== this && c instanceof KruiseRuntime);
+    if (other) {
+      throw new Error(`${this.node.path}: the app already has a KruiseRuntime at ${other.node.path}; one runtime (and one set of CRDs) serves the whole cluster`);
+    }
     this.props = props;
     this.target = props.target ?? RuntimeTarget.BUNDLED;
     this.runtimeNamespace = props.namespace ?? 'kruise-system';

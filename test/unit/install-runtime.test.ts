@@ -429,3 +429,11 @@ describe('analysis shortcuts', () => {
     expect(runtime.report().gates.required.get('ResourcesDeletionProtection')!.use.resource.kind).toBe('ConfigMap');
   });
 });
+
+describe('one runtime per app', () => {
+  it('refuses a second KruiseRuntime in the same app', () => {
+    const app = Testing.app();
+    new KruiseRuntime(app, 'kruise');
+    expect(() => new KruiseRuntime(app, 'again')).toThrow(/again: the app already has a KruiseRuntime at kruise/);
+  });
+});
