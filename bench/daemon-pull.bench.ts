@@ -20,7 +20,9 @@ import { startCriEnvironment } from '../test/cri-harness/index.js';
 import { findAssets } from '../test/harness/assets.js';
 import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlplane.js';
 
-const { values: args } = parseArgs({ options: { reps: { type: 'string', default: '9' }, json: { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({
+  options: { reps: { type: 'string', default: '9' }, json: { type: 'boolean', default: false }, 'daemon-log': { type: 'string', default: 'error' } },
+});
 const REPS = Number(args.reps);
 const run = promisify(execFile);
 bypassProxyForLoopback();
@@ -50,14 +52,22 @@ try {
     criSocket: env.containerd.socket,
     healthProbeAddr: '127.0.0.1:0',
     featureGates: 'ImagePullJobGate=true',
-    logLevel: 'error',
+    logLevel: args['daemon-log'],
   });
   await daemon.start();
 
   const size = Number((await env.cri.pullImage(image).then(() => env.cri.imageStatus(image)))?.size ?? 0);
+  // Cold means no blob left: drop every name of the image (tag, digest ref, ID) with a synchronous
+  // GC, then check the manifest blob is gone from the content store.
+  const first = await env.cri.imageStatus(image);
+  const manifestDigest = first?.repoDigests[0]?.split('@')[1];
+  if (!manifestDigest) throw new Error('could not read the image digest');
   const clean = async () => {
-    await env.containerd.ctr(['images', 'rm', '--sync', image]).catch(() => undefined);
+    const refs = (await env.containerd.ctr(['images', 'ls', '-q'])).stdout.split('\n').filter((r) => r.includes('/test/big') || (first && r === first.id));
+    if (refs.length) await env.containerd.ctr(['images', 'rm', '--sync', ...refs]);
     if (await env.cri.imageStatus(image)) throw new Error('image still present after removal');
+    const content = (await env.containerd.ctr(['content', 'ls', '-q'])).stdout;
+    if (content.includes(manifestDigest)) throw new Error('image content still in the store after removal: the pull would not be cold');
   };
 
   const puller = (onDone: () => void) =>
@@ -78,6 +88,7 @@ try {
     daemon: async () => {
       version++;
       const v = version;
+      if (args['daemon-log'] !== 'error') console.error(JSON.stringify({ time: Date.now(), msg: 'bench: tag version bumped', v }));
       await client.patch(NODE_IMAGES, 'bench-node', undefined, { spec: { images: { [name]: { tags: [{ tag, version: v, imagePullPolicy: 'Always' }] } } } }, PatchStrategy.MergePatch);
       for (;;) {
         const ni = await client.get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ version?: number; phase: string; message?: string }> }> } }>(NODE_IMAGES, 'bench-node');
