@@ -476,7 +476,7 @@ export class KruiseRuntime extends Chart {
       namespace: this.runtimeNamespace,
       daemonConfigNamespace: p.daemonConfigNamespace ?? DAEMON_CONFIG_NAMESPACE,
       image: this.image.reference,
-      imagePullPolicy: p.imagePullPolicy === ImagePullPolicy.ALWAYS ? 'Always' : 'IfNotPresent',
+      imagePullPolicy: (p.imagePullPolicy ?? ImagePullPolicy.IF_NOT_PRESENT) as InstallSpec['imagePullPolicy'],
       imagePullSecrets: [...(p.imagePullSecrets ?? [])],
       manager: {
         replicas: p.replicas ?? 2,

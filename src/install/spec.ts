@@ -29,7 +29,7 @@ export interface InstallSpec {
   readonly daemonConfigNamespace: string;
   /** Full image reference; manager and daemon run the same image. */
   readonly image: string;
-  readonly imagePullPolicy: 'IfNotPresent' | 'Always';
+  readonly imagePullPolicy: 'IfNotPresent' | 'Always' | 'Never';
   readonly imagePullSecrets: readonly string[];
   readonly manager: {
     readonly replicas: number;
