@@ -334,7 +334,6 @@ describe('image', () => {
     expect(pod.containers[0].image).toBe(`registry.example.com:5000/platform/cdk8s-kruise:v9@${digest}`);
     expect(pod.containers[0].imagePullPolicy).toBe('Always');
     expect(image({ imagePullPolicy: kplus.ImagePullPolicy.NEVER }).containers[0].imagePullPolicy).toBe('Never');
-    expect(image({ imagePullPolicy: kplus.ImagePullPolicy.NEVER }).containers[0].imagePullPolicy).toBe('Never');
     expect(pod.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(image({ image: RuntimeImage.fromReference(`mirror.local/kruise@${digest}`) }).containers[0].image).toBe(`mirror.local/kruise@${digest}`);
   });
