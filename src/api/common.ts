@@ -94,6 +94,7 @@ export const LabelSelectorSchema = Struct(
   },
   { description: 'A label query over a set of resources (metav1.LabelSelector).' },
 );
+/** A label query over a set of resources (metav1.LabelSelector). Every field is documented (generated from the schema descriptions). */
 export type LabelSelector = G.LabelSelector;
 
 /** A LabelSelector field with its own description. */
@@ -115,6 +116,7 @@ export const OwnerReferenceSchema = Struct(
   },
   { description: 'A reference to an owning object (metav1.OwnerReference).' },
 );
+/** A reference to an owning object (metav1.OwnerReference). Every field is documented (generated from the schema descriptions). */
 export type OwnerReference = G.OwnerReference;
 
 /** corev1.ObjectReference, as NodeImage tags use it for their owners. */
@@ -130,6 +132,7 @@ export const ObjectReferenceSchema = Struct(
   },
   { description: 'A reference to an object (corev1.ObjectReference).' },
 );
+/** A reference to an object (corev1.ObjectReference). Every field is documented (generated from the schema descriptions). */
 export type ObjectReference = G.ObjectReference;
 
 /** metav1.ManagedFieldsEntry (present on objects read back from a cluster). */
@@ -216,11 +219,14 @@ export const ObjectMetaSchema = Struct(
   },
   { description: 'Standard object metadata (metav1.ObjectMeta).' },
 );
+/** Standard object metadata (metav1.ObjectMeta). Every field is documented (generated from the schema descriptions). */
 export type ObjectMeta = G.ObjectMeta;
 
-/** The group/version every kind here belongs to. */
+/** The API group every kind here belongs to. */
 export const GROUP = 'apps.kruise.io';
+/** The one version we serve and emit (API-compatible with upstream v1alpha1). */
 export const VERSION = 'v1alpha1';
+/** `apiVersion` of every kind here. */
 export const API_VERSION = `${GROUP}/${VERSION}` as const;
 
 /**

@@ -36,6 +36,7 @@ export const CORE_REF = 'x-kruise-core';
  * as LocalObjectReference).
  */
 export const CORE_CRD_MODE = 'x-kruise-crd';
+/** See {@link CORE_CRD_MODE}. */
 export type CoreCrdMode = 'inline' | 'preserve';
 
 /** Definition names (in `core/k8s-core.schema.json`) of the core types we reference, by alias. */
@@ -47,6 +48,7 @@ export const CORE_DEFINITIONS = {
   LocalObjectReference: 'V1LocalObjectReference',
   ObjectFieldSelector: 'V1ObjectFieldSelector',
 } as const;
+/** Short name of a referenced core type. */
 export type CoreAlias = keyof typeof CORE_DEFINITIONS;
 
 interface CoreOptions {
@@ -102,4 +104,5 @@ export const LocalObjectReferenceSchema = (options: CoreOptions = {}) =>
 export const ObjectFieldSelectorSchema = (options: CoreOptions = {}) =>
   CoreRef<V1ObjectFieldSelector>('ObjectFieldSelector', options);
 
+/** Core types as `@kubernetes/client-node` declares them (JSON field names). */
 export type { V1Container, V1Volume, V1PodTemplateSpec, V1PersistentVolumeClaim, V1LocalObjectReference };

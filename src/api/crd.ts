@@ -138,6 +138,7 @@ export function openApiV3Schema(def: KindDefinition): Json {
   return { ...rest, type: 'object', properties: props };
 }
 
+/** Options of {@link toCustomResourceDefinition}. */
 export interface CrdOptions {
   /** Extra labels on the CRD object. */
   readonly labels?: Readonly<Record<string, string>>;

@@ -8,6 +8,7 @@
 import { coreClosure, coreDefinition, rebaseRefs, resolveSchema, type Json } from './resolve.js';
 import type { KindDefinition } from './registry.js';
 
+/** Draft of the exported schemas (what the YAML language server supports best). */
 export const JSON_SCHEMA_DRAFT = 'http://json-schema.org/draft-07/schema#';
 
 /** File name the `schema` command uses for a kind, e.g. `cloneset.json`. */

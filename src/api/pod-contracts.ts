@@ -34,6 +34,7 @@ export const EVENT_REASON_SIDECAR_TERMINATOR = 'SidecarTerminator';
 
 /** Node label key/value of virtual-kubelet nodes (also copied onto CRRs for such nodes). */
 export const LABEL_NODE_TYPE = 'type';
+/** Value of {@link LABEL_NODE_TYPE} on virtual-kubelet nodes. */
 export const NODE_TYPE_VIRTUAL_KUBELET = 'virtual-kubelet';
 
 /** Name of the CRR the sidecar terminator creates for a pod. */
@@ -85,6 +86,7 @@ export const ContainerExitPrioritySchema = Type.Record(
       'Container name → exit priority. Main containers (priority 0 by default) exit first; larger values exit later.',
   },
 );
+/** Parsed value of {@link ANNOTATION_CONTAINER_EXIT_PRIORITY}. */
 export type ContainerExitPriority = Static<typeof ContainerExitPrioritySchema>;
 
 /** A problem found in a pod-level contract value. `jsonPointer` is relative to the value. */
@@ -95,6 +97,7 @@ export interface ContractIssue {
   readonly hint?: string;
 }
 
+/** Result of parsing a contract value: what could be parsed, and what is wrong. */
 export interface ParseResult<T> {
   /** The parsed value; undefined when the value could not be parsed at all. */
   readonly value?: T;
@@ -166,8 +169,9 @@ export function formatExitPriority(priorities: Readonly<Record<string, number>>)
 // Container launch priority (shipped upstream; needs the PodWebhook gate)
 // ---------------------------------------------------------------------------------------------
 
-/** Pod annotation; value {@link LAUNCH_PRIORITY_ORDERED} starts containers in spec order. */
+/** Pod annotation asking for ordered container start (needs the PodWebhook gate). */
 export const ANNOTATION_CONTAINER_LAUNCH_PRIORITY = 'apps.kruise.io/container-launch-priority';
+/** Value of {@link ANNOTATION_CONTAINER_LAUNCH_PRIORITY}: start containers in spec order. */
 export const LAUNCH_PRIORITY_ORDERED = 'Ordered';
 /** Per-container env: integer in ±2147483647 (default 0); higher starts first. */
 export const ENV_CONTAINER_PRIORITY = 'KRUISE_CONTAINER_PRIORITY';
@@ -201,7 +205,9 @@ export function parseLaunchPriority(raw: string | undefined): ParseResult<number
 // ContainerRecreateRequest labels
 // ---------------------------------------------------------------------------------------------
 
+/** CRR label: UID of the target pod (set by the CRR webhook). */
 export const LABEL_CRR_POD_UID = 'crr.apps.kruise.io/pod-uid';
+/** CRR label: node of the target pod (immutable; the daemon watches by it). */
 export const LABEL_CRR_NODE_NAME = 'crr.apps.kruise.io/node-name';
 /** `"true"` while the CRR is not completed. */
 export const LABEL_CRR_ACTIVE = 'crr.apps.kruise.io/active';
@@ -210,10 +216,13 @@ export const LABEL_CRR_ACTIVE = 'crr.apps.kruise.io/active';
 // Lifecycle hooks (CloneSet)
 // ---------------------------------------------------------------------------------------------
 
+/** Pod label holding the lifecycle state (changed only by the workload controller). */
 export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.kruise.io/state';
+/** Pod annotation: RFC 3339 time of the last lifecycle state change. */
 export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.kruise.io/timestamp';
 /** Values of {@link LABEL_LIFECYCLE_STATE}. */
 export const LifecycleStateValues = ['PreparingNormal', 'Normal', 'PreparingUpdate', 'Updating', 'Updated', 'PreparingDelete'] as const;
+/** One of {@link LifecycleStateValues}. */
 export type LifecycleState = (typeof LifecycleStateValues)[number];
 /** Readiness gate / condition type that markPodNotReady sets to False. */
 export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
@@ -224,17 +233,23 @@ export const LABEL_CLONESET_INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
 // SidecarSet injection
 // ---------------------------------------------------------------------------------------------
 
+/** Pod/SidecarSet annotation: JSON map set name → {@link SidecarSetHashEntry} (hash of the sidecar spec). */
 export const ANNOTATION_SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
+/** Like {@link ANNOTATION_SIDECARSET_HASH} with images blanked: equal values mean only images changed. */
 export const ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
+/** Pod annotation: comma-separated names of the SidecarSets injected. */
 export const ANNOTATION_SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
+/** Pod annotation: state of an in-place sidecar upgrade. */
 export const ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
+/** Pod annotation: JSON map sidecar → working hot-upgrade container (e.g. `{"X":"X-1"}`). */
 export const ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER = 'kruise.io/sidecarset-working-hotupgrade-container';
 /** Label on a SidecarSet that becomes spec.customVersion in v1beta1. */
 export const LABEL_SIDECARSET_CUSTOM_VERSION = 'apps.kruise.io/sidecarset-custom-version';
 /** Env set to "true" on every injected container. */
 export const ENV_IS_INJECTED = 'IS_INJECTED';
-/** Envs exposing hot-upgrade versions. */
+/** Env exposing the hot-upgrade version of the container. */
 export const ENV_SIDECARSET_VERSION = 'SIDECARSET_VERSION';
+/** Env exposing the alternate hot-upgrade version. */
 export const ENV_SIDECARSET_VERSION_ALT = 'SIDECARSET_VERSION_ALT';
 /** Pod condition set by the SidecarSet in-place upgrade. */
 export const CONDITION_SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
@@ -247,6 +262,7 @@ export const SidecarSetHashEntrySchema = Type.Object({
   sidecarList: Type.Array(Type.String()),
   controllerRevision: Type.Optional(Type.String()),
 });
+/** One entry of the sidecarset-hash annotations. */
 export type SidecarSetHashEntry = Static<typeof SidecarSetHashEntrySchema>;
 
 // ---------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ function def(d: Omit<KindDefinition, 'group' | 'version' | 'listKind' | 'singula
   });
 }
 
+/** Registry entry of SidecarSet: names, scope, schema, printer columns and subresources. */
 export const SidecarSetDefinition = def({
   kind: 'SidecarSet',
   plural: 'sidecarsets',
@@ -81,6 +82,7 @@ export const SidecarSetDefinition = def({
   ],
 });
 
+/** Registry entry of CloneSet: names, scope, schema, printer columns and subresources. */
 export const CloneSetDefinition = def({
   kind: 'CloneSet',
   plural: 'clonesets',
@@ -105,6 +107,7 @@ export const CloneSetDefinition = def({
   ],
 });
 
+/** Registry entry of ImagePullJob: names, scope, schema, printer columns and subresources. */
 export const ImagePullJobDefinition = def({
   kind: 'ImagePullJob',
   plural: 'imagepulljobs',
@@ -121,6 +124,7 @@ export const ImagePullJobDefinition = def({
   ],
 });
 
+/** Registry entry of ContainerRecreateRequest: names, scope, schema, printer columns and subresources. */
 export const ContainerRecreateRequestDefinition = def({
   kind: 'ContainerRecreateRequest',
   plural: 'containerrecreaterequests',
@@ -136,6 +140,7 @@ export const ContainerRecreateRequestDefinition = def({
   ],
 });
 
+/** Registry entry of NodeImage: names, scope, schema, printer columns and subresources. */
 export const NodeImageDefinition = def({
   kind: 'NodeImage',
   plural: 'nodeimages',

@@ -9,6 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import coreDoc from './core/k8s-core.schema.json' with { type: 'json' };
 import { CORE_CRD_MODE, CORE_REF } from './core.js';
 
+/** A plain JSON Schema node. */
 export type Json = Record<string, unknown>;
 
 const CORE_DEFS = (coreDoc as unknown as { definitions: Record<string, Json> }).definitions;
@@ -38,6 +39,7 @@ export function rebaseRefs(node: unknown, prefix: string): unknown {
   return out;
 }
 
+/** Options of {@link resolveSchema}. */
 export interface ResolveOptions {
   /** Prefix that replaces `#/definitions/` in refs to core definitions, e.g. `k8s-core#/definitions/`. */
   readonly refPrefix: string;

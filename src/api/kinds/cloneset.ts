@@ -23,6 +23,7 @@ import { PersistentVolumeClaimSchema, PodTemplateSpecSchema } from '../core.js';
 
 /** CloneSet update strategy types (OnDelete since Kruise v1.9). */
 export const CloneSetUpdateStrategyTypeValues = ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete'] as const;
+/** One of {@link CloneSetUpdateStrategyTypeValues}. */
 export type CloneSetUpdateStrategyType = (typeof CloneSetUpdateStrategyTypeValues)[number];
 
 /** A lifecycle hook: the pod waits in a hook state while any listed label/finalizer is present. */
@@ -43,8 +44,10 @@ export const LifecycleHookSchema = Struct(
   },
   { description: 'A pod lifecycle hook (labels and/or finalizers).' },
 );
+/** A pod lifecycle hook (labels and/or finalizers). Every field is documented (generated from the schema descriptions). */
 export type LifecycleHook = G.LifecycleHook;
 
+/** TypeBox schema of {@link Lifecycle}: Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state). */
 export const LifecycleSchema = Struct(
   {
     preDelete: Type.Optional(Struct(LifecycleHookSchema.properties, { description: 'Hook before a pod is deleted (scale-in, recreate update).' })),
@@ -53,8 +56,10 @@ export const LifecycleSchema = Struct(
   },
   { description: 'Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state).' },
 );
+/** Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state). Every field is documented (generated from the schema descriptions). */
 export type Lifecycle = G.Lifecycle;
 
+/** TypeBox schema of {@link UpdatePriorityStrategy}: Which pods update first. */
 export const UpdatePriorityStrategySchema = Struct(
   {
     weightPriority: Type.Optional(
@@ -75,6 +80,7 @@ export const UpdatePriorityStrategySchema = Struct(
   { description: 'Which pods update first.' },
 );
 
+/** TypeBox schema of {@link CloneSetUpdateStrategy}: How pods are updated when the template changes. */
 export const CloneSetUpdateStrategySchema = Struct(
   {
     type: Type.Optional(
@@ -107,8 +113,10 @@ export const CloneSetUpdateStrategySchema = Struct(
   },
   { description: 'How pods are updated when the template changes.' },
 );
+/** How pods are updated when the template changes. Every field is documented (generated from the schema descriptions). */
 export type CloneSetUpdateStrategy = G.CloneSetUpdateStrategy;
 
+/** TypeBox schema of {@link CloneSetScaleStrategy}: How pods are scaled. */
 export const CloneSetScaleStrategySchema = Struct(
   {
     podsToDelete: Type.Optional(Type.Array(Type.String(), { description: 'Names of pods to delete first (selective scale-in).' })),
@@ -119,8 +127,10 @@ export const CloneSetScaleStrategySchema = Struct(
   },
   { description: 'How pods are scaled.' },
 );
+/** How pods are scaled. Every field is documented (generated from the schema descriptions). */
 export type CloneSetScaleStrategy = G.CloneSetScaleStrategy;
 
+/** TypeBox schema of {@link CloneSetSpec}: Desired state of a CloneSet. */
 export const CloneSetSpecSchema = Struct(
   {
     replicas: Type.Optional(Int32({ minimum: 0, description: 'Desired number of pods (default 1).' })),
@@ -141,8 +151,10 @@ export const CloneSetSpecSchema = Struct(
   },
   { description: 'Desired state of a CloneSet.' },
 );
+/** Desired state of a CloneSet. Every field is documented (generated from the schema descriptions). */
 export type CloneSetSpec = G.CloneSetSpec;
 
+/** TypeBox schema of {@link CloneSetCondition}: A CloneSet condition. */
 export const CloneSetConditionSchema = Struct(
   {
     type: Type.String({ description: 'Condition type.' }),
@@ -155,6 +167,7 @@ export const CloneSetConditionSchema = Struct(
   { description: 'A CloneSet condition.' },
 );
 
+/** TypeBox schema of {@link CloneSetStatus}: Observed state of a CloneSet. */
 export const CloneSetStatusSchema = Struct(
   {
     observedGeneration: Type.Optional(Int64({ description: 'Most recent generation observed.' })),
@@ -173,8 +186,10 @@ export const CloneSetStatusSchema = Struct(
   },
   { description: 'Observed state of a CloneSet.' },
 );
+/** Observed state of a CloneSet. Every field is documented (generated from the schema descriptions). */
 export type CloneSetStatus = G.CloneSetStatus;
 
+/** TypeBox schema of {@link CloneSet}: CloneSet manages stateless pods with in-place update, lifecycle hooks and selective scale-in. */
 export const CloneSetSchema = KindObject(
   'CloneSet',
   CloneSetSpecSchema,

@@ -11,10 +11,12 @@ import { DateTime, Int32, Int64, IntOrString, KindObject, StringEnum, Struct } f
 
 /** What happens to the CRR when recreating a container fails. */
 export const CRRFailurePolicyValues = ['Fail', 'Ignore'] as const;
+/** One of {@link CRRFailurePolicyValues}. */
 export type CRRFailurePolicy = (typeof CRRFailurePolicyValues)[number];
 
 /** Phase of the whole request (it ends Completed) and of each container (Succeeded/Failed). */
 export const CRRPhaseValues = ['Pending', 'Recreating', 'Succeeded', 'Failed', 'Completed'] as const;
+/** One of {@link CRRPhaseValues}. */
 export type CRRPhase = (typeof CRRPhaseValues)[number];
 
 const HttpHeaderSchema = Struct({ name: Type.String({ description: 'Header name.' }), value: Type.String({ description: 'Header value.' }) });
@@ -50,6 +52,7 @@ const ContainerPortSchema = Struct({
   protocol: Type.Optional(Type.String({ description: 'TCP (default), UDP or SCTP.', default: 'TCP' })),
 });
 
+/** TypeBox schema of {@link ContainerRecreateRequestContainer}: A container to recreate. */
 export const ContainerRecreateRequestContainerSchema = Struct(
   {
     name: Type.String({ minLength: 1, description: 'Name of the container to recreate.' }),
@@ -67,8 +70,10 @@ export const ContainerRecreateRequestContainerSchema = Struct(
   },
   { description: 'A container to recreate.' },
 );
+/** A container to recreate. Every field is documented (generated from the schema descriptions). */
 export type ContainerRecreateRequestContainer = G.ContainerRecreateRequestContainer;
 
+/** TypeBox schema of {@link ContainerRecreateRequestStrategy}: How the containers are recreated. */
 export const ContainerRecreateRequestStrategySchema = Struct(
   {
     failurePolicy: Type.Optional(
@@ -82,8 +87,10 @@ export const ContainerRecreateRequestStrategySchema = Struct(
   },
   { description: 'How the containers are recreated.' },
 );
+/** How the containers are recreated. Every field is documented (generated from the schema descriptions). */
 export type ContainerRecreateRequestStrategy = G.ContainerRecreateRequestStrategy;
 
+/** TypeBox schema of {@link ContainerRecreateRequestSpec}: Desired state of a ContainerRecreateRequest (immutable). */
 export const ContainerRecreateRequestSpecSchema = Struct(
   {
     podName: Type.String({ minLength: 1, description: 'Name of the pod (same namespace).' }),
@@ -94,8 +101,10 @@ export const ContainerRecreateRequestSpecSchema = Struct(
   },
   { description: 'Desired state of a ContainerRecreateRequest (immutable).' },
 );
+/** Desired state of a ContainerRecreateRequest (immutable). Every field is documented (generated from the schema descriptions). */
 export type ContainerRecreateRequestSpec = G.ContainerRecreateRequestSpec;
 
+/** TypeBox schema of {@link ContainerRecreateRequestContainerState}: Recreate state of one container. */
 export const ContainerRecreateRequestContainerStateSchema = Struct(
   {
     name: Type.String({ description: 'Container name.' }),
@@ -106,6 +115,7 @@ export const ContainerRecreateRequestContainerStateSchema = Struct(
   { description: 'Recreate state of one container.' },
 );
 
+/** TypeBox schema of {@link ContainerRecreateRequestStatus}: Observed state of a ContainerRecreateRequest. */
 export const ContainerRecreateRequestStatusSchema = Struct(
   {
     phase: StringEnum(CRRPhaseValues, { description: 'Phase of the request; it ends Completed.' }),
@@ -115,8 +125,10 @@ export const ContainerRecreateRequestStatusSchema = Struct(
   },
   { description: 'Observed state of a ContainerRecreateRequest.' },
 );
+/** Observed state of a ContainerRecreateRequest. Every field is documented (generated from the schema descriptions). */
 export type ContainerRecreateRequestStatus = G.ContainerRecreateRequestStatus;
 
+/** TypeBox schema of {@link ContainerRecreateRequest}: ContainerRecreateRequest recreates containers of a running pod in place. */
 export const ContainerRecreateRequestSchema = KindObject(
   'ContainerRecreateRequest',
   ContainerRecreateRequestSpecSchema,

@@ -10,12 +10,15 @@ import { DateTime, Int32, Int64, IntOrString, KindObject, LabelSelectorSchema, S
 
 /** When a job is considered finished. */
 export const CompletionPolicyTypeValues = ['Always', 'Never'] as const;
+/** One of {@link CompletionPolicyTypeValues}. */
 export type CompletionPolicyType = (typeof CompletionPolicyTypeValues)[number];
 
 /** Whether to pull an image already present on the node. */
 export const ImagePullPolicyValues = ['Always', 'IfNotPresent'] as const;
+/** One of {@link ImagePullPolicyValues}. */
 export type ImagePullJobImagePullPolicy = (typeof ImagePullPolicyValues)[number];
 
+/** TypeBox schema of {@link ImagePullJobNodeSelector}: Nodes to pull on: names and/or a node label query. Absent = all nodes. */
 export const ImagePullJobNodeSelectorSchema = Struct(
   {
     names: Type.Optional(Type.Array(Type.String(), { description: 'Node names.' })),
@@ -23,8 +26,10 @@ export const ImagePullJobNodeSelectorSchema = Struct(
   },
   { description: 'Nodes to pull on: names and/or a node label query. Absent = all nodes.' },
 );
+/** Nodes to pull on: names and/or a node label query. Absent = all nodes. Every field is documented (generated from the schema descriptions). */
 export type ImagePullJobNodeSelector = G.ImagePullJobNodeSelector;
 
+/** TypeBox schema of {@link PullPolicy}: Per-node pull attempts. */
 export const PullPolicySchema = Struct(
   {
     timeoutSeconds: Type.Optional(Int32({ minimum: 0, description: 'Timeout of one pull attempt in seconds (default 600).' })),
@@ -32,8 +37,10 @@ export const PullPolicySchema = Struct(
   },
   { description: 'Per-node pull attempts.' },
 );
+/** Per-node pull attempts. Every field is documented (generated from the schema descriptions). */
 export type PullPolicy = G.PullPolicy;
 
+/** TypeBox schema of {@link CompletionPolicy}: When the job finishes and how long it is kept. */
 export const CompletionPolicySchema = Struct(
   {
     type: Type.Optional(
@@ -50,8 +57,10 @@ export const CompletionPolicySchema = Struct(
   },
   { description: 'When the job finishes and how long it is kept.' },
 );
+/** When the job finishes and how long it is kept. Every field is documented (generated from the schema descriptions). */
 export type CompletionPolicy = G.CompletionPolicy;
 
+/** TypeBox schema of {@link SandboxConfig}: Sandbox metadata some runtimes use for pull decisions and metrics. */
 export const SandboxConfigSchema = Struct(
   {
     labels: Type.Optional(StringMap({ description: 'Labels passed to CRI PullImage as the pod sandbox config.' })),
@@ -59,6 +68,7 @@ export const SandboxConfigSchema = Struct(
   },
   { description: 'Sandbox metadata some runtimes use for pull decisions and metrics.' },
 );
+/** Sandbox metadata some runtimes use for pull decisions and metrics. Every field is documented (generated from the schema descriptions). */
 export type SandboxConfig = G.SandboxConfig;
 
 /** Fields shared with ImageListPullJob's template. */
@@ -81,6 +91,7 @@ export const ImagePullJobTemplateFields = {
   ),
 };
 
+/** TypeBox schema of {@link ImagePullJobSpec}: Desired state of an ImagePullJob. */
 export const ImagePullJobSpecSchema = Struct(
   {
     image: Type.String({ minLength: 1, description: 'Image reference to pull, e.g. `nginx:1.9.1`.' }),
@@ -88,8 +99,10 @@ export const ImagePullJobSpecSchema = Struct(
   },
   { description: 'Desired state of an ImagePullJob.' },
 );
+/** Desired state of an ImagePullJob. Every field is documented (generated from the schema descriptions). */
 export type ImagePullJobSpec = G.ImagePullJobSpec;
 
+/** TypeBox schema of {@link ImagePullJobStatus}: Observed state of an ImagePullJob. */
 export const ImagePullJobStatusSchema = Struct(
   {
     startTime: Type.Optional(DateTime({ description: 'When the job started.' })),
@@ -103,8 +116,10 @@ export const ImagePullJobStatusSchema = Struct(
   },
   { description: 'Observed state of an ImagePullJob.' },
 );
+/** Observed state of an ImagePullJob. Every field is documented (generated from the schema descriptions). */
 export type ImagePullJobStatus = G.ImagePullJobStatus;
 
+/** TypeBox schema of {@link ImagePullJob}: ImagePullJob pre-pulls an image on selected nodes. */
 export const ImagePullJobSchema = KindObject(
   'ImagePullJob',
   ImagePullJobSpecSchema,

@@ -11,11 +11,13 @@ import { PullPolicySchema, SandboxConfigSchema, ImagePullPolicyValues } from './
 
 /** Phase of one tag on one node. */
 export const ImagePullPhaseValues = ['Waiting', 'Pulling', 'Succeeded', 'Failed'] as const;
+/** One of {@link ImagePullPhaseValues}. */
 export type ImagePullPhase = (typeof ImagePullPhaseValues)[number];
 
 /** Upstream caps the number of images per NodeImage. */
 export const NODE_IMAGE_MAX_IMAGES = 256;
 
+/** TypeBox schema of {@link ReferenceObject}: A pull secret reference (copied into kruise-daemon-config). */
 export const ReferenceObjectSchema = Struct(
   {
     namespace: Type.Optional(Type.String({ description: 'Namespace of the secret.' })),
@@ -24,6 +26,7 @@ export const ReferenceObjectSchema = Struct(
   { description: 'A pull secret reference (copied into kruise-daemon-config).' },
 );
 
+/** TypeBox schema of {@link ImageTagSpec}: A tag to pull. */
 export const ImageTagSpecSchema = Struct(
   {
     tag: Type.String({ minLength: 1, description: 'Image tag (or digest).' }),
@@ -44,8 +47,10 @@ export const ImageTagSpecSchema = Struct(
   },
   { description: 'A tag to pull.' },
 );
+/** A tag to pull. Every field is documented (generated from the schema descriptions). */
 export type ImageTagSpec = G.ImageTagSpec;
 
+/** TypeBox schema of {@link ImageSpec}: An image (name without tag) and its tags. */
 export const ImageSpecSchema = Struct(
   {
     pullSecrets: Type.Optional(Type.Array(ReferenceObjectSchema, { description: 'Secrets used for pulling.' })),
@@ -54,8 +59,10 @@ export const ImageSpecSchema = Struct(
   },
   { description: 'An image (name without tag) and its tags.' },
 );
+/** An image (name without tag) and its tags. Every field is documented (generated from the schema descriptions). */
 export type ImageSpec = G.ImageSpec;
 
+/** TypeBox schema of {@link NodeImageSpec}: Desired state of a NodeImage: the images this node should have. */
 export const NodeImageSpecSchema = Struct(
   {
     images: Type.Optional(
@@ -67,8 +74,10 @@ export const NodeImageSpecSchema = Struct(
   },
   { description: 'Desired state of a NodeImage: the images this node should have.' },
 );
+/** Desired state of a NodeImage: the images this node should have. Every field is documented (generated from the schema descriptions). */
 export type NodeImageSpec = G.NodeImageSpec;
 
+/** TypeBox schema of {@link ImageTagStatus}: Pull state of one tag. */
 export const ImageTagStatusSchema = Struct(
   {
     tag: Type.String({ description: 'Image tag.' }),
@@ -82,8 +91,10 @@ export const ImageTagStatusSchema = Struct(
   },
   { description: 'Pull state of one tag.' },
 );
+/** Pull state of one tag. Every field is documented (generated from the schema descriptions). */
 export type ImageTagStatus = G.ImageTagStatus;
 
+/** TypeBox schema of {@link NodeImageStatus}: Observed state of a NodeImage (written by kruise-daemon). */
 export const NodeImageStatusSchema = Struct(
   {
     desired: Int32({ description: 'Tags requested.' }),
@@ -107,8 +118,10 @@ export const NodeImageStatusSchema = Struct(
   },
   { description: 'Observed state of a NodeImage (written by kruise-daemon).' },
 );
+/** Observed state of a NodeImage (written by kruise-daemon). Every field is documented (generated from the schema descriptions). */
 export type NodeImageStatus = G.NodeImageStatus;
 
+/** TypeBox schema of {@link NodeImage}: NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name). */
 export const NodeImageSchema = KindObject(
   'NodeImage',
   Type.Optional(NodeImageSpecSchema),

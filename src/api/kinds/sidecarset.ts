@@ -12,14 +12,17 @@ import type { V1Container } from '@kubernetes/client-node';
 
 /** Where an injected container goes relative to the pod's own containers. */
 export const PodInjectPolicyValues = ['BeforeAppContainer', 'AfterAppContainer'] as const;
+/** One of {@link PodInjectPolicyValues}. */
 export type PodInjectPolicy = (typeof PodInjectPolicyValues)[number];
 
 /** How a sidecar container is upgraded. */
 export const SidecarUpgradeTypeValues = ['ColdUpgrade', 'HotUpgrade'] as const;
+/** One of {@link SidecarUpgradeTypeValues}. */
 export type SidecarUpgradeType = (typeof SidecarUpgradeTypeValues)[number];
 
 /** Whether a sidecar also mounts the app containers' volumeMounts / volumeDevices. */
 export const ShareVolumePolicyTypeValues = ['enabled', 'disabled'] as const;
+/** One of {@link ShareVolumePolicyTypeValues}. */
 export type ShareVolumePolicyType = (typeof ShareVolumePolicyTypeValues)[number];
 
 /** How resourcesPolicy aggregates the target containers' resources. */
@@ -27,6 +30,7 @@ export const TargetContainersModeValues = ['sum', 'max'] as const;
 
 /** SidecarSet update strategy types. */
 export const SidecarSetUpdateStrategyTypeValues = ['RollingUpdate', 'NotUpdate'] as const;
+/** One of {@link SidecarSetUpdateStrategyTypeValues}. */
 export type SidecarSetUpdateStrategyType = (typeof SidecarSetUpdateStrategyTypeValues)[number];
 
 /** How injectionStrategy.revision applies to new pods. */
@@ -34,6 +38,7 @@ export const SidecarSetInjectRevisionPolicyValues = ['Always', 'Partial'] as con
 
 /** How patchPodMetadata treats annotations that already exist on the pod. */
 export const SidecarSetPatchPolicyValues = ['Retain', 'Overwrite', 'MergePatchJson'] as const;
+/** One of {@link SidecarSetPatchPolicyValues}. */
 export type SidecarSetPatchPolicy = (typeof SidecarSetPatchPolicyValues)[number];
 
 const ShareVolumePolicySchema = Struct(
@@ -122,8 +127,10 @@ export const SidecarContainerSchema = CoreExtend<V1Container, typeof SidecarCont
   // The CRD keeps the core part unpruned, like upstream; our validator checks it fully.
   { description: 'A sidecar container: a core Container plus injection and upgrade settings.', crd: 'preserve' },
 );
+/** A sidecar container: a core Container plus injection and upgrade settings. Every field is documented (generated from the schema descriptions). */
 export type SidecarContainer = G.SidecarContainer;
 
+/** TypeBox schema of {@link SidecarSetUpdateStrategy}: How injected pods are upgraded when the SidecarSet changes. */
 export const SidecarSetUpdateStrategySchema = Struct(
   {
     type: Type.Optional(
@@ -175,8 +182,10 @@ export const SidecarSetUpdateStrategySchema = Struct(
   },
   { description: 'How injected pods are upgraded when the SidecarSet changes.' },
 );
+/** How injected pods are upgraded when the SidecarSet changes. Every field is documented (generated from the schema descriptions). */
 export type SidecarSetUpdateStrategy = G.SidecarSetUpdateStrategy;
 
+/** TypeBox schema of {@link SidecarSetSpec}: Desired state of a SidecarSet. */
 export const SidecarSetSpecSchema = Struct(
   {
     selector: Type.Optional(
@@ -241,8 +250,10 @@ export const SidecarSetSpecSchema = Struct(
   },
   { description: 'Desired state of a SidecarSet.' },
 );
+/** Desired state of a SidecarSet. Every field is documented (generated from the schema descriptions). */
 export type SidecarSetSpec = G.SidecarSetSpec;
 
+/** TypeBox schema of {@link SidecarSetStatus}: Observed state of a SidecarSet. */
 export const SidecarSetStatusSchema = Struct(
   {
     observedGeneration: Type.Optional(Int64({ description: 'Most recent generation observed.' })),
@@ -255,8 +266,10 @@ export const SidecarSetStatusSchema = Struct(
   },
   { description: 'Observed state of a SidecarSet.' },
 );
+/** Observed state of a SidecarSet. Every field is documented (generated from the schema descriptions). */
 export type SidecarSetStatus = G.SidecarSetStatus;
 
+/** TypeBox schema of {@link SidecarSet}: SidecarSet injects sidecar containers into matching pods and upgrades them in place (cluster-scoped). */
 export const SidecarSetSchema = KindObject(
   'SidecarSet',
   SidecarSetSpecSchema,
