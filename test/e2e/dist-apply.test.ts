@@ -20,10 +20,21 @@ interface DistObject {
   readonly object: KubernetesObject;
 }
 
+const KUSTOMIZATION = /^(kustomization\.ya?ml|Kustomization)$/;
+
+/** Manifest files under dir (kustomize's own config files excluded: they are not API objects). */
 function manifestFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name))
+    .filter((e) => e.isFile() && /\.ya?ml$/.test(e.name) && !KUSTOMIZATION.test(e.name))
     .map((e) => path.join(e.parentPath, e.name))
+    .sort();
+}
+
+/** Directories under dir (itself included) that hold a kustomization. */
+function kustomizationDirs(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && KUSTOMIZATION.test(e.name))
+    .map((e) => e.parentPath)
     .sort();
 }
 
@@ -146,6 +157,16 @@ describe('dist/ on a real kube-apiserver', () => {
     (_name, file) => {
       it('is accepted', async () => {
         const out = await kubectl(['apply', '--dry-run=server', '-f', file]);
+        expect(out).toMatch(/\(server dry run\)/);
+      });
+    },
+  );
+
+  describe.each(kustomizationDirs(distDir).map((d) => [path.relative(repoRoot, d) || '.', d] as const))(
+    'kubectl apply -k %s --dry-run=server',
+    (_name, dir) => {
+      it('is accepted', async () => {
+        const out = await kubectl(['apply', '-k', dir, '--dry-run=server']);
         expect(out).toMatch(/\(server dry run\)/);
       });
     },
