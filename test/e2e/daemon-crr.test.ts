@@ -4,6 +4,8 @@
 // statusContext), which other parts of the runtime own.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -135,6 +137,45 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
     // Only the test image's rootfs has this passwd: the hook ran inside the (still running) container.
     expect(await readFile(join(hostDir, 'prestop-marker'), 'utf8')).toBe('root:x:0:0:root:/:/bin/sh\n');
+  });
+
+  it('runs an httpGet preStop hook (with headers) before stopping', async () => {
+    const hits: Array<{ path: string; header: string | undefined; at: number }> = [];
+    const server = createServer((req, res) => {
+      hits.push({ path: req.url ?? '', header: req.headers['x-drain'] as string | undefined, at: Date.now() });
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const k = await runPod('http-hooked', ['app']);
+      const oldApp = k.cri.containerIds.get('app')!;
+      await createCrr(k, 'http-prestop', [{ name: 'app', preStop: { httpGet: { host: '127.0.0.1', port, path: 'drain', httpHeaders: [{ name: 'X-Drain', value: 'yes' }] } } }]);
+      await waitCompleted('http-prestop');
+      expect(hits).toHaveLength(1);
+      expect(hits[0]).toMatchObject({ path: '/drain', header: 'yes' });
+      const st = await env.cri.containerStatus(oldApp);
+      expect(st.state).toBe('CONTAINER_EXITED');
+      expect(Number(BigInt(st.finishedAt) / 1_000_000n)).toBeGreaterThanOrEqual(hits[0]!.at - 5);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('unreadyGracePeriodSeconds: takes the pod out of service (KruisePodReady=False), waits, kills, then gives readiness back', async () => {
+    const k = await runPod('unready', ['app'], { readinessGates: [{ conditionType: 'KruisePodReady' }] });
+    const oldApp = k.cri.containerIds.get('app')!;
+    await createCrr(k, 'graceful', [{ name: 'app' }], {}, { unreadyGracePeriodSeconds: 2 });
+    const condition = async () => (await adminClient().get<Pod>(PODS, 'unready', ns)).status?.conditions?.find((c) => c.type === 'KruisePodReady')?.status;
+    await waitFor('pod made not-ready for the CRR', async () => (await condition()) === 'False', 20_000, 50);
+    // Out of service first, still running: the kill waits for the grace period.
+    expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_RUNNING');
+    const crr = await waitCompleted('graceful');
+    const acquired = Date.parse(crr.metadata.annotations!['crr.apps.kruise.io/unready-acquired']!);
+    const finishedMs = Number(BigInt((await env.cri.containerStatus(oldApp)).finishedAt) / 1_000_000n);
+    expect(finishedMs - acquired).toBeGreaterThanOrEqual(2000);
+    expect(crr.status?.containerRecreateStates).toEqual([{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    await waitFor('readiness given back after the CRR', async () => (await condition()) === 'True', 20_000, 100);
   });
 
   it('orderedRecreate recreates containers one after the other; both succeed', async () => {

@@ -32,7 +32,7 @@ export function register(program: Command): void {
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
     .addOption(new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list').argParser(parseBool).default(false).preset(true))
     .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)')
-    .action(async (o: Record<string, unknown>) => {
+    .action(async (o: Record<string, unknown>, cmd: Command) => {
       const opts: DaemonOptions = {
         ...d,
         nodeName: (o.nodeName as string | undefined) ?? '',
@@ -47,6 +47,7 @@ export function register(program: Command): void {
         strictPermissions: o.strictPermissions as boolean,
         accessLogFile: o.accessLog as string | undefined,
       };
+      if (!opts.nodeName) cmd.error('error: the daemon needs its node name: pass --node-name or set NODE_NAME (downward API fieldRef spec.nodeName)', { exitCode: 2 });
       const daemon = new Daemon(opts);
       installShutdown(() => daemon.stop(), daemon.logger);
       await daemon.start();
