@@ -23,8 +23,22 @@ fi
 
 out="${CDK8S_KRUISE_CONTROLPLANE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-kruise/controlplane/$version}"
 stamp="$out/.complete"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(sha256sum "$module_dir/go.sum" | cut -d' ' -f1)" ]; then
+fingerprint="$(sha256sum "$module_dir/go.sum" | cut -d' ' -f1)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
   log "reusing $version binaries in $out"
+  exit 0
+fi
+
+# Concurrent test runs on a fresh machine must not build into the same files: one builds, the
+# others wait for it and then reuse its result.
+mkdir -p "$out"
+exec 9>"$out/.lock"
+if ! flock -n 9; then
+  log "another build into $out is running; waiting for it"
+  flock 9
+fi
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
+  log "reusing $version binaries in $out (built by the run we waited for)"
   exit 0
 fi
 
@@ -36,7 +50,6 @@ if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; th
   log "Go >= $need is needed to build Kubernetes ${version} (found go$have); install a newer Go or set KUBEBUILDER_ASSETS"
   exit 1
 fi
-mkdir -p "$out"
 log "building kube-apiserver, etcd and kubectl $version into $out"
 log "the first build downloads ~0.5 GB of Go modules and takes several minutes; later runs reuse it"
 
@@ -68,5 +81,5 @@ build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build etcd go.etcd.io/etcd/server/v3
 build kubectl k8s.io/kubernetes/cmd/kubectl
 "$out/kube-apiserver" --version >&2
-sha256sum "$module_dir/go.sum" | cut -d' ' -f1 > "$stamp"
+echo "$fingerprint" > "$stamp"
 log "done: $out"
