@@ -136,15 +136,24 @@ export const ObjectReferenceSchema = Struct(
 export type ObjectReference = G.ObjectReference;
 
 /** metav1.ManagedFieldsEntry (present on objects read back from a cluster). */
-const ManagedFieldsEntrySchema = Struct({
-  apiVersion: Type.Optional(Type.String()),
-  fieldsType: Type.Optional(Type.String()),
-  fieldsV1: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true })),
-  manager: Type.Optional(Type.String()),
-  operation: Type.Optional(Type.String()),
-  subresource: Type.Optional(Type.String()),
-  time: Type.Optional(DateTime()),
-});
+const ManagedFieldsEntrySchema = Struct(
+  {
+    apiVersion: Type.Optional(Type.String({ description: 'Version of the fields described.' })),
+    fieldsType: Type.Optional(Type.String({ description: 'Format of fieldsV1 (FieldsV1).' })),
+    fieldsV1: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        description: 'The set of fields owned by the manager.',
+      }),
+    ),
+    manager: Type.Optional(Type.String({ description: 'Name of the field manager.' })),
+    operation: Type.Optional(Type.String({ description: 'Apply or Update.' })),
+    subresource: Type.Optional(Type.String({ description: 'Subresource the fields were written through.' })),
+    time: Type.Optional(DateTime({ description: 'When the fields were last written.' })),
+  },
+  { description: 'Server-side-apply ownership of a set of fields.' },
+);
 
 /** RFC 1123 subdomain: object names. */
 export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';

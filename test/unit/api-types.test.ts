@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { TYPES_FILE, generateTypes } from '../../src/api/types/generate.js';
+import { CORE_REF, KINDS } from '../../src/api/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
@@ -28,4 +29,22 @@ describe('generated TypeScript interfaces', () => {
     const text = diagnostics.map((d) => `${d.file?.fileName}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     expect(text).toEqual([]);
   }, 120_000);
+});
+
+describe('documentation', () => {
+  it('every field of every kind has a description (the TSDoc, CRD and JSON-schema text)', () => {
+    const missing: string[] = [];
+    const walk = (n: Record<string, any>, path: string): void => {
+      if (n[CORE_REF] && !n.properties) return; // core types are documented by client-node's model docs
+      for (const [k, v] of Object.entries<Record<string, any>>(n.properties ?? {})) {
+        if (!v.description) missing.push(`${path}.${k}`);
+        walk(v, `${path}.${k}`);
+        if (v.items) walk(v.items, `${path}.${k}[]`);
+        const rec = v.patternProperties ? Object.values<Record<string, any>>(v.patternProperties)[0] : v.additionalProperties;
+        if (rec && typeof rec === 'object') walk(rec, `${path}.${k}{}`);
+      }
+    };
+    for (const k of KINDS) walk(k.schema as Record<string, any>, k.kind);
+    expect(missing).toEqual([]);
+  });
 });

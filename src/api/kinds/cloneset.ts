@@ -159,10 +159,10 @@ export const CloneSetConditionSchema = Struct(
   {
     type: Type.String({ description: 'Condition type.' }),
     status: Type.String({ description: 'True, False or Unknown.' }),
-    lastTransitionTime: Type.Optional(DateTime()),
-    lastUpdateTime: Type.Optional(DateTime()),
-    reason: Type.Optional(Type.String()),
-    message: Type.Optional(Type.String()),
+    lastTransitionTime: Type.Optional(DateTime({ description: 'When the status last changed.' })),
+    lastUpdateTime: Type.Optional(DateTime({ description: 'When the condition was last updated.' })),
+    reason: Type.Optional(Type.String({ description: 'Machine-readable reason of the last transition.' })),
+    message: Type.Optional(Type.String({ description: 'Human-readable details.' })),
   },
   { description: 'A CloneSet condition.' },
 );

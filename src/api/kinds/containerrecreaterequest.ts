@@ -28,17 +28,23 @@ export const ProbeHandlerSchema = Struct(
     httpGet: Type.Optional(
       Struct(
         {
-          path: Type.Optional(Type.String()),
+          path: Type.Optional(Type.String({ description: 'Path to request.' })),
           port: IntOrString({ description: 'Port number or name.' }),
-          host: Type.Optional(Type.String()),
+          host: Type.Optional(Type.String({ description: 'Host to connect to (default: the pod IP).' })),
           scheme: Type.Optional(Type.String({ description: 'HTTP or HTTPS.' })),
-          httpHeaders: Type.Optional(Type.Array(HttpHeaderSchema)),
+          httpHeaders: Type.Optional(Type.Array(HttpHeaderSchema, { description: 'Extra request headers.' })),
         },
         { description: 'HTTP GET.' },
       ),
     ),
     tcpSocket: Type.Optional(
-      Struct({ port: IntOrString({ description: 'Port number or name.' }), host: Type.Optional(Type.String()) }, { description: 'TCP connect.' }),
+      Struct(
+        {
+          port: IntOrString({ description: 'Port number or name.' }),
+          host: Type.Optional(Type.String({ description: 'Host to connect to (default: the pod IP).' })),
+        },
+        { description: 'TCP connect.' },
+      ),
     ),
   },
   { description: 'A handler (exec, httpGet or tcpSocket).' },
@@ -46,9 +52,9 @@ export const ProbeHandlerSchema = Struct(
 
 const ContainerPortSchema = Struct({
   containerPort: Int32({ minimum: 1, maximum: 65535, description: 'Port number.' }),
-  name: Type.Optional(Type.String()),
-  hostIP: Type.Optional(Type.String()),
-  hostPort: Type.Optional(Int32()),
+  name: Type.Optional(Type.String({ description: 'Port name.' })),
+  hostIP: Type.Optional(Type.String({ description: 'Host IP to bind to.' })),
+  hostPort: Type.Optional(Int32({ description: 'Port on the host.' })),
   protocol: Type.Optional(Type.String({ description: 'TCP (default), UDP or SCTP.', default: 'TCP' })),
 });
 
@@ -109,7 +115,7 @@ export const ContainerRecreateRequestContainerStateSchema = Struct(
   {
     name: Type.String({ description: 'Container name.' }),
     phase: StringEnum(CRRPhaseValues, { description: 'Phase of this container.' }),
-    message: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String({ description: 'Details, e.g. why recreating failed.' })),
     isKilled: Type.Optional(Type.Boolean({ description: 'Whether the daemon has killed it.' })),
   },
   { description: 'Recreate state of one container.' },

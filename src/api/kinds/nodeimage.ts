@@ -83,8 +83,8 @@ export const ImageTagStatusSchema = Struct(
     tag: Type.String({ description: 'Image tag.' }),
     phase: StringEnum(ImagePullPhaseValues, { description: 'Waiting, Pulling, Succeeded or Failed.' }),
     progress: Type.Optional(Int32({ minimum: 0, maximum: 100, description: 'Pull progress in percent.' })),
-    startTime: Type.Optional(DateTime()),
-    completionTime: Type.Optional(DateTime()),
+    startTime: Type.Optional(DateTime({ description: 'When pulling started.' })),
+    completionTime: Type.Optional(DateTime({ description: 'When pulling finished.' })),
     version: Type.Optional(Int64({ description: 'The spec version this status answers.' })),
     imageID: Type.Optional(Type.String({ description: 'Image ID (digest) once pulled.' })),
     message: Type.Optional(Type.String({ description: 'Details, e.g. the pull error.' })),
@@ -103,14 +103,14 @@ export const NodeImageStatusSchema = Struct(
     succeeded: Type.Optional(Int32({ description: 'Tags pulled.' })),
     failed: Type.Optional(Int32({ description: 'Tags failed.' })),
     imageStatuses: Type.Optional(
-      Type.Record(Type.String(), Struct({ tags: Type.Array(ImageTagStatusSchema) }), { description: 'Per-image tag states.' }),
+      Type.Record(Type.String(), Struct({ tags: Type.Array(ImageTagStatusSchema, { description: 'States of the tags of this image.' }) }), { description: 'Per-image tag states.' }),
     ),
     firstSyncStatus: Type.Optional(
       Struct(
         {
-          status: Type.Optional(Type.String()),
-          message: Type.Optional(Type.String()),
-          syncAt: Type.Optional(DateTime()),
+          status: Type.Optional(Type.String({ description: 'Outcome of the first sync.' })),
+          message: Type.Optional(Type.String({ description: 'Details.' })),
+          syncAt: Type.Optional(DateTime({ description: 'When the first sync ran.' })),
         },
         { description: 'Result of the first sync of the images already on the node.' },
       ),

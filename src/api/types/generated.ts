@@ -51,12 +51,19 @@ export interface ObjectMeta {
   deletionGracePeriodSeconds?: number;
   /** Server-side-apply field ownership. */
   managedFields?: {
+    /** Version of the fields described. */
     apiVersion?: string;
+    /** Format of fieldsV1 (FieldsV1). */
     fieldsType?: string;
+    /** The set of fields owned by the manager. */
     fieldsV1?: Record<string, unknown>;
+    /** Name of the field manager. */
     manager?: string;
+    /** Apply or Update. */
     operation?: string;
+    /** Subresource the fields were written through. */
     subresource?: string;
+    /** When the fields were last written. */
     time?: string;
   }[];
   /** Deprecated, server-set. */
@@ -262,9 +269,13 @@ export interface CloneSetCondition {
   type: string;
   /** True, False or Unknown. */
   status: string;
+  /** When the status last changed. */
   lastTransitionTime?: string;
+  /** When the condition was last updated. */
   lastUpdateTime?: string;
+  /** Machine-readable reason of the last transition. */
   reason?: string;
+  /** Human-readable details. */
   message?: string;
 }
 
@@ -518,8 +529,11 @@ export interface ContainerRecreateRequestContainer {
   ports?: {
     /** Port number. */
     containerPort: number;
+    /** Port name. */
     name?: string;
+    /** Host IP to bind to. */
     hostIP?: string;
+    /** Port on the host. */
     hostPort?: number;
     /** TCP (default), UDP or SCTP. */
     protocol?: string;
@@ -539,6 +553,7 @@ export interface ContainerRecreateRequestContainerState {
   name: string;
   /** Phase of this container. */
   phase: "Pending" | "Recreating" | "Succeeded" | "Failed" | "Completed";
+  /** Details, e.g. why recreating failed. */
   message?: string;
   /** Whether the daemon has killed it. */
   isKilled?: boolean;
@@ -609,12 +624,15 @@ export interface ProbeHandler {
   };
   /** HTTP GET. */
   httpGet?: {
+    /** Path to request. */
     path?: string;
     /** Port number or name. */
     port: number | string;
+    /** Host to connect to (default: the pod IP). */
     host?: string;
     /** HTTP or HTTPS. */
     scheme?: string;
+    /** Extra request headers. */
     httpHeaders?: {
       /** Header name. */
       name: string;
@@ -626,6 +644,7 @@ export interface ProbeHandler {
   tcpSocket?: {
     /** Port number or name. */
     port: number | string;
+    /** Host to connect to (default: the pod IP). */
     host?: string;
   };
 }
@@ -673,7 +692,9 @@ export interface ImageTagStatus {
   phase: "Waiting" | "Pulling" | "Succeeded" | "Failed";
   /** Pull progress in percent. */
   progress?: number;
+  /** When pulling started. */
   startTime?: string;
+  /** When pulling finished. */
   completionTime?: string;
   /** The spec version this status answers. */
   version?: number;
@@ -717,12 +738,16 @@ export interface NodeImageStatus {
   failed?: number;
   /** Per-image tag states. */
   imageStatuses?: Record<string, {
+    /** States of the tags of this image. */
     tags: ImageTagStatus[];
   }>;
   /** Result of the first sync of the images already on the node. */
   firstSyncStatus?: {
+    /** Outcome of the first sync. */
     status?: string;
+    /** Details. */
     message?: string;
+    /** When the first sync ran. */
     syncAt?: string;
   };
 }
