@@ -38,8 +38,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
+type ComponentName = 'etcd' | 'kube-apiserver';
+
 interface Managed {
-  readonly name: string;
+  readonly name: ComponentName;
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
 }
@@ -201,7 +203,7 @@ export class ControlPlane {
   }
 
   /** Last lines of a component's log, for error messages. */
-  logTail(name: 'etcd' | 'kube-apiserver', lines = 30): string {
+  logTail(name: ComponentName, lines = 30): string {
     try {
       return readFileSync(path.join(this.dir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
     } catch {
@@ -209,7 +211,7 @@ export class ControlPlane {
     }
   }
 
-  private spawn(name: string, binary: string, args: string[]): Managed {
+  private spawn(name: ComponentName, binary: string, args: string[]): Managed {
     const log = openSync(path.join(this.dir, `${name}.log`), 'a');
     const child = spawn(binary, args, { stdio: ['ignore', log, log], env: process.env });
     closeSync(log);
@@ -244,16 +246,16 @@ export class ControlPlane {
     }
   }
 
-  private async waitFor(name: string, managed: Managed, ready: () => Promise<boolean>): Promise<void> {
+  private async waitFor(name: ComponentName, managed: Managed, ready: () => Promise<boolean>): Promise<void> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline) {
       if (managed.child.exitCode !== null || managed.child.signalCode !== null) {
-        throw new Error(`${name} exited (${managed.child.exitCode ?? managed.child.signalCode}) while starting:\n${this.logTail(name as 'etcd')}`);
+        throw new Error(`${name} exited (${managed.child.exitCode ?? managed.child.signalCode}) while starting:\n${this.logTail(name)}`);
       }
       if (await ready().catch(() => false)) return;
       await sleep(200);
     }
-    throw new Error(`${name} not ready after ${START_TIMEOUT_MS / 1000}s:\n${this.logTail(name as 'etcd')}`);
+    throw new Error(`${name} not ready after ${START_TIMEOUT_MS / 1000}s:\n${this.logTail(name)}`);
   }
 
   private etcdHealthy(): Promise<boolean> {
