@@ -8,11 +8,13 @@
 FROM node:24-bookworm AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# No install scripts: the `prepare` script needs the sources (not copied yet) and the npm `node`
+# binary is not needed here (this image has Node 24); esbuild works without its postinstall.
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
 # Bundles src/cli/main.ts with its production dependencies into /stage/app and links
 # /stage/usr/local/bin/cdk8s-kruise to it: no node_modules reach the runtime image.
-RUN npx tsx src/image/build.ts --stage-app /stage
+RUN node node_modules/tsx/dist/cli.mjs src/image/build.ts --stage-app /stage
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 COPY --from=build /stage/ /

@@ -24,7 +24,7 @@ describe('root Dockerfile matches the offline image (src/image/spec.ts)', () => 
 
   it('ships exactly the application files the offline build stages (same code path)', () => {
     expect(dockerfile.copies).toEqual(['--from=build /stage/ /']);
-    expect(dockerfile.runs).toContain('npx tsx src/image/build.ts --stage-app /stage');
+    expect(dockerfile.runs).toContain('node node_modules/tsx/dist/cli.mjs src/image/build.ts --stage-app /stage');
   });
 });
 
