@@ -14,6 +14,8 @@ import {
   restartApiServer,
   serviceAccountUser,
   setPodStatus,
+  startApiServer,
+  stopApiServer,
 } from '../harness/index.js';
 
 const core = () => adminKubeConfig().makeApiClient(CoreV1Api);
@@ -129,6 +131,17 @@ describe('control plane', () => {
     const { startMs } = await restartApiServer();
     console.log(`[controlplane] kube-apiserver restart ready in ${startMs} ms`);
     expect((await core().readNamespacedConfigMap({ name: 'survivor', namespace: ns })).data).toEqual({ k: 'v' });
+  });
+
+  it('refuses connections while kube-apiserver is stopped, then serves the same data', async () => {
+    const ns = await createNamespace('outage');
+    await stopApiServer();
+    try {
+      await expect(core().readNamespace({ name: ns })).rejects.toThrow(/ECONNREFUSED|fetch failed/);
+    } finally {
+      await startApiServer();
+    }
+    expect((await core().readNamespace({ name: ns })).metadata?.name).toBe(ns);
   });
 
   it('authorizes with RBAC, checked by impersonation', async () => {
