@@ -65,8 +65,23 @@ const TEMPLATE_PATHS: Record<string, Record<string, string[][]>> = {
   },
 };
 
+/**
+ * Memoizes a pure function of one argument by identity: several rules derive the same facts (pod templates,
+ * containers, markers) from the same parsed objects, and objects are never mutated during a run.
+ */
+export function memo<K extends object, V>(fn: (k: K) => V): (k: K) => V {
+  const cache = new WeakMap<K, V>();
+  return (k) => {
+    let v = cache.get(k);
+    if (v === undefined) cache.set(k, (v = fn(k)));
+    return v;
+  };
+}
+
 /** The pod templates an object owns (none for kinds that own no pods). */
-export function podTemplates(m: Manifest): PodTemplate[] {
+export const podTemplates = memo(podTemplatesOf);
+
+function podTemplatesOf(m: Manifest): PodTemplate[] {
   const kinds = TEMPLATE_PATHS[group(m.object.apiVersion)];
   const paths = kinds && typeof m.object.kind === 'string' ? kinds[m.object.kind] : undefined;
   if (!paths) return [];
@@ -89,7 +104,9 @@ export interface Container {
 }
 
 /** `spec.containers` of a pod spec, with pointers. */
-export function containers(t: PodTemplate): Container[] {
+export const containers = memo(containersOf);
+
+function containersOf(t: PodTemplate): Container[] {
   return arr(t.spec.containers).map((c, index) => ({
     name: typeof obj(c).name === 'string' ? (obj(c).name as string) : '',
     index,

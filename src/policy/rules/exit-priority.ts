@@ -1,6 +1,6 @@
 import { EXIT_PRIORITY_ANNOTATION, parseExitPriority } from '../contracts.js';
 import { toPointer } from '../locate.js';
-import { containers, obj, podTemplates, type PodTemplate } from '../k8s.js';
+import { containers, memo, obj, podTemplates, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 
 interface Annotated {
@@ -9,7 +9,9 @@ interface Annotated {
   readonly pointer: string;
 }
 
-function annotatedPods(manifests: readonly Manifest[]): Annotated[] {
+const annotatedPods = memo(annotatedPodsOf);
+
+function annotatedPodsOf(manifests: readonly Manifest[]): Annotated[] {
   const out: Annotated[] = [];
   for (const m of manifests) {
     for (const t of podTemplates(m)) {
@@ -22,8 +24,10 @@ function annotatedPods(manifests: readonly Manifest[]): Annotated[] {
 }
 
 /** The annotation parsed by the API model's parser (one decoder for the runtime, constructs and rules). */
+const parsedCache = new WeakMap<Annotated, ReturnType<typeof parseExitPriority> | undefined>();
 function parsed(a: Annotated): ReturnType<typeof parseExitPriority> | undefined {
-  return typeof a.raw === 'string' ? parseExitPriority(a.raw) : undefined;
+  if (!parsedCache.has(a)) parsedCache.set(a, typeof a.raw === 'string' ? parseExitPriority(a.raw) : undefined);
+  return parsedCache.get(a);
 }
 
 const EXAMPLE = '{"log-agent":1,"envoy":2}';

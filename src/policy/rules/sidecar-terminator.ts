@@ -1,5 +1,5 @@
 import { SIDECAR_ENV, VIRTUAL_KUBELET_LABEL } from '../contracts.js';
-import { arr, containers, envVar, imageReferenceError, obj, podTemplates, type Container, type PodTemplate } from '../k8s.js';
+import { arr, containers, envVar, imageReferenceError, memo, obj, podTemplates, type Container, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 
 interface MarkedPod {
@@ -14,8 +14,10 @@ function isTrue(v: unknown): boolean {
   return typeof v === 'string' && v.toLowerCase() === 'true';
 }
 
-/** Pod templates that carry any Job sidecar terminator marker. */
-function markedPods(manifests: readonly Manifest[]): MarkedPod[] {
+/** Pod templates that carry any Job sidecar terminator marker (computed once per run, shared by the rules). */
+const markedPods = memo(markedPodsOf);
+
+function markedPodsOf(manifests: readonly Manifest[]): MarkedPod[] {
   const out: MarkedPod[] = [];
   for (const m of manifests) {
     for (const t of podTemplates(m)) {

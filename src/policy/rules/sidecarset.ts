@@ -1,9 +1,7 @@
-import { arr, containers, isEmptySelector, isKind, isObj, obj, podTemplates, selectorMatches, type Obj } from '../k8s.js';
+import { arr, containers, isEmptySelector, isKind, isObj, memo, obj, podTemplates, selectorMatches, type Obj, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
 
-function sidecarSets(manifests: readonly Manifest[]): Manifest[] {
-  return manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet'));
-}
+const sidecarSets = memo((manifests: readonly Manifest[]): Manifest[] => manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet')));
 
 interface SidecarContainer {
   readonly name: string;
@@ -67,6 +65,39 @@ export const sidecarSetDuplicateNames: Rule = {
   },
 };
 
+interface TemplateIndex {
+  readonly all: PodTemplate[];
+  /** Templates by one of their pod labels (`key=value`), to look up selector candidates without a full scan. */
+  readonly byLabel: Map<string, PodTemplate[]>;
+}
+
+const templateIndex = memo((manifests: readonly Manifest[]): TemplateIndex => {
+  const all: PodTemplate[] = [];
+  const byLabel = new Map<string, PodTemplate[]>();
+  for (const m of manifests) {
+    for (const t of podTemplates(m)) {
+      all.push(t);
+      for (const [k, v] of Object.entries(obj(t.metadata.labels))) {
+        const key = `${k}=${String(v)}`;
+        let list = byLabel.get(key);
+        if (!list) byLabel.set(key, (list = []));
+        list.push(t);
+      }
+    }
+  }
+  return { all, byLabel };
+});
+
+/** Templates that can match `selector`: the smallest bucket of one of its matchLabels, else all of them. */
+function candidates(index: TemplateIndex, selector: Obj): PodTemplate[] {
+  let best: PodTemplate[] | undefined;
+  for (const [k, v] of Object.entries(obj(selector.matchLabels))) {
+    const list = index.byLabel.get(`${k}=${String(v)}`) ?? [];
+    if (!best || list.length < best.length) best = list;
+  }
+  return best ?? index.all;
+}
+
 export const sidecarSetNameCollision: Rule = {
   id: 'KRUISE-SIDECARSET-002',
   severity: 'error',
@@ -82,8 +113,9 @@ export const sidecarSetNameCollision: Rule = {
       const spec = obj(m.object.spec);
       if (!isObj(spec.selector) || isEmptySelector(spec.selector)) continue;
       const sidecars = sidecarContainers(m);
-      for (const w of ctx.manifests) {
-        for (const t of podTemplates(w)) {
+      for (const t of candidates(templateIndex(ctx.manifests), spec.selector)) {
+        const w = t.manifest;
+        {
           if (!namespaceAdmits(spec, namespaceOf(w), ctx)) continue;
           if (!selectorMatches(spec.selector, obj(t.metadata.labels))) continue;
           const appNames = new Set([...containers(t).map((c) => c.name), ...arr(t.spec.initContainers).map((c) => obj(c).name)]);
@@ -156,42 +188,81 @@ export const sidecarSetEmptySelector: Rule = {
   },
 };
 
-/** Whether two label selectors can match a common pod, judged on matchLabels only (conservative). */
-function selectorsOverlap(a: Obj, b: Obj): boolean {
-  const la = obj(a.matchLabels);
-  const lb = obj(b.matchLabels);
-  for (const [k, v] of Object.entries(la)) if (k in lb && lb[k] !== v) return false;
-  return true;
-}
-
 export const sidecarSetConflict: Rule = {
   id: 'KRUISE-SIDECARSET-005',
   severity: 'error',
   title: 'Two SidecarSets inject a container of the same name into the same pods',
   doc:
-    'When two SidecarSets can select the same pods (their namespaces and matchLabels do not exclude each other) and ' +
+    'When two SidecarSets can select the same pods (their namespaces and matchLabels do not exclude each other; ' +
+    'matchExpressions are not compared, so the check is conservative) and ' +
     'both declare a container with the same name, upstream\'s validating webhook rejects the second one as in ' +
     'conflict: a pod cannot hold two containers of one name.',
   check(manifests) {
     const out: RuleFinding[] = [];
-    const sets = sidecarSets(manifests);
-    for (let i = 0; i < sets.length; i++) {
-      for (let j = 0; j < i; j++) {
-        const a = obj(sets[i]!.object.spec);
-        const b = obj(sets[j]!.object.spec);
-        if (typeof a.namespace === 'string' && typeof b.namespace === 'string' && a.namespace !== b.namespace) continue;
-        if (!isObj(a.selector) || !isObj(b.selector) || isEmptySelector(a.selector) || isEmptySelector(b.selector)) continue;
-        if (!selectorsOverlap(a.selector, b.selector)) continue;
-        const other = new Set(sidecarContainers(sets[j]!).map((c) => c.name));
-        for (const c of sidecarContainers(sets[i]!)) {
-          if (!other.has(c.name)) continue;
-          out.push({
-            manifest: sets[i]!,
-            jsonPointer: c.pointer,
-            message: `container "${c.name}" is also declared by SidecarSet "${String(obj(sets[j]!.object.metadata).name)}", whose selector can match the same pods`,
-            hint: 'Rename one container, or make the selectors disjoint (different values for a shared label key).',
-          });
+    const sets = sidecarSets(manifests).map((m) => {
+      const spec = obj(m.object.spec);
+      return { m, spec, containers: sidecarContainers(m), usable: isObj(spec.selector) && !isEmptySelector(spec.selector) };
+    });
+    // Only SidecarSets sharing a container name can conflict: compare within those groups.
+    const byName = new Map<string, number[]>();
+    sets.forEach((s, i) => {
+      if (!s.usable) return;
+      for (const name of new Set(s.containers.map((c) => c.name))) {
+        let list = byName.get(name);
+        if (!list) byName.set(name, (list = []));
+        list.push(i);
+      }
+    });
+    for (const [name, members] of byName) {
+      // Hash join instead of all pairs: selectors can only overlap if they agree on the keys they share, so group
+      // the members by label-key signature and, per pair of signatures, bucket by the values of the shared keys.
+      const bySignature = new Map<string, { keys: string[]; idx: number[] }>();
+      for (const i of members) {
+        const keys = Object.keys(obj(obj(sets[i]!.spec.selector).matchLabels)).sort();
+        const sig = keys.join('\0');
+        let g = bySignature.get(sig);
+        if (!g) bySignature.set(sig, (g = { keys, idx: [] }));
+        g.idx.push(i);
+      }
+      const conflicts = new Map<number, number>(); // later set → first earlier set it conflicts with
+      const groups = [...bySignature.values()];
+      for (let ga = 0; ga < groups.length; ga++) {
+        for (let gb = ga; gb < groups.length; gb++) {
+          const A = groups[ga]!;
+          const B = groups[gb]!;
+          const shared = A.keys.filter((k) => B.keys.includes(k));
+          const project = (i: number) => {
+            const labels = obj(obj(sets[i]!.spec.selector).matchLabels);
+            return shared.map((k) => String(labels[k])).join('\0');
+          };
+          const buckets = new Map<string, number[]>();
+          for (const j of B.idx) {
+            const key = project(j);
+            let list = buckets.get(key);
+            if (!list) buckets.set(key, (list = []));
+            list.push(j);
+          }
+          for (const i of A.idx) {
+            for (const j of buckets.get(project(i)) ?? []) {
+              if (i === j) continue;
+              const [later, earlier] = i > j ? [i, j] : [j, i];
+              const a = sets[later]!.spec;
+              const b = sets[earlier]!.spec;
+              if (typeof a.namespace === 'string' && typeof b.namespace === 'string' && a.namespace !== b.namespace) continue;
+              const prev = conflicts.get(later);
+              if (prev === undefined || earlier < prev) conflicts.set(later, earlier);
+            }
+          }
         }
+      }
+      for (const [later, earlier] of [...conflicts].sort((x, y) => x[0] - y[0])) {
+        const c = sets[later]!.containers.find((cc) => cc.name === name)!;
+        out.push({
+          manifest: sets[later]!.m,
+          jsonPointer: c.pointer,
+          message: `container "${name}" is also declared by SidecarSet "${String(obj(sets[earlier]!.m.object.metadata).name)}", whose selector can match the same pods`,
+          hint: 'Rename one container, or make the selectors disjoint (different values for a shared label key).',
+        });
       }
     }
     return out;
