@@ -4,7 +4,7 @@
 // sandboxConfig a pull was given) and reports back; the job aggregates, completes and expires.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
+import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, PODS, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
 import type { Daemon } from '../../src/runtime/daemon/daemon.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager } from '../../src/runtime/manager/manager.js';
 import { REGISTRY_USER, RecordingCriProxy, startCriEnvironment, waitFor, type CriEnvironment } from '../cri-harness/index.js';
@@ -30,7 +30,8 @@ beforeAll(async () => {
   manager = new Manager({
     ...DEFAULT_MANAGER_OPTIONS,
     kubeconfig: kubeconfigPath(),
-    featureGates: 'ImagePullJobGate=true',
+    // SidecarTerminator too: its slim node cache is shared with the NodeImage controller.
+    featureGates: 'ImagePullJobGate=true,SidecarTerminator=true',
     webhookPort: 0,
     healthProbeAddr: '127.0.0.1:0',
     metricsAddr: '0',
@@ -122,6 +123,27 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     const ni = await adminClient().get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ tag: string; phase: string; imageID?: string }> }> } }>(NODE_IMAGES, NODE);
     const tags = ni.status?.imageStatuses?.[env.images.busybox.replace(/:1$/, '')]?.tags ?? [];
     expect(tags).toEqual([expect.objectContaining({ tag: '1', phase: 'Succeeded', imageID: expect.stringContaining('sha256:') })]);
+  });
+
+  it('podSelector targets the nodes of matching active pods in the job namespace', async () => {
+    await adminClient().create(PODS, {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'consumer', namespace: ns, labels: { app: 'consumer' } },
+      spec: { nodeName: NODE, containers: [{ name: 'c', image: env.images.pause }] },
+    } as KubeObject);
+    await adminClient().create(PODS, {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'other', namespace: ns, labels: { app: 'other' } },
+      spec: { nodeName: 'some-other-node', containers: [{ name: 'c', image: env.images.pause }] },
+    } as KubeObject);
+    await adminClient().create(IMAGE_PULL_JOBS, {
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob',
+      metadata: { name: 'by-pods', namespace: ns },
+      spec: { image: env.images.pause, podSelector: { matchLabels: { app: 'consumer' } }, completionPolicy: { type: 'Always' } },
+    });
+    const job = await waitFinished('by-pods');
+    // Only NODE runs a matching pod; the pause image is already there (IfNotPresent).
+    expect(job.status).toMatchObject({ desired: 1, succeeded: 1, failed: 0 });
   });
 
   it('a wrong registry password fails the job with a clear message after the backoff limit', async () => {

@@ -45,9 +45,15 @@ export function podCacheTransform(obj: KubeObject): Pod {
 /** Nodes: name and labels only (virtual-kubelet detection). */
 export function nodeCacheTransform(obj: KubeObject): Node {
   const md = obj.metadata;
+  // The NodeImage controller reads readiness and deletion (one NodeImage per Ready node).
+  const ready = ((obj as Node).status?.conditions as Array<{ type: string; status: string }> | undefined)?.filter((c) => c.type === 'Ready');
   return {
     apiVersion: obj.apiVersion,
     kind: obj.kind,
-    metadata: { name: md.name, uid: md.uid, resourceVersion: md.resourceVersion, labels: md.labels },
+    metadata: {
+      name: md.name, uid: md.uid, resourceVersion: md.resourceVersion, labels: md.labels,
+      ...(md.deletionTimestamp ? { deletionTimestamp: md.deletionTimestamp } : {}),
+    },
+    ...(ready?.length ? { status: { conditions: ready.map((c) => ({ type: c.type, status: c.status })) } } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import { IMAGE_PULL_JOBS, NODE_IMAGES, NODES } from '../../core/resources.js';
 import { stripManagedFields, type Node } from '../../core/index.js';
 import type { ImagePullJobObject, NodeImageObject } from '../imagepulljob/reconcile.js';
+import { nodeCacheTransform } from '../../manager/transforms.js';
 import { NodeImageReconciler } from './reconcile.js';
 
 /** NodeImage controller (gate ImagePullJobGate, upstream `nodeimage-controller`). */
@@ -10,7 +11,7 @@ export const nodeImageController: ControllerDefinition = {
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 2,
   setup(ctx, enqueue) {
-    const nodes = ctx.informers.for<Node>(NODES);
+    const nodes = ctx.informers.for<Node>(NODES, { transform: nodeCacheTransform });
     const nodeImages = ctx.informers.for<NodeImageObject>(NODE_IMAGES, { transform: (o) => stripManagedFields<NodeImageObject>(o) });
     const jobs = ctx.informers.for<ImagePullJobObject>(IMAGE_PULL_JOBS, { transform: (o) => stripManagedFields<ImagePullJobObject>(o) });
     const byName = (o: { metadata: { name?: string } }) => enqueue(o.metadata.name!);
