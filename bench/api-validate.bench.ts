@@ -62,6 +62,13 @@ function cloneSet(i: number): Record<string, unknown> {
 }
 
 const objects = Array.from({ length: N }, (_, i) => cloneSet(i));
+/** Same documents with a typo in every tenth one: measures the error path (messages, hints). */
+const withTypos = objects.map((o, i) => {
+  if (i % 10 !== 0) return o;
+  const c = structuredClone(o) as { spec: { updateStrategy: Record<string, unknown> } };
+  c.spec.updateStrategy.maxUnavaliable = 1;
+  return c;
+});
 const jsonTexts = objects.map((o) => JSON.stringify(o));
 const yamlText = objects.map((o) => stringify(o)).join('---\n');
 
@@ -76,6 +83,9 @@ let sink = 0;
 const variants: Record<string, () => void> = {
   validate: () => {
     for (const o of objects) sink += validateObject(o).issues.length;
+  },
+  'validate, 10% with a typo': () => {
+    for (const o of withTypos) sink += validateObject(o).issues.length;
   },
   'JSON.parse': () => {
     for (const t of jsonTexts) sink += (JSON.parse(t) as object) ? 1 : 0;
@@ -106,6 +116,7 @@ const result = {
   docsPerSecond: Object.fromEntries(Object.entries(med).map(([k, ms]) => [k, Math.round((N / ms) * 1000)])),
   ratios: {
     'validate / JSON.parse': +(med.validate! / med['JSON.parse']!).toFixed(3),
+    'validate (10% typos) / JSON.parse': +(med['validate, 10% with a typo']! / med['JSON.parse']!).toFixed(3),
     'validate / js-yaml loadAll': +(med.validate! / med['js-yaml loadAll']!).toFixed(3),
     'validate / yaml parseAllDocuments': +(med.validate! / med['yaml parseAllDocuments']!).toFixed(3),
   },
@@ -114,6 +125,6 @@ if (args.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 else {
   process.stdout.write(`validator benchmark: ${N} CloneSets (~${result.bytesPerDocYaml} B YAML each), median of ${REPS}\n`);
   process.stdout.write(`  first compile of the CloneSet validator: ${result.compileMs} ms\n`);
-  for (const [k, v] of Object.entries(result.docsPerSecond)) process.stdout.write(`  ${k.padEnd(24)} ${String(v).padStart(9)} docs/s\n`);
-  for (const [k, v] of Object.entries(result.ratios)) process.stdout.write(`  ${k.padEnd(36)} ${v}× time\n`);
+  for (const [k, v] of Object.entries(result.docsPerSecond)) process.stdout.write(`  ${k.padEnd(27)} ${String(v).padStart(9)} docs/s\n`);
+  for (const [k, v] of Object.entries(result.ratios)) process.stdout.write(`  ${k.padEnd(37)} ${v}× time\n`);
 }
