@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { appEntries, stageEntries } from '../src/image/app.js';
 import { findRepoRoot, npmNodeBinary } from '../src/image/build.js';
 import { buildLayer, type LayerEntry } from '../src/image/layer.js';
-import { baseEntries } from '../src/image/rootfs.js';
+import { baseEntries, nodeLicense } from '../src/image/rootfs.js';
 import { CA_BUNDLE_PATH } from '../src/image/spec.js';
 
 const { values: args } = parseArgs({ options: { reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } } });
@@ -22,7 +22,8 @@ const REPS = Number(args.reps);
 const EPOCH = 1_700_000_000;
 
 const repoRoot = findRepoRoot();
-const layers: LayerEntry[][] = [baseEntries({ nodeBinary: npmNodeBinary(repoRoot).path, caBundle: CA_BUNDLE_PATH }), await appEntries(repoRoot)];
+const node = npmNodeBinary(repoRoot);
+const layers: LayerEntry[][] = [baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }), await appEntries(repoRoot)];
 const work = mkdtempSync(join(tmpdir(), 'cdk8s-kruise-image-bench-'));
 const dirs = layers.map((entries, i) => {
   const dir = join(work, `layer${i}`);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import type { LayerEntry } from './layer.js';
@@ -26,8 +26,9 @@ export function readPackageJson(repoRoot: string): PackageJson {
  * node_modules (smaller, and nothing a dev dependency could slip into). Paths in the output are relative
  * to the repository root, so the bytes do not depend on where the checkout lives.
  */
-export async function bundleCli(repoRoot: string): Promise<Buffer> {
+export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licenses: Buffer }> {
   const result = await build({
+    metafile: true,
     absWorkingDir: repoRoot,
     entryPoints: [CLI_ENTRY],
     bundle: true,
@@ -55,19 +56,49 @@ export async function bundleCli(repoRoot: string): Promise<Buffer> {
   // esbuild hoists main.ts's `#!/usr/bin/env node` to line 1; the image has no /usr/bin/env, so the
   // kernel must start Node by its absolute path instead.
   const body = out.text.startsWith('#!') ? out.text.slice(out.text.indexOf('\n') + 1) : out.text;
-  return Buffer.from(`#!${NODE_PATH}\n${body}`);
+  return { code: Buffer.from(`#!${NODE_PATH}\n${body}`), licenses: thirdPartyLicenses(repoRoot, Object.keys(result.metafile.inputs)) };
+}
+
+/** `node_modules/a/node_modules/@s/b/lib/x.js` -> `node_modules/a/node_modules/@s/b` (the innermost package). */
+export function packageRootOf(input: string): string | undefined {
+  const parts = input.split('/');
+  const at = parts.lastIndexOf('node_modules');
+  if (at < 0 || at + 1 >= parts.length) return undefined;
+  const width = parts[at + 1]!.startsWith('@') ? 3 : 2;
+  return parts.slice(0, at + width).join('/');
+}
+
+const LICENSE_FILE = /^(licen[cs]e|copying)(\.(md|txt|markdown))?$/i;
+
+/**
+ * The licence texts of every npm package esbuild put into the bundle, sorted by package, so the image
+ * carries the notices its MIT/ISC/Apache dependencies require (most have no inline licence comment).
+ */
+export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[]): Buffer {
+  const roots = [...new Set(inputs.map(packageRootOf).filter((r): r is string => r !== undefined))];
+  const sections = roots.map((root) => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, root, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
+    const file = readdirSync(join(repoRoot, root)).sort().find((f) => LICENSE_FILE.test(f));
+    const text = file ? readFileSync(join(repoRoot, root, file), 'utf8').trim() : `(the package ships no licence file; package.json declares "${pkg.license ?? 'nothing'}")`;
+    return { id: `${pkg.name}@${pkg.version}`, text: `${pkg.name}@${pkg.version} (${pkg.license ?? 'no license field'})\n\n${text}\n` };
+  });
+  const unique = [...new Map(sections.map((s) => [s.id, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const header = 'Third-party software bundled into app/bin/cdk8s-kruise.mjs, with its licence texts.\n';
+  return Buffer.from([header, ...unique.map(([, text]) => text)].join(`\n${'='.repeat(78)}\n\n`));
 }
 
 /**
- * The application files: the bundle, a package.json carrying the version `--version` prints, and the
- * `cdk8s-kruise` entrypoint symlink. Shared by the offline image and the Dockerfile's build stage.
+ * The application files: the bundle, a package.json carrying the version `--version` prints, the
+ * licences of the bundled packages and the `cdk8s-kruise` entrypoint symlink. Shared by the offline image and the Dockerfile's build stage.
  */
 export async function appEntries(repoRoot: string): Promise<LayerEntry[]> {
   const pkg = readPackageJson(repoRoot);
   const manifest = { name: pkg.name, version: pkg.version, license: pkg.license, type: 'module', private: true };
+  const bundle = await bundleCli(repoRoot);
   return [
     { kind: 'file', path: `${APP_DIR}/package.json`, mode: 0o644, content: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) },
-    { kind: 'file', path: APP_MAIN, mode: 0o755, content: await bundleCli(repoRoot) },
+    { kind: 'file', path: APP_MAIN, mode: 0o755, content: bundle.code },
+    { kind: 'file', path: `${APP_DIR}/THIRD-PARTY-LICENSES.txt`, mode: 0o644, content: bundle.licenses },
     { kind: 'symlink', path: ENTRYPOINT_PATH, target: APP_MAIN },
   ];
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { appEntries, readPackageJson, stageEntries } from './app.js';
 import { buildImage, dockerArchive, writeLayout, type Image } from './oci.js';
-import { baseEntries } from './rootfs.js';
+import { baseEntries, nodeLicense } from './rootfs.js';
 import { CA_BUNDLE_PATH, IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_NAME, IMAGE_USER, IMAGE_WORKDIR } from './spec.js';
 
 /** Options of one offline image build. */
@@ -99,7 +99,7 @@ export async function buildRuntimeImage(options: BuildOptions): Promise<{ image:
     created,
     runtime: { User: IMAGE_USER, Entrypoint: IMAGE_ENTRYPOINT, Env: IMAGE_ENV, WorkingDir: IMAGE_WORKDIR, Labels: labels },
     layers: [
-      { entries: baseEntries({ nodeBinary: node.path, caBundle: CA_BUNDLE_PATH }), createdBy: `cdk8s-kruise image: base (Node ${node.version} from npm, stripped; shared libraries, CA certificates, nonroot user)` },
+      { entries: baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }), createdBy: `cdk8s-kruise image: base (Node ${node.version} from npm, stripped; shared libraries, CA certificates, nonroot user)` },
       { entries: await appEntries(repoRoot), createdBy: `cdk8s-kruise image: app (esbuild bundle of src/cli/main.ts, ${pkg.name}@${pkg.version})` },
     ],
   });

