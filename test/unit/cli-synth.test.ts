@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -198,6 +198,30 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
     const none = await run(['synth', '--output', out, '--config', noConfig()]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no app to run: pass --app <command> or set "app" in');
+  });
+
+  it('an interrupted synth (SIGINT while the app runs) exits 130, removes its stage and leaves the output untouched', async () => {
+    const out = path.join(dir, 'dist-int');
+    expect((await run(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
+    const before = snapshot(out);
+    const slow = path.join(dir, 'app-slow.cjs');
+    writeFileSync(slow, 'setTimeout(() => {}, 60000);\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), 'synth', '--app', `${node} ${JSON.stringify(slow)}`, '--output', out, '--config', noConfig()], {
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const stages = () => readdirSync(dir).filter((f) => f.startsWith('.dist-int.synth-'));
+    for (let i = 0; i < 600 && stages().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(stages()).toHaveLength(1);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect(code).toBe(130);
+    expect(stderr).toContain(`interrupted (SIGINT); ${out} was left unchanged`);
+    expect(stages()).toEqual([]);
+    expect(snapshot(out)).toEqual(before);
+    // The app was stopped with it: `close` fired long before the app's 60 s timer (stdio would stay open otherwise).
   });
 
   it('the real binary reads app and output from cdk8s.yaml in the working directory', () => {

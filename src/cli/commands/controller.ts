@@ -4,6 +4,7 @@ import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../run
 
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
+  if (value === '0') return 0;
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
   let total = 0;
   let consumed = 0;
@@ -38,6 +39,19 @@ function parseWorkers(value: string, prev: Record<string, number> = {}): Record<
 
 const ms = (d: number) => `${d / 1000}s`;
 
+/** Renders milliseconds the way the flag takes them (`15s`, `720h`). */
+export function formatDuration(msValue: number): string {
+  if (msValue === 0) return '0s';
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (msValue % size === 0) return `${msValue / size}${unit}`;
+  }
+  return `${msValue}ms`;
+}
+
+function durationOption(flags: string, description: string, defaultMs: number): Option {
+  return new Option(flags, description).argParser(parseDuration).default(defaultMs, formatDuration(defaultMs));
+}
+
 /** `cdk8s-kruise controller`: the controller-manager the KruiseRuntime Deployment runs. */
 export function register(program: Command): void {
   const d = DEFAULT_MANAGER_OPTIONS;
@@ -50,9 +64,9 @@ export function register(program: Command): void {
     .addOption(new Option('--leader-elect [bool]', 'enable Lease leader election').argParser(parseBool).default(false).preset(true))
     .option('--leader-election-namespace <ns>', 'namespace of the Lease (default: --namespace)')
     .option('--leader-election-id <name>', 'name of the Lease', d.leaderElectionId)
-    .option('--leader-election-lease-duration <dur>', 'how long a lease is valid', parseDuration, d.leaseDurationMs)
-    .option('--leader-election-renew-deadline <dur>', 'leader gives up if it cannot renew this long', parseDuration, d.renewDeadlineMs)
-    .option('--leader-election-retry-period <dur>', 'interval of acquire/renew attempts', parseDuration, d.retryPeriodMs)
+    .addOption(durationOption('--leader-election-lease-duration <dur>', 'how long a lease is valid', d.leaseDurationMs))
+    .addOption(durationOption('--leader-election-renew-deadline <dur>', 'leader gives up if it cannot renew this long', d.renewDeadlineMs))
+    .addOption(durationOption('--leader-election-retry-period <dur>', 'interval of acquire/renew attempts', d.retryPeriodMs))
     .option('--metrics-addr <addr>', 'listen address of /metrics ("0" to serve it on the probe address only)', d.metricsAddr)
     .option('--health-probe-addr <addr>', 'listen address of /healthz, /readyz (and /metrics)', d.healthProbeAddr)
     .option('--webhook-port <port>', 'HTTPS port of the admission webhooks (0 disables them)', parsePort, d.webhookPort)
@@ -61,19 +75,19 @@ export function register(program: Command): void {
     .option('--webhook-cert-secret <name>', 'Secret holding the webhook CA and serving certificate', d.webhookSecretName)
     .addOption(new Option('--webhook-cert-mode <mode>', 'who issues the certificates').choices(['self', 'cert-manager']).default(d.webhookCertMode))
     .option('--webhook-cert-host <host...>', 'extra DNS names/IPs for the serving certificate (e.g. 127.0.0.1)')
-    .option('--webhook-cert-validity <dur>', 'serving certificate lifetime', parseDuration, d.webhookCertValidityMs)
-    .option('--webhook-ca-validity <dur>', 'CA lifetime', parseDuration, d.webhookCaValidityMs)
-    .option('--webhook-cert-renew-before <dur>', 'renew certificates this long before they expire', parseDuration, d.webhookCertRenewBeforeMs)
-    .option('--webhook-cert-check-interval <dur>', 'how often to re-read the certificate Secret', parseDuration, d.webhookCertCheckIntervalMs)
+    .addOption(durationOption('--webhook-cert-validity <dur>', 'serving certificate lifetime', d.webhookCertValidityMs))
+    .addOption(durationOption('--webhook-ca-validity <dur>', 'CA lifetime', d.webhookCaValidityMs))
+    .addOption(durationOption('--webhook-cert-renew-before <dur>', 'renew certificates this long before they expire', d.webhookCertRenewBeforeMs))
+    .addOption(durationOption('--webhook-cert-check-interval <dur>', 'how often to re-read the certificate Secret', d.webhookCertCheckIntervalMs))
     .option('--mutating-webhook-configuration <name>', 'MutatingWebhookConfiguration whose caBundle is kept current', d.mutatingWebhookConfiguration)
     .option('--validating-webhook-configuration <name>', 'ValidatingWebhookConfiguration whose caBundle is kept current', d.validatingWebhookConfiguration)
-    .option('--sync-period <dur>', 'informer resync period (0 = never)', parseDuration, d.syncPeriodMs)
+    .addOption(durationOption('--sync-period <dur>', 'informer resync period (0 = never)', d.syncPeriodMs))
     .option('--workers <controller=n>', 'workers of a controller (repeatable), e.g. sidecarterminator=3', parseWorkers, {})
     .option('--sidecarterminator-workers <n>', 'workers of the sidecar terminator (upstream flag)')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
     .addOption(new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list').argParser(parseBool).default(false).preset(true))
     .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)')
-    .option('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', parseDuration, d.gracefulShutdownMs)
+    .addOption(durationOption('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', d.gracefulShutdownMs))
     .action(async (o: Record<string, unknown>) => {
       const workers = { ...(o.workers as Record<string, number>) };
       if (o.sidecarterminatorWorkers) workers.sidecarterminator = Number(o.sidecarterminatorWorkers);

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, Option } from 'commander';
@@ -7,7 +8,7 @@ import { FORMATS, guarded, parseFormat, progress, renderReport, usageExitCodes }
 import { makeStage, replaceDirectory } from '../synth/atomic.js';
 import { readCdk8sConfig } from '../synth/config.js';
 import { layout, type SynthDoc } from '../synth/layout.js';
-import { runApp } from '../synth/run-app.js';
+import { runApp, stopApp } from '../synth/run-app.js';
 
 interface SynthOptions {
   app?: string;
@@ -56,6 +57,15 @@ async function synth(opts: SynthOptions): Promise<number> {
   if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
   const outDir = opts.output ?? config.output ?? 'dist';
   const stage = await makeStage(outDir);
+  // An interrupted synth must not leave its stage directory beside the output either.
+  const onSignal = (signal: NodeJS.Signals) => {
+    stopApp();
+    rmSync(stage, { recursive: true, force: true });
+    process.stderr.write(`cdk8s-kruise: interrupted (${signal}); ${outDir} was left unchanged.\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const raw = path.join(stage, 'raw');
     const t0 = performance.now();
@@ -96,6 +106,8 @@ async function synth(opts: SynthOptions): Promise<number> {
     log(`wrote ${files.length} file(s) to ${outDir} in ${(performance.now() - t0).toFixed(0)} ms`);
     return 0;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await rm(stage, { recursive: true, force: true });
   }
 }
