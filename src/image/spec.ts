@@ -1,3 +1,5 @@
+import { IMAGE_REPOSITORY } from '../install/image.js';
+
 /**
  * What the runtime image is, in one place: the offline builder (src/image/build.ts) writes these values
  * into the OCI config and the root Dockerfile declares the same ones on top of distroless; a unit test
@@ -33,5 +35,5 @@ export const IMAGE_ENV: readonly string[] = [
   `SSL_CERT_FILE=${CA_BUNDLE_PATH}`,
 ];
 
-/** Repository name used for the default tag and the docker-archive `RepoTags`. */
-export const IMAGE_NAME = 'cdk8s-kruise';
+/** Repository name used for the default tag and the docker-archive `RepoTags` (the install's default image). */
+export const IMAGE_NAME = IMAGE_REPOSITORY;

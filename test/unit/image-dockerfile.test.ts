@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile } from '../../src/image/dockerfile.js';
-import { IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, NODE_PATH } from '../../src/image/spec.js';
+import { ENTRYPOINT_PATH, IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_NAME, IMAGE_USER, IMAGE_WORKDIR, NODE_PATH, NONROOT } from '../../src/image/spec.js';
+import { RuntimeImage } from '../../src/install/image.js';
+import { RUNTIME_UID } from '../../src/install/pod-security.js';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 const dockerfile = parseDockerfile(readFileSync(resolve(repoRoot, 'Dockerfile'), 'utf8'));
@@ -25,6 +27,18 @@ describe('root Dockerfile matches the offline image (src/image/spec.ts)', () => 
   it('ships exactly the application files the offline build stages (same code path)', () => {
     expect(dockerfile.copies).toEqual(['--from=build /stage/ /']);
     expect(dockerfile.runs).toContain('node node_modules/tsx/dist/cli.mjs src/image/build.ts --stage-app /stage');
+  });
+});
+
+describe('install manifests run what the image provides', () => {
+  it('same non-root uid, repository name and entrypoint name', () => {
+    expect(RUNTIME_UID).toBe(NONROOT.uid);
+    expect(IMAGE_USER).toBe(`${RUNTIME_UID}:${RUNTIME_UID}`);
+    expect(RuntimeImage.bundled({ registry: 'registry.example.com/platform', tag: '1.2.3' }).reference).toBe(`registry.example.com/platform/${IMAGE_NAME}:1.2.3`);
+    // The Deployment/DaemonSet say `command: [cdk8s-kruise]`, found through the image PATH.
+    expect(ENTRYPOINT_PATH.split('/').pop()).toBe('cdk8s-kruise');
+    expect(IMAGE_ENV).toContain('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
+    expect(ENTRYPOINT_PATH.startsWith('/usr/local/bin/')).toBe(true);
   });
 });
 
