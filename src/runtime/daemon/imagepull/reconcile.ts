@@ -56,6 +56,9 @@ export class NodeImageReconciler {
   async reconcile(key: string): Promise<ProcessResult> {
     const ni = this.nodeImages.get(key);
     if (!ni) return;
+    // Forget results of tags the spec no longer lists (the map stays as small as the spec).
+    const wanted = new Set(Object.entries(ni.spec?.images ?? {}).flatMap(([image, spec]) => spec.tags.map((t) => `${image}\u0000${t.tag}`)));
+    for (const k of this.results.keys()) if (!wanted.has(k)) this.results.delete(k);
     for (const task of pendingPulls(ni, this.puller.inFlight)) {
       // A result we hold for this version already answers it (written, or about to be).
       const held = this.results.get(`${task.image}\u0000${task.tag}`);
