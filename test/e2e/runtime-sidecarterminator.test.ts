@@ -9,7 +9,7 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../src/api/pod-contracts.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, restartApiServer, setPodStatus } from '../harness/index.js';
-import { accessCoverage, accessLogs, ControllerProcess, eventually, installCrds } from './runtime/support.js';
+import { accessCoverage, accessLogs, startController, type ControllerProcess, eventually, installCrds } from './runtime/support.js';
 
 const LEASE = { duration: 4_000, renew: 3_000, retry: 1_000 };
 const QUICK_EXIT = 'example.io/quick-exit:1';
@@ -36,7 +36,7 @@ function leaderArgs(extra: string[] = []): string[] {
 }
 
 async function start(args = leaderArgs(), namespace = runtimeNs): Promise<ControllerProcess> {
-  const p = await ControllerProcess.start(namespace, args);
+  const p = await startController(namespace, args);
   procs.push(p);
   return p;
 }

@@ -14,7 +14,7 @@ import { ContainerRecreateRequestDefinition, SidecarSetDefinition } from '../../
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/runtime/permissions.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, setPodStatus } from '../harness/index.js';
-import { accessCoverage, accessLogs, ControllerProcess, eventually, freePort, installCrds } from './runtime/support.js';
+import { accessCoverage, accessLogs, startController, type ControllerProcess, eventually, freePort, installCrds } from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
@@ -126,7 +126,7 @@ beforeAll(async () => {
   await createNode(node);
   port = await freePort();
   await registerConfigs();
-  ctl = await ControllerProcess.start(runtimeNs, [
+  ctl = await startController(runtimeNs, [
     '--webhook-port', String(port),
     '--webhook-host', '127.0.0.1',
     '--webhook-cert-host', '127.0.0.1',

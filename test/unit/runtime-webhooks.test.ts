@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
@@ -108,8 +108,12 @@ describe('CRR defaulting', () => {
 
 describe('kind validation with the policy rules', () => {
   it('admits the SidecarSet the examples ship, even with server-populated metadata and status', () => {
-    const text = readFileSync(new URL('../../dist/sidecarset-logtail.k8s.yaml', import.meta.url), 'utf8');
-    const ss = parseAllDocuments(text).map((d) => d.toJS()).find((o) => o?.kind === 'SidecarSet');
+    const distDir = new URL('../../dist/', import.meta.url);
+    const docs = readdirSync(distDir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .flatMap((f) => parseAllDocuments(readFileSync(new URL(f, distDir), 'utf8')).map((d) => d.toJS()));
+    const ss = docs.find((o) => o?.kind === 'SidecarSet');
+    expect(ss, 'dist/ ships a SidecarSet').toBeDefined();
     ss.metadata = { ...ss.metadata, uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] };
     ss.status = { observedGeneration: 1, matchedPods: 0, updatedPods: 0, readyPods: 0 };
     expect(validateWithPolicy(ss)).toEqual({ allowed: true });

@@ -101,6 +101,7 @@ export class KubeClient {
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly watcher: Watch;
   private readonly listeners: AccessListener[] = [];
+  private dispatcher?: ReturnType<RequestContext['getDispatcher']>;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -116,6 +117,7 @@ export class KubeClient {
   fenced(fence: () => boolean): KubeClient {
     const c = new KubeClient(this.kubeConfig, { ...this.options, onAccess: undefined, fence });
     c.listeners.push(...this.listeners);
+    c.dispatcher = this.dispatcher;
     return c;
   }
 
@@ -134,6 +136,19 @@ export class KubeClient {
       );
     }
     for (const l of this.listeners) l(access);
+  }
+
+  /**
+   * client-node 2.0 builds a new undici Agent (so a new TLS connection) for every request; reuse the
+   * first one so calls share keep-alive connections. Authentication headers (tokens) are still applied
+   * per request; only the TLS transport (CA, client certificate) is kept.
+   */
+  private reuseDispatcher(ctx: RequestContext): void {
+    const fresh = ctx.getDispatcher();
+    if (!fresh) return;
+    if (!this.dispatcher) this.dispatcher = fresh;
+    else if (fresh !== this.dispatcher) void fresh.close().catch(() => undefined);
+    ctx.setDispatcher(this.dispatcher);
   }
 
   private async send<T>(
@@ -165,6 +180,7 @@ export class KubeClient {
     }
     ctx.setSignal(AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000));
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    this.reuseDispatcher(ctx);
     const res = await this.http.send(ctx).toPromise();
     const text = await res.body.text();
     const parsed = text ? safeJson(text) : undefined;

@@ -4,13 +4,34 @@ import type { KubeClient } from './client.js';
 import { EVENTS, apiVersionOf, type ResourceType } from './resources.js';
 import type { KubeObject } from './types.js';
 
-/** Writes core/v1 Events about the objects the runtime acts on (fire and forget; failures are logged). */
+export interface EventRecorderOptions {
+  /** Event writes in flight at most: events must not crowd out the writes controllers exist for. */
+  readonly maxInFlight?: number;
+  /** Events waiting beyond this are dropped (counted and logged), like client-go's broadcaster. */
+  readonly maxPending?: number;
+}
+
+/**
+ * Writes core/v1 Events about the objects the runtime acts on, off the reconcile path: emitting never
+ * blocks or fails a reconcile, at most `maxInFlight` event writes run at once, and a burst beyond
+ * `maxPending` is dropped rather than queued without bound.
+ */
 export class EventRecorder {
+  private readonly pending: KubeObject[] = [];
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  private readonly maxPending: number;
+  dropped = 0;
+
   constructor(
     private readonly client: KubeClient,
     private readonly component: string,
     private readonly logger: Logger,
-  ) {}
+    opts: EventRecorderOptions = {},
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 4;
+    this.maxPending = opts.maxPending ?? 2_000;
+  }
 
   emit(type: ResourceType, obj: KubeObject, eventType: 'Normal' | 'Warning', reason: string, message: string): void {
     const md = obj.metadata;
@@ -38,8 +59,30 @@ export class EventRecorder {
       reportingComponent: this.component,
       reportingInstance: process.env.POD_NAME ?? 'local',
     };
-    this.client.create(EVENTS, ev, namespace).catch((err: unknown) => {
-      this.logger.warn({ reason, object: `${namespace}/${md.name}`, err: (err as Error).message }, 'event not recorded');
-    });
+    if (this.pending.length >= this.maxPending) {
+      this.dropped++;
+      if (this.dropped === 1 || this.dropped % 100 === 0) this.logger.warn({ dropped: this.dropped }, 'event backlog full: events dropped');
+      return;
+    }
+    this.pending.push(ev);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
+      const ev = this.pending.shift()!;
+      this.inFlight++;
+      const ns = ev.metadata.namespace!;
+      this.client
+        .create(EVENTS, ev, ns)
+        .catch((err: unknown) => {
+          const inv = ev.involvedObject as { name?: string };
+          this.logger.warn({ reason: ev.reason, object: `${ns}/${inv.name}`, err: (err as Error).message }, 'event not recorded');
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
+    }
   }
 }
