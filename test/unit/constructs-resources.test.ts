@@ -113,6 +113,20 @@ describe('CloneSet', () => {
     expect(() => CloneSetUpdateStrategy.reCreate({ inPlaceUpdateGracePeriod: Duration.seconds(1) })).toThrow(/in-place/);
   });
 
+  it('works with the rest of cdk8s-plus: Service selection, scheduling, isolation', () => {
+    const chart = Testing.chart();
+    const clone = new CloneSet(chart, 'web', { containers: [{ name: 'web', image: 'nginx', portNumber: 8080 }], isolate: true });
+    clone.scheduling.attract(kplus.Node.labeled(kplus.NodeLabelQuery.is('pool', 'web')));
+    new kplus.Service(chart, 'svc', { selector: clone, ports: [{ port: 80, targetPort: 8080 }] });
+    const manifests = Testing.synth(chart);
+    const cs = manifests.find(m => m.kind === 'CloneSet');
+    const svc = manifests.find(m => m.kind === 'Service');
+    expect(svc.spec.selector).toEqual(cs.spec.template.metadata.labels);
+    expect(cs.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms)
+      .toEqual([{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['web'] }] }]);
+    expect(manifests.some(m => m.kind === 'NetworkPolicy')).toBe(true);
+  });
+
   it('cdk8s-plus pod rules still apply at synth (no containers)', () => {
     const chart = Testing.chart();
     new CloneSet(chart, 'empty');
