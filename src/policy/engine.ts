@@ -1,7 +1,7 @@
 import { DocumentLocator } from './locate.js';
 import { decodeInput, parseText, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
-import type { Finding, Manifest, Rule, RuleContext, Severity, SourceRef } from './types.js';
+import type { Finding, Manifest, Rule, RuleContext, Severity } from './types.js';
 
 /** A mistake in how the engine was called (unknown rule id...): the CLI maps it to exit code 2. */
 export class UsageError extends Error {
@@ -54,7 +54,8 @@ export function levenshtein(a: string, b: string): number {
  */
 export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES): Finding[] {
   const ctx: RuleContext = { manifests };
-  const locators = new Map<SourceRef, DocumentLocator>();
+  // Keyed by span, not by SourceRef: items of one List share their document and are parsed once.
+  const locators = new Map<string, DocumentLocator>();
   const out: Finding[] = [];
   for (const rule of rules) {
     let raw;
@@ -75,9 +76,10 @@ export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] 
       const src = f.manifest.source;
       let position: { line: number; column: number } | undefined;
       if (src) {
-        let loc = locators.get(src);
-        if (!loc) locators.set(src, (loc = new DocumentLocator(src)));
-        position = loc.locate(f.jsonPointer);
+        const key = `${src.file}\0${src.start}`;
+        let loc = locators.get(key);
+        if (!loc) locators.set(key, (loc = new DocumentLocator({ ...src, pointerPrefix: '' })));
+        position = loc.locate(src.pointerPrefix + f.jsonPointer);
       }
       out.push({
         ruleId: rule.id,

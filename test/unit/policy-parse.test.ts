@@ -34,6 +34,17 @@ describe('parseText', () => {
     expect(arr.manifests[0]!.source!.pointerPrefix).toBe('/0');
   });
 
+  it('locates findings inside List items of a JSON file', () => {
+    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } },
+      { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: 'p' }, spec: { image: 'nginx:1.9.1', parallelism: '50%' } },
+    ] }, null, 2);
+    const r = validateInputs([{ file: 'list.json', content: list }], { rules: ['KRUISE-IMAGEPULLJOB-002'] });
+    expect(r.findings).toHaveLength(1);
+    expect(r.findings[0]!.line).toBe(list.split('\n').findIndex((l) => l.includes('"parallelism"')) + 1);
+    expect(r.findings[0]!.jsonPointer).toBe('/spec/parallelism');
+  });
+
   it('reads JSON leniently like kubectl (as YAML) and reports real syntax errors with their line', () => {
     expect(parseText('{\n  "apiVersion": "v1",\n  "kind": ConfigMap,\n  "metadata": {"name": "x"}\n}\n', 'lenient.json').manifests).toHaveLength(1);
     const out = parseText('{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "metadata": {"name": "x"\n', 'bad.json');
