@@ -33,7 +33,6 @@ function run(cmd: string, args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv
   return execFileSync(cmd, args, { cwd, encoding: 'utf8', env, maxBuffer: 64 * MB });
 }
 
-/** Runs the image's entrypoint the way a runtime would: chroot into the unpacked rootfs as 65532:65532, image env only. */
 /** Unpacks the HEAD snapshot into work/<name>, sharing the checkout's node_modules. */
 function snapshot(name: string): string {
   const dir = join(work, name);
@@ -47,6 +46,7 @@ function imageEnv(): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(IMAGE_ENV.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])), HOME: IMAGE_WORKDIR };
 }
 
+/** Runs the image's entrypoint the way a runtime would: chroot into the unpacked rootfs as 65532:65532, image env only. */
 function entrypoint(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { encoding: 'utf8', env: imageEnv() });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
