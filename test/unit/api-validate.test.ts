@@ -173,6 +173,20 @@ describe('validateObject: errors at the right pointer with clear messages', () =
     expect(only(port)).toMatchObject({ jsonPointer: '/spec/template/spec/containers/0/readinessProbe/httpGet/port', message: 'expected an integer or a string, got the boolean true' });
   });
 
+  it('checks the value sets of stable core enums (imagePullPolicy, restartPolicy, accessModes)', () => {
+    const o = sample('CloneSet');
+    o.spec.template.spec.containers[0].imagePullPolicy = 'always';
+    o.spec.template.spec.restartPolicy = 'Sometimes';
+    o.spec.volumeClaimTemplates[0].spec.accessModes = ['ReadWriteOnce', 'ReadWriteMany', 'RWO'];
+    const issues = issuesOf(o);
+    expect(issues.map((i) => [i.jsonPointer, i.keyword, i.hint])).toEqual([
+      ['/spec/template/spec/containers/0/imagePullPolicy', 'enum', 'did you mean "Always"?'],
+      ['/spec/template/spec/restartPolicy', 'enum', undefined],
+      ['/spec/volumeClaimTemplates/0/spec/accessModes/2', 'enum', undefined],
+    ]);
+    expect(issues[0]!.message).toBe('the string "always" is not allowed; expected one of: Always, IfNotPresent, Never');
+  });
+
   it('checks quantities, timestamps and bounds', () => {
     const q = sample('CloneSet');
     q.spec.template.spec.containers[0].resources.limits.cpu = '500mm';
