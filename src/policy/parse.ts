@@ -1,4 +1,4 @@
-import { load as loadYaml, YAMLException } from 'js-yaml';
+import { CORE_SCHEMA, load, mergeTag, YAMLException } from 'js-yaml';
 import type { Finding, Manifest, ResourceRef } from './types.js';
 
 /** Result of reading one input: the objects found, plus findings for what could not be read. */
@@ -11,6 +11,13 @@ export const INPUT_ERROR = 'KRUISE-INPUT-001';
 export const INPUT_EMPTY = 'KRUISE-INPUT-002';
 
 const NO_RESOURCE: ResourceRef = { kind: '', name: '' };
+
+// YAML 1.2 core schema (no timestamps, "yes" stays a string) plus merge keys, as kubectl's decoder reads manifests.
+const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
+
+function loadYaml(text: string, opts: { filename: string }): unknown {
+  return load(text, { ...opts, schema: SCHEMA });
+}
 
 // A `---` at column 0 always starts a document in YAML (even inside block scalars, where such a line is
 // forbidden), so splitting on it is exact and much cheaper than a full parse.

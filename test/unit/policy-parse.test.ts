@@ -77,6 +77,11 @@ describe('parseText', () => {
     expect(out.manifests.map((m) => m.object.kind)).toEqual(['ConfigMap', 'ConfigMap', 'Secret']);
   });
 
+  it('resolves anchors, aliases and merge keys like kubectl', () => {
+    const out = parseText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nx: &base {a: "1"}\ndata:\n  <<: *base\n  b: "2"\n', 'merge.yaml');
+    expect(out.manifests[0]!.object.data).toEqual({ a: '1', b: '2' });
+  });
+
   it('does not turn YAML timestamps or yes/no into non-strings (YAML 1.2 core schema, like the API server)', () => {
     const out = parseText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, creationTimestamp: 2024-01-02T03:04:05Z}\ndata: {a: yes}\n', 't.yaml');
     const obj = out.manifests[0]!.object as { metadata: { creationTimestamp: unknown }; data: { a: unknown } };
