@@ -146,6 +146,34 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     expect(job.status).toMatchObject({ desired: 1, succeeded: 1, failed: 0 });
   });
 
+  it('parallelism 1 over two nodes: the second node gets its tag only after the first finished; status aggregates both', async () => {
+    // A second node whose daemon shares the same containerd (two kubelets on one runtime would not
+    // happen in a cluster, but the API-side cooperation is the same).
+    const node2 = `${NODE}-b`;
+    await createNode(node2, { labels: { 'pull-test': 'yes' } });
+    const daemon2 = await startDaemon(node2, proxy.socket, { featureGates: 'ImagePullJobGate=true', configNamespace: CONFIG_NS });
+    try {
+      await waitFor(`NodeImage ${node2}`, async () => !!(await adminClient().get(NODE_IMAGES, node2).catch(() => undefined)), 30_000, 200);
+      await createJob('two-nodes', { image: env.images.big, imagePullPolicy: 'Always', parallelism: 1, selector: { matchLabels: { 'pull-test': 'yes' } } });
+      const job = await waitFinished('two-nodes');
+      expect(job.status).toMatchObject({ desired: 2, active: 0, succeeded: 2, failed: 0 });
+      type NiTags = KubeObject & {
+        spec?: { images?: Record<string, { tags: Array<{ tag: string; createdAt?: string }> }> };
+        status?: { imageStatuses?: Record<string, { tags: Array<{ tag: string; completionTime?: string }> }> };
+      };
+      const name = env.images.big.replace(/:1$/, '');
+      const [a, b] = await Promise.all([NODE, node2].map((n) => adminClient().get<NiTags>(NODE_IMAGES, n)));
+      // Nodes are taken in name order; node2 = NODE + "-b" sorts after NODE.
+      const firstDone = Date.parse(a!.status!.imageStatuses![name]!.tags[0]!.completionTime!);
+      const secondAsked = Date.parse(b!.spec!.images![name]!.tags[0]!.createdAt!);
+      expect(secondAsked).toBeGreaterThanOrEqual(firstDone);
+    } finally {
+      await daemon2.stop();
+      // Later tests need the big image absent.
+      await env.cri.removeImage(env.images.big);
+    }
+  });
+
   it('a wrong registry password fails the job with a clear message after the backoff limit', async () => {
     await dockerSecret('bad-cred', env.authRegistry.host, REGISTRY_USER.username, 'not-the-password');
     const before = proxy.callsOf('PullImage').length;
