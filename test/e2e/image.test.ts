@@ -15,6 +15,7 @@ import { parseDockerfile } from '../../src/image/dockerfile.js';
 import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
 import { freePort } from '../harness/controlplane.js';
 import { installCrds } from './runtime/support.js';
+import { TestContainerd } from '../cri-harness/containerd.js';
 import { TestRegistry } from '../cri-harness/registry.js';
 import { RuntimeImage } from '../../src/install/image.js';
 import { IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, NONROOT } from '../../src/image/spec.js';
@@ -50,6 +51,38 @@ function imageEnv(): NodeJS.ProcessEnv {
 function entrypoint(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { encoding: 'utf8', env: imageEnv() });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The shared control plane's admin kubeconfig, copied into the rootfs for the nonroot user. */
+function kubeconfigInImage(): string {
+  const file = join(rootfs, 'tmp', 'kubeconfig');
+  writeFileSync(file, readFileSync(inject('kubeconfig')), { mode: 0o600 });
+  chownSync(file, NONROOT.uid, NONROOT.gid);
+  return '/tmp/kubeconfig';
+}
+
+/**
+ * Starts the entrypoint with `args` in the chroot as the nonroot user, waits until `ready()` holds,
+ * then stops it with SIGTERM as the kubelet would; returns its logs and exit code.
+ */
+async function serveInImage(args: string[], ready: () => Promise<boolean>): Promise<{ logs: string; code: number | null }> {
+  const child = spawn('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { env: imageEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let logs = '';
+  child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve((exitCode = code))));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!(await ready())) {
+      if (exitCode !== undefined) throw new Error(`cdk8s-kruise ${args[0]} exited (${exitCode}) before it was ready; logs:\n${logs}`);
+      if (Date.now() > deadline) throw new Error(`cdk8s-kruise ${args[0]} in the image was not ready within 60 s; logs:\n${logs}`);
+      await sleep(250);
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return { logs, code: await exited };
 }
 
 async function layerHeaders(blob: Buffer): Promise<tar.Header[]> {
@@ -217,38 +250,38 @@ describe('offline runtime image', () => {
   });
 
   it('its controller talks to the real kube-apiserver: /readyz and /metrics answer, SIGTERM stops it cleanly', async () => {
-    const kubeconfig = join(rootfs, 'tmp', 'kubeconfig');
-    writeFileSync(kubeconfig, readFileSync(inject('kubeconfig')), { mode: 0o600 });
-    chownSync(kubeconfig, NONROOT.uid, NONROOT.gid);
     // SidecarTerminator lists ContainerRecreateRequests, so the run reaches the API through the bundled
     // client (TLS client certificate, list + watch) instead of idling with no informer.
     await installCrds([ContainerRecreateRequestDefinition]);
     const [probe, metrics] = [await freePort(), await freePort()];
-    const child = spawn(
-      'chroot',
-      [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, 'controller', '--kubeconfig', '/tmp/kubeconfig', '--namespace', 'default',
-        '--feature-gates', 'SidecarTerminator=true', '--webhook-port', '0', '--health-probe-addr', `127.0.0.1:${probe}`, '--metrics-addr', `127.0.0.1:${metrics}`],
-      { env: imageEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    const { logs, code } = await serveInImage(
+      ['controller', '--kubeconfig', kubeconfigInImage(), '--namespace', 'default', '--feature-gates', 'SidecarTerminator=true',
+        '--webhook-port', '0', '--health-probe-addr', `127.0.0.1:${probe}`, '--metrics-addr', `127.0.0.1:${metrics}`],
+      async () =>
+        (await fetch(`http://127.0.0.1:${probe}/readyz`).then((r) => r.status, () => 0)) === 200 &&
+        (await fetch(`http://127.0.0.1:${metrics}/metrics`).then((r) => r.text(), () => '')).includes('process_cpu_seconds_total'),
     );
-    let logs = '';
-    child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    expect(logs).toContain('caches synced');
+    expect(code, logs).toBe(0);
+  });
+
+  it('its daemon reaches a real containerd over CRI (grpc-js inside the bundle) as the nonroot user', async () => {
+    // containerd lives inside the rootfs, so its socket is visible in the chroot; the socket's group is
+    // the runtime gid, as the install grants socket access by supplementary group instead of uid 0.
+    const containerd = await TestContainerd.create(join(rootfs, 'run', 'cri'), { sandboxImage: 'registry.invalid/pause:1' });
     try {
-      const deadline = Date.now() + 60_000;
-      let ready = 0;
-      while (Date.now() < deadline && ready !== 200) {
-        ready = await fetch(`http://127.0.0.1:${probe}/readyz`).then((r) => r.status, () => 0);
-        if (ready !== 200) await sleep(250);
-      }
-      expect(ready, `controller in the image never became ready; logs:\n${logs}`).toBe(200);
-      const body = await fetch(`http://127.0.0.1:${metrics}/metrics`).then((r) => r.text());
-      expect(body).toContain('process_cpu_seconds_total');
-      expect(logs).toContain('caches synced');
+      chownSync(containerd.socket, 0, NONROOT.gid);
+      const health = await freePort();
+      const { logs, code } = await serveInImage(
+        ['daemon', '--node-name', 'image-test-node', '--kubeconfig', kubeconfigInImage(), '--cri-socket', '/run/cri/containerd.sock',
+          '--health-probe-addr', `127.0.0.1:${health}`],
+        async () => /^kruise_daemon_cri_up 1$/m.test(await fetch(`http://127.0.0.1:${health}/metrics`).then((r) => r.text(), () => '')),
+      );
+      expect(logs).toMatch(/"runtime":"containerd".*"msg":"CRI runtime reachable"/);
+      expect(code, logs).toBe(0);
     } finally {
-      child.kill('SIGTERM');
+      await containerd.destroy();
     }
-    expect(await exited, logs).toBe(0);
   });
 
   // The runtime binaries: `controller` (controller-manager) and `daemon` (node daemon) must be sub-commands.
