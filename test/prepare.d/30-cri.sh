@@ -14,7 +14,7 @@ if [ ${#need[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   echo "[30-cri] installing: ${need[*]}" >&2
   $sudo flock /tmp/apt.lock apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo flock /tmp/apt.lock apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive flock /tmp/apt.lock apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 fi
 # The Debian packages start system services; the tests run their own private instances.
 for svc in containerd docker-registry; do
