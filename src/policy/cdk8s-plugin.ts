@@ -1,7 +1,24 @@
 import { readFileSync } from 'node:fs';
-import type { Validation, ValidationContext } from 'cdk8s-cli/plugins';
 import { failing, summarize, validateInputs, type TextInput } from './engine.js';
 import type { Finding } from './types.js';
+
+/**
+ * The part of cdk8s-cli's `ValidationContext` (cdk8s-cli/plugins) the plugin uses, declared structurally so the
+ * published types do not depend on cdk8s-cli.
+ */
+export interface Cdk8sValidationContext {
+  readonly manifests: readonly string[];
+  readonly logger: { log(message: string): void };
+  readonly report: {
+    addViolation(violation: {
+      ruleName: string;
+      recommendation: string;
+      fix: string;
+      violatingResources: Array<{ resourceName: string; locations: string[]; manifestPath: string }>;
+    }): void;
+    submit(status: 'success' | 'failure', metadata?: Record<string, string>): void;
+  };
+}
 
 /** Properties accepted from `cdk8s.yaml` (`validations[].properties`). */
 export interface KruiseValidationProps {
@@ -27,14 +44,14 @@ export interface KruiseValidationProps {
  * The cdk8s CLI loads plugins with require(), so this module is bundled to CommonJS (lib/cdk8s-plugin.cjs) by
  * `npm run build:plugin`, which `npm ci` runs through the prepare script.
  */
-export class KruiseValidation implements Validation {
+export class KruiseValidation {
   private readonly props: KruiseValidationProps;
 
   constructor(props: KruiseValidationProps = {}) {
     this.props = props ?? {};
   }
 
-  async validate(context: ValidationContext): Promise<void> {
+  async validate(context: Cdk8sValidationContext): Promise<void> {
     let submitted = false;
     try {
       const inputs: TextInput[] = context.manifests.map((file) => ({ file, content: readFileSync(file) }));

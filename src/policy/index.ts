@@ -8,7 +8,7 @@ export { validateManifests, validateInputs, runRules, selectRules, summarize, fa
 export type { RuleSelection, TextInput, ValidationResult, Summary } from './engine.js';
 export { RULES, findRule } from './rules/index.js';
 export { parseText } from './parse.js';
-export { KruiseValidation, type KruiseValidationProps } from './cdk8s-plugin.js';
+export { KruiseValidation, type KruiseValidationProps, type Cdk8sValidationContext } from './cdk8s-plugin.js';
 export type { Finding, Rule, RuleFinding, Manifest, Severity, ResourceRef, SourceRef } from './types.js';
 export { formatSarif } from './format/sarif.js';
 export { formatJson } from './format/json.js';
