@@ -3,6 +3,7 @@
 // a real containerd (through a recording CRI proxy, since containerd keeps no trace of the
 // sandboxConfig a pull was given) and reports back; the job aggregates, completes and expires.
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, PODS, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
 import type { Daemon } from '../../src/runtime/daemon/daemon.js';
@@ -193,6 +194,30 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     expect(pulls).toHaveLength(2);
     expect(pulls[0]!.request.auth).toMatchObject({ username: REGISTRY_USER.username, password: 'not-the-password' });
     expect(await env.cri.imageStatus(env.images.private)).toBeNull();
+  });
+
+  it('bounds each attempt by pullPolicy.timeoutSeconds (a registry that accepts and never answers)', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const image = `127.0.0.1:${(silent.address() as AddressInfo).port}/test/hang:1`;
+      await createJob('hanging', { image, pullPolicy: { timeoutSeconds: 2, backoffLimit: 1 } });
+      const job = await waitFinished('hanging', 30_000);
+      expect(job.status).toMatchObject({ succeeded: 0, failed: 1 });
+      expect(job.status?.message).toContain('after 2 attempt(s) (backoffLimit 1)');
+      expect(job.status?.message).toContain('DEADLINE_EXCEEDED');
+      // Two 2 s attempts and a 1 s backoff: done in seconds, not the 600 s default.
+      const elapsed = Date.parse(job.status!.completionTime!) - Date.parse(job.status!.startTime!);
+      expect(elapsed).toBeGreaterThanOrEqual(4_000);
+      expect(elapsed).toBeLessThan(20_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 
   it('pulls with the right credentials from a pull secret copied to the daemon-config namespace', async () => {
