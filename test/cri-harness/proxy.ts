@@ -17,6 +17,8 @@ export interface RecordedCall {
  */
 export class RecordingCriProxy {
   readonly calls: RecordedCall[] = [];
+  private readonly active = new Map<string, number>();
+  private readonly peaks = new Map<string, number>();
   private readonly server = new grpc.Server();
   private readonly upstream: { runtime: grpc.Client; image: grpc.Client };
   readonly socket: string;
@@ -36,6 +38,9 @@ export class RecordingCriProxy {
       for (const [method, md] of Object.entries(def)) {
         impl[method] = (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => {
           this.calls.push({ service, method, request: call.request });
+          const now = (this.active.get(method) ?? 0) + 1;
+          this.active.set(method, now);
+          this.peaks.set(method, Math.max(now, this.peaks.get(method) ?? 0));
           const deadline = call.getDeadline();
           this.upstream[service].makeUnaryRequest(
             md.path,
@@ -44,7 +49,11 @@ export class RecordingCriProxy {
             call.request,
             new grpc.Metadata(),
             { deadline: deadline === Infinity ? Date.now() + 600_000 : deadline },
-            (err, res) => (err ? callback(err) : callback(null, res)),
+            (err, res) => {
+              this.active.set(method, (this.active.get(method) ?? 1) - 1);
+              if (err) callback(err);
+              else callback(null, res);
+            },
           );
         };
       }
@@ -58,6 +67,15 @@ export class RecordingCriProxy {
       proxy.server.bindAsync(criTarget(proxy.socket), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
     );
     return proxy;
+  }
+
+  /** Most calls of `method` in flight at once since the last reset (concurrency bounds). */
+  peakConcurrency(method: string): number {
+    return this.peaks.get(method) ?? 0;
+  }
+
+  resetPeaks(): void {
+    this.peaks.clear();
   }
 
   callsOf(method: string): RecordedCall[] {

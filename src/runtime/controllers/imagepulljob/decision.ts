@@ -68,7 +68,9 @@ export function tagFor(job: JobObject, existing: ImageTagSpec | undefined, nowMs
   let activeDeadlineSeconds: number | undefined;
   if (always && cp?.activeDeadlineSeconds !== undefined) {
     const start = ms(job.status?.startTime) || nowMs;
-    activeDeadlineSeconds = Math.max(1, Math.ceil((start + cp.activeDeadlineSeconds * 1000 - nowMs) / 1000));
+    // +1 s: the daemon counts from createdAt, which has whole seconds, so its deadline must not come
+    // before the job's own (the job reports "exceeds activeDeadlineSeconds" at its deadline).
+    activeDeadlineSeconds = Math.max(1, Math.ceil((start + cp.activeDeadlineSeconds * 1000 - nowMs) / 1000)) + 1;
   }
   const ttl = always
     ? (cp?.ttlSecondsAfterFinished ?? cp?.activeDeadlineSeconds ?? timeout * (backoff + 1)) + DEFAULT_TAG_TTL_EXTRA_SECONDS
