@@ -3,9 +3,9 @@ import { Construct } from 'constructs';
 import { CloneSet, ContainerExitPriority } from '../constructs/index.js';
 
 /** Main containers exit first, then log-agent (priority 1), then envoy (priority 2). */
-export class ExitPriorityChart extends Chart {
-  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
-    super(scope, id, props);
+export class ExitPriority extends Construct {
+  public constructor(scope: Construct, id: string) {
+    super(scope, id);
     const app = new CloneSet(this, 'app', {
       metadata: { name: 'app-with-exit-priority' },
       replicas: 2,
@@ -16,5 +16,13 @@ export class ExitPriorityChart extends Chart {
       ],
     });
     ContainerExitPriority.of(app).setAll({ 'log-agent': 1, envoy: 2 });
+  }
+}
+
+/** {@link ExitPriority} as a chart of its own. */
+export class ExitPriorityChart extends Chart {
+  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
+    super(scope, id, props);
+    new ExitPriority(this, 'scenario');
   }
 }

@@ -4,9 +4,9 @@ import { Construct } from 'constructs';
 import { JobSidecarTermination } from '../constructs/index.js';
 
 /** A batch Job whose long-running sidecar is killed once the main container finishes (kill mode). */
-export class JobSidecarKillChart extends Chart {
-  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
-    super(scope, id, props);
+export class JobSidecarKill extends Construct {
+  public constructor(scope: Construct, id: string) {
+    super(scope, id);
     const job = new kplus.Job(this, 'job', {
       metadata: { name: 'job-with-sidecar' },
       backoffLimit: 2,
@@ -21,5 +21,13 @@ export class JobSidecarKillChart extends Chart {
       image: 'fluent/fluent-bit:3.0',
       args: ['-i', 'dummy', '-o', 'stdout'],
     }, { ignoreExitCode: true });
+  }
+}
+
+/** {@link JobSidecarKill} as a chart of its own. */
+export class JobSidecarKillChart extends Chart {
+  public constructor(scope: Construct, id: string, props: ChartProps = {}) {
+    super(scope, id, props);
+    new JobSidecarKill(this, 'scenario');
   }
 }

@@ -1,8 +1,7 @@
 // The seed scenarios as one cdk8s app: one chart per scenario, synthesized into dist/.
 // Run through `cdk8s synth` (see cdk8s.yaml); output is deterministic.
 import { App } from 'cdk8s';
-import { Construct } from 'constructs';
-import { KUBERNETES_VERSION_CONTEXT, KruiseRuntime } from '../constructs/index.js';
+import { KruiseRuntime } from '../constructs/index.js';
 import { CloneSetPreNormalChart } from './cloneset-prenormal.js';
 import { CloneSetPvcChart } from './cloneset-pvc.js';
 import { CrrForceRecreateChart } from './crr-force-recreate.js';
@@ -10,6 +9,7 @@ import { ExitPriorityChart } from './exit-priority.js';
 import { ImagePullJobChart } from './image-pull-job.js';
 import { JobSidecarKillChart } from './job-sidecar-kill.js';
 import { JobSidecarVirtualNodeChart } from './job-sidecar-virtual-node.js';
+import { NativeSidecarsChart, NativeSidecarsNamespaceChart } from './native-sidecars.js';
 import { SidecarSetLogtailChart } from './sidecarset-logtail.js';
 
 /** Builds the examples app (no synth), so tests and the benchmark can reuse it. */
@@ -26,12 +26,9 @@ export function buildExamplesApp(outdir?: string): App {
   new ImagePullJobChart(app, 'image-pull-job');
   new CrrForceRecreateChart(app, 'crr-force-recreate');
 
-  // The same user code targeting Kubernetes 1.29: sidecar termination and exit priorities
-  // compile to native sidecars instead of the Kruise contracts.
-  const native = new Construct(app, 'native-sidecars');
-  native.node.setContext(KUBERNETES_VERSION_CONTEXT, '1.29');
-  new JobSidecarKillChart(native, 'job-sidecar-kill', { namespace: 'native-sidecars' });
-  new ExitPriorityChart(native, 'exit-priority', { namespace: 'native-sidecars' });
+  // The same user code targeting Kubernetes 1.29 (native sidecars), in a namespace the app creates first.
+  new NativeSidecarsNamespaceChart(app, 'native-sidecars-namespace');
+  new NativeSidecarsChart(app, 'native-sidecars');
   return app;
 }
 

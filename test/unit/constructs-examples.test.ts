@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
 import { buildExamplesApp } from '../../examples/main.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,5 +74,44 @@ describe('examples', () => {
     expect(all).toContain('io.kubernetes.image.app: foo');
     expect(all).toMatch(/kind: ContainerRecreateRequest[\s\S]*forceRecreate: true/);
     expect(all).toMatch(/restartPolicy: Always\n/);
+  });
+
+  it('native-sidecar variant: top-level chart files, same scenarios compiled to native sidecars', () => {
+    const files = yamlFiles(distDir);
+    expect([...files.keys()].filter((f) => f.includes('native-sidecars'))).toEqual([
+      '20-app-0010-native-sidecars-namespace.yaml',
+      '20-app-0011-native-sidecars.yaml',
+    ]);
+    const native = files.get('20-app-0011-native-sidecars.yaml')!;
+    const objects = parseAllDocuments(native).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name} in ${o.metadata.namespace}`)).toEqual([
+      'Job/job-with-sidecar in native-sidecars',
+      'CloneSet/app-with-exit-priority in native-sidecars',
+    ]);
+    // Native sidecars (restartable init containers) instead of the Kruise env/annotation contracts.
+    expect(native).toMatch(/initContainers:[\s\S]*name: log-shipper[\s\S]*restartPolicy: Always\n/);
+    expect(native).not.toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT');
+    expect(native).not.toContain('kruise.io/container-exit-priority');
+  });
+
+  it('every namespace an object in dist/ uses is created by a Namespace applied before it (fresh cluster)', () => {
+    const order = (parse(readFileSync(path.join(distDir, 'kustomization.yaml'), 'utf8')) as { resources: string[] }).resources;
+    expect(order.length).toBeGreaterThan(2);
+    const created = new Set<string>();
+    const missing: string[] = [];
+    for (const file of order) {
+      for (const doc of parseAllDocuments(readFileSync(path.join(distDir, file), 'utf8'))) {
+        const o = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null;
+        if (!o?.kind) continue;
+        if (o.kind === 'Namespace') {
+          expect(o.metadata?.namespace, `Namespace ${o.metadata?.name} in ${file} is cluster-scoped`).toBeUndefined();
+          created.add(o.metadata!.name!);
+        } else if (o.metadata?.namespace && !created.has(o.metadata.namespace)) {
+          missing.push(`${file}: ${o.kind}/${o.metadata.name} in ${o.metadata.namespace}`);
+        }
+      }
+    }
+    expect(created).toContain('native-sidecars');
+    expect(missing).toEqual([]);
   });
 });
