@@ -71,8 +71,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: ['apps.kruise.io'],
     resources: ['containerrecreaterequests'],
-    verbs: ['get', 'list', 'watch', 'create'],
-    why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent, checked in the cache)',
+    verbs: ['list', 'watch', 'create'],
+    why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent: checked in the informer cache, AlreadyExists tolerated)',
   },
   {
     apiGroups: ['apps.kruise.io'],

@@ -232,7 +232,6 @@ describe('sidecar terminator on the real API server', () => {
       throw new Error(`${err.message}\ncontroller log tail:\n${a.tail(40)}`);
     });
     console.log(`[apiserver restart] restart took ${restartedMs} ms; CRR created ${Date.now() - t0 - restartedMs} ms after the apiserver was back`);
-    console.log(a.logs.filter((l) => l.level >= 40 && (l.time as number) >= t0).map((l) => `${(l.time as number) - t0} ${l.msg} ${l.informer ?? ''} ${l.phase ?? ''} ${l.retryInMs ?? ''} ${l.err ?? ''}`).join('\n'));
     expect(a.pid).toBe(pid);
     expect(a.exitCode).toBeUndefined();
     expect(await holder()).toBe(a.identity);

@@ -11,9 +11,10 @@ const CRR_PREFIX = 'sidecar-termination-';
 export const sidecarTerminator: ControllerDefinition = {
   name: 'sidecarterminator',
   featureGate: 'SidecarTerminator',
-  // Upstream runs 3; reconciles here are one API write each and Node overlaps them cheaply, so more
-  // workers keep a burst of finishing Jobs from queueing behind a slow API server.
-  defaultWorkers: 10,
+  // Upstream runs 3. A reconcile here is one API write that Node overlaps cheaply; in
+  // bench/sidecarterminator.bench.ts (1,000 pods finishing with 50 status writes in flight) 10 workers
+  // left CRRs ~2 s behind (p50), 50 kept pace with the writes (p50 0.35 s). Writes to one pod stay serial.
+  defaultWorkers: 50,
   setup(ctx, enqueue) {
     const pods = ctx.informers.for<Pod>(PODS, { transform: podCacheTransform });
     const nodes = ctx.informers.for<Node>(NODES, { transform: nodeCacheTransform });
