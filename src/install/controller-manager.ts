@@ -81,7 +81,11 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
               imagePullPolicy: spec.imagePullPolicy,
               command: ['cdk8s-kruise'],
               args: controllerArgs(spec),
-              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } }],
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+                // Upstream's variable: where the ImagePullJob controller copies pull secrets (and its Role is bound).
+                { name: 'KRUISE_DAEMON_CONFIG_NS', value: spec.daemonConfigNamespace },
+              ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
                 { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },

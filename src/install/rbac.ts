@@ -31,7 +31,11 @@ function serviceAccount(name: string, spec: InstallSpec): KubeObject {
   return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(spec, name, true) as KubeObject['metadata'] };
 }
 
-/** Manager ServiceAccount + ClusterRole/Binding (cluster rules) + Role/Binding in the runtime namespace. */
+/**
+ * Manager ServiceAccount + ClusterRole/Binding (cluster rules) + Role/Binding in the runtime namespace, and,
+ * when the install has a daemon (so a daemon-config namespace), a Role/Binding there for the pull-secret
+ * copies: the manager can write Secrets nowhere else.
+ */
 export function managerRbac(spec: InstallSpec): KubeObject[] {
   const out = [serviceAccount(NAMES.managerServiceAccount, spec)];
   if (PERMISSIONS.MANAGER.length > 0) {
@@ -41,6 +45,11 @@ export function managerRbac(spec: InstallSpec): KubeObject[] {
   if (PERMISSIONS.MANAGER_NAMESPACED.length > 0) {
     out.push(role('Role', NAMES.managerRole, PERMISSIONS.MANAGER_NAMESPACED, spec));
     out.push(binding('RoleBinding', NAMES.managerRole, 'Role', NAMES.managerServiceAccount, spec));
+  }
+  if (spec.daemon && PERMISSIONS.MANAGER_DAEMON_CONFIG.length > 0) {
+    const ns = spec.daemonConfigNamespace;
+    out.push(role('Role', NAMES.managerDaemonConfigRole, PERMISSIONS.MANAGER_DAEMON_CONFIG, spec, ns));
+    out.push(binding('RoleBinding', NAMES.managerDaemonConfigRole, 'Role', NAMES.managerServiceAccount, spec, ns));
   }
   return out;
 }

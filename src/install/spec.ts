@@ -70,6 +70,7 @@ export const NAMES = {
   webhookService: 'kruise-webhook-service',
   managerClusterRole: 'kruise-manager-role',
   managerRole: 'kruise-manager-role',
+  managerDaemonConfigRole: 'kruise-manager-secret-role',
   daemonClusterRole: 'kruise-daemon-role',
   daemonRole: 'kruise-daemon-secret-role',
   certificate: 'kruise-webhook-cert',

@@ -14,8 +14,14 @@
  * - MANAGER: cluster-wide rules for the controller-manager (ClusterRole).
  * - MANAGER_NAMESPACED: rules only needed in the manager's own namespace (Role): leader-election Lease,
  *   the webhook-certificate Secret.
+ * - MANAGER_DAEMON_CONFIG: rules the manager needs in the daemon-config namespace only (Role there): the
+ *   ImagePullJob pull-secret copies. Writing Secrets is the sharpest right the manager holds, so it is
+ *   confined to the one namespace the copies go to.
  * - DAEMON: cluster-wide rules for the node daemon (`cdk8s-kruise daemon`, issue 7 adds its entries).
  * - DAEMON_NAMESPACED: rules only needed in the daemon-config namespace (pull secrets copied there).
+ *
+ * Where each namespaced list applies is stated once, by `managerScopes` / `daemonScopes`: the client's
+ * strict check, the coverage tests and the RBAC generator all read it from there.
  */
 
 /** Kubernetes API verbs we use (no `*`). */
@@ -95,8 +101,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'create', 'update'],
-    why: "ImagePullJob pull secrets: read in the job's namespace, copied into the daemon-config namespace (a ClusterRole cannot name that namespace alone; narrowing create/update to a Role there is possible)",
+    verbs: ['get'],
+    why: "ImagePullJob spec.pullSecrets: the source Secret is read in the job's namespace, which can be any (writes go to MANAGER_DAEMON_CONFIG)",
   },
   {
     apiGroups: ['admissionregistration.k8s.io'],
@@ -119,6 +125,16 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
     resources: ['secrets'],
     verbs: ['get', 'create', 'update'],
     why: 'webhook CA + serving certificate kept in a Secret in the runtime namespace, renewed before expiry',
+  },
+];
+
+/** Manager: rules in the daemon-config namespace only (Role + RoleBinding there). */
+export const MANAGER_DAEMON_CONFIG: readonly PermissionRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'create', 'update'],
+    why: 'ImagePullJob pull secrets copied for the daemons: read the copy, create it, update it when the source changed',
   },
 ];
 
@@ -182,6 +198,7 @@ export const DAEMON_NAMESPACED: readonly PermissionRule[] = [
 export const PERMISSIONS = {
   MANAGER,
   MANAGER_NAMESPACED,
+  MANAGER_DAEMON_CONFIG,
   DAEMON,
   DAEMON_NAMESPACED,
 } as const;
@@ -200,6 +217,27 @@ export interface ApiAccess {
   readonly name?: string;
 }
 
+/** One rule list and where it applies: cluster-wide (a ClusterRole) or in one namespace (a Role there). */
+export interface PermissionScope {
+  readonly rules: readonly PermissionRule[];
+  /** Namespace the rules are bound in; undefined for cluster-wide rules. */
+  readonly namespace?: string;
+}
+
+/** Where the manager's lists apply. */
+export function managerScopes(namespaces: { readonly runtime: string; readonly daemonConfig: string }): PermissionScope[] {
+  return [
+    { rules: MANAGER },
+    { rules: MANAGER_NAMESPACED, namespace: namespaces.runtime },
+    { rules: MANAGER_DAEMON_CONFIG, namespace: namespaces.daemonConfig },
+  ];
+}
+
+/** Where the daemon's lists apply. */
+export function daemonScopes(configNamespace: string): PermissionScope[] {
+  return [{ rules: DAEMON }, { rules: DAEMON_NAMESPACED, namespace: configNamespace }];
+}
+
 function ruleCovers(rule: PermissionRule, access: ApiAccess): boolean {
   if (!rule.apiGroups.includes(access.apiGroup)) return false;
   if (!rule.resources.includes(access.resource)) return false;
@@ -209,19 +247,14 @@ function ruleCovers(rule: PermissionRule, access: ApiAccess): boolean {
 }
 
 /**
- * The rule among `rules` that allows `access`, or undefined. Namespaced rule lists only count for calls in
- * `ownNamespace` (a Role binds in one namespace).
+ * The rule that allows `access`, or undefined. A namespaced scope only counts for calls in its namespace
+ * (a Role grants nothing elsewhere, and nothing for all-namespace lists or cluster-scoped objects).
  */
-export function findCoveringRule(
-  access: ApiAccess,
-  cluster: readonly PermissionRule[],
-  namespaced: readonly PermissionRule[] = [],
-  ownNamespace?: string,
-): PermissionRule | undefined {
-  const c = cluster.find((r) => ruleCovers(r, access));
-  if (c) return c;
-  if (access.namespace !== undefined && access.namespace === ownNamespace) {
-    return namespaced.find((r) => ruleCovers(r, access));
+export function findCoveringRule(access: ApiAccess, scopes: readonly PermissionScope[]): PermissionRule | undefined {
+  for (const scope of scopes) {
+    if (scope.namespace !== undefined && access.namespace !== scope.namespace) continue;
+    const rule = scope.rules.find((r) => ruleCovers(r, access));
+    if (rule) return rule;
   }
   return undefined;
 }

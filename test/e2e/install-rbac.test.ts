@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type Verb } from '../../src/runtime/permissions.js';
+import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type PermissionScope, type Verb } from '../../src/runtime/permissions.js';
 import { canI, createNamespace, describeCheck, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,11 +33,20 @@ interface Component {
   readonly name: string;
   readonly workloadKind: 'Deployment' | 'DaemonSet';
   readonly cluster: readonly PermissionRule[];
-  readonly namespaced: readonly PermissionRule[];
+  /** Namespaced lists, each with the Role in dist/ that must carry it (its RoleBinding says where it applies). */
+  readonly namespaced: readonly { readonly role: string; readonly rules: readonly PermissionRule[] }[];
 }
 const COMPONENTS: readonly Component[] = [
-  { name: 'manager', workloadKind: 'Deployment', cluster: PERMISSIONS.MANAGER, namespaced: PERMISSIONS.MANAGER_NAMESPACED },
-  { name: 'daemon', workloadKind: 'DaemonSet', cluster: PERMISSIONS.DAEMON, namespaced: PERMISSIONS.DAEMON_NAMESPACED },
+  {
+    name: 'manager',
+    workloadKind: 'Deployment',
+    cluster: PERMISSIONS.MANAGER,
+    namespaced: [
+      { role: 'kruise-manager-role', rules: PERMISSIONS.MANAGER_NAMESPACED },
+      { role: 'kruise-manager-secret-role', rules: PERMISSIONS.MANAGER_DAEMON_CONFIG },
+    ],
+  },
+  { name: 'daemon', workloadKind: 'DaemonSet', cluster: PERMISSIONS.DAEMON, namespaced: [{ role: 'kruise-daemon-secret-role', rules: PERMISSIONS.DAEMON_NAMESPACED }] },
 ];
 
 function serviceAccountOf(component: Component): { namespace: string; name: string } {
@@ -51,12 +60,26 @@ function serviceAccountOf(component: Component): { namespace: string; name: stri
   return { namespace: w.metadata?.namespace ?? 'default', name };
 }
 
-/** Namespaces where a RoleBinding in dist/ binds this ServiceAccount (where its namespaced rules apply). */
-function boundNamespaces(sa: { namespace: string; name: string }): string[] {
+/** RoleBindings in dist/ of this ServiceAccount. */
+function roleBindingsOf(sa: { namespace: string; name: string }): V1RoleBinding[] {
   return objects
     .filter((o): o is V1RoleBinding => o.kind === 'RoleBinding')
-    .filter((b) => b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace))
-    .map((b) => b.metadata!.namespace!);
+    .filter((b) => b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace));
+}
+
+/**
+ * The component's declared lists with the namespace dist/ binds each in: a namespaced list applies where
+ * the RoleBinding of its Role is, so a Role bound in the wrong namespace shows up as a mismatch.
+ */
+function scopesOf(component: Component, sa: { namespace: string; name: string }): PermissionScope[] {
+  const bindings = roleBindingsOf(sa);
+  const scopes: PermissionScope[] = [{ rules: component.cluster }];
+  for (const { role, rules } of component.namespaced) {
+    const where = bindings.filter((b) => b.roleRef.kind === 'Role' && b.roleRef.name === role).map((b) => b.metadata!.namespace!);
+    if (rules.length > 0 && where.length === 0) throw new Error(`dist/ binds no Role ${role} to ${sa.namespace}/${sa.name}`);
+    for (const namespace of where) scopes.push({ rules, namespace });
+  }
+  return scopes;
 }
 
 const SENSITIVE: readonly (readonly [string, string])[] = [
@@ -90,9 +113,9 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
   it('grants exactly the declared permissions (checked by impersonation)', async () => {
     const sa = serviceAccountOf(component);
     const user = serviceAccountUser(sa.namespace, sa.name);
-    const ownNamespaces = boundNamespaces(sa);
-    if (component.namespaced.length > 0) expect(ownNamespaces, 'no RoleBinding for the namespaced rules').not.toEqual([]);
-    const declared = [...component.cluster, ...component.namespaced];
+    const scopes = scopesOf(component, sa);
+    const ownNamespaces = scopes.flatMap((s) => (s.namespace === undefined ? [] : [s.namespace]));
+    const declared = scopes.flatMap((s) => s.rules);
     const pairs = new Map<string, [string, string]>();
     for (const r of declared) for (const g of r.apiGroups) for (const res of r.resources) pairs.set(`${g}/${res}`, [g, res]);
     for (const [g, res] of SENSITIVE) pairs.set(`${g}/${res}`, [g, res]);
@@ -111,9 +134,7 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
     }
     const mismatches: string[] = [];
     const check = async (access: ApiAccess) => {
-      const expected =
-        findCoveringRule(access, component.cluster) !== undefined ||
-        ownNamespaces.some((ns) => findCoveringRule(access, [], component.namespaced, ns) !== undefined);
+      const expected = findCoveringRule(access, scopes) !== undefined;
       const { allowed } = await canI(user, toCheck(access));
       if (allowed !== expected) mismatches.push(`${allowed ? 'allowed' : 'denied'} but declared ${expected ? 'needed' : 'not needed'}: ${describeCheck(toCheck(access))}`);
     };
@@ -140,16 +161,22 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
 });
 
 describe('manager ServiceAccount, spelled out', () => {
-  // Secrets *get/create/update* are declared cluster-wide (ImagePullJob pull secrets live in any
-  // namespace), so these are the escalation paths that must stay closed.
-  it('may not list or delete secrets, delete nodes, create pods, or escalate/bind/impersonate', async () => {
+  // Secrets *get* is declared cluster-wide (ImagePullJob pull secrets live in any namespace); writing
+  // Secrets only in its own namespace (webhook certificate) and in kruise-daemon-config (the copies).
+  it('may not write secrets outside its namespaces, list or delete secrets, delete nodes, create pods, or escalate/bind/impersonate', async () => {
     const sa = serviceAccountOf(COMPONENTS[0]!);
     const user = serviceAccountUser(sa.namespace, sa.name);
     for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
     const denied: AccessCheck[] = [
+      { verb: 'create', resource: 'secrets', namespace: 'default' },
+      { verb: 'update', resource: 'secrets', namespace: 'default', name: 'regcred' },
+      { verb: 'create', resource: 'secrets', namespace: 'kube-system' },
+      { verb: 'update', resource: 'secrets', namespace: 'kube-system', name: 'any' },
+      { verb: 'create', resource: 'secrets' },
       { verb: 'list', resource: 'secrets' },
       { verb: 'list', resource: 'secrets', namespace: 'default' },
       { verb: 'delete', resource: 'secrets', namespace: 'default', name: 'any' },
+      { verb: 'delete', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'any' },
       { verb: 'delete', resource: 'nodes', name: 'node-a' },
       { verb: 'create', resource: 'pods', namespace: 'default' },
       { verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'any' },
@@ -162,5 +189,14 @@ describe('manager ServiceAccount, spelled out', () => {
     for (const check of denied) if ((await canI(user, check)).allowed) allowed.push(describeCheck(check));
     expect(allowed).toEqual([]);
     expect((await canI(user, { verb: 'watch', resource: 'pods' })).allowed).toBe(true);
+    const granted: AccessCheck[] = [
+      { verb: 'get', resource: 'secrets', namespace: 'default', name: 'regcred' },
+      { verb: 'create', resource: 'secrets', namespace: 'kruise-daemon-config' },
+      { verb: 'update', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
+      { verb: 'get', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
+    ];
+    const refused = [];
+    for (const check of granted) if (!(await canI(user, check)).allowed) refused.push(describeCheck(check));
+    expect(refused).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonPlacement, KruiseRuntime } from '../../constructs/kruise-runtime.js';
-import { PERMISSIONS, findCoveringRule, type PermissionRule, type Verb } from '../../src/runtime/permissions.js';
+import { PERMISSIONS, daemonScopes, findCoveringRule, managerScopes, type PermissionRule, type Verb } from '../../src/runtime/permissions.js';
 import { canI, kubectl, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 type Obj = Record<string, any>;
@@ -86,7 +86,7 @@ describe('install manifests on a real kube-apiserver', () => {
     it('the manager may make every declared call', async () => {
       const user = serviceAccountUser(ns, 'kruise-manager');
       const denied: string[] = [];
-      for (const c of [...checks(PERMISSIONS.MANAGER), ...checks(PERMISSIONS.MANAGER_NAMESPACED, ns)]) {
+      for (const c of [...checks(PERMISSIONS.MANAGER), ...checks(PERMISSIONS.MANAGER_NAMESPACED, ns), ...checks(PERMISSIONS.MANAGER_DAEMON_CONFIG, daemonConfigNs)]) {
         if (!(await canI(user, c)).allowed) denied.push(JSON.stringify(c));
       }
       expect(denied).toEqual([]);
@@ -111,6 +111,9 @@ describe('install manifests on a real kube-apiserver', () => {
         { verb: 'get', resource: 'secrets', namespace: 'kube-system' },
         { verb: 'list', resource: 'secrets' },
         { verb: 'delete', resource: 'secrets', namespace: ns },
+        { verb: 'create', resource: 'secrets', namespace: 'default' },
+        { verb: 'create', resource: 'secrets', namespace: daemonConfigNs },
+        { verb: 'update', resource: 'secrets', namespace: daemonConfigNs, name: 'default.regcred' },
         { verb: 'patch', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'someone-elses' },
         { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
         { verb: 'delete', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' },
@@ -119,13 +122,13 @@ describe('install manifests on a real kube-apiserver', () => {
         { verb: 'deletecollection', group: 'apps.kruise.io', resource: 'containerrecreaterequests', namespace: 'default' },
       ];
       const mismatches: string[] = [];
-      for (const [user, cluster, namespaced, own] of [
-        [manager, PERMISSIONS.MANAGER, PERMISSIONS.MANAGER_NAMESPACED, ns],
-        [daemon, PERMISSIONS.DAEMON, PERMISSIONS.DAEMON_NAMESPACED, daemonConfigNs],
+      for (const [user, scopes] of [
+        [manager, managerScopes({ runtime: ns, daemonConfig: daemonConfigNs })],
+        [daemon, daemonScopes(daemonConfigNs)],
       ] as const) {
         for (const p of probes) {
           const resource = p.subresource ? `${p.resource}/${p.subresource}` : p.resource;
-          const declared = findCoveringRule({ apiGroup: p.group ?? '', resource, verb: p.verb as Verb, namespace: p.namespace, name: p.name }, cluster, namespaced, own) !== undefined;
+          const declared = findCoveringRule({ apiGroup: p.group ?? '', resource, verb: p.verb as Verb, namespace: p.namespace, name: p.name }, scopes) !== undefined;
           const { allowed } = await canI(user, p);
           if (allowed !== declared) mismatches.push(`${user} ${JSON.stringify(p)}: apiserver ${allowed ? 'allows' : 'denies'}, declared ${declared}`);
         }

@@ -132,6 +132,31 @@ describe('RBAC', () => {
     if (PERMISSIONS.DAEMON.length) expect(find(docs, 'ClusterRole', 'kruise-daemon-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.DAEMON));
   });
 
+  it('lets the manager write Secrets only in the daemon-config namespace (pull-secret copies), reading them anywhere', () => {
+    const secretRules = (o: Obj) => o.rules.filter((r: Obj) => r.resources.includes('secrets'));
+    expect(secretRules(find(docs, 'ClusterRole', 'kruise-manager-role')!)).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    const role = find(docs, 'Role', 'kruise-manager-secret-role')!;
+    expect(role.metadata.namespace).toBe('kruise-daemon-config');
+    expect(role.rules).toEqual(toPolicyRules(PERMISSIONS.MANAGER_DAEMON_CONFIG));
+    expect(secretRules(role)).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] }]);
+    const rb = find(docs, 'RoleBinding', 'kruise-manager-secret-role')!;
+    expect(rb.metadata.namespace).toBe('kruise-daemon-config');
+    expect(rb.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kruise-manager-secret-role' });
+    expect(rb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kruise-manager', namespace: 'kruise-system' }]);
+    // The manager is told the same namespace its Role is bound in.
+    expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({ name: 'KRUISE_DAEMON_CONFIG_NS', value: 'kruise-daemon-config' });
+  });
+
+  it('binds the secret Role in a custom daemon-config namespace, and renders none without a daemon', () => {
+    const moved = synthRuntime(appWith({ daemonConfigNamespace: 'pull-secrets', daemon: { placement: DaemonPlacement.ALWAYS } }).runtime);
+    expect(find(moved, 'Role', 'kruise-manager-secret-role')!.metadata.namespace).toBe('pull-secrets');
+    expect(find(moved, 'RoleBinding', 'kruise-manager-secret-role')!.metadata.namespace).toBe('pull-secrets');
+    expect(find(moved, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({ name: 'KRUISE_DAEMON_CONFIG_NS', value: 'pull-secrets' });
+    const none = synthRuntime(appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: {} })).runtime);
+    expect(find(none, 'Role', 'kruise-manager-secret-role')).toBeUndefined();
+    expect(find(none, 'RoleBinding', 'kruise-manager-secret-role')).toBeUndefined();
+  });
+
   it('binds each role to its own ServiceAccount in the runtime namespace', () => {
     for (const b of docs.filter((d) => d.kind.endsWith('Binding'))) {
       expect(b.subjects).toHaveLength(1);

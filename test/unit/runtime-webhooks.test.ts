@@ -5,7 +5,7 @@ import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtim
 import { validateWithPolicy } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { parseFeatureGates } from '../../src/runtime/core/featuregates.js';
-import { DAEMON, MANAGER, MANAGER_NAMESPACED, findCoveringRule, toPolicyRules } from '../../src/runtime/permissions.js';
+import { DAEMON, DAEMON_NAMESPACED, MANAGER, MANAGER_DAEMON_CONFIG, MANAGER_NAMESPACED, daemonScopes, findCoveringRule, managerScopes, toPolicyRules } from '../../src/runtime/permissions.js';
 import { parseDuration } from '../../src/cli/commands/controller.js';
 
 function pod(over: Partial<{ phase: string; deleting: boolean; conditions: Array<{ type: string; status: string }>; nodeName: string | null }> = {}): Pod {
@@ -156,7 +156,7 @@ describe('durations', () => {
 
 describe('declared permissions', () => {
   it('has no wildcards and no duplicate (group, resource, verb)', () => {
-    for (const list of [MANAGER, MANAGER_NAMESPACED, DAEMON]) {
+    for (const list of [MANAGER, MANAGER_NAMESPACED, MANAGER_DAEMON_CONFIG, DAEMON, DAEMON_NAMESPACED]) {
       const seen = new Set<string>();
       for (const r of list) {
         expect(r.apiGroups.concat(r.resources, r.verbs)).not.toContain('*');
@@ -170,13 +170,40 @@ describe('declared permissions', () => {
     }
   });
 
+  const manager = managerScopes({ runtime: 'kruise-system', daemonConfig: 'kruise-daemon-config' });
+
   it('namespaced rules only cover calls in the own namespace; resourceNames restrict', () => {
     const lease = { apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'update' as const, namespace: 'kruise-system', name: 'x' };
-    expect(findCoveringRule(lease, MANAGER, MANAGER_NAMESPACED, 'kruise-system')).toBeDefined();
-    expect(findCoveringRule({ ...lease, namespace: 'other' }, MANAGER, MANAGER_NAMESPACED, 'kruise-system')).toBeUndefined();
+    expect(findCoveringRule(lease, manager)).toBeDefined();
+    expect(findCoveringRule({ ...lease, namespace: 'other' }, manager)).toBeUndefined();
+    expect(findCoveringRule({ ...lease, namespace: 'kruise-daemon-config' }, manager)).toBeUndefined();
     const cfg = { apiGroup: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', verb: 'patch' as const };
-    expect(findCoveringRule({ ...cfg, name: 'kruise-mutating-webhook-configuration' }, MANAGER)).toBeDefined();
-    expect(findCoveringRule({ ...cfg, name: 'someone-elses' }, MANAGER)).toBeUndefined();
+    expect(findCoveringRule({ ...cfg, name: 'kruise-mutating-webhook-configuration' }, manager)).toBeDefined();
+    expect(findCoveringRule({ ...cfg, name: 'someone-elses' }, manager)).toBeUndefined();
+  });
+
+  it('the manager reads Secrets anywhere but writes them only in its own and the daemon-config namespace', () => {
+    const secret = (verb: 'get' | 'create' | 'update' | 'delete' | 'list', namespace?: string) => ({ apiGroup: '', resource: 'secrets', verb, namespace, name: verb === 'create' ? undefined : 's' });
+    expect(findCoveringRule(secret('get', 'team-a'), manager)).toBeDefined();
+    for (const verb of ['create', 'update'] as const) {
+      expect(findCoveringRule(secret(verb, 'team-a'), manager), verb).toBeUndefined();
+      expect(findCoveringRule(secret(verb, 'kruise-daemon-config'), manager)!.why, verb).toMatch(/pull secrets copied/);
+      expect(findCoveringRule(secret(verb, 'kruise-system'), manager)!.why, verb).toMatch(/webhook CA/);
+    }
+    expect(findCoveringRule(secret('list'), manager)).toBeUndefined();
+    expect(findCoveringRule(secret('delete', 'kruise-daemon-config'), manager)).toBeUndefined();
+    // The scope follows the configured namespace, not a fixed name.
+    const moved = managerScopes({ runtime: 'kruise-system', daemonConfig: 'cfg' });
+    expect(findCoveringRule(secret('create', 'kruise-daemon-config'), moved)).toBeUndefined();
+    expect(findCoveringRule(secret('create', 'cfg'), moved)).toBeDefined();
+  });
+
+  it('the daemon reads Secrets only in the daemon-config namespace and writes none', () => {
+    const daemon = daemonScopes('kruise-daemon-config');
+    const get = { apiGroup: '', resource: 'secrets', verb: 'get' as const, name: 'x' };
+    expect(findCoveringRule({ ...get, namespace: 'kruise-daemon-config' }, daemon)).toBeDefined();
+    expect(findCoveringRule({ ...get, namespace: 'default' }, daemon)).toBeUndefined();
+    expect(findCoveringRule({ ...get, verb: 'create', namespace: 'kruise-daemon-config' }, daemon)).toBeUndefined();
   });
 
   it('renders RBAC rules without the why', () => {

@@ -6,7 +6,7 @@ import {
   RequestContext,
   Watch,
 } from '@kubernetes/client-node';
-import type { ApiAccess, PermissionRule, Verb } from '../permissions.js';
+import type { ApiAccess, PermissionScope, Verb } from '../permissions.js';
 import { findCoveringRule } from '../permissions.js';
 import { resourcePath, type ResourceType } from './resources.js';
 import type { KubeList, KubeObject } from './types.js';
@@ -39,10 +39,8 @@ export type AccessListener = (access: ApiAccess) => void;
 
 /** Which declared rules the client checks its calls against (see src/runtime/permissions.ts). */
 export interface PermissionCheck {
-  readonly cluster: readonly PermissionRule[];
-  readonly namespaced: readonly PermissionRule[];
-  /** The namespace the namespaced rules are bound in (the runtime's own namespace). */
-  readonly ownNamespace: string;
+  /** The declared lists with the namespace each is bound in (`managerScopes` / `daemonScopes`). */
+  readonly scopes: readonly PermissionScope[];
   /** Throw before sending a call the declared list does not cover (tests and dev runs). */
   readonly enforce: boolean;
 }
@@ -129,7 +127,7 @@ export class KubeClient {
   private record(access: ApiAccess): void {
     if (this.options.fence && WRITE_VERBS.has(access.verb) && !this.options.fence()) throw new FencedError(access);
     const p = this.options.permissions;
-    if (p?.enforce && !findCoveringRule(access, p.cluster, p.namespaced, p.ownNamespace)) {
+    if (p?.enforce && !findCoveringRule(access, p.scopes)) {
       throw new Error(
         `undeclared Kubernetes API call ${access.verb} ${access.apiGroup || 'core'}/${access.resource}` +
           `${access.namespace ? ` in ${access.namespace}` : ''}: add a rule to src/runtime/permissions.ts`,

@@ -14,7 +14,7 @@ import {
 import { Gauge } from 'prom-client';
 import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
-import { DAEMON, DAEMON_NAMESPACED } from '../permissions.js';
+import { daemonScopes } from '../permissions.js';
 import type { DaemonContext } from './context.js';
 import { DAEMON_CONTROLLERS } from './registry.js';
 
@@ -74,7 +74,7 @@ export class Daemon {
     if (!opts.nodeName) throw new Error('the daemon needs its node name: pass --node-name or set NODE_NAME (downward API spec.nodeName)');
     this.logger = createLogger({ level: opts.logLevel, name: 'kruise-daemon' }).child({ node: opts.nodeName });
     this.client = new KubeClient(loadKubeConfig(opts.kubeconfig), {
-      permissions: { cluster: DAEMON, namespaced: DAEMON_NAMESPACED, ownNamespace: opts.configNamespace, enforce: opts.strictPermissions },
+      permissions: { scopes: daemonScopes(opts.configNamespace), enforce: opts.strictPermissions },
       onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'DAEMON', ...a }) + '\n') : undefined,
     });
     this.informers = new InformerFactory(this.client, this.logger);

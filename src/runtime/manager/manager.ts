@@ -14,12 +14,12 @@ import { CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
 import {
   LEADER_ELECTION_LEASE,
-  MANAGER,
-  MANAGER_NAMESPACED,
   MUTATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_SECRET,
+  managerScopes,
 } from '../permissions.js';
+import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
@@ -125,7 +125,10 @@ export class Manager {
     const kc = loadKubeConfig(opts.kubeconfig);
     const electionNs = opts.leaderElectionNamespace ?? opts.namespace;
     this.client = new KubeClient(kc, {
-      permissions: { cluster: MANAGER, namespaced: MANAGER_NAMESPACED, ownNamespace: electionNs, enforce: opts.strictPermissions },
+      permissions: {
+        scopes: managerScopes({ runtime: electionNs, daemonConfig: daemonConfigNamespace(opts.controllerOptions) }),
+        enforce: opts.strictPermissions,
+      },
       onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n') : undefined,
     });
     this.informers = new InformerFactory(this.client, this.logger, { resyncMs: opts.syncPeriodMs });

@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import { toCustomResourceDefinition } from '../../../src/api/crd.js';
 import type { KindDefinition } from '../../../src/api/registry.js';
-import { findCoveringRule, MANAGER, MANAGER_NAMESPACED, type ApiAccess, type PermissionRule } from '../../../src/runtime/permissions.js';
+import { DAEMON_CONFIG_NAMESPACE } from '../../../src/api/pod-contracts.js';
+import { findCoveringRule, managerScopes, type ApiAccess, type PermissionRule } from '../../../src/runtime/permissions.js';
 import { adminKubeConfig, kubeconfigPath, kubectl } from '../../harness/index.js';
 
 import { ControllerProcess } from './process.js';
@@ -45,8 +46,16 @@ export interface CoverageReport {
   unused: string[];
 }
 
-/** Checks every recorded call against the declared MANAGER / MANAGER_NAMESPACED rules. */
-export function accessCoverage(files: readonly string[], ownNamespaces: ReadonlySet<string>): CoverageReport {
+/**
+ * Checks every recorded call against the manager's declared lists, each in the namespace it is bound in
+ * (MANAGER_NAMESPACED in each of `runtimeNamespaces`, MANAGER_DAEMON_CONFIG in `daemonConfigNamespace`).
+ */
+export function accessCoverage(
+  files: readonly string[],
+  runtimeNamespaces: ReadonlySet<string>,
+  daemonConfigNamespace: string = DAEMON_CONFIG_NAMESPACE,
+): CoverageReport {
+  const scopes = [...runtimeNamespaces].flatMap((runtime) => managerScopes({ runtime, daemonConfig: daemonConfigNamespace }));
   const uncovered: ApiAccess[] = [];
   const used = new Set<string>();
   let calls = 0;
@@ -56,14 +65,13 @@ export function accessCoverage(files: readonly string[], ownNamespaces: Readonly
       if (!line) continue;
       const a = JSON.parse(line) as ApiAccess;
       calls++;
-      const own = a.namespace !== undefined && ownNamespaces.has(a.namespace) ? a.namespace : undefined;
-      const rule = findCoveringRule(a, MANAGER, MANAGER_NAMESPACED, own);
+      const rule = findCoveringRule(a, scopes);
       if (rule) used.add(`${a.apiGroup || 'core'}/${a.resource}:${a.verb}`);
       else uncovered.push(a);
     }
   }
   const declared = (rules: readonly PermissionRule[]) =>
     rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g || 'core'}/${res}:${v}`))));
-  const unused = [...new Set([...declared(MANAGER), ...declared(MANAGER_NAMESPACED)])].filter((t) => !used.has(t));
+  const unused = [...new Set(scopes.flatMap((s) => declared(s.rules)))].filter((t) => !used.has(t));
   return { calls, uncovered, unused };
 }
