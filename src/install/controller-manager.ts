@@ -1,3 +1,4 @@
+import { MANAGER_NODE_OPTIONS } from '../runtime/manager/node-options.js';
 import { LEADER_ELECTION_LEASE, WEBHOOK_CERT_SECRET } from '../runtime/permissions.js';
 import type { KubeObject } from './types.js';
 import { MANAGER_SELECTOR, NAMES, PORTS, meta, type InstallSpec } from './spec.js';
@@ -85,6 +86,8 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
                 // Upstream's variable: where the ImagePullJob controller copies pull secrets (and its Role is bound).
                 { name: 'KRUISE_DAEMON_CONFIG_NS', value: spec.daemonConfigNamespace },
+                // V8 sizes its heap for the node, not the container; these limits keep the manager in its memory budget.
+                { name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS },
               ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { ApiObject, App, Chart, Duration, Size, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { servedKinds } from '../../src/install/crds.js';
 import { bundledServesPods } from '../../src/install/runtime-support.js';
 import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
+import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
 import { PERMISSIONS, toPolicyRules } from '../../src/runtime/permissions.js';
 import { packageVersion } from '../../src/version.js';
 
@@ -83,6 +85,16 @@ describe('controller-manager Deployment', () => {
     expect(manager.resources.limits).toEqual({ cpu: '500m', memory: '512Mi' });
     expect(manager.env).toContainEqual({ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } });
     expect(pod.serviceAccountName).toBe('kruise-manager');
+  });
+
+  it('passes the manager its V8 limits in NODE_OPTIONS (the value the runtime recommends)', () => {
+    expect(manager.env).toContainEqual({ name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS });
+    // Node accepts the value and the heap limit it yields is under the manager's in-cluster warning threshold.
+    const limit = Number(execFileSync(process.execPath, ['-e', "process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit))"], {
+      env: { ...process.env, NODE_OPTIONS: MANAGER_NODE_OPTIONS },
+    }).toString());
+    expect(limit).toBeGreaterThan(64 * 2 ** 20);
+    expect(limit).toBeLessThanOrEqual(512 * 2 ** 20);
   });
 
   it('takes replicas and resources from props', () => {

@@ -23,15 +23,9 @@ import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
+import { MANAGER_NODE_OPTIONS } from './node-options.js';
 
-/**
- * V8 limits for the controller-manager container, passed as NODE_OPTIONS by the install manifests.
- * Node's defaults size the heap for the machine, not the container: with them the controller held
- * 283 MiB RSS for 10,000 cached pods (87 MiB of heap mostly uncollected garbage); with these, 137 MiB
- * (bench/sidecarterminator.bench.ts). Cached pods are slimmed to ~0.7 KiB each, so 128 MiB of old space
- * leaves room for several times that.
- */
-export const MANAGER_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=128';
+export { MANAGER_NODE_OPTIONS };
 
 /** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */
 export interface ManagerOptions {
