@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { DaemonPlacement, IssuerKind, KruiseRuntime, WebhookCertificates, type KruiseRuntimeProps } from '../../constructs/kruise-runtime.js';
 import { register as registerController } from '../../src/cli/commands/controller.js';
 import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
+import { daemonConfigNamespace } from '../../src/runtime/controllers/imagepulljob/index.js';
 import { parseFeatureGates } from '../../src/runtime/core/featuregates.js';
+import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
 
 type Obj = Record<string, any>;
 
@@ -65,5 +67,23 @@ describe('manifest command lines vs the runtime CLI', () => {
     expect(o.healthProbeAddr).toBe(':10221');
     expect(o.configNamespace).toBe('kruise-daemon-config');
     expect(() => parseFeatureGates(o.featureGates as string)).not.toThrow();
+  });
+
+  it('daemon gets the same gates as the manager, so its image puller runs for an ImagePullJob', () => {
+    const { manager, daemon } = containers({});
+    const d = parse(registerDaemon, 'daemon', daemon.args);
+    expect(d.featureGates).toBe(parse(registerController, 'controller', manager.args).featureGates);
+    const gates = parseFeatureGates(d.featureGates as string);
+    expect(gates.get('ImagePullJobGate')).toBe(true);
+    const puller = DAEMON_CONTROLLERS.find((c) => c.name === 'daemon-imagepuller')!;
+    expect(puller.featureGate).toBe('ImagePullJobGate');
+    expect(gates.get(puller.featureGate!)).toBe(true);
+  });
+
+  it('manager copies pull secrets into the namespace the daemon reads them from', () => {
+    const { manager, daemon } = containers({ daemonConfigNamespace: 'pull-secrets' });
+    expect(parse(registerDaemon, 'daemon', daemon.args).configNamespace).toBe('pull-secrets');
+    const env = Object.fromEntries((manager.env as Obj[]).map((e) => [e.name, e.value]));
+    expect(daemonConfigNamespace({}, env)).toBe('pull-secrets');
   });
 });

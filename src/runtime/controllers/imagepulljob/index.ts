@@ -4,8 +4,10 @@ import { objectKey, stripManagedFields } from '../../core/index.js';
 import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject } from './reconcile.js';
 
 /** Namespace where pull secrets are copied for the daemons (upstream env KRUISE_DAEMON_CONFIG_NS). */
-export const daemonConfigNamespace = (options: Readonly<Record<string, unknown>>): string =>
-  String(options.daemonConfigNamespace ?? process.env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config');
+export const daemonConfigNamespace = (
+  options: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string => String(options.daemonConfigNamespace ?? env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config');
 
 /** ImagePullJob controller (gate ImagePullJobGate, upstream `imagepulljob-controller`). */
 export const imagePullJobController: ControllerDefinition = {
