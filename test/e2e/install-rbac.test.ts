@@ -6,10 +6,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type PermissionScope, type Verb } from '../../src/runtime/permissions.js';
-import { canI, createNamespace, describeCheck, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
+import { canI, createNamespace, describeCheck, kubectl, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const distDir = path.join(repoRoot, 'dist');
@@ -27,6 +27,14 @@ const objects = distObjects();
 const rbacObjects = objects.filter((o) => RBAC_KINDS.has(o.kind!));
 const rank = (o: KubernetesObject) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'Role'].indexOf(o.kind!) >>> 0;
 rbacObjects.sort((a, b) => rank(a) - rank(b));
+
+// The control plane is shared by every e2e file: take the RBAC objects applied here away again, so a later
+// file applying the same install (under its own field manager) starts from a clean cluster. Namespaces stay:
+// without a namespace controller they would hang in Terminating.
+afterAll(async () => {
+  const applied = rbacObjects.filter((o) => o.kind !== 'Namespace');
+  await kubectl(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], { input: applied.map((o) => `---\n${stringify(o)}`).join('') });
+});
 
 /** The runtime components whose ServiceAccount we check, found by the workload that runs them. */
 interface Component {
