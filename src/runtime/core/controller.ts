@@ -100,6 +100,56 @@ export class ControllerRunner {
   }
 }
 
+/** What `createRunners` needs of a controller definition; manager and daemon definitions both fit. */
+export interface RunnableDefinition<C extends ControllerContext> {
+  readonly name: string;
+  readonly featureGate?: string;
+  readonly defaultWorkers: number;
+  setup(ctx: C, enqueue: (key: string) => void): Reconciler;
+}
+
+/**
+ * What a definition whose `featureGate` is absent from the gates map gets. Both the manager and the
+ * daemon build their map with parseFeatureGates, which holds every gate of RUNTIME_FEATURE_GATES, so
+ * this only decides for a definition naming a gate that table lacks: the manager leaves it off
+ * (a gate must be on), the daemon runs it (it is only skipped when a gate is known to be off).
+ */
+export type UnknownGatePolicy = 'skip' | 'run';
+
+export interface CreateRunnersOptions {
+  /** Per-controller worker counts (`--workers name=N`); a definition's default otherwise. */
+  readonly workers: Readonly<Record<string, number>>;
+  readonly metrics: RuntimeMetrics;
+  /** Parent of each controller's child logger; also logs the controllers left off. */
+  readonly logger: Logger;
+  readonly unknownGate: UnknownGatePolicy;
+}
+
+/**
+ * Sets up every definition whose feature gate (per `ctx.featureGates`) allows it and returns its runner,
+ * not yet started. The runner exists only after `setup` returns, so `enqueue` must not be called during it.
+ */
+export function createRunners<C extends ControllerContext>(
+  defs: readonly RunnableDefinition<C>[],
+  ctx: C,
+  opts: CreateRunnersOptions,
+): ControllerRunner[] {
+  const gates = ctx.featureGates;
+  const runners: ControllerRunner[] = [];
+  for (const def of defs) {
+    const on = !def.featureGate || (gates.has(def.featureGate) ? gates.get(def.featureGate) : opts.unknownGate === 'run');
+    if (!on) {
+      opts.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
+      continue;
+    }
+    let runner: ControllerRunner | undefined;
+    const reconciler = def.setup({ ...ctx, logger: opts.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
+    runner = new ControllerRunner(def.name, reconciler, opts.workers[def.name] ?? def.defaultWorkers, opts.metrics, opts.logger);
+    runners.push(runner);
+  }
+  return runners;
+}
+
 /** A webhook as registered in src/runtime/manager/registry.ts; `setup` returns its HTTP handlers. */
 export interface WebhookDefinition {
   readonly name: string;

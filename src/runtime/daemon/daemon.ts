@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   ControllerRunner,
   EventRecorder,
+  createRunners,
   HealthServer,
   InformerFactory,
   KubeClient,
@@ -124,16 +125,9 @@ export class Daemon {
       },
       onCriRecovered: (cb) => this.criRecovered.push(cb),
     };
-    for (const def of DAEMON_CONTROLLERS) {
-      if (def.featureGate && gates.has(def.featureGate) && !gates.get(def.featureGate)) {
-        this.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
-        continue;
-      }
-      let runner: ControllerRunner | undefined;
-      const reconciler = def.setup({ ...ctx, logger: this.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
-      runner = new ControllerRunner(def.name, reconciler, o.workers[def.name] ?? def.defaultWorkers, this.metrics, this.logger);
-      this.runners.push(runner);
-    }
+    this.runners.push(
+      ...createRunners(DAEMON_CONTROLLERS, ctx, { workers: o.workers, metrics: this.metrics, logger: this.logger, unknownGate: 'run' }),
+    );
     this.health.addLiveCheck('ping', () => undefined);
     this.health.addReadyCheck('informers-synced', () => (this.informers.allSynced() ? undefined : 'caches not synced'));
     this.health.addReadyCheck('cri', () => (this.criUp ? undefined : `CRI runtime at ${this.cri?.target} is unreachable`));

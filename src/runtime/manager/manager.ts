@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { KubeClient, loadKubeConfig } from '../core/client.js';
-import { ControllerRunner, type ControllerContext } from '../core/controller.js';
+import { ControllerRunner, createRunners, type ControllerContext } from '../core/controller.js';
 import { EventRecorder } from '../core/events.js';
 import { parseFeatureGates } from '../core/featuregates.js';
 import { HealthServer } from '../core/health.js';
@@ -150,16 +150,9 @@ export class Manager {
       options: o.controllerOptions,
     };
 
-    for (const def of CONTROLLERS) {
-      if (def.featureGate && !gates.get(def.featureGate)) {
-        this.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
-        continue;
-      }
-      let runner: ControllerRunner | undefined;
-      const reconciler = def.setup({ ...ctx, logger: this.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
-      runner = new ControllerRunner(def.name, reconciler, o.workers[def.name] ?? def.defaultWorkers, this.metrics, this.logger);
-      this.runners.push(runner);
-    }
+    this.runners.push(
+      ...createRunners(CONTROLLERS, ctx, { workers: o.workers, metrics: this.metrics, logger: this.logger, unknownGate: 'skip' }),
+    );
 
     if (o.webhookPort > 0) {
       for (const def of WEBHOOKS) {

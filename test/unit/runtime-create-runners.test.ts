@@ -1,0 +1,112 @@
+// createRunners is the one place the manager and the daemon turn controller definitions into runners.
+// The two differ only for a definition whose gate is missing from the gates map: the manager leaves it off
+// ('skip'), the daemon runs it ('run'). Both gate maps come from parseFeatureGates, which holds every runtime
+// gate, so for the registered controllers the two policies agree (last test).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createRunners, type ControllerContext, type RunnableDefinition, type UnknownGatePolicy } from '../../src/runtime/core/controller.js';
+import { parseFeatureGates, RUNTIME_FEATURE_GATES } from '../../src/runtime/core/featuregates.js';
+import { createLogger } from '../../src/runtime/core/log.js';
+import { RuntimeMetrics } from '../../src/runtime/core/metrics.js';
+import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
+import { CONTROLLERS } from '../../src/runtime/manager/registry.js';
+
+function capture(): { logger: ReturnType<typeof createLogger>; lines: () => Record<string, any>[] } {
+  const out: string[] = [];
+  const logger = createLogger({ level: 'debug', name: 'test', destination: { write: (s: string) => void out.push(s) } });
+  return { logger, lines: () => out.map((l) => JSON.parse(l)) };
+}
+
+/** Only featureGates and logger are read by createRunners; the definitions below use nothing else. */
+function context(gates: ReadonlyMap<string, boolean>, logger: ReturnType<typeof createLogger>): ControllerContext {
+  return { featureGates: gates, logger, options: {} } as unknown as ControllerContext;
+}
+
+function def(name: string, featureGate?: string, seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = []): RunnableDefinition<ControllerContext> {
+  return {
+    name,
+    featureGate,
+    defaultWorkers: 1,
+    setup(ctx, enqueue) {
+      seen.push({ ctx, enqueue });
+      return { reconcile: async () => undefined };
+    },
+  };
+}
+
+function names(defs: readonly RunnableDefinition<ControllerContext>[], gates: ReadonlyMap<string, boolean>, unknownGate: UnknownGatePolicy): string[] {
+  const { logger } = capture();
+  return createRunners(defs, context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate }).map((r) => r.name);
+}
+
+describe('createRunners', () => {
+  const gates = new Map([
+    ['On', true],
+    ['Off', false],
+  ]);
+  const defs = [def('ungated'), def('gate-on', 'On'), def('gate-off', 'Off'), def('gate-unknown', 'NotInMap')];
+
+  it("manager policy 'skip': a controller runs only when its gate is on; a gate missing from the map counts as off", () => {
+    expect(names(defs, gates, 'skip')).toEqual(['ungated', 'gate-on']);
+  });
+
+  it("daemon policy 'run': a controller is left off only when its gate is known and off", () => {
+    expect(names(defs, gates, 'run')).toEqual(['ungated', 'gate-on', 'gate-unknown']);
+  });
+
+  it('logs each controller left off with its gate, and does not set it up', () => {
+    const { logger, lines } = capture();
+    const seen: { ctx?: ControllerContext }[] = [];
+    createRunners([def('gate-off', 'Off', seen)], context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate: 'run' });
+    expect(seen).toHaveLength(0);
+    expect(lines()).toContainEqual(expect.objectContaining({ msg: 'controller disabled by feature gate', controller: 'gate-off', gate: 'Off' }));
+  });
+
+  it("sets each controller up with a child logger bound to its name, and its enqueue feeds that controller's queue", () => {
+    const { logger, lines } = capture();
+    const seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = [];
+    const [runner] = createRunners([def('alpha', undefined, seen)], context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate: 'skip' });
+    expect(seen).toHaveLength(1);
+    seen[0]!.ctx!.logger.info('hello');
+    expect(lines()).toContainEqual(expect.objectContaining({ msg: 'hello', controller: 'alpha' }));
+    expect(seen[0]!.ctx!.featureGates).toBe(gates);
+    seen[0]!.enqueue!('ns/a');
+    seen[0]!.enqueue!('ns/b');
+    expect(runner!.queue.depth).toBe(2);
+  });
+
+  it('uses the --workers count for a controller when given, its default otherwise', async () => {
+    const { logger } = capture();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const blocking = (name: string, defaultWorkers: number): RunnableDefinition<ControllerContext> => ({
+      name,
+      defaultWorkers,
+      setup: () => ({ reconcile: async () => void (await gate) }),
+    });
+    const runners = createRunners([blocking('overridden', 1), blocking('default', 2)], context(gates, logger), {
+      workers: { overridden: 3 },
+      metrics: new RuntimeMetrics(),
+      logger,
+      unknownGate: 'skip',
+    });
+    for (const r of runners) {
+      for (let i = 0; i < 5; i++) r.enqueue(`ns/k${i}`);
+      r.start();
+    }
+    const active = () => runners.map((r) => r.queue.active);
+    for (let i = 0; i < 100 && active().join() !== '3,2'; i++) await sleep(10);
+    expect(active()).toEqual([3, 2]);
+    release();
+    await Promise.all(runners.map((r) => r.stop()));
+  });
+
+  it('every registered manager and daemon controller names a gate the runtime knows, so both policies pick the same controllers', () => {
+    for (const d of [...CONTROLLERS, ...DAEMON_CONTROLLERS]) {
+      if (d.featureGate) expect(Object.keys(RUNTIME_FEATURE_GATES)).toContain(d.featureGate);
+    }
+    for (const spec of [undefined, 'ImagePullJobGate=true', 'SidecarTerminator=true,KruiseDaemon=false']) {
+      expect([...parseFeatureGates(spec).keys()].sort()).toEqual(Object.keys(RUNTIME_FEATURE_GATES).sort());
+    }
+  });
+});
