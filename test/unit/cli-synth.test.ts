@@ -4,49 +4,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerCommands } from '../../src/cli/commands/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findAssets } from '../harness/assets.js';
+import { cliMain, repoRoot as repo, runCli } from './support/cli.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
-
-class ExitSignal extends Error {
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
-}
-
-/** The commander program in process, stdout/stderr captured, process.exit intercepted. */
-async function run(args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const so = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => (out.push(String(c)), true));
-  const se = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));
-  const ex = vi.spyOn(process, 'exit').mockImplementation((code?: number | string | null) => {
-    throw new ExitSignal(Number(code ?? 0));
-  });
-  let code: number;
-  try {
-    const program = new Command().name('cdk8s-kruise');
-    registerCommands(program);
-    await program.parseAsync(['node', 'cdk8s-kruise', ...args]);
-    code = Number(process.exitCode ?? 0);
-  } catch (e) {
-    if (!(e instanceof ExitSignal)) throw e;
-    code = e.code;
-  } finally {
-    process.exitCode = undefined;
-    so.mockRestore();
-    se.mockRestore();
-    ex.mockRestore();
-  }
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
 
 /** kubectl from the control-plane build cache (test/prepare.d), else from PATH. */
 function kubectl(): string {
@@ -113,7 +77,7 @@ const noConfig = () => path.join(dir, 'none.yaml');
 describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
   it('writes CRDs, then the runtime, then app charts, and a kustomization.yaml kubectl kustomize renders in that order', async () => {
     const out = path.join(dir, 'dist-ok');
-    const r = await run(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()]);
+    const r = await runCli(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()]);
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     expect(readdirSync(out).sort()).toEqual(['00-crds.yaml', '10-runtime.yaml', '20-app-web.yaml', '20-app-jobs.yaml', 'kustomization.yaml'].sort());
@@ -137,17 +101,17 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
   it('is deterministic: a second synth produces byte-identical files', async () => {
     const a = path.join(dir, 'det-a');
     const b = path.join(dir, 'det-b');
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', a, '--config', noConfig()])).code).toBe(0);
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', b, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', a, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', b, '--config', noConfig()])).code).toBe(0);
     expect(snapshot(a)).toEqual(snapshot(b));
     const again = snapshot(a);
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', a, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', a, '--config', noConfig()])).code).toBe(0);
     expect(snapshot(a)).toEqual(again);
   });
 
   it('--sync-waves annotates CRDs -2, runtime -1, app 0, keeping an explicit wave', async () => {
     const out = path.join(dir, 'dist-waves');
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', out, '--sync-waves', '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', out, '--sync-waves', '--config', noConfig()])).code).toBe(0);
     const waves: Record<string, unknown> = {};
     for (const f of readdirSync(out).filter((x) => x !== 'kustomization.yaml')) {
       for (const d of parseAllDocuments(readFileSync(path.join(out, f), 'utf8'))) {
@@ -166,18 +130,18 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
 
   it('a failing synth (rule errors, or a crashing app) leaves an existing output directory byte-identical', async () => {
     const out = path.join(dir, 'dist-atomic');
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
     writeFileSync(path.join(out, 'hand-written-note.txt'), 'kept only if the directory is untouched');
     const before = snapshot(out);
 
-    const bad = await run(['synth', '--app', appCmd('bad'), '--output', out, '--config', noConfig()]);
+    const bad = await runCli(['synth', '--app', appCmd('bad'), '--output', out, '--config', noConfig()]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/jobs\.k8s\.yaml:\d+:\d+: error KRUISE-IMAGEPULLJOB-002: parallelism "50%" is a percentage/);
     expect(bad.stdout).toContain('construct jobs/pull');
     expect(bad.stderr).toContain(`synth failed with 1 error(s); ${out} was left unchanged`);
     expect(snapshot(out)).toEqual(before);
 
-    const crash = await run(['synth', '--app', appCmd('crash'), '--output', out, '--config', noConfig()]);
+    const crash = await runCli(['synth', '--app', appCmd('crash'), '--output', out, '--config', noConfig()]);
     expect(crash.code).toBe(1);
     expect(crash.stderr).toContain('the cdk8s app failed (exit code 1)');
     expect(snapshot(out)).toEqual(before);
@@ -185,7 +149,7 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
 
     // --warnings-as-errors counts too; a SARIF report is written for CI even when the synth fails.
     const sarif = path.join(dir, 'synth.sarif');
-    const r = await run(['synth', '--app', appCmd('bad'), '--output', out, '--format', 'sarif', '--report', sarif, '--config', noConfig()]);
+    const r = await runCli(['synth', '--app', appCmd('bad'), '--output', out, '--format', 'sarif', '--report', sarif, '--config', noConfig()]);
     expect(r.code).toBe(1);
     expect(JSON.parse(readFileSync(sarif, 'utf8')).runs[0].results[0].ruleId).toBe('KRUISE-IMAGEPULLJOB-002');
     expect(snapshot(out)).toEqual(before);
@@ -193,20 +157,20 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
 
   it('creates the output directory when it does not exist, and exits 2 without an app', async () => {
     const out = path.join(dir, 'fresh', 'nested', 'dist');
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
     expect(existsSync(path.join(out, 'kustomization.yaml'))).toBe(true);
-    const none = await run(['synth', '--output', out, '--config', noConfig()]);
+    const none = await runCli(['synth', '--output', out, '--config', noConfig()]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no app to run: pass --app <command> or set "app" in');
   });
 
   it('an interrupted synth (SIGINT while the app runs) exits 130, removes its stage and leaves the output untouched', async () => {
     const out = path.join(dir, 'dist-int');
-    expect((await run(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
+    expect((await runCli(['synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()])).code).toBe(0);
     const before = snapshot(out);
     const slow = path.join(dir, 'app-slow.cjs');
     writeFileSync(slow, 'setTimeout(() => {}, 60000);\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repo, 'src/cli/main.ts'), 'synth', '--app', `${node} ${JSON.stringify(slow)}`, '--output', out, '--config', noConfig()], {
+    const child = spawn(process.execPath, ['--import', 'tsx', cliMain, 'synth', '--app', `${node} ${JSON.stringify(slow)}`, '--output', out, '--config', noConfig()], {
       cwd: repo,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -227,7 +191,7 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
   it('the real binary reads app and output from cdk8s.yaml in the working directory', () => {
     writeFileSync(path.join(dir, 'cdk8s.yaml'), `app: ${JSON.stringify(appCmd('ok'))}\noutput: from-config\n`);
     const tsx = path.join(repo, 'node_modules/.bin/tsx');
-    const r = spawnSync(tsx, [path.join(repo, 'src/cli/main.ts'), 'synth'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(tsx, [cliMain, 'synth'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(readdirSync(path.join(dir, 'from-config'))).toContain('00-crds.yaml');

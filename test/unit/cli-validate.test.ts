@@ -1,19 +1,15 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
-import { Command } from 'commander';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerCommands } from '../../src/cli/commands/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RULES } from '../../src/policy/rules/index.js';
+import { runCli, spawnCli } from './support/cli.js';
+import { CLONESET_YAML } from './support/manifests.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const main = path.join(repo, 'src/cli/main.ts');
 const require = createRequire(import.meta.url);
 // Both are CommonJS with a default export; under NodeNext the callable sits on .default.
 type SchemaValidator = ((data: unknown) => boolean) & { errors?: unknown };
@@ -22,67 +18,9 @@ const AjvDraft04 = ((AjvDraft04Module as unknown as { default?: unknown }).defau
 };
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: unknown) => void;
 
-/** Runs the real CLI binary (Node 24 + tsx), as a user or CI would. */
-function cli(args: string[], opts: { input?: string | Buffer; cwd?: string } = {}) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', main, ...args], {
-    cwd: opts.cwd ?? repo,
-    input: opts.input ?? '',
-    encoding: 'utf8',
-    env: { ...process.env, FORCE_COLOR: '0' },
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-class ExitSignal extends Error {
-  constructor(readonly code: number) {
-    super(`exit ${code}`);
-  }
-}
-
-/**
- * Runs the same commander program in this process (the binary's startup costs seconds on a loaded machine):
- * stdout/stderr are captured and process.exit is intercepted. The spawned `cli` above covers the real binary.
- */
-async function run(args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const so = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => (out.push(String(c)), true));
-  const se = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));
-  const ex = vi.spyOn(process, 'exit').mockImplementation((code?: number | string | null) => {
-    throw new ExitSignal(Number(code ?? 0));
-  });
-  let code: number;
-  try {
-    const program = new Command().name('cdk8s-kruise');
-    registerCommands(program);
-    await program.parseAsync(['node', 'cdk8s-kruise', ...args]);
-    code = Number(process.exitCode ?? 0);
-  } catch (e) {
-    if (!(e instanceof ExitSignal)) throw e;
-    code = e.code;
-  } finally {
-    process.exitCode = undefined;
-    so.mockRestore();
-    se.mockRestore();
-    ex.mockRestore();
-  }
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
-
 const noStackTrace = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+/);
 
-const VALID = `apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.25"}]
-`;
+const VALID = CLONESET_YAML;
 const TYPO = VALID.replace('  replicas: 2\n', '  replicas: 2\n  updateStrategy:\n    maxUnavaliable: 1\n');
 const WARNING_ONLY = VALID.replace('  replicas: 2\n', '  replicas: 2\n  lifecycle:\n    preNormal:\n      finalizersHandler: [example.io/blocker]\n      markPodNotReady: true\n');
 
@@ -103,14 +41,14 @@ beforeAll(() => {
 
 describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   it('exit 0 and a summary for valid manifests', async () => {
-    const r = cli(['validate', path.join(dir, 'valid.yaml')]);
+    const r = spawnCli(['validate', path.join(dir, 'valid.yaml')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('0 error(s), 0 warning(s), 0 note(s) in 1 object(s) from 1 input(s)');
   });
 
   it('exit 1 with file:line:column, rule id, field and fix for errors', async () => {
     const file = path.join(dir, 'typo.yaml');
-    const r = cli(['validate', file]);
+    const r = spawnCli(['validate', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`${file}:7:5: error KRUISE-SCHEMA-001: unknown field "maxUnavaliable"`);
     expect(r.stdout).toContain('at CloneSet default/web, field /spec/updateStrategy/maxUnavaliable');
@@ -126,7 +64,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
       [['validate'], /missing required argument 'paths'/],
     ];
     for (const [i, [args, message]] of cases.entries()) {
-      const r = i === 0 ? cli(args) : await run(args);
+      const r = i === 0 ? spawnCli(args) : await runCli(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
       noStackTrace(r.stderr);
@@ -135,28 +73,28 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
 
   it('--warnings-as-errors turns warnings into exit 1', async () => {
     const file = path.join(dir, 'warn.yaml');
-    const plain = (await run(['validate', file]));
+    const plain = (await runCli(['validate', file]));
     expect(plain.code).toBe(0);
     expect(plain.stdout).toContain('warning KRUISE-CLONESET-002');
-    expect((await run(['validate', '--warnings-as-errors', file])).code).toBe(1);
+    expect((await runCli(['validate', '--warnings-as-errors', file])).code).toBe(1);
   });
 
   it('--rule and --skip-rule select rules', async () => {
     const file = path.join(dir, 'typo.yaml');
-    expect((await run(['validate', '--skip-rule', 'KRUISE-SCHEMA-001', file])).code).toBe(0);
-    const only = (await run(['validate', '--rule', 'KRUISE-CLONESET-001,KRUISE-SCHEMA-001', '--format', 'json', file]));
+    expect((await runCli(['validate', '--skip-rule', 'KRUISE-SCHEMA-001', file])).code).toBe(0);
+    const only = (await runCli(['validate', '--rule', 'KRUISE-CLONESET-001,KRUISE-SCHEMA-001', '--format', 'json', file]));
     expect(JSON.parse(only.stdout).findings.map((f: { ruleId: string }) => f.ruleId)).toEqual(['KRUISE-SCHEMA-001']);
   });
 
   it('reads standard input with -', async () => {
-    const r = cli(['validate', '-', '--format', 'json'], { input: TYPO });
+    const r = spawnCli(['validate', '-', '--format', 'json'], { input: TYPO });
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.findings[0]).toMatchObject({ file: '<stdin>', line: 7, ruleId: 'KRUISE-SCHEMA-001' });
   });
 
   it('reports malformed, binary and empty input clearly (exit 1 / warning), never a stack trace', async () => {
-    const r = (await run(['validate', path.join(dir, 'malformed.yaml'), path.join(dir, 'binary.yaml'), path.join(dir, 'empty.yaml'), path.join(dir, 'valid.yaml')]));
+    const r = (await runCli(['validate', path.join(dir, 'malformed.yaml'), path.join(dir, 'binary.yaml'), path.join(dir, 'empty.yaml'), path.join(dir, 'valid.yaml')]));
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/malformed\.yaml:\d+:\d+: error KRUISE-INPUT-001: malformed YAML in document 1/);
     expect(r.stdout).toMatch(/binary\.yaml: error KRUISE-INPUT-001: binary input/);
@@ -164,13 +102,13 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
     expect(r.stdout).toContain('in 1 object(s) from 4 input(s)');
     noStackTrace(r.stdout + r.stderr);
     writeFileSync(path.join(dir, 'unknown-kind.yaml'), 'apiVersion: apps.kruise.io/v1alpha1\nkind: ClonSet\nmetadata: {name: x}\n');
-    const unknownKind = await run(['validate', path.join(dir, 'unknown-kind.yaml')]);
+    const unknownKind = await runCli(['validate', path.join(dir, 'unknown-kind.yaml')]);
     expect(unknownKind.code).toBe(1);
     expect(unknownKind.stdout).toContain('Did you mean kind: CloneSet?');
   });
 
   it('walks directories for *.yaml, *.yml and *.json in sorted order', async () => {
-    const r = (await run(['validate', '--format', 'json', path.join(dir, 'tree')]));
+    const r = (await runCli(['validate', '--format', 'json', path.join(dir, 'tree')]));
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.summary).toMatchObject({ errors: 1, documents: 2, files: 2 });
@@ -178,7 +116,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   });
 
   it('--format json is a stable machine-readable report', async () => {
-    const r = (await run(['validate', '--format', 'json', path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml')]));
+    const r = (await runCli(['validate', '--format', 'json', path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml')]));
     const report = JSON.parse(r.stdout);
     expect(report.version).toBe(1);
     expect(report.summary).toEqual({ errors: 1, warnings: 1, infos: 0, documents: 2, files: 2 });
@@ -202,7 +140,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
     addFormats(ajv);
     const validate = ajv.compile(schema);
     const out = path.join(dir, 'report.sarif');
-    const r = cli(['validate', '--format', 'sarif', '--output', out, path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml'), '-'], { input: TYPO });
+    const r = spawnCli(['validate', '--format', 'sarif', '--output', out, path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml'), '-'], { input: TYPO });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const log = JSON.parse(readFileSync(out, 'utf8'));
@@ -221,7 +159,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
     expect(sarifRun.results[2].locations[0].physicalLocation).toBeUndefined();
     expect(sarifRun.results[2].locations[0].logicalLocations[0].fullyQualifiedName).toBe('CloneSet/default/web/spec/updateStrategy/maxUnavaliable');
     // A clean run is a valid log too.
-    const clean = (await run(['validate', '--format', 'sarif', path.join(dir, 'valid.yaml')]));
+    const clean = (await runCli(['validate', '--format', 'sarif', path.join(dir, 'valid.yaml')]));
     expect(clean.code).toBe(0);
     expect(validate(JSON.parse(clean.stdout))).toBe(true);
   });
@@ -229,12 +167,12 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
 
 describe('cdk8s-kruise explain', () => {
   it('prints a rule doc, lists all rules, and exits 2 for an unknown id', async () => {
-    const one = (await run(['explain', 'kruise-sidecar-001']));
+    const one = (await runCli(['explain', 'kruise-sidecar-001']));
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(/^KRUISE-SIDECAR-001 \(error\): Job sidecar marker on a pod whose restartPolicy is Always\n\n/);
-    const all = (await run(['explain']));
+    const all = (await runCli(['explain']));
     expect(all.stdout.trim().split('\n')).toHaveLength(RULES.length);
-    const bad = (await run(['explain', 'KRUISE-SIDECAR-1']));
+    const bad = (await runCli(['explain', 'KRUISE-SIDECAR-1']));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown rule id "KRUISE-SIDECAR-1" \(did you mean KRUISE-SIDECAR-001/);
   });
@@ -243,7 +181,7 @@ describe('cdk8s-kruise explain', () => {
 describe('cdk8s-kruise schema', { timeout: 60_000 }, () => {
   it('writes one draft-07 JSON Schema per kind that accepts valid and rejects mistyped manifests', async () => {
     const out = path.join(dir, 'schemas');
-    const r = (await run(['schema', '--out', out]));
+    const r = (await runCli(['schema', '--out', out]));
     expect(r.code).toBe(0);
     const { KINDS, jsonSchemaFileName } = await import('../../src/api/index.js');
     const ajv = new Ajv({ strict: false, allErrors: true });
@@ -258,7 +196,7 @@ describe('cdk8s-kruise schema', { timeout: 60_000 }, () => {
     const clone = compiled.get('CloneSet')!;
     expect(clone(parse(VALID))).toBe(true);
     expect(clone(parse(TYPO))).toBe(false);
-    const stdout = (await run(['schema']));
+    const stdout = (await runCli(['schema']));
     expect(Object.keys(JSON.parse(stdout.stdout))).toEqual(KINDS.map((d) => `${d.group}/${d.version}/${d.kind}`));
   });
 });

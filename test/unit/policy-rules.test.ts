@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateInputs } from '../../src/policy/engine.js';
 import { RULES } from '../../src/policy/rules/index.js';
+import { CLONESET_YAML } from './support/manifests.js';
 
 /** Runs one rule over a YAML text and returns its findings. */
 function run(ruleId: string, yaml: string) {
@@ -25,18 +26,7 @@ const killSidecar = (name = 'log-agent') => `        - name: ${name}
           image: fluent-bit:3
           env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}]`;
 
-const cloneSet = (spec: string) => `
-apiVersion: apps.kruise.io/v1alpha1
-kind: CloneSet
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.25"}]
-${spec}`;
+const cloneSet = (spec: string) => `\n${CLONESET_YAML}${spec}`;
 
 const imagePullJob = (spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
