@@ -2,23 +2,15 @@
 // baselines measured in the same run on the same documents: JSON.parse of each document's JSON
 // text, js-yaml loadAll and yaml parseAllDocuments of the multi-document YAML text. Interleaved
 // repetitions after warm-up; medians reported. Usage: npm run bench:api [-- --docs N --reps R --json]
-import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CloneSetDefinition, validateObject, validatorFor } from '../src/api/index.js';
+import { benchArgs, median, ratio, repeat, timeMs } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: {
-    docs: { type: 'string', default: '10000' },
-    reps: { type: 'string', default: '7' },
-    warmup: { type: 'string', default: '2' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const N = Number(args.docs);
-const REPS = Number(args.reps);
-const WARMUP = Number(args.warmup);
+const args = benchArgs({ docs: 10000, reps: 7, warmup: 2 });
+const N = args.docs;
+const REPS = args.reps;
+const WARMUP = args.warmup;
 
 /** A CloneSet as the examples emit it: 3 containers, probes, resources, lifecycle, PVC template. */
 function cloneSet(i: number): Record<string, unknown> {
@@ -72,13 +64,6 @@ const withTypos = objects.map((o, i) => {
 const jsonTexts = objects.map((o) => JSON.stringify(o));
 const yamlText = objects.map((o) => stringify(o)).join('---\n');
 
-function time(f: () => void): number {
-  const t = performance.now();
-  f();
-  return performance.now() - t;
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 let sink = 0;
 const variants: Record<string, () => void> = {
   validate: () => {
@@ -98,15 +83,9 @@ const variants: Record<string, () => void> = {
   },
 };
 
-const compileMs = time(() => validatorFor(CloneSetDefinition));
+const compileMs = timeMs(() => validatorFor(CloneSetDefinition));
 if (sink < 0 || validateObject(objects[0]).issues.length) throw new Error('benchmark document is invalid');
-const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-for (let r = 0; r < WARMUP + REPS; r++) {
-  for (const [name, f] of Object.entries(variants)) {
-    const ms = time(f);
-    if (r >= WARMUP) samples[name]!.push(ms);
-  }
-}
+const samples = repeat(Object.keys(variants), { warmup: WARMUP, reps: REPS }, (name) => timeMs(variants[name]!));
 const med = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
 const result = {
   docs: N,
@@ -115,10 +94,10 @@ const result = {
   bytesPerDocYaml: Math.round(yamlText.length / N),
   docsPerSecond: Object.fromEntries(Object.entries(med).map(([k, ms]) => [k, Math.round((N / ms) * 1000)])),
   ratios: {
-    'validate / JSON.parse': +(med.validate! / med['JSON.parse']!).toFixed(3),
-    'validate (10% typos) / JSON.parse': +(med['validate, 10% with a typo']! / med['JSON.parse']!).toFixed(3),
-    'validate / js-yaml loadAll': +(med.validate! / med['js-yaml loadAll']!).toFixed(3),
-    'validate / yaml parseAllDocuments': +(med.validate! / med['yaml parseAllDocuments']!).toFixed(3),
+    'validate / JSON.parse': ratio(med.validate!, med['JSON.parse']!, 3),
+    'validate (10% typos) / JSON.parse': ratio(med['validate, 10% with a typo']!, med['JSON.parse']!, 3),
+    'validate / js-yaml loadAll': ratio(med.validate!, med['js-yaml loadAll']!, 3),
+    'validate / yaml parseAllDocuments': ratio(med.validate!, med['yaml parseAllDocuments']!, 3),
   },
 };
 if (args.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');

@@ -9,7 +9,7 @@
 // Usage: npm run bench:daemon-pull [-- --reps N --json]
 import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import pino from 'pino';
 import { customResourceDefinitions } from '../src/install/crds.js';
 import { KubeClient, NODE_IMAGES, PatchStrategy, loadKubeConfig, type KubeObject } from '../src/runtime/core/index.js';
@@ -19,16 +19,13 @@ import { Daemon, DEFAULT_DAEMON_OPTIONS } from '../src/runtime/daemon/daemon.js'
 import { startCriEnvironment } from '../test/cri-harness/index.js';
 import { findAssets } from '../test/harness/assets.js';
 import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlplane.js';
+import { benchArgs, median, percentile, ratio } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: { reps: { type: 'string', default: '9' }, json: { type: 'boolean', default: false }, 'daemon-log': { type: 'string', default: 'error' } },
-});
-const REPS = Number(args.reps);
+const args = benchArgs({ reps: 9 }, { 'daemon-log': { type: 'string', default: 'error' } });
+const REPS = args.reps;
 const run = promisify(execFile);
 bypassProxyForLoopback();
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 const env = await startCriEnvironment();
 const plane = await ControlPlane.start();
@@ -52,7 +49,7 @@ try {
     criSocket: env.containerd.socket,
     healthProbeAddr: '127.0.0.1:0',
     featureGates: 'ImagePullJobGate=true',
-    logLevel: args['daemon-log'],
+    logLevel: args.extra['daemon-log'],
   });
   await daemon.start();
 
@@ -88,7 +85,7 @@ try {
     daemon: async () => {
       version++;
       const v = version;
-      if (args['daemon-log'] !== 'error') console.error(JSON.stringify({ time: Date.now(), msg: 'bench: tag version bumped', v }));
+      if (args.extra['daemon-log'] !== 'error') console.error(JSON.stringify({ time: Date.now(), msg: 'bench: tag version bumped', v }));
       await client.patch(NODE_IMAGES, 'bench-node', undefined, { spec: { images: { [name]: { tags: [{ tag, version: v, imagePullPolicy: 'Always' }] } } } }, PatchStrategy.MergePatch);
       for (;;) {
         const ni = await client.get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ version?: number; phase: string; message?: string }> }> } }>(NODE_IMAGES, 'bench-node');
@@ -114,7 +111,7 @@ try {
     }
   }
   const base = median(times.ctr!);
-  const rows = names.map((n) => ({ way: n, medianMs: +median(times[n]!).toFixed(1), p90Ms: +p(times[n]!, 0.9).toFixed(1), ratioToCtr: +(median(times[n]!) / base).toFixed(2) }));
+  const rows = names.map((n) => ({ way: n, medianMs: +median(times[n]!).toFixed(1), p90Ms: +percentile(times[n]!, 0.9).toFixed(1), ratioToCtr: ratio(median(times[n]!), base) }));
   if (args.json) console.log(JSON.stringify({ image, bytes: size, reps: REPS, rows }, null, 2));
   else {
     console.log(`cold pull of ${image} (${(size / 1e6).toFixed(2)} MB in containerd's store), ${REPS} reps each, interleaved`);

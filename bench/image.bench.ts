@@ -10,15 +10,15 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { appEntries, stageEntries } from '../src/image/app.js';
 import { findRepoRoot, npmNodeBinary } from '../src/image/build.js';
 import { buildLayer, type LayerEntry } from '../src/image/layer.js';
 import { baseEntries, nodeLicense } from '../src/image/rootfs.js';
 import { CA_BUNDLE_PATH } from '../src/image/spec.js';
+import { benchArgs, median, ratio, repeatAsync } from './lib.js';
 
-const { values: args } = parseArgs({ options: { reps: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } } });
-const REPS = Number(args.reps);
+const args = benchArgs({ reps: 3 });
+const REPS = args.reps;
 const EPOCH = 1_700_000_000;
 
 const repoRoot = findRepoRoot();
@@ -49,32 +49,28 @@ function baseline(): number {
   return bytes;
 }
 
-const ways: Record<string, () => Promise<number> | number> = { baseline, ours };
-const times: Record<string, number[]> = { baseline: [], ours: [] };
+const ways = { baseline, ours };
 const sizes: Record<string, number> = {};
+let times: Record<keyof typeof ways, number[]>;
 try {
-  for (const name of Object.keys(ways)) sizes[name] = await ways[name]!(); // warm-up
-  for (let rep = 0; rep < REPS; rep++) {
-    const order = rep % 2 === 0 ? ['baseline', 'ours'] : ['ours', 'baseline'];
-    for (const name of order) {
-      const t0 = performance.now();
-      await ways[name]!();
-      times[name]!.push(performance.now() - t0);
-    }
-  }
+  // One warm-up round, then rounds in alternating order (baseline first on even rounds).
+  times = await repeatAsync(['baseline', 'ours'] as const, { warmup: 1, reps: REPS, order: 'rotate' }, async (name) => {
+    const t0 = performance.now();
+    sizes[name] = await ways[name]();
+    return performance.now() - t0;
+  });
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const result = {
   reps: REPS,
-  baselineMs: Math.round(median(times.baseline!)),
-  oursMs: Math.round(median(times.ours!)),
-  timeRatio: Number((median(times.ours!) / median(times.baseline!)).toFixed(2)),
+  baselineMs: Math.round(median(times.baseline)),
+  oursMs: Math.round(median(times.ours)),
+  timeRatio: ratio(median(times.ours), median(times.baseline)),
   baselineCompressedBytes: sizes.baseline,
   oursCompressedBytes: sizes.ours,
-  sizeRatio: Number((sizes.ours! / sizes.baseline!).toFixed(3)),
+  sizeRatio: ratio(sizes.ours!, sizes.baseline!, 3),
 };
 if (args.json) console.log(JSON.stringify(result));
 else {

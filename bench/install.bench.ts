@@ -6,22 +6,14 @@
 // Usage: npm run bench:install [-- --workloads N --reps R --json]
 import { ApiObject, App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
-import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { JobSidecarTermination, KruiseRuntime } from '../constructs/index.js';
+import { benchArgs, median, ratio, timeVariants } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: {
-    workloads: { type: 'string', default: '2000' },
-    reps: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '1' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const N = Number(args.workloads);
-const REPS = Number(args.reps);
-const WARMUP = Number(args.warmup);
+const args = benchArgs({ workloads: 2000, reps: 5, warmup: 1 });
+const N = args.workloads;
+const REPS = args.reps;
+const WARMUP = args.warmup;
 
 function buildApp(app: App): void {
   const chart = new Chart(app, 'app');
@@ -40,41 +32,24 @@ function buildApp(app: App): void {
   }
 }
 
-function timeOnce(withRuntime: boolean): number {
-  globalThis.gc?.();
-  const t0 = performance.now();
+function synthApp(withRuntime: boolean): void {
   const app = Testing.app();
   if (withRuntime) new KruiseRuntime(app, 'kruise');
   buildApp(app);
   app.synthYaml();
-  return performance.now() - t0;
 }
 
-function timeRuntimeAlone(): number {
-  globalThis.gc?.();
-  const t0 = performance.now();
+function synthRuntimeAlone(): void {
   const app = Testing.app();
   new KruiseRuntime(app, 'kruise');
   new Chart(app, 'empty');
   app.synthYaml();
-  return performance.now() - t0;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-for (let i = 0; i < WARMUP; i++) {
-  timeOnce(false);
-  timeOnce(true);
-  timeRuntimeAlone();
-}
-const base: number[] = [];
-const withRt: number[] = [];
-const alone: number[] = [];
-for (let r = 0; r < REPS; r++) {
-  base.push(timeOnce(false));
-  withRt.push(timeOnce(true));
-  alone.push(timeRuntimeAlone());
-}
+const times = timeVariants(
+  { base: () => synthApp(false), withRuntime: () => synthApp(true), alone: synthRuntimeAlone },
+  { warmup: WARMUP, reps: REPS },
+);
 
 // Sizes of the install for a small app that needs every part (daemon, pod webhook).
 const app = Testing.app();
@@ -89,10 +64,10 @@ const bytes = (docs: unknown[]) => docs.reduce<number>((n, d) => n + stringify(d
 const result = {
   workloads: N,
   reps: REPS,
-  baselineMs: Math.round(median(base)),
-  withRuntimeMs: Math.round(median(withRt)),
-  ratio: Number((median(withRt) / median(base)).toFixed(2)),
-  runtimeAloneMs: Math.round(median(alone)),
+  baselineMs: Math.round(median(times.base)),
+  withRuntimeMs: Math.round(median(times.withRuntime)),
+  ratio: ratio(median(times.withRuntime), median(times.base)),
+  runtimeAloneMs: Math.round(median(times.alone)),
   install: { crds: crds.length, crdBytes: bytes(crds), runtimeObjects: runtime.length, runtimeBytes: bytes(runtime) },
 };
 if (args.json) console.log(JSON.stringify(result));

@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { toCustomResourceDefinition } from '../src/api/crd.js';
 import { ContainerRecreateRequestDefinition } from '../src/api/registry.js';
@@ -40,31 +40,25 @@ import { findAssets } from '../test/harness/assets.js';
 import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { ControllerProcess, repoRoot } from '../test/e2e/runtime/process.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
+import { benchArgs, percentile as pct } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: {
-    pods: { type: 'string', default: '1000' },
-    fill: { type: 'string', default: '10000' },
-    concurrency: { type: 'string', default: '50' },
+const args = benchArgs(
+  { pods: 1000, fill: 10000, concurrency: 50 },
+  {
     // V8 flags for the controller process, e.g. "--max-semi-space-size=2 --max-old-space-size=128"
     // (what a Deployment would pass in NODE_OPTIONS).
     'node-flags': { type: 'string', default: MANAGER_NODE_OPTIONS },
     /** Sidecar-terminator workers (default: the controller's own default). */
     workers: { type: 'string' },
-    json: { type: 'boolean', default: false },
   },
-});
-const N = Number(args.pods);
-const FILL = Number(args.fill);
-const C = Number(args.concurrency);
+);
+const N = args.pods;
+const FILL = args.fill;
+const C = args.concurrency;
 const run = promisify(execFile);
 bypassProxyForLoopback();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
-};
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const log = (msg: string) => {
   if (!args.json) console.error(`[bench] ${msg}`);
@@ -174,9 +168,9 @@ try {
   const main = path.join(dir, 'bin', 'cdk8s-kruise.mjs');
   writeFileSync(main, (await bundleCli(repoRoot)).code);
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: readPackageJson(repoRoot).name, version: readPackageJson(repoRoot).version, type: 'module' }));
-  ctl = await ControllerProcess.start(plane.kubeconfigPath, 'kruise-system', ['--feature-gates=SidecarTerminator=true', '--webhook-port', '0', ...(args.workers ? ['--workers', `sidecarterminator=${args.workers}`] : [])], {
+  ctl = await ControllerProcess.start(plane.kubeconfigPath, 'kruise-system', ['--feature-gates=SidecarTerminator=true', '--webhook-port', '0', ...(args.extra.workers ? ['--workers', `sidecarterminator=${args.extra.workers}`] : [])], {
     logLevel: 'info',
-    entry: [...String(args['node-flags']).split(' ').filter(Boolean), main],
+    entry: [...String(args.extra['node-flags']).split(' ').filter(Boolean), main],
   });
   await ctl.waitReady();
   await sleep(2_000);
@@ -298,13 +292,13 @@ try {
       heapUsedMiB: r1(heapUsed / MiB),
       podsJsonMiB: r1(podsJson / MiB),
     },
-    nodeFlags: args['node-flags'],
-    workers: args.workers ?? 'default',
+    nodeFlags: args.extra['node-flags'],
+    workers: args.extra.workers ?? 'default',
     targets: { p99Ms: 100, rssMiB: 150 },
   };
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
-    console.log(`Sidecar terminator: ${N} job pods finishing together (${C} status writes in flight), real kube-apiserver; controller node flags: ${args['node-flags'] || '(none)'}, workers: ${args.workers ?? 'default'}`);
+    console.log(`Sidecar terminator: ${N} job pods finishing together (${C} status writes in flight), real kube-apiserver; controller node flags: ${args.extra['node-flags'] || '(none)'}, workers: ${args.extra.workers ?? 'default'}`);
     console.log(`  status write -> CRR seen     p50 ${result.controller.p50Ms} ms   p99 ${result.controller.p99Ms} ms   max ${result.controller.maxMs} ms   (target p99 <= 100 ms)`);
     console.log(`  baseline: CRR create (API)   p50 ${result.baselineCrrCreate.p50Ms} ms   p99 ${result.baselineCrrCreate.p99Ms} ms   -> ratio p50 ${result.ratioToCrrCreate.p50}x, p99 ${result.ratioToCrrCreate.p99}x`);
     console.log(`  baseline: watch delivery     p50 ${result.baselineWatchDelivery.p50Ms} ms   p99 ${result.baselineWatchDelivery.p99Ms} ms`);

@@ -8,20 +8,13 @@
 import { ApiObject, App, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { CloneSet, ContainerExitPriority, JobSidecarTermination } from '../constructs/index.js';
+import { benchArgs, collectGarbage, cpuMs, formatRatio, median, repeat } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: {
-    workloads: { type: 'string', default: '2000' },
-    reps: { type: 'string', default: '7' },
-    warmup: { type: 'string', default: '2' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const N = Number(args.workloads);
-const REPS = Number(args.reps);
-const WARMUP = Number(args.warmup);
+const args = benchArgs({ workloads: 2000, reps: 7, warmup: 2 });
+const N = args.workloads;
+const REPS = args.reps;
+const WARMUP = args.warmup;
 
 function containers(i: number): kplus.ContainerProps[] {
   return [
@@ -63,12 +56,6 @@ function buildRawFrom(manifests: any[]): (app: App) => void {
   };
 }
 
-/** CPU milliseconds (user + system) of this process: robust to other processes on a shared machine. */
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
 function timeRender(build: (app: App) => void): { ms: number; cpu: number } {
   const [start, cpu] = [performance.now(), cpuMs()];
   const app = new App({ outdir: 'unused' });
@@ -85,11 +72,6 @@ function timeSynth(build: (app: App) => void): { ms: number; cpu: number; bytes:
   return { ms: performance.now() - start, cpu: cpuMs() - cpu, bytes: yaml.length };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 function main(): void {
   const oursApp = new App({ outdir: 'unused' });
   buildOurs(oursApp);
@@ -97,30 +79,24 @@ function main(): void {
   const variants: Array<[string, (app: App) => void]> = [
     ['ours', buildOurs], ['plus', buildPlus], ['raw', buildRawFrom(manifests)],
   ];
-  const gc = (globalThis as { gc?: () => void }).gc;
-  const perVariant = () => new Map<string, number[]>(variants.map(([name]) => [name, []]));
-  const samples = perVariant();
-  const renderSamples = perVariant();
-  const cpuSamples = perVariant();
-  const renderCpuSamples = perVariant();
+  const builds = new Map(variants);
   const bytes = new Map<string, number>();
-  for (let rep = 0; rep < WARMUP + REPS; rep++) {
-    // Rotate the order each repetition so drift on a shared machine hits every variant alike.
-    const order = variants.map((_, k) => variants[(k + rep) % variants.length]);
-    for (const [name, build] of order) {
-      gc?.();
-      const render = timeRender(build);
-      gc?.();
-      const synth = timeSynth(build);
-      bytes.set(name, synth.bytes);
-      if (rep >= WARMUP) {
-        samples.get(name)!.push(synth.ms);
-        cpuSamples.get(name)!.push(synth.cpu);
-        renderSamples.get(name)!.push(render.ms);
-        renderCpuSamples.get(name)!.push(render.cpu);
-      }
-    }
-  }
+  // Rotating order: drift on a shared machine hits every variant alike.
+  const runs = repeat(variants.map(([name]) => name), { warmup: WARMUP, reps: REPS, order: 'rotate' }, (name) => {
+    const build = builds.get(name)!;
+    collectGarbage();
+    const render = timeRender(build);
+    collectGarbage();
+    const synth = timeSynth(build);
+    bytes.set(name, synth.bytes);
+    return { render, synth };
+  });
+  const perVariant = (pick: (run: (typeof runs)[string][number]) => number) =>
+    new Map<string, number[]>(Object.entries(runs).map(([name, rs]) => [name, rs.map(pick)]));
+  const samples = perVariant((r) => r.synth.ms);
+  const cpuSamples = perVariant((r) => r.synth.cpu);
+  const renderSamples = perVariant((r) => r.render.ms);
+  const renderCpuSamples = perVariant((r) => r.render.cpu);
   const phase = (wall: Map<string, number[]>, cpu: Map<string, number[]>) => {
     const w = Object.fromEntries([...wall].map(([k, v]) => [k, median(v)]));
     const c = Object.fromEntries([...cpu].map(([k, v]) => [k, median(v)]));
@@ -145,7 +121,7 @@ function main(): void {
     return;
   }
   const f = (x: number) => x.toFixed(1).padStart(9);
-  const x = (r: number) => `${r.toFixed(2)}x`;
+  const x = (r: number) => formatRatio(r);
   const { render: r, synth: s } = result;
   console.log(`synth benchmark: ${N} workloads, ${WARMUP} warm-up + ${REPS} reps, median ms (CPU / wall)`);
   console.log('                                                render cpu  render wall   synth cpu  synth wall');

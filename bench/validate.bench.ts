@@ -5,23 +5,15 @@
 // documents carry a mistake so the line-recovery path runs too. Also shown for scale: js-yaml loadAll and
 // JSON.parse of the same documents. Interleaved repetitions after warm-up; medians.
 // Usage: npm run bench:validate [-- --docs N --reps R --json]
-import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { loadAll } from 'js-yaml';
 import { parseAllDocuments, stringify } from 'yaml';
 import { validateInputs } from '../src/policy/engine.js';
+import { benchArgs, median, ratio, timeVariants } from './lib.js';
 
-const { values: args } = parseArgs({
-  options: {
-    docs: { type: 'string', default: '10000' },
-    reps: { type: 'string', default: '7' },
-    warmup: { type: 'string', default: '2' },
-    json: { type: 'boolean', default: false },
-  },
-});
-const N = Number(args.docs);
-const REPS = Number(args.reps);
-const WARMUP = Number(args.warmup);
+const args = benchArgs({ docs: 10000, reps: 7, warmup: 2 });
+const N = args.docs;
+const REPS = args.reps;
+const WARMUP = args.warmup;
 
 const container = (name: string, image: string, env: Array<{ name: string; value: string }> = []) => ({
   name,
@@ -121,36 +113,23 @@ const text = objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
 const bytes = new TextEncoder().encode(text);
 const jsonTexts = objects.map((o) => JSON.stringify(o));
 
+let findings = 0;
 const candidates: Record<string, () => number> = {
   'yaml parseAllDocuments (baseline)': () => parseAllDocuments(text).length,
   'cdk8s-kruise validate': () => {
     const r = validateInputs([{ file: 'bench.yaml', content: bytes }]);
     if (r.documents !== N) throw new Error(`validated ${r.documents} documents, expected ${N}`);
-    return r.findings.length;
+    return (findings = r.findings.length);
   },
   'js-yaml loadAll': () => loadAll(text).length,
   'JSON.parse per document': () => jsonTexts.reduce((n, t) => n + (JSON.parse(t) ? 1 : 0), 0),
 };
 
-const gc = (globalThis as { gc?: () => void }).gc;
-const times: Record<string, number[]> = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]));
-let findings = 0;
-for (let rep = 0; rep < WARMUP + REPS; rep++) {
-  for (const [name, fn] of Object.entries(candidates)) {
-    gc?.();
-    const t0 = performance.now();
-    const n = fn();
-    const ms = performance.now() - t0;
-    if (name === 'cdk8s-kruise validate') findings = n;
-    if (rep >= WARMUP) times[name]!.push(ms);
-  }
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const times = timeVariants(candidates, { warmup: WARMUP, reps: REPS });
 const base = median(times['yaml parseAllDocuments (baseline)']!);
 const rows = Object.entries(times).map(([name, xs]) => {
   const ms = median(xs);
-  return { name, ms: Number(ms.toFixed(1)), docsPerSecond: Math.round((N / ms) * 1000), ratioToYamlParse: Number((ms / base).toFixed(3)) };
+  return { name, ms: Number(ms.toFixed(1)), docsPerSecond: Math.round((N / ms) * 1000), ratioToYamlParse: ratio(ms, base, 3) };
 });
 const validateRow = rows.find((r) => r.name === 'cdk8s-kruise validate')!;
 if (args.json) {
