@@ -13,7 +13,7 @@ export interface RecordedCall {
  * A recording CRI proxy on its own socket: forwards every call of our subset to the real runtime
  * and keeps each request. Used where the runtime keeps no trace of a field (PullImage's
  * sandbox_config), so a test can still prove the daemon sent it. Only unary calls exist in the
- * subset, so forwarding is a plain call-and-relay.
+ * subset, so forwarding is a plain call-and-relay; a client's cancellation is relayed too.
  */
 export class RecordingCriProxy {
   readonly calls: RecordedCall[] = [];
@@ -41,8 +41,18 @@ export class RecordingCriProxy {
           const now = (this.active.get(method) ?? 0) + 1;
           this.active.set(method, now);
           this.peaks.set(method, Math.max(now, this.peaks.get(method) ?? 0));
+          // A call is in flight until the runtime answers or the client gives up, whichever is
+          // first: counting it until the proxy's own copy of the deadline fired would charge the
+          // client for a call it had already cancelled (that copy is re-based on when the proxy read
+          // the headers, so it runs late by however long the event loop took to get to them).
+          let ended = false;
+          const end = () => {
+            if (ended) return;
+            ended = true;
+            this.active.set(method, (this.active.get(method) ?? 1) - 1);
+          };
           const deadline = call.getDeadline();
-          this.upstream[service].makeUnaryRequest(
+          const upstreamCall = this.upstream[service].makeUnaryRequest(
             md.path,
             md.requestSerialize,
             md.responseDeserialize,
@@ -50,11 +60,20 @@ export class RecordingCriProxy {
             new grpc.Metadata(),
             { deadline: deadline === Infinity ? Date.now() + 600_000 : deadline },
             (err, res) => {
-              this.active.set(method, (this.active.get(method) ?? 1) - 1);
+              end();
               if (err) callback(err);
               else callback(null, res);
             },
           );
+          // Relay the client's cancellation (a deadline it hit, or an explicit cancel) so the
+          // runtime stops the call, as it would with the client connected directly. grpc-js also
+          // emits this after a normal finish; then the cancel is a no-op.
+          const relayCancel = () => {
+            end();
+            upstreamCall.cancel();
+          };
+          call.on('cancelled', relayCancel);
+          if (call.cancelled) relayCancel();
         };
       }
       this.server.addService(def, impl);
@@ -72,6 +91,11 @@ export class RecordingCriProxy {
   /** Most calls of `method` in flight at once since the last reset (concurrency bounds). */
   peakConcurrency(method: string): number {
     return this.peaks.get(method) ?? 0;
+  }
+
+  /** Calls of `method` in flight now (started, neither answered nor cancelled by the client). */
+  inFlight(method: string): number {
+    return this.active.get(method) ?? 0;
   }
 
   resetPeaks(): void {

@@ -2,10 +2,12 @@
 // into a tag on this node's NodeImage; the daemon pulls it through CRI from a loopback registry into
 // a real containerd (through a recording CRI proxy, since containerd keeps no trace of the
 // sandboxConfig a pull was given) and reports back; the job aggregates, completes and expires.
+import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, PODS, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
+import { criServiceDefinitions, criTarget } from '../../src/runtime/cri/client.js';
 import type { Daemon } from '../../src/runtime/daemon/daemon.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager } from '../../src/runtime/manager/manager.js';
 import { REGISTRY_USER, RecordingCriProxy, startCriEnvironment, waitFor, type CriEnvironment } from '../cri-harness/index.js';
@@ -220,6 +222,41 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     }
   });
 
+  it('the recording proxy relays a client-cancelled PullImage to containerd and stops counting it', async () => {
+    // The bound below is measured at the proxy; a call the client has given up on must not count.
+    const sockets = new Set<Socket>();
+    let asked = false;
+    const silent = createServer((sock) => {
+      sockets.add(sock);
+      sock.on('data', () => (asked = true));
+      sock.on('close', () => sockets.delete(sock));
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const md = criServiceDefinitions().image.PullImage!;
+    const client = new (grpc.makeGenericClientConstructor({}, 'raw'))(criTarget(proxy.socket), grpc.credentials.createInsecure());
+    try {
+      const image = `127.0.0.1:${(silent.address() as AddressInfo).port}/test/cancelled:1`;
+      let status: grpc.ServiceError | null = null;
+      // A deadline far beyond the test: only the explicit cancel can end this call in time.
+      const call = client.makeUnaryRequest(md.path, md.requestSerialize, md.responseDeserialize, { image: { image } }, new grpc.Metadata(), { deadline: Date.now() + 120_000 }, (err) => {
+        status = err;
+      });
+      // Cancel only once containerd has sent its request: a connection whose dial a cancel
+      // overtakes goes to Go's idle pool and stays open, which would prove nothing here.
+      await waitFor('containerd asked the silent registry for the manifest', async () => asked, 10_000, 50);
+      expect(proxy.inFlight('PullImage')).toBe(1);
+      call.cancel();
+      await waitFor('proxy no longer counts the cancelled call', async () => proxy.inFlight('PullImage') === 0, 2_000, 10);
+      expect(status).toMatchObject({ code: grpc.status.CANCELLED });
+      // containerd got the cancellation: it abandons its request, closing the connection.
+      await waitFor('containerd closed its registry connection', async () => sockets.size === 0, 10_000, 50);
+    } finally {
+      client.close();
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
   it('pulls at most --max-workers-for-pull-image (2) images at once', async () => {
     const sockets = new Set<Socket>();
     const silent = createServer((sock) => {
@@ -229,6 +266,8 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const host = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      // Nothing of an earlier test may still count at the proxy when the peak starts.
+      expect(proxy.inFlight('PullImage')).toBe(0);
       proxy.resetPeaks();
       const before = proxy.callsOf('PullImage').length;
       for (const i of [1, 2, 3, 4]) await createJob(`queued-${i}`, { image: `${host}/test/q${i}:1`, pullPolicy: { timeoutSeconds: 2, backoffLimit: 0 } });
