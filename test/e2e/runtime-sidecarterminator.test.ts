@@ -135,8 +135,13 @@ describe('sidecar terminator on the real API server', () => {
     const crr = await waitForCrr(pod);
     expect(crr.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Pod', uid: pod.metadata!.uid, controller: true })]);
     expect(crr.spec).toMatchObject({ podName: 'job-normal', containers: [{ name: 'envoy' }], strategy: { forceRecreate: true, failurePolicy: 'Ignore' } });
-    const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=job-normal` });
-    expect(events.items.map((e) => e.reason)).toContain('SidecarTerminator');
+    // The Event is written after the CRR (events are best-effort and asynchronous), so wait for it.
+    const reasons = await eventually(async () => {
+      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=job-normal` });
+      const seen = events.items.map((e) => e.reason);
+      return seen.includes('SidecarTerminator') ? seen : undefined;
+    }, 10_000, 'a SidecarTerminator Event on the pod');
+    expect(reasons).toContain('SidecarTerminator');
     // More status writes (the kubelet keeps reporting) do not create a second one.
     await finishMain(pod, 0);
     await new Promise((r) => setTimeout(r, 500));
