@@ -6,8 +6,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
-import { IntOrPercent, Int32, Int64, KindObject, LabelSelector, LabelSelectorSchema, StringEnum, StringMap, Struct } from '../common.js';
+import { IntOrPercent, Int32, Int64, KindObject, LabelSelector, StringEnum, StringMap, Struct } from '../common.js';
 import { CoreExtend, LocalObjectReferenceSchema, ObjectFieldSelectorSchema, VolumeSchema } from '../core.js';
+import { UpdatePriorityStrategySchema } from './cloneset.js';
 import type { V1Container } from '@kubernetes/client-node';
 
 /** Where an injected container goes relative to the pod's own containers. */
@@ -148,28 +149,7 @@ export const SidecarSetUpdateStrategySchema = Struct(
     maxUnavailable: Type.Optional(
       IntOrPercent({ description: 'Max pods unavailable during the update; default 1, must not be 0.' }),
     ),
-    priorityStrategy: Type.Optional(
-      Struct(
-        {
-          weightPriority: Type.Optional(
-            Type.Array(
-              Struct({
-                weight: Int32({ description: 'Weight of pods matching matchSelector (higher updates first).' }),
-                matchSelector: LabelSelectorSchema,
-              }),
-              { description: 'Weighted selectors.' },
-            ),
-          ),
-          orderPriority: Type.Optional(
-            Type.Array(
-              Struct({ orderedKey: Type.String({ description: 'Label key whose integer value orders pods.' }) }),
-              { description: 'Order by label values.' },
-            ),
-          ),
-        },
-        { description: 'Which pods update first.' },
-      ),
-    ),
+    priorityStrategy: Type.Optional(UpdatePriorityStrategySchema),
     scatterStrategy: Type.Optional(
       Type.Array(
         Struct({
