@@ -114,7 +114,14 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     expect(crr.status).toMatchObject({ phase: 'Completed', message: '' });
     expect(crr.status?.completionTime).toBeTruthy();
     expect(crr.status?.containerRecreateStates).toEqual([{ name: 'side', phase: 'Succeeded', isKilled: true }]);
-    expect(crr.metadata.labels?.['crr.apps.kruise.io/active']).toBeUndefined();
+    // The daemon drops the active label in a second write after the status (a status write cannot change
+    // labels), so wait for it rather than expect it in the same read as the phase.
+    let labels: Record<string, string> | undefined;
+    await waitFor('active label removed from the completed CRR', async () => {
+      labels = (await getCrr('recreate-side')).metadata.labels;
+      return labels?.['crr.apps.kruise.io/active'] === undefined;
+    }, 10_000, 100);
+    expect(labels?.['crr.apps.kruise.io/active']).toBeUndefined();
 
     // CRI: the old sidecar instance exited (stopped by SIGTERM, trapped -> exit 0); main untouched.
     const old = await env.cri.containerStatus(oldSide);
