@@ -1,10 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriClient } from '../../src/runtime/cri/client.js';
-import { waitFor } from './util.js';
+import { spawnLogged, stopProcess, waitFor } from './util.js';
 
 const run = promisify(execFile);
 
@@ -70,10 +69,7 @@ export class TestContainerd {
 
   async start(): Promise<void> {
     if (this.proc) return;
-    const log = createWriteStream(join(this.dir, 'containerd.log'), { flags: 'a' });
-    const proc = spawn('containerd', ['--config', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
-    proc.stdout!.pipe(log);
-    proc.stderr!.pipe(log);
+    const proc = spawnLogged('containerd', ['--config', this.configPath], join(this.dir, 'containerd.log'));
     this.proc = proc;
     proc.once('exit', () => {
       if (this.proc === proc) this.proc = undefined;
@@ -95,10 +91,7 @@ export class TestContainerd {
     const proc = this.proc;
     if (!proc) return;
     this.proc = undefined;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await stopProcess(proc, 10_000);
   }
 
   /** Runs `ctr` against this containerd, in the CRI's `k8s.io` namespace. */

@@ -1,9 +1,8 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, waitFor } from './util.js';
+import { freePort, spawnLogged, stopProcess, waitFor } from './util.js';
 
 const run = promisify(execFile);
 
@@ -54,10 +53,7 @@ export class TestRegistry {
 
   async start(): Promise<void> {
     if (this.proc) return;
-    const log = createWriteStream(join(this.dir, 'registry.log'), { flags: 'a' });
-    const proc = spawn('docker-registry', ['serve', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
-    proc.stdout!.pipe(log);
-    proc.stderr!.pipe(log);
+    const proc = spawnLogged('docker-registry', ['serve', this.configPath], join(this.dir, 'registry.log'));
     this.proc = proc;
     proc.once('exit', () => {
       if (this.proc === proc) this.proc = undefined;
@@ -73,9 +69,6 @@ export class TestRegistry {
     const proc = this.proc;
     if (!proc) return;
     this.proc = undefined;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await stopProcess(proc, 5000);
   }
 }

@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** A TCP port free on 127.0.0.1 right now (the OS picks it). */
@@ -25,4 +27,21 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** Starts a long-running tool with stdout and stderr appended to `logPath` (read it when the tool dies). */
+export function spawnLogged(command: string, args: readonly string[], logPath: string): ChildProcess {
+  const log = createWriteStream(logPath, { flags: 'a' });
+  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout!.pipe(log);
+  proc.stderr!.pipe(log);
+  return proc;
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within `graceMs`. */
+export async function stopProcess(proc: ChildProcess, graceMs: number): Promise<void> {
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
 }
