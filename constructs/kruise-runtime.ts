@@ -6,7 +6,6 @@ import { DAEMON_CONFIG_NAMESPACE } from '../src/api/pod-contracts.js';
 import { detectFeatures, isMetadataOnlyKind, type FeatureUse } from '../src/install/app-features.js';
 import { customResourceDefinitions, servedKinds } from '../src/install/crds.js';
 import {
-  FEATURE_REQUIREMENTS,
   checkGateNames,
   gatesForUses,
   gatesMarkdownTable,
@@ -17,8 +16,8 @@ import {
 } from '../src/install/feature-gates.js';
 import { RuntimeImage } from '../src/install/image.js';
 import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
-import { bundledServesPods } from '../src/install/runtime-support.js';
-import { RUNTIME_FEATURE_GATES } from '../src/runtime/core/featuregates.js';
+import { bundledServesPods, runtimeSupport } from '../src/install/runtime-support.js';
+import { BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
 import { renderRuntime } from '../src/install/render.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
@@ -351,7 +350,7 @@ export class KruiseRuntime extends Chart {
     if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
       throw new Error(`${this.node.path}: webhookTimeout must be between 1 and 30 whole seconds (the API server's limit), got ${timeout}s`);
     }
-    if (props.alwaysRegisterPodWebhook && this.target === RuntimeTarget.BUNDLED && !bundledServesPods(servedKinds())) {
+    if (props.alwaysRegisterPodWebhook && this.target === RuntimeTarget.BUNDLED && !bundledServesPods()) {
       throw new Error(`${this.node.path}: alwaysRegisterPodWebhook: this version of the bundled runtime does not serve the pod webhook (/mutate-pod); registering it would make every pod creation fail`);
     }
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
@@ -428,27 +427,15 @@ export class KruiseRuntime extends Chart {
             'which the node daemon carries out. Use DaemonPlacement.AUTO or remove the resource.',
         );
       }
-      const servesPods = bundledServesPods(servedKinds());
+      const servesPods = bundledServesPods();
       podWebhook = servesPods && (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
-      for (const u of uses) {
-        const req = FEATURE_REQUIREMENTS[u.feature];
-        if (!req.bundled || (req.podWebhook && !servesPods)) {
-          warnings.push(`${describeRef(u.resource)} uses ${u.feature}, which this version of the bundled runtime does not carry out; use target openkruise for it.`);
-        }
-      }
+      warnings.push(...runtimeSupport(uses, 'bundled').warnings);
       for (const g of Object.keys(this.overrides)) {
-        if (!(g in RUNTIME_FEATURE_GATES)) warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
+        if (!(g in BUNDLED_RUNTIME_GATES)) warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
       }
     } else {
       errors.push(...this.upstreamSchemaErrors(objects));
-      for (const u of uses) {
-        if (!FEATURE_REQUIREMENTS[u.feature].upstream) {
-          errors.push(
-            `${describeRef(u.resource)} uses ${u.feature}${u.pointer ? ` at ${u.pointer}` : ''}, which upstream OpenKruise does not implement. ` +
-              'Use target bundled (the cdk8s-kruise runtime) or the native-sidecar strategy (Kubernetes >= 1.29).',
-          );
-        }
-      }
+      errors.push(...runtimeSupport(uses, 'upstream').errors);
     }
     return { uses, gates, daemon, podWebhook, errors: [...new Set(errors)], warnings: [...new Set(warnings)], gatesTable: gatesMarkdownTable(gates) };
   }

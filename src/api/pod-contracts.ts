@@ -7,40 +7,25 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { V1Container, V1EnvVar } from '@kubernetes/client-node';
+import {
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+  ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  ENV_CONTAINER_PRIORITY,
+  LABEL_LIFECYCLE_STATE,
+} from '../contracts/keys.js';
+
+// The keys are declared once in the contract layer; the API model re-exports them beside their parsers.
+export * from '../contracts/keys.js';
+export { DAEMON_CONFIG_NAMESPACE, sidecarTerminationCrrName } from '../contracts/names.js';
 
 // ---------------------------------------------------------------------------------------------
 // Job sidecar terminator
 // ---------------------------------------------------------------------------------------------
 
-/** Env marker: `"true"` (case-insensitive) marks a sidecar that is killed once all main containers exited. */
-export const ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT';
-/**
- * Env marker whose value is a quick-exit image: on virtual-kubelet nodes the sidecar's image is
- * replaced by it in place, so the container restarts into something that exits at once.
- */
-export const ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE';
-/**
- * Env marker (`"true"`), honoured only with {@link ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT}: the pod phase
- * is decided from the main containers alone (condition SidecarTerminated + phase patch).
- */
-export const ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE = 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE';
 
-/** Pod condition set when the terminator decided the phase itself. */
-export const CONDITION_SIDECAR_TERMINATED = 'SidecarTerminated';
-/** Message of the SidecarTerminated condition. */
-export const CONDITION_SIDECAR_TERMINATED_MESSAGE = 'Terminated by Sidecar Terminator';
-/** Event reason of the sidecar terminator. */
-export const EVENT_REASON_SIDECAR_TERMINATOR = 'SidecarTerminator';
 
-/** Node label key/value of virtual-kubelet nodes (also copied onto CRRs for such nodes). */
-export const LABEL_NODE_TYPE = 'type';
-/** Value of {@link LABEL_NODE_TYPE} on virtual-kubelet nodes. */
-export const NODE_TYPE_VIRTUAL_KUBELET = 'virtual-kubelet';
-
-/** Name of the CRR the sidecar terminator creates for a pod. */
-export function sidecarTerminationCrrName(podUid: string): string {
-  return `sidecar-termination-${podUid}`;
-}
 
 function envValue(container: Pick<V1Container, 'env'>, name: string): string | undefined {
   const env: V1EnvVar[] | undefined = container.env;
@@ -74,8 +59,6 @@ export function isSidecar(container: Pick<V1Container, 'env'>): boolean {
 // Container exit priority (proposal semantics; not shipped upstream, implemented by our runtime)
 // ---------------------------------------------------------------------------------------------
 
-/** Pod annotation: JSON map container name → non-negative integer; larger exits later; default 0. */
-export const ANNOTATION_CONTAINER_EXIT_PRIORITY = 'kruise.io/container-exit-priority';
 
 /** Schema of the exit-priority annotation value (after JSON.parse). */
 export const ContainerExitPrioritySchema = Type.Record(
@@ -169,16 +152,6 @@ export function formatExitPriority(priorities: Readonly<Record<string, number>>)
 // Container launch priority (shipped upstream; needs the PodWebhook gate)
 // ---------------------------------------------------------------------------------------------
 
-/** Pod annotation asking for ordered container start (needs the PodWebhook gate). */
-export const ANNOTATION_CONTAINER_LAUNCH_PRIORITY = 'apps.kruise.io/container-launch-priority';
-/** Value of {@link ANNOTATION_CONTAINER_LAUNCH_PRIORITY}: start containers in spec order. */
-export const LAUNCH_PRIORITY_ORDERED = 'Ordered';
-/** Per-container env: integer in ±2147483647 (default 0); higher starts first. */
-export const ENV_CONTAINER_PRIORITY = 'KRUISE_CONTAINER_PRIORITY';
-/** Env the webhook adds to each container; valueFrom configMapKeyRef `<pod>-barrier` / `p_<prio>`. */
-export const ENV_CONTAINER_BARRIER = 'KRUISE_CONTAINER_BARRIER';
-/** Pod annotation set once every container was released. */
-export const ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED = 'apps.kruise.io/container-launch-priority-completed';
 /** Name of the barrier ConfigMap of a pod. */
 export function launchBarrierConfigMapName(podName: string): string {
   return `${podName}-barrier`;
@@ -205,54 +178,20 @@ export function parseLaunchPriority(raw: string | undefined): ParseResult<number
 // ContainerRecreateRequest labels
 // ---------------------------------------------------------------------------------------------
 
-/** CRR label: UID of the target pod (set by the CRR webhook). */
-export const LABEL_CRR_POD_UID = 'crr.apps.kruise.io/pod-uid';
-/** CRR label: node of the target pod (immutable; the daemon watches by it). */
-export const LABEL_CRR_NODE_NAME = 'crr.apps.kruise.io/node-name';
-/** `"true"` while the CRR is not completed. */
-export const LABEL_CRR_ACTIVE = 'crr.apps.kruise.io/active';
 
 // ---------------------------------------------------------------------------------------------
 // Lifecycle hooks (CloneSet)
 // ---------------------------------------------------------------------------------------------
 
-/** Pod label holding the lifecycle state (changed only by the workload controller). */
-export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.kruise.io/state';
-/** Pod annotation: RFC 3339 time of the last lifecycle state change. */
-export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.kruise.io/timestamp';
 /** Values of {@link LABEL_LIFECYCLE_STATE}. */
 export const LifecycleStateValues = ['PreparingNormal', 'Normal', 'PreparingUpdate', 'Updating', 'Updated', 'PreparingDelete'] as const;
 /** One of {@link LifecycleStateValues}. */
 export type LifecycleState = (typeof LifecycleStateValues)[number];
-/** Readiness gate / condition type that markPodNotReady sets to False. */
-export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
-/** CloneSet PVC/pod label binding a PVC to its pod slot. */
-export const LABEL_CLONESET_INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
 
 // ---------------------------------------------------------------------------------------------
 // SidecarSet injection
 // ---------------------------------------------------------------------------------------------
 
-/** Pod/SidecarSet annotation: JSON map set name → {@link SidecarSetHashEntry} (hash of the sidecar spec). */
-export const ANNOTATION_SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
-/** Like {@link ANNOTATION_SIDECARSET_HASH} with images blanked: equal values mean only images changed. */
-export const ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
-/** Pod annotation: comma-separated names of the SidecarSets injected. */
-export const ANNOTATION_SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
-/** Pod annotation: state of an in-place sidecar upgrade. */
-export const ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
-/** Pod annotation: JSON map sidecar → working hot-upgrade container (e.g. `{"X":"X-1"}`). */
-export const ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER = 'kruise.io/sidecarset-working-hotupgrade-container';
-/** Label on a SidecarSet that becomes spec.customVersion in v1beta1. */
-export const LABEL_SIDECARSET_CUSTOM_VERSION = 'apps.kruise.io/sidecarset-custom-version';
-/** Env set to "true" on every injected container. */
-export const ENV_IS_INJECTED = 'IS_INJECTED';
-/** Env exposing the hot-upgrade version of the container. */
-export const ENV_SIDECARSET_VERSION = 'SIDECARSET_VERSION';
-/** Env exposing the alternate hot-upgrade version. */
-export const ENV_SIDECARSET_VERSION_ALT = 'SIDECARSET_VERSION_ALT';
-/** Pod condition set by the SidecarSet in-place upgrade. */
-export const CONDITION_SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 
 /** Value of the sidecarset-hash annotations on a pod, keyed by SidecarSet name. */
 export const SidecarSetHashEntrySchema = Type.Object({
@@ -269,9 +208,3 @@ export type SidecarSetHashEntry = Static<typeof SidecarSetHashEntrySchema>;
 // ImagePullJob / daemon
 // ---------------------------------------------------------------------------------------------
 
-/** Finalizer the ImagePullJob controller adds. */
-export const FINALIZER_DELETION_PROTECTION = 'apps.kruise.io/deletion-protection';
-/** Namespace pull secrets are copied into for kruise-daemon. */
-export const DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
-/** NodeImage label that keeps it when its Node is gone. */
-export const LABEL_FAKE_NODEIMAGE = 'apps.kruise.io/fake-nodeimage';

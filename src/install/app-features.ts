@@ -5,6 +5,9 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../api/pod-contracts.js';
+import { AppFeature } from '../contracts/features.js';
+import { KRUISE_GROUP, KRUISE_POLICY_GROUP, groupOf, isKruiseApiVersion } from '../contracts/groups.js';
+import { LABEL_DELETE_PROTECTION } from '../contracts/keys.js';
 
 import type { KubeObject, ResourceRef, SourcedObject } from './types.js';
 import { refOf } from './types.js';
@@ -15,45 +18,8 @@ import { refOf } from './types.js';
  * our own constructs.
  */
 
-export const DELETE_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
-
-/** Every feature the install cares about. The string values appear in messages. */
-export enum AppFeature {
-  /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (stopped through a CRR by the daemon). */
-  SIDECAR_TERMINATOR_KILL = 'job sidecar termination (kill)',
-  /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE (image swap on virtual nodes). */
-  SIDECAR_TERMINATOR_QUICK_EXIT = 'job sidecar termination (quick-exit image)',
-  /** A SidecarSet (injected by the pod mutating webhook). */
-  SIDECARSET = 'SidecarSet injection',
-  /** A SidecarSet with patchPodMetadata (needs a whitelist or the defaults-allowed gate). */
-  SIDECARSET_PATCH_POD_METADATA = 'SidecarSet patchPodMetadata',
-  /** An ImagePullJob or ImageListPullJob (pulled by the daemon on each node). */
-  IMAGE_PULL_JOB = 'ImagePullJob',
-  /** A ContainerRecreateRequest (executed by the daemon). */
-  CONTAINER_RECREATE_REQUEST = 'ContainerRecreateRequest',
-  /** Pod annotation kruise.io/container-exit-priority (cdk8s-kruise runtime only, never shipped upstream). */
-  CONTAINER_EXIT_PRIORITY = 'container exit priority',
-  /** Container launch priority (annotation or env), done by the pod mutating webhook. */
-  CONTAINER_LAUNCH_PRIORITY = 'container launch priority',
-  /** markPodNotReady in a workload lifecycle hook: needs the KruisePodReady readiness gate injected by the pod webhook. */
-  LIFECYCLE_MARK_POD_NOT_READY = 'lifecycle hook markPodNotReady',
-  /** In-place update of a container whose env comes from pod labels/annotations. */
-  INPLACE_UPDATE_ENV_FROM_METADATA = 'in-place update with env from metadata',
-  /** A PodProbeMarker (probes run by the daemon). */
-  POD_PROBE_MARKER = 'PodProbeMarker',
-  /** A WorkloadSpread (pod webhook). */
-  WORKLOAD_SPREAD = 'WorkloadSpread',
-  /** A PodUnavailableBudget (pod delete/eviction webhook). */
-  POD_UNAVAILABLE_BUDGET = 'PodUnavailableBudget',
-  /** A ResourceDistribution. */
-  RESOURCE_DISTRIBUTION = 'ResourceDistribution',
-  /** An object labelled policy.kruise.io/delete-protection. */
-  DELETION_PROTECTION = 'deletion protection',
-  /** An Advanced StatefulSet with persistentVolumeClaimRetentionPolicy. */
-  STATEFULSET_AUTO_DELETE_PVC = 'StatefulSet PVC auto-deletion',
-  /** An Advanced StatefulSet with spec.ordinals.start. */
-  STATEFULSET_START_ORDINAL = 'StatefulSet start ordinal',
-}
+export const DELETE_PROTECTION_LABEL = LABEL_DELETE_PROTECTION;
+export { AppFeature };
 
 /** One place an app uses a feature. */
 export interface FeatureUse {
@@ -63,25 +29,19 @@ export interface FeatureUse {
   readonly pointer: string;
 }
 
-const KRUISE_APPS = 'apps.kruise.io/';
-const KRUISE_POLICY = 'policy.kruise.io/';
 
 /** Kinds that need a feature just by existing, keyed by `group/Kind`. */
 const KIND_FEATURES: Record<string, AppFeature> = {
-  'apps.kruise.io/SidecarSet': AppFeature.SIDECARSET,
-  'apps.kruise.io/ImagePullJob': AppFeature.IMAGE_PULL_JOB,
-  'apps.kruise.io/ImageListPullJob': AppFeature.IMAGE_PULL_JOB,
-  'apps.kruise.io/ContainerRecreateRequest': AppFeature.CONTAINER_RECREATE_REQUEST,
-  'apps.kruise.io/PodProbeMarker': AppFeature.POD_PROBE_MARKER,
-  'apps.kruise.io/WorkloadSpread': AppFeature.WORKLOAD_SPREAD,
-  'apps.kruise.io/ResourceDistribution': AppFeature.RESOURCE_DISTRIBUTION,
-  'policy.kruise.io/PodUnavailableBudget': AppFeature.POD_UNAVAILABLE_BUDGET,
+  [`${KRUISE_GROUP}/SidecarSet`]: AppFeature.SIDECARSET,
+  [`${KRUISE_GROUP}/CloneSet`]: AppFeature.CLONESET,
+  [`${KRUISE_GROUP}/ImagePullJob`]: AppFeature.IMAGE_PULL_JOB,
+  [`${KRUISE_GROUP}/ImageListPullJob`]: AppFeature.IMAGE_PULL_JOB,
+  [`${KRUISE_GROUP}/ContainerRecreateRequest`]: AppFeature.CONTAINER_RECREATE_REQUEST,
+  [`${KRUISE_GROUP}/PodProbeMarker`]: AppFeature.POD_PROBE_MARKER,
+  [`${KRUISE_GROUP}/WorkloadSpread`]: AppFeature.WORKLOAD_SPREAD,
+  [`${KRUISE_GROUP}/ResourceDistribution`]: AppFeature.RESOURCE_DISTRIBUTION,
+  [`${KRUISE_POLICY_GROUP}/PodUnavailableBudget`]: AppFeature.POD_UNAVAILABLE_BUDGET,
 };
-
-function groupOf(apiVersion: string): string {
-  const i = apiVersion.indexOf('/');
-  return i < 0 ? '' : apiVersion.slice(0, i);
-}
 
 function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -110,7 +70,7 @@ export function detectFeatures(objects: readonly SourcedObject[]): FeatureUse[] 
       add(AppFeature.DELETION_PROTECTION, `/metadata/labels/${escapePointer(DELETE_PROTECTION_LABEL)}`);
     }
     const spec = isRecord(obj.spec) ? obj.spec : undefined;
-    if (group === 'apps.kruise.io' && spec) {
+    if (group === KRUISE_GROUP && spec) {
       if (obj.kind === 'SidecarSet' && Array.isArray(spec.patchPodMetadata) && spec.patchPodMetadata.length > 0) {
         add(AppFeature.SIDECARSET_PATCH_POD_METADATA, '/spec/patchPodMetadata');
       }
@@ -221,7 +181,7 @@ function inspectContainer(c: unknown, pointer: string, add: Add): void {
 
 /** Whether an object is one of the Kruise API groups (used to decide what the runtime must serve). */
 export function isKruiseObject(obj: KubeObject): boolean {
-  return obj.apiVersion.startsWith(KRUISE_APPS) || obj.apiVersion.startsWith(KRUISE_POLICY);
+  return isKruiseApiVersion(obj.apiVersion);
 }
 
 /**

@@ -1,5 +1,4 @@
-import { MANAGER_NODE_OPTIONS } from '../runtime/manager/node-options.js';
-import { LEADER_ELECTION_LEASE, WEBHOOK_CERT_SECRET } from '../runtime/permissions.js';
+import { LEADER_ELECTION_LEASE, MANAGER_NODE_OPTIONS, WEBHOOK_CERT_SECRET } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { MANAGER_SELECTOR, NAMES, PORTS, meta, type InstallSpec } from './spec.js';
 import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityContext } from './pod-security.js';

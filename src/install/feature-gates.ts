@@ -1,170 +1,14 @@
-import { AppFeature, detectFeatures, type FeatureUse } from './app-features.js';
+import { AppFeature, FEATURE_GATES, FEATURES, GATE_CASCADES, gateSpec, GateStage, prerequisitesOf, type GateCascade, type GateSpec } from '../contracts/features.js';
+import { detectFeatures, type FeatureUse } from './app-features.js';
 import type { KubeObject, SourcedObject } from './types.js';
 import { describeRef } from './types.js';
 
 /**
- * The feature-gate model: upstream OpenKruise's gates with their defaults at HEAD (v1.9.x), the
- * cascades upstream applies in `SetDefaultFeatureGates`, and which gates each app feature needs.
- * The install manifests, the `openkruise` target report and the policy engine's feature-gate rule all
- * read this one table.
+ * Gate resolution for an install: which gates an app needs (from the feature table in the contract
+ * layer), the user's overrides, upstream's cascades, and the conflicts between them.
  */
 
-/** Maturity of a gate, as upstream declares it. */
-export enum GateStage {
-  ALPHA = 'Alpha',
-  BETA = 'Beta',
-  /** Defined only by the cdk8s-kruise runtime (not an upstream gate). */
-  CDK8S_KRUISE = 'cdk8s-kruise',
-}
-
-export interface GateSpec {
-  readonly name: string;
-  readonly default: boolean;
-  readonly stage: GateStage;
-  /** True when upstream OpenKruise knows this gate. */
-  readonly upstream: boolean;
-}
-
-function gate(name: string, def: boolean, stage: GateStage): GateSpec {
-  return { name, default: def, stage, upstream: stage !== GateStage.CDK8S_KRUISE };
-}
-
-/** Every gate, upstream HEAD defaults (API notes §7). */
-export const FEATURE_GATES: readonly GateSpec[] = [
-  gate('PodWebhook', true, GateStage.BETA),
-  gate('KruiseDaemon', true, GateStage.BETA),
-  gate('DaemonWatchingPod', true, GateStage.BETA),
-  gate('WorkloadSpread', true, GateStage.BETA),
-  gate('PodUnavailableBudgetDeleteGate', true, GateStage.BETA),
-  gate('InPlaceUpdateEnvFromMetadata', true, GateStage.BETA),
-  gate('StatefulSetAutoDeletePVC', true, GateStage.BETA),
-  gate('PodProbeMarkerGate', true, GateStage.BETA),
-  gate('PodIndexLabel', true, GateStage.BETA),
-  gate('ResourcesDeletionProtection', false, GateStage.BETA),
-  gate('CloneSetShortHash', false, GateStage.ALPHA),
-  gate('KruisePodReadinessGate', false, GateStage.ALPHA),
-  gate('PreDownloadImageForInPlaceUpdate', false, GateStage.ALPHA),
-  gate('CloneSetPartitionRollback', false, GateStage.ALPHA),
-  gate('PodUnavailableBudgetUpdateGate', false, GateStage.ALPHA),
-  gate('TemplateNoDefaults', false, GateStage.ALPHA),
-  gate('SidecarSetPatchPodMetadataDefaultsAllowed', false, GateStage.ALPHA),
-  gate('SidecarTerminator', false, GateStage.ALPHA),
-  gate('PreDownloadImageForDaemonSetUpdate', false, GateStage.ALPHA),
-  gate('CloneSetEventHandlerOptimization', false, GateStage.ALPHA),
-  gate('PreparingUpdateAsUpdate', false, GateStage.ALPHA),
-  gate('ImagePullJobGate', false, GateStage.ALPHA),
-  gate('ResourceDistributionGate', false, GateStage.BETA),
-  gate('DeletionProtectionForCRDCascadingGate', false, GateStage.ALPHA),
-  gate('EnhancedLivenessProbe', false, GateStage.ALPHA),
-  gate('RecreatePodWhenChangeVCTInCloneSetGate', false, GateStage.ALPHA),
-  gate('StatefulSetStartOrdinal', false, GateStage.ALPHA),
-  gate('EnableExternalCerts', false, GateStage.ALPHA),
-  gate('StatefulSetAutoResizePVCGate', false, GateStage.ALPHA),
-  gate('ForceDeleteTimeoutExpectationGate', false, GateStage.ALPHA),
-  gate('InPlaceWorkloadVerticalScaling', false, GateStage.ALPHA),
-  gate('EnablePodProbeMarkerOnServerless', false, GateStage.ALPHA),
-  gate('EnableSortSidecarContainerByName', false, GateStage.ALPHA),
-  gate('InPlacePodVerticalScaling', false, GateStage.ALPHA),
-  gate('DefaultHostNetworkHostPortsInPodTemplates', false, GateStage.ALPHA),
-  gate('DaemonSetPruneIneligibleNodes', false, GateStage.ALPHA),
-  // Ours: exit priority never shipped upstream (API notes §2), so the bundled runtime gates it itself.
-  // On by default: it is the bundled runtime's own feature, with nothing upstream to stay compatible with.
-  gate('ContainerExitPriority', true, GateStage.CDK8S_KRUISE),
-];
-
-const GATES_BY_NAME = new Map(FEATURE_GATES.map((g) => [g.name, g]));
-
-export function gateSpec(name: string): GateSpec | undefined {
-  return GATES_BY_NAME.get(name);
-}
-
-/**
- * Upstream cascades (`SetDefaultFeatureGates`): when `parent` ends up with value `when`, every gate in
- * `forces` is set to `to`.
- */
-export interface GateCascade {
-  readonly parent: string;
-  readonly when: boolean;
-  readonly forces: readonly string[];
-  readonly to: boolean;
-}
-
-export const GATE_CASCADES: readonly GateCascade[] = [
-  {
-    parent: 'PodWebhook',
-    when: false,
-    to: false,
-    forces: ['KruisePodReadinessGate', 'PodUnavailableBudgetDeleteGate', 'PodUnavailableBudgetUpdateGate', 'WorkloadSpread',
-      'SidecarSetPatchPodMetadataDefaultsAllowed', 'EnhancedLivenessProbe', 'ContainerExitPriority'],
-  },
-  {
-    parent: 'KruiseDaemon',
-    when: false,
-    to: false,
-    forces: ['PreDownloadImageForInPlaceUpdate', 'DaemonWatchingPod', 'InPlaceUpdateEnvFromMetadata', 'PreDownloadImageForDaemonSetUpdate',
-      'PodProbeMarkerGate', 'SidecarTerminator', 'ImagePullJobGate', 'EnhancedLivenessProbe'],
-  },
-  { parent: 'PreDownloadImageForInPlaceUpdate', when: true, to: true, forces: ['ImagePullJobGate'] },
-  { parent: 'PreDownloadImageForDaemonSetUpdate', when: true, to: true, forces: ['ImagePullJobGate'] },
-  { parent: 'ResourcesDeletionProtection', when: false, to: false, forces: ['DeletionProtectionForCRDCascadingGate'] },
-];
-
-/** What the runtime must provide for one app feature. */
-export interface FeatureRequirement {
-  /** Gates that must be on (their cascade parents are added by `requiredGates`). */
-  readonly gates: readonly string[];
-  /** The node daemon must run (CRI work or per-node watches). */
-  readonly daemon: boolean;
-  /** The pod mutating webhook must be registered. */
-  readonly podWebhook: boolean;
-  /** Upstream OpenKruise implements it. */
-  readonly upstream: boolean;
-  /** The cdk8s-kruise bundled runtime implements it. */
-  readonly bundled: boolean;
-}
-
-function req(gates: string[], daemon: boolean, podWebhook: boolean, upstream = true, bundled = false): FeatureRequirement {
-  return { gates, daemon, podWebhook, upstream, bundled };
-}
-
-/**
- * Feature → requirement. `bundled` marks what the cdk8s-kruise runtime implements (issues 6 and 7);
- * everything else needs upstream OpenKruise (`target: openkruise`).
- */
-export const FEATURE_REQUIREMENTS: Readonly<Record<AppFeature, FeatureRequirement>> = {
-  [AppFeature.SIDECAR_TERMINATOR_KILL]: req(['SidecarTerminator'], true, false, true, true),
-  [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: req(['SidecarTerminator'], false, false, true, true),
-  [AppFeature.SIDECARSET]: req(['PodWebhook'], false, true, true, true),
-  [AppFeature.SIDECARSET_PATCH_POD_METADATA]: req(['SidecarSetPatchPodMetadataDefaultsAllowed'], false, true, true, true),
-  [AppFeature.IMAGE_PULL_JOB]: req(['ImagePullJobGate'], true, false, true, true),
-  [AppFeature.CONTAINER_RECREATE_REQUEST]: req(['KruiseDaemon'], true, false, true, true),
-  [AppFeature.CONTAINER_EXIT_PRIORITY]: req(['ContainerExitPriority'], false, true, false, true),
-  [AppFeature.CONTAINER_LAUNCH_PRIORITY]: req(['PodWebhook'], false, true),
-  [AppFeature.LIFECYCLE_MARK_POD_NOT_READY]: req(['PodWebhook'], false, true),
-  [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: req(['InPlaceUpdateEnvFromMetadata'], true, false),
-  [AppFeature.POD_PROBE_MARKER]: req(['PodProbeMarkerGate'], true, false),
-  [AppFeature.WORKLOAD_SPREAD]: req(['WorkloadSpread'], false, true),
-  [AppFeature.POD_UNAVAILABLE_BUDGET]: req(['PodUnavailableBudgetDeleteGate'], false, true),
-  [AppFeature.RESOURCE_DISTRIBUTION]: req(['ResourceDistributionGate'], false, false),
-  [AppFeature.DELETION_PROTECTION]: req(['ResourcesDeletionProtection'], false, false),
-  [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: req(['StatefulSetAutoDeletePVC'], false, false),
-  [AppFeature.STATEFULSET_START_ORDINAL]: req(['StatefulSetStartOrdinal'], false, false),
-};
-
-/** Gates that must be on for `gate` to stay on (the parents of every "parent=false forces gate off" cascade). */
-export function prerequisitesOf(gateName: string): string[] {
-  const out: string[] = [];
-  const visit = (g: string) => {
-    for (const c of GATE_CASCADES) {
-      if (!c.when && !c.to && c.forces.includes(g) && !out.includes(c.parent)) {
-        out.push(c.parent);
-        visit(c.parent);
-      }
-    }
-  };
-  visit(gateName);
-  return out;
-}
+export { FEATURE_GATES, GATE_CASCADES, gateSpec, GateStage, prerequisitesOf, type GateCascade, type GateSpec };
 
 /** One gate an app needs, and why. */
 export interface GateRequirement {
@@ -191,7 +35,7 @@ export function toSourced(o: KubeObject | SourcedObject): SourcedObject {
 export function gatesForUses(uses: readonly FeatureUse[]): GateRequirement[] {
   const out: GateRequirement[] = [];
   for (const use of uses) {
-    for (const g of FEATURE_REQUIREMENTS[use.feature].gates) {
+    for (const g of FEATURES[use.feature].gates) {
       out.push({ gate: g, use });
       for (const p of prerequisitesOf(g)) out.push({ gate: p, use, via: g });
     }
@@ -217,7 +61,7 @@ export interface ResolvedGates {
 /** Rejects unknown gate names with the list of known ones (eager error for a typo). */
 export function checkGateNames(overrides: Readonly<Record<string, boolean>>, where: string): void {
   for (const name of Object.keys(overrides)) {
-    if (!GATES_BY_NAME.has(name)) {
+    if (!(gateSpec(name) !== undefined)) {
       throw new Error(`${where}: unknown feature gate "${name}". Known gates: ${FEATURE_GATES.map((g) => g.name).join(', ')}`);
     }
   }
@@ -273,16 +117,16 @@ function applyCascades(values: Map<string, boolean>): void {
 
 /** The feature uses that need the node daemon / the pod webhook. */
 export function needsDaemon(uses: readonly FeatureUse[]): FeatureUse | undefined {
-  return uses.find((u) => FEATURE_REQUIREMENTS[u.feature].daemon);
+  return uses.find((u) => FEATURES[u.feature].needsDaemon);
 }
 export function needsPodWebhook(uses: readonly FeatureUse[]): FeatureUse | undefined {
-  return uses.find((u) => FEATURE_REQUIREMENTS[u.feature].podWebhook);
+  return uses.find((u) => FEATURES[u.feature].needsPodWebhook);
 }
 
 /** Markdown table of the gates an app needs (used in the openkruise-target report and docs). */
 export function gatesMarkdownTable(resolved: ResolvedGates): string {
   const rows = [...resolved.required.values()].map((r) => {
-    const spec = GATES_BY_NAME.get(r.gate)!;
+    const spec = gateSpec(r.gate)!;
     return `| ${r.gate} | ${spec.default} | ${spec.stage} | ${describeRef(r.use.resource)}: ${r.use.feature}${r.via ? ` (via ${r.via})` : ''} |`;
   });
   return ['| gate | upstream default | stage | needed by |', '|---|---|---|---|', ...rows].join('\n');
@@ -324,7 +168,7 @@ export function installGateConflicts(objects: readonly (KubeObject | SourcedObje
   const sourced = objects.map(toSourced);
   const overrides = featureGatesOfInstall(sourced.map((s) => s.object));
   if (!overrides) return [];
-  const known = Object.fromEntries(Object.entries(overrides).filter(([g]) => GATES_BY_NAME.has(g)));
+  const known = Object.fromEntries(Object.entries(overrides).filter(([g]) => (gateSpec(g) !== undefined)));
   return [...resolveGates(requiredGates(sourced), known).conflicts];
 }
 

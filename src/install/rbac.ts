@@ -1,4 +1,4 @@
-import { PERMISSIONS, toPolicyRules, type PermissionRule } from '../runtime/permissions.js';
+import { PERMISSIONS, toPolicyRules, type PermissionRule } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { NAMES, meta, type InstallSpec } from './spec.js';
 

@@ -1,4 +1,4 @@
-import { RUNTIME_FEATURE_GATES } from '../runtime/core/featuregates.js';
+import { BUNDLED_RUNTIME_GATES } from '../contracts/features.js';
 import type { ResolvedGates } from './feature-gates.js';
 
 /**
@@ -9,6 +9,6 @@ import type { ResolvedGates } from './feature-gates.js';
 export function bundledFeatureGatesFlag(gates: ResolvedGates): string {
   return gates.flag
     .split(',')
-    .filter((part) => part && part.split('=')[0]! in RUNTIME_FEATURE_GATES)
+    .filter((part) => part && part.split('=')[0]! in BUNDLED_RUNTIME_GATES)
     .join(',');
 }

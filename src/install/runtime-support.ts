@@ -1,22 +1,68 @@
-import { kindWebhookPath, POD_MUTATING_PATH } from './webhooks.js';
+import { AppFeature, BUNDLED_ADMISSION, FEATURES } from '../contracts/features.js';
+import { kindWebhookPath, POD_MUTATING_PATH } from '../contracts/names.js';
+import type { FeatureUse } from './app-features.js';
 import type { ServedKind } from './spec.js';
+import { describeRef } from './types.js';
 
-/**
- * The admission paths the bundled runtime serves. Registering a path nobody serves would make the API
- * server fail every matching request (failurePolicy Fail), so the install registers only these.
- * Kept as data so constructs do not import the runtime; test/unit/install-runtime-support.test.ts
- * checks it against the runtime's webhook registry (src/runtime/manager/registry.ts).
- */
+/** The admission paths the bundled runtime serves for `kinds`, from the contract layer's declaration. */
 export function bundledWebhookPaths(kinds: readonly ServedKind[]): { mutating: string[]; validating: string[] } {
   return {
-    // The pod webhook (SidecarSet injection, exit priority) is not served yet: add POD_MUTATING_PATH
-    // here when the runtime registers it, and the install starts registering mpod.kb.io.
-    mutating: kinds.filter((k) => k.kind === 'ContainerRecreateRequest').map((k) => kindWebhookPath('mutate', k)),
+    mutating: [
+      ...(BUNDLED_ADMISSION.podWebhook ? [POD_MUTATING_PATH] : []),
+      ...kinds.filter((k) => BUNDLED_ADMISSION.mutatingKinds.includes(k.kind)).map((k) => kindWebhookPath('mutate', k)),
+    ],
     validating: kinds.map((k) => kindWebhookPath('validate', k)),
   };
 }
 
 /** Whether the bundled runtime answers pod CREATE admission requests. */
-export function bundledServesPods(kinds: readonly ServedKind[]): boolean {
-  return bundledWebhookPaths(kinds).mutating.includes(POD_MUTATING_PATH);
+export function bundledServesPods(): boolean {
+  return BUNDLED_ADMISSION.podWebhook;
+}
+
+/** The target runtime of an install, as the feature table names it. */
+export type TargetRuntime = 'bundled' | 'upstream';
+
+/** What an app's feature uses mean for one target: errors stop the synth, warnings are reported. */
+export interface RuntimeSupport {
+  readonly errors: string[];
+  readonly warnings: string[];
+}
+
+/** Extra advice for features that have a compile-time alternative to a runtime. */
+const ALTERNATIVES: Partial<Record<AppFeature, string>> = {
+  [AppFeature.CONTAINER_EXIT_PRIORITY]:
+    'Compile it to native sidecars instead (context cdk8s-kruise:kubernetesVersion >= 1.29), which the kubelet orders itself.',
+};
+
+function at(u: FeatureUse): string {
+  return u.pointer ? ` at ${u.pointer}` : '';
+}
+
+/**
+ * Which feature uses the target runtime does not carry out, with advice that names only a runtime that
+ * does. A feature no runtime carries out says so. Under the bundled target such uses are warnings (the
+ * manifests are valid, nothing acts on them); under the upstream target they are errors, because upstream's
+ * webhooks refuse or ignore them.
+ */
+export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntime): RuntimeSupport {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  for (const u of uses) {
+    const { carriedOutBy } = FEATURES[u.feature];
+    if (carriedOutBy[target]) continue;
+    const other: TargetRuntime = target === 'bundled' ? 'upstream' : 'bundled';
+    const alternative = ALTERNATIVES[u.feature];
+    const advice = carriedOutBy[other]
+      ? other === 'upstream'
+        ? 'Use target openkruise (upstream OpenKruise carries it out).'
+        : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
+      : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
+    if (target === 'bundled') {
+      warnings.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which this version of the bundled runtime does not carry out. ${advice}`);
+    } else {
+      errors.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which upstream OpenKruise does not carry out. ${advice}`);
+    }
+  }
+  return { errors, warnings };
 }

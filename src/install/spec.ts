@@ -61,23 +61,8 @@ export interface InstallSpec {
   readonly syncWave?: number;
 }
 
-/** Fixed names (upstream's, so docs and habits carry over; the runtime reads the same constants). */
-export const NAMES = {
-  managerServiceAccount: 'kruise-manager',
-  daemonServiceAccount: 'kruise-daemon',
-  managerDeployment: 'kruise-controller-manager',
-  daemonSet: 'kruise-daemon',
-  webhookService: 'kruise-webhook-service',
-  managerClusterRole: 'kruise-manager-role',
-  managerRole: 'kruise-manager-role',
-  managerDaemonConfigRole: 'kruise-manager-secret-role',
-  daemonClusterRole: 'kruise-daemon-role',
-  daemonRole: 'kruise-daemon-secret-role',
-  certificate: 'kruise-webhook-cert',
-  managerPdb: 'kruise-controller-manager',
-} as const;
-
-export const PORTS = { webhook: 9876, metrics: 8080, health: 8000, daemonHealth: 10221 } as const;
+// Names and ports are contracts the runtime reads too; declared in the contract layer.
+export { NAMES, PORTS } from '../contracts/names.js';
 
 /** Labels on every object, and the selector labels of the two workloads. */
 export const COMMON_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/part-of': 'cdk8s-kruise' };

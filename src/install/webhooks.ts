@@ -1,18 +1,16 @@
-import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../runtime/permissions.js';
+import {
+  kindWebhookPath,
+  LABEL_NAMESPACE_NAME,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  POD_MUTATING_PATH,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_SECRET,
+} from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { bundledWebhookPaths } from './runtime-support.js';
+
+export { kindWebhookPath, POD_MUTATING_PATH };
 import { MANAGER_SELECTOR, NAMES, meta, type InstallSpec, type ServedKind } from './spec.js';
-
-/**
- * Admission webhooks. Paths follow upstream's controller-runtime convention so the runtime's handler
- * paths and these registrations can be derived from the same (group, version, kind):
- * `/mutate-pod`, `/mutate-<group with dots as dashes>-<version>-<kind lowercase>`, `/validate-...`.
- */
-export const POD_MUTATING_PATH = '/mutate-pod';
-
-export function kindWebhookPath(op: 'mutate' | 'validate', k: Pick<ServedKind, 'group' | 'version' | 'kind'>): string {
-  return `/${op}-${k.group.replace(/\./g, '-')}-${k.version}-${k.kind.toLowerCase()}`;
-}
 
 /** Annotation cert-manager's CA injector reads to fill caBundle from a Certificate. */
 export const CERT_MANAGER_INJECT_ANNOTATION = 'cert-manager.io/inject-ca-from';
@@ -23,7 +21,7 @@ export function protectedNamespaces(spec: InstallSpec): string[] {
 }
 
 function namespaceSelector(spec: InstallSpec): Record<string, unknown> {
-  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: protectedNamespaces(spec) }] };
+  return { matchExpressions: [{ key: LABEL_NAMESPACE_NAME, operator: 'NotIn', values: protectedNamespaces(spec) }] };
 }
 
 function clientConfig(spec: InstallSpec, path: string): Record<string, unknown> {

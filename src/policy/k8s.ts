@@ -1,5 +1,14 @@
+import { groupOf, KRUISE_GROUP, KRUISE_GROUPS } from '../contracts/groups.js';
 import { toPointer } from './locate.js';
 import type { Manifest } from './types.js';
+
+export {
+  imageReferenceError,
+  isEmptySelector,
+  labelValueError,
+  qualifiedNameError,
+  selectorMatches,
+} from '../contracts/validators.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -16,12 +25,8 @@ export function arr(v: unknown): unknown[] {
 }
 
 export function group(apiVersion: unknown): string {
-  if (typeof apiVersion !== 'string') return '';
-  const slash = apiVersion.indexOf('/');
-  return slash === -1 ? '' : apiVersion.slice(0, slash);
+  return typeof apiVersion === 'string' ? groupOf(apiVersion) : '';
 }
-
-export const KRUISE_GROUPS = new Set(['apps.kruise.io', 'policy.kruise.io']);
 
 export function isKruise(m: Manifest): boolean {
   return KRUISE_GROUPS.has(group(m.object.apiVersion));
@@ -53,7 +58,7 @@ const TEMPLATE_PATHS: Record<string, Record<string, string[][]>> = {
     ReplicaSet: [['spec', 'template']],
   },
   batch: { Job: [['spec', 'template']], CronJob: [['spec', 'jobTemplate', 'spec', 'template']] },
-  'apps.kruise.io': {
+  [KRUISE_GROUP]: {
     CloneSet: [['spec', 'template']],
     StatefulSet: [['spec', 'template']],
     DaemonSet: [['spec', 'template']],
@@ -125,85 +130,3 @@ export function envVar(c: Container, name: string): { index: number; value: unkn
   return undefined;
 }
 
-// Kubernetes validation (k8s.io/apimachinery/pkg/util/validation), which the API server applies to label keys
-// and finalizers.
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** Why `key` is not a Kubernetes qualified name (label key / finalizer), or undefined when it is one. */
-export function qualifiedNameError(key: string): string | undefined {
-  const parts = key.split('/');
-  if (parts.length > 2) return 'a qualified name has at most one "/"';
-  const name = parts.length === 2 ? parts[1]! : parts[0]!;
-  if (parts.length === 2) {
-    const prefix = parts[0]!;
-    if (prefix.length === 0) return 'the prefix before "/" is empty';
-    if (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) return `the prefix "${prefix}" is not a lowercase DNS subdomain`;
-  }
-  if (name.length === 0) return 'the name part is empty';
-  if (name.length > 63) return 'the name part is longer than 63 characters';
-  if (!QUALIFIED_NAME_PART.test(name)) return `the name part "${name}" must be alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric`;
-  return undefined;
-}
-
-export function labelValueError(value: string): string | undefined {
-  if (value.length > 63) return 'a label value is at most 63 characters';
-  if (!LABEL_VALUE.test(value)) return 'a label value must be empty or alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric';
-  return undefined;
-}
-
-// The reference grammar of the container registry ecosystem (distribution/reference), which kubelet and
-// containerd apply when pulling.
-const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const NAME = `(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*`;
-const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE = new RegExp(`^(${NAME})(?::(${TAG}))?(?:@(${DIGEST}))?$`);
-
-/** Why `ref` is not a valid image reference, or undefined when it is one. */
-export function imageReferenceError(ref: unknown): string | undefined {
-  if (typeof ref !== 'string' || ref.length === 0) return 'the image reference is empty';
-  if (ref !== ref.trim()) return 'the image reference has leading or trailing whitespace';
-  const m = REFERENCE.exec(ref);
-  if (!m) {
-    if (/[A-Z]/.test(ref.split('/').slice(-1)[0]!.split(':')[0]!)) return 'repository names must be lowercase';
-    return 'it does not match [registry/]repository[:tag][@digest]';
-  }
-  if (m[1]!.length > 255) return 'the repository name is longer than 255 characters';
-  return undefined;
-}
-
-/** Kubernetes label-selector semantics (matchLabels AND matchExpressions). */
-export function selectorMatches(selector: Obj, labels: Obj): boolean {
-  for (const [k, v] of Object.entries(obj(selector.matchLabels))) if (labels[k] !== v) return false;
-  for (const raw of arr(selector.matchExpressions)) {
-    const e = obj(raw);
-    const key = String(e.key);
-    const values = arr(e.values).map(String);
-    const has = Object.prototype.hasOwnProperty.call(labels, key);
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(String(labels[key]))) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(String(labels[key]))) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
-export function isEmptySelector(selector: Obj): boolean {
-  return Object.keys(obj(selector.matchLabels)).length === 0 && arr(selector.matchExpressions).length === 0;
-}

@@ -13,7 +13,7 @@ import { ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, sidecarTerminationCrrName } from '
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import { CONTAINER_RECREATE_REQUESTS, PODS, type KubeObject, type Pod } from '../../src/runtime/core/index.js';
 import type { Daemon } from '../../src/runtime/daemon/daemon.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/runtime/permissions.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { startCriEnvironment, waitFor, type CriEnvironment } from '../cri-harness/index.js';
 import { adminKubeConfig, createNamespace, createNode, kubeconfigPath } from '../harness/index.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager } from '../../src/runtime/manager/manager.js';

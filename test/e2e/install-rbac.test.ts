@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type PermissionScope, type Verb } from '../../src/runtime/permissions.js';
+import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type PermissionScope, type Verb } from '../../src/contracts/index.js';
 import { canI, createNamespace, describeCheck, kubectl, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -11,7 +11,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonPlacement, KruiseRuntime } from '../../constructs/kruise-runtime.js';
-import { PERMISSIONS, daemonScopes, findCoveringRule, managerScopes, type PermissionRule, type Verb } from '../../src/runtime/permissions.js';
+import { PERMISSIONS, daemonScopes, findCoveringRule, managerScopes, type PermissionRule, type Verb } from '../../src/contracts/index.js';
 import { canI, kubectl, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 type Obj = Record<string, any>;

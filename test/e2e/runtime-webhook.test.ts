@@ -12,7 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerRecreateRequestDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
 import { kindWebhookPath } from '../../src/install/webhooks.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/runtime/permissions.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, setPodStatus } from '../harness/index.js';
 import { accessCoverage, accessLogs, startController, type ControllerProcess, eventually, freePort, installCrds } from './runtime/support.js';
 

@@ -8,7 +8,7 @@ import { DaemonPlacement, IssuerKind, KruiseRuntime, WebhookCertificates, type K
 import { register as registerController } from '../../src/cli/commands/controller.js';
 import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
 import { daemonConfigNamespace } from '../../src/runtime/controllers/imagepulljob/index.js';
-import { parseFeatureGates } from '../../src/runtime/core/featuregates.js';
+import { parseFeatureGates } from '../../src/contracts/features.js';
 import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
 
 type Obj = Record<string, any>;

@@ -3,7 +3,6 @@ import { AppFeature, detectFeatures } from '../../src/install/app-features.js';
 import {
   FEATURE_GATES,
   GATE_CASCADES,
-  FEATURE_REQUIREMENTS,
   featureGatesOfInstall,
   gateSpec,
   installGateConflicts,
@@ -11,6 +10,7 @@ import {
   requiredGates,
   resolveGates,
 } from '../../src/install/feature-gates.js';
+import { FEATURES } from '../../src/contracts/features.js';
 import type { KubeObject } from '../../src/install/types.js';
 
 const job = (env: { name: string; value: string }[], annotations?: Record<string, string>): KubeObject => ({
@@ -49,7 +49,7 @@ describe('gate model', () => {
 
   it('cascades only name known gates, and every feature needs only known gates', () => {
     for (const c of GATE_CASCADES) for (const g of [c.parent, ...c.forces]) expect(gateSpec(g), g).toBeDefined();
-    for (const r of Object.values(FEATURE_REQUIREMENTS)) for (const g of r.gates) expect(gateSpec(g), g).toBeDefined();
+    for (const r of Object.values(FEATURES)) for (const g of r.gates) expect(gateSpec(g), g).toBeDefined();
   });
 
   it('knows the KruiseDaemon and PodWebhook prerequisites', () => {

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createRunners, type ControllerContext, type RunnableDefinition, type UnknownGatePolicy } from '../../src/runtime/core/controller.js';
-import { parseFeatureGates, RUNTIME_FEATURE_GATES } from '../../src/runtime/core/featuregates.js';
+import { parseFeatureGates, BUNDLED_RUNTIME_GATES } from '../../src/contracts/features.js';
 import { createLogger } from '../../src/runtime/core/log.js';
 import { RuntimeMetrics } from '../../src/runtime/core/metrics.js';
 import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
@@ -103,10 +103,10 @@ describe('createRunners', () => {
 
   it('every registered manager and daemon controller names a gate the runtime knows, so both policies pick the same controllers', () => {
     for (const d of [...CONTROLLERS, ...DAEMON_CONTROLLERS]) {
-      if (d.featureGate) expect(Object.keys(RUNTIME_FEATURE_GATES)).toContain(d.featureGate);
+      if (d.featureGate) expect(Object.keys(BUNDLED_RUNTIME_GATES)).toContain(d.featureGate);
     }
     for (const spec of [undefined, 'ImagePullJobGate=true', 'SidecarTerminator=true,KruiseDaemon=false']) {
-      expect([...parseFeatureGates(spec).keys()].sort()).toEqual(Object.keys(RUNTIME_FEATURE_GATES).sort());
+      expect([...parseFeatureGates(spec).keys()].sort()).toEqual(Object.keys(BUNDLED_RUNTIME_GATES).sort());
     }
   });
 });

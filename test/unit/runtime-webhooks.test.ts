@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
 import { validateWithPolicy } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
 import type { Pod } from '../../src/runtime/core/types.js';
-import { parseFeatureGates } from '../../src/runtime/core/featuregates.js';
-import { DAEMON, DAEMON_NAMESPACED, MANAGER, MANAGER_DAEMON_CONFIG, MANAGER_NAMESPACED, daemonScopes, findCoveringRule, managerScopes, toPolicyRules } from '../../src/runtime/permissions.js';
+import { parseFeatureGates } from '../../src/contracts/features.js';
+import { DAEMON, DAEMON_NAMESPACED, MANAGER, MANAGER_DAEMON_CONFIG, MANAGER_NAMESPACED, daemonScopes, findCoveringRule, managerScopes, toPolicyRules } from '../../src/contracts/index.js';
 import { parseDuration } from '../../src/cli/commands/controller.js';
 
 function pod(over: Partial<{ phase: string; deleting: boolean; conditions: Array<{ type: string; status: string }>; nodeName: string | null }> = {}): Pod {

@@ -1,5 +1,5 @@
 import { FEATURE_GATES, prerequisitesOf, requiredGates, resolveGates, type GateRequirement } from '../../install/feature-gates.js';
-import { RUNTIME_FEATURE_GATES } from '../../runtime/core/featuregates.js';
+import { BUNDLED_RUNTIME_GATES } from '../../contracts/features.js';
 import { arr, containers, obj, podTemplates } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 
@@ -30,8 +30,8 @@ function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
             if (match && KNOWN.has(match[1]!)) explicit.set(match[1]!, match[2]!.toLowerCase() === 'true');
           }
           // The bundled runtime's flag names only gates it implements; an upstream kruise-manager flag may name any.
-          const bundled = [...explicit.keys()].every((g) => g in RUNTIME_FEATURE_GATES);
-          const universe = new Set(bundled ? Object.keys(RUNTIME_FEATURE_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
+          const bundled = [...explicit.keys()].every((g) => g in BUNDLED_RUNTIME_GATES);
+          const universe = new Set(bundled ? Object.keys(BUNDLED_RUNTIME_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
           const values = resolveGates([], Object.fromEntries(explicit)).values;
           const meta = obj(m.object.metadata);
           out.push({ where: `${String(m.object.kind)} ${meta.namespace ? `${String(meta.namespace)}/` : ''}${String(meta.name)} container "${c.name}"`, explicit, values, universe });

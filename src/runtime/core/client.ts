@@ -6,9 +6,9 @@ import {
   RequestContext,
   Watch,
 } from '@kubernetes/client-node';
-import type { ApiAccess, PermissionScope, Verb } from '../permissions.js';
-import { findCoveringRule } from '../permissions.js';
-import { resourcePath, type ResourceType } from './resources.js';
+import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js';
+import { findCoveringRule } from '../../contracts/index.js';
+import { resourcePath, type ResourceType } from '../../contracts/index.js';
 import type { KubeList, KubeObject } from './types.js';
 
 export { PatchStrategy };

@@ -110,7 +110,7 @@ export interface RunnableDefinition<C extends ControllerContext> {
 
 /**
  * What a definition whose `featureGate` is absent from the gates map gets. Both the manager and the
- * daemon build their map with parseFeatureGates, which holds every gate of RUNTIME_FEATURE_GATES, so
+ * daemon build their map with parseFeatureGates, which holds every gate of BUNDLED_RUNTIME_GATES, so
  * this only decides for a definition naming a gate that table lacks: the manager leaves it off
  * (a gate must be on), the daemon runs it (it is only skipped when a gate is known to be off).
  */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeClient } from './client.js';
-import { EVENTS, apiVersionOf, type ResourceType } from './resources.js';
+import { EVENTS, apiVersionOf, type ResourceType } from '../../contracts/index.js';
 import type { KubeObject } from './types.js';
 
 export interface EventRecorderOptions {

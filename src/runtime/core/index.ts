@@ -12,7 +12,7 @@
  * - installShutdown: SIGTERM/SIGINT handling.
  */
 export * from './client.js';
-export * from './resources.js';
+export * from '../../contracts/resources.js';
 export * from './types.js';
 export * from './backoff.js';
 export * from './informer.js';
@@ -23,7 +23,7 @@ export * from './health.js';
 export * from './metrics.js';
 export * from './log.js';
 export * from './events.js';
-export * from './featuregates.js';
+export { parseFeatureGates, BUNDLED_RUNTIME_GATES } from '../../contracts/features.js';
 export * from './shutdown.js';
 export * from './webhook/server.js';
 export * from './webhook/certs.js';

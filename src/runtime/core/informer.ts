@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isGone, type KubeClient, type WatchEventType } from './client.js';
-import type { ResourceType } from './resources.js';
+import type { ResourceType } from '../../contracts/index.js';
 import { objectKey, type KubeObject } from './types.js';
 import { Backoff } from './backoff.js';
 

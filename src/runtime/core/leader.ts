@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from './client.js';
-import { LEASES } from './resources.js';
+import { LEASES } from '../../contracts/index.js';
 import type { Lease } from './types.js';
 
 export interface LeaderElectionOptions {

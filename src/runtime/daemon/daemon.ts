@@ -15,7 +15,7 @@ import {
 import { Gauge } from 'prom-client';
 import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
-import { daemonScopes } from '../permissions.js';
+import { daemonScopes } from '../../contracts/index.js';
 import type { DaemonContext } from './context.js';
 import { DAEMON_CONTROLLERS } from './registry.js';
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { KubeClient, loadKubeConfig } from '../core/client.js';
 import { ControllerRunner, createRunners, type ControllerContext } from '../core/controller.js';
 import { EventRecorder } from '../core/events.js';
-import { parseFeatureGates } from '../core/featuregates.js';
+import { parseFeatureGates } from '../../contracts/features.js';
 import { HealthServer } from '../core/health.js';
 import { InformerFactory } from '../core/informer.js';
 import { LeaderElector } from '../core/leader.js';
@@ -18,12 +18,12 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_SECRET,
   managerScopes,
-} from '../permissions.js';
+  MANAGER_NODE_OPTIONS,
+} from '../../contracts/index.js';
 import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
-import { MANAGER_NODE_OPTIONS } from './node-options.js';
 
 export { MANAGER_NODE_OPTIONS };
 

@@ -7,7 +7,7 @@ import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import { toCustomResourceDefinition } from '../../../src/api/crd.js';
 import type { KindDefinition } from '../../../src/api/registry.js';
 import { DAEMON_CONFIG_NAMESPACE } from '../../../src/api/pod-contracts.js';
-import { findCoveringRule, managerScopes, type ApiAccess, type PermissionRule } from '../../../src/runtime/permissions.js';
+import { findCoveringRule, managerScopes, type ApiAccess, type PermissionRule } from '../../../src/contracts/index.js';
 import { adminKubeConfig, kubeconfigPath, kubectl } from '../../harness/index.js';
 
 import { ControllerProcess } from './process.js';

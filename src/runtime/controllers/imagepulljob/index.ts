@@ -1,5 +1,5 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../core/resources.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../../contracts/index.js';
 import { objectKey, stripManagedFields } from '../../core/index.js';
 import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject } from './reconcile.js';
 

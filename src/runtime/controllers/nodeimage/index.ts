@@ -1,5 +1,5 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { IMAGE_PULL_JOBS, NODE_IMAGES, NODES } from '../../core/resources.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES, NODES } from '../../../contracts/index.js';
 import { stripManagedFields, type Node } from '../../core/index.js';
 import type { ImagePullJobObject, NodeImageObject } from '../imagepulljob/reconcile.js';
 import { nodeCacheTransform } from '../../manager/transforms.js';

@@ -1,5 +1,5 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { CONTAINER_RECREATE_REQUESTS, NODES, PODS } from '../../core/resources.js';
+import { CONTAINER_RECREATE_REQUESTS, NODES, PODS } from '../../../contracts/index.js';
 import { objectKey, type KubeObject, type Node, type Pod } from '../../core/types.js';
 import { podCacheTransform, nodeCacheTransform } from '../../manager/transforms.js';
 import { isCandidate } from './decision.js';

@@ -10,7 +10,7 @@ import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../co
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
-import { CONTAINER_RECREATE_REQUESTS, PODS } from '../../core/resources.js';
+import { CONTAINER_RECREATE_REQUESTS, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
 import { decide, type Decision, type ImageSwap, type NodeKind } from './decision.js';
 

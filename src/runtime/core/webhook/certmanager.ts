@@ -5,7 +5,7 @@ import {
   SECRETS,
   VALIDATING_WEBHOOK_CONFIGURATIONS,
   type ResourceType,
-} from '../resources.js';
+} from '../../../contracts/index.js';
 import type { KubeObject, Secret } from '../types.js';
 import {
   bundleFromSecretData,

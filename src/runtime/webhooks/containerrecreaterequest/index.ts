@@ -3,7 +3,7 @@ import { ContainerRecreateRequestDefinition } from '../../../api/registry.js';
 import { kindWebhookPath } from '../../../install/webhooks.js';
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import { NODES, PODS } from '../../core/resources.js';
+import { NODES, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from './decision.js';
 

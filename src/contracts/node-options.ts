@@ -1,6 +1,3 @@
-// A module without imports: the install manifests (src/install) read this constant without pulling the
-// runtime (client-node, pino, ...) into the construct library.
-
 /**
  * V8 limits for the controller-manager container, passed as NODE_OPTIONS by the install manifests.
  * Node's defaults size the heap for the machine, not the container: with them the controller held

@@ -2,7 +2,7 @@
  * The single declared list of Kubernetes API calls the bundled runtime makes.
  *
  * Why one list: the install manifests (src/install) generate the RBAC of the manager and the daemon from
- * it, and every call the runtime makes goes through `KubeClient` (src/runtime/core/client.ts), which knows
+ * it, and every call the runtime makes goes through `KubeClient` (`src/runtime/core/client.ts`), which knows
  * the (apiGroup, resource, verb) of the call. A test records the calls made during the e2e runs and checks
  * that each is covered here (and reports declared rules nobody used), so RBAC can neither drift from the
  * code nor grow wildcards.
@@ -17,12 +17,14 @@
  * - MANAGER_DAEMON_CONFIG: rules the manager needs in the daemon-config namespace only (Role there): the
  *   ImagePullJob pull-secret copies. Writing Secrets is the sharpest right the manager holds, so it is
  *   confined to the one namespace the copies go to.
- * - DAEMON: cluster-wide rules for the node daemon (`cdk8s-kruise daemon`, issue 7 adds its entries).
+ * - DAEMON: cluster-wide rules for the node daemon (`cdk8s-kruise daemon`).
  * - DAEMON_NAMESPACED: rules only needed in the daemon-config namespace (pull secrets copied there).
  *
  * Where each namespaced list applies is stated once, by `managerScopes` / `daemonScopes`: the client's
  * strict check, the coverage tests and the RBAC generator all read it from there.
  */
+import { KRUISE_GROUP } from './groups.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from './names.js';
 
 /** Kubernetes API verbs we use (no `*`). */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -40,14 +42,6 @@ export interface PermissionRule {
   /** Why the runtime needs it (documentation; not rendered into RBAC). */
   readonly why: string;
 }
-
-/** Name of the Secret holding the webhook CA and serving certificate (in the runtime namespace). */
-export const WEBHOOK_CERT_SECRET = 'kruise-webhook-certs';
-/** Names of the admission webhook configurations whose caBundle the manager keeps current. */
-export const MUTATING_WEBHOOK_CONFIGURATION = 'kruise-mutating-webhook-configuration';
-export const VALIDATING_WEBHOOK_CONFIGURATION = 'kruise-validating-webhook-configuration';
-/** Name of the leader-election Lease (upstream's id). */
-export const LEADER_ELECTION_LEASE = 'kruise-manager';
 
 export const MANAGER: readonly PermissionRule[] = [
   {
@@ -75,25 +69,25 @@ export const MANAGER: readonly PermissionRule[] = [
     why: 'Normal/Warning events on the objects we act on (one event per action, no aggregation patches)',
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['containerrecreaterequests'],
     verbs: ['list', 'watch', 'create'],
     why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent: checked in the informer cache, AlreadyExists tolerated)',
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs'],
     verbs: ['list', 'watch', 'delete'],
     why: 'ImagePullJob controller: informer on jobs; deletes finished jobs after ttlSecondsAfterFinished',
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs/status'],
     verbs: ['patch'],
     why: 'ImagePullJob status aggregated from the NodeImages (desired, active, succeeded, failed, failedNodes, completionTime)',
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['nodeimages'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
     why: 'one NodeImage per Ready Node (created, labels synced, deleted with the node); ImagePullJob tags added and pruned by conditional merge patches',
@@ -138,16 +132,16 @@ export const MANAGER_DAEMON_CONFIG: readonly PermissionRule[] = [
   },
 ];
 
-/** Node daemon (issue 7): cluster-wide rules. The daemon helper appends its entries here. */
+/** Node daemon: cluster-wide rules. */
 export const DAEMON: readonly PermissionRule[] = [
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['containerrecreaterequests'],
     verbs: ['list', 'watch', 'patch', 'delete'],
     why: "informer on this node's CRRs (label selector); annotate unready-acquired, drop the active label; delete after ttlSecondsAfterFinished",
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['containerrecreaterequests/status'],
     verbs: ['patch'],
     why: 'CRR phase, per-container recreate states, completion (merge patches)',
@@ -171,13 +165,13 @@ export const DAEMON: readonly PermissionRule[] = [
     why: 'Normal/Warning events about stopped containers and pulls',
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['nodeimages'],
     verbs: ['list', 'watch'],
     why: "informer on this node's own NodeImage (field selector metadata.name)",
   },
   {
-    apiGroups: ['apps.kruise.io'],
+    apiGroups: [KRUISE_GROUP],
     resources: ['nodeimages/status'],
     verbs: ['patch'],
     why: 'per-tag pull states and counters of this node',

@@ -1,0 +1,88 @@
+/**
+ * The env vars, labels, annotations, condition types and finalizers by which users, webhooks,
+ * controllers and the daemon talk about pods and our objects. Upstream's spelling, so manifests and
+ * tools written for OpenKruise keep working. Every other module imports these instead of spelling them.
+ *
+ * @module
+ */
+
+/** Env marker: `"true"` (case-insensitive) marks a sidecar that is killed once all main containers exited. */
+export const ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT';
+/**
+ * Env marker whose value is a quick-exit image: on virtual-kubelet nodes the sidecar's image is
+ * replaced by it in place, so the container restarts into something that exits at once.
+ */
+export const ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE';
+/**
+ * Env marker (`"true"`), honoured only with {@link ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT}: the pod phase
+ * is decided from the main containers alone (condition SidecarTerminated + phase patch).
+ */
+export const ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE = 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE';
+/** Pod condition set when the terminator decided the phase itself. */
+export const CONDITION_SIDECAR_TERMINATED = 'SidecarTerminated';
+/** Message of the SidecarTerminated condition. */
+export const CONDITION_SIDECAR_TERMINATED_MESSAGE = 'Terminated by Sidecar Terminator';
+/** Event reason of the sidecar terminator. */
+export const EVENT_REASON_SIDECAR_TERMINATOR = 'SidecarTerminator';
+/** Node label key/value of virtual-kubelet nodes (also copied onto CRRs for such nodes). */
+export const LABEL_NODE_TYPE = 'type';
+/** Value of {@link LABEL_NODE_TYPE} on virtual-kubelet nodes. */
+export const NODE_TYPE_VIRTUAL_KUBELET = 'virtual-kubelet';
+/** Pod annotation: JSON map container name → non-negative integer; larger exits later; default 0. */
+export const ANNOTATION_CONTAINER_EXIT_PRIORITY = 'kruise.io/container-exit-priority';
+/** Pod annotation asking for ordered container start (needs the PodWebhook gate). */
+export const ANNOTATION_CONTAINER_LAUNCH_PRIORITY = 'apps.kruise.io/container-launch-priority';
+/** Value of {@link ANNOTATION_CONTAINER_LAUNCH_PRIORITY}: start containers in spec order. */
+export const LAUNCH_PRIORITY_ORDERED = 'Ordered';
+/** Per-container env: integer in ±2147483647 (default 0); higher starts first. */
+export const ENV_CONTAINER_PRIORITY = 'KRUISE_CONTAINER_PRIORITY';
+/** Env the webhook adds to each container; valueFrom configMapKeyRef `<pod>-barrier` / `p_<prio>`. */
+export const ENV_CONTAINER_BARRIER = 'KRUISE_CONTAINER_BARRIER';
+/** Pod annotation set once every container was released. */
+export const ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED = 'apps.kruise.io/container-launch-priority-completed';
+/** CRR label: UID of the target pod (set by the CRR webhook). */
+export const LABEL_CRR_POD_UID = 'crr.apps.kruise.io/pod-uid';
+/** CRR label: node of the target pod (immutable; the daemon watches by it). */
+export const LABEL_CRR_NODE_NAME = 'crr.apps.kruise.io/node-name';
+/** `"true"` while the CRR is not completed. */
+export const LABEL_CRR_ACTIVE = 'crr.apps.kruise.io/active';
+/** Pod label holding the lifecycle state (changed only by the workload controller). */
+export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.kruise.io/state';
+/** Pod annotation: RFC 3339 time of the last lifecycle state change. */
+export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.kruise.io/timestamp';
+/** Readiness gate / condition type that markPodNotReady sets to False. */
+export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
+/** CloneSet PVC/pod label binding a PVC to its pod slot. */
+export const LABEL_CLONESET_INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
+/** Pod/SidecarSet annotation: JSON map set name → {@link SidecarSetHashEntry} (hash of the sidecar spec). */
+export const ANNOTATION_SIDECARSET_HASH = 'kruise.io/sidecarset-hash';
+/** Like {@link ANNOTATION_SIDECARSET_HASH} with images blanked: equal values mean only images changed. */
+export const ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE = 'kruise.io/sidecarset-hash-without-image';
+/** Pod annotation: comma-separated names of the SidecarSets injected. */
+export const ANNOTATION_SIDECARSET_INJECTED_LIST = 'kruise.io/sidecarset-injected-list';
+/** Pod annotation: state of an in-place sidecar upgrade. */
+export const ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE = 'kruise.io/sidecarset-inplace-update-state';
+/** Pod annotation: JSON map sidecar → working hot-upgrade container (e.g. `{"X":"X-1"}`). */
+export const ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER = 'kruise.io/sidecarset-working-hotupgrade-container';
+/** Label on a SidecarSet that becomes spec.customVersion in v1beta1. */
+export const LABEL_SIDECARSET_CUSTOM_VERSION = 'apps.kruise.io/sidecarset-custom-version';
+/** Env set to "true" on every injected container. */
+export const ENV_IS_INJECTED = 'IS_INJECTED';
+/** Env exposing the hot-upgrade version of the container. */
+export const ENV_SIDECARSET_VERSION = 'SIDECARSET_VERSION';
+/** Env exposing the alternate hot-upgrade version. */
+export const ENV_SIDECARSET_VERSION_ALT = 'SIDECARSET_VERSION_ALT';
+/** Pod condition set by the SidecarSet in-place upgrade. */
+export const CONDITION_SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
+/** Finalizer the ImagePullJob controller adds. */
+export const FINALIZER_DELETION_PROTECTION = 'apps.kruise.io/deletion-protection';
+/** NodeImage label that keeps it when its Node is gone. */
+export const LABEL_FAKE_NODEIMAGE = 'apps.kruise.io/fake-nodeimage';
+/** CRR label: name of the target pod (set by the CRR webhook). */
+export const LABEL_CRR_POD_NAME = 'crr.apps.kruise.io/pod-name';
+/** CRR annotation: RFC 3339 time at which the pod was made not-ready for this CRR. */
+export const ANNOTATION_CRR_UNREADY_ACQUIRED = 'crr.apps.kruise.io/unready-acquired';
+/** Namespace label `kubernetes.io/metadata.name`, set by the API server on every namespace. */
+export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
+/** Label on an object that asks for deletion protection. */
+export const LABEL_DELETE_PROTECTION = 'policy.kruise.io/delete-protection';

@@ -1,0 +1,84 @@
+import { KRUISE_GROUP, KRUISE_VERSION } from './groups.js';
+
+/**
+ * REST identity of a resource type: what a request path and an RBAC check need (group, version, plural,
+ * scope). The runtime's client refuses calls it cannot name this way; RBAC is generated from the same
+ * strings.
+ */
+export interface ResourceType {
+  /** API group, `''` for core. */
+  readonly group: string;
+  readonly version: string;
+  /** Plural resource name as used in URLs and RBAC. */
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+function rt(group: string, version: string, resource: string, kind: string, namespaced: boolean): ResourceType {
+  return Object.freeze({ group, version, resource, kind, namespaced });
+}
+
+export const PODS = rt('', 'v1', 'pods', 'Pod', true);
+export const NODES = rt('', 'v1', 'nodes', 'Node', false);
+export const EVENTS = rt('', 'v1', 'events', 'Event', true);
+export const SECRETS = rt('', 'v1', 'secrets', 'Secret', true);
+export const NAMESPACES = rt('', 'v1', 'namespaces', 'Namespace', false);
+export const LEASES = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
+  'admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false);
+export const VALIDATING_WEBHOOK_CONFIGURATIONS = rt(
+  'admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false);
+
+/**
+ * Names and scope of one kind we model. The API model (`src/api/registry.ts`) adds the schema, printer
+ * columns and subresources to these; the runtime derives its REST identities from them.
+ */
+export interface KruiseKindIdentity {
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly shortNames?: readonly string[];
+}
+
+function kruiseKind(kind: string, plural: string, namespaced: boolean, shortNames?: readonly string[]): KruiseKindIdentity {
+  return Object.freeze({ kind, plural, namespaced, ...(shortNames ? { shortNames } : {}) });
+}
+
+/** Every kind we model, in CRD output order. */
+export const KRUISE_KINDS = Object.freeze({
+  SidecarSet: kruiseKind('SidecarSet', 'sidecarsets', false),
+  CloneSet: kruiseKind('CloneSet', 'clonesets', true, ['clone']),
+  ImagePullJob: kruiseKind('ImagePullJob', 'imagepulljobs', true),
+  ContainerRecreateRequest: kruiseKind('ContainerRecreateRequest', 'containerrecreaterequests', true, ['crr']),
+  NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
+});
+
+export type KruiseKindName = keyof typeof KRUISE_KINDS;
+
+/** The REST identity of one of our kinds. */
+export function kruiseResource(kind: KruiseKindName): ResourceType {
+  const k = KRUISE_KINDS[kind];
+  return rt(KRUISE_GROUP, KRUISE_VERSION, k.plural, k.kind, k.namespaced);
+}
+
+export const SIDECARSETS = kruiseResource('SidecarSet');
+export const CLONESETS = kruiseResource('CloneSet');
+export const IMAGE_PULL_JOBS = kruiseResource('ImagePullJob');
+export const CONTAINER_RECREATE_REQUESTS = kruiseResource('ContainerRecreateRequest');
+export const NODE_IMAGES = kruiseResource('NodeImage');
+
+/** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
+export function apiVersionOf(t: ResourceType): string {
+  return t.group === '' ? t.version : `${t.group}/${t.version}`;
+}
+
+/** REST path of a collection or an object, optionally a subresource. */
+export function resourcePath(t: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  let p = t.group === '' ? `/api/${t.version}` : `/apis/${t.group}/${t.version}`;
+  if (t.namespaced && namespace !== undefined) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  p += `/${t.resource}`;
+  if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+  if (subresource !== undefined) p += `/${subresource}`;
+  return p;
+}
