@@ -5,9 +5,11 @@ import type { V1PodSpec } from '@kubernetes/client-node';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
+import { dns1123LabelError } from '../src/contracts/validators.js';
 
 /** apiVersion of the OpenKruise v1alpha1 kinds we emit. */
-export const KRUISE_API_VERSION = 'apps.kruise.io/v1alpha1';
+export { KRUISE_API_VERSION } from '../src/contracts/groups.js';
+import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
 
 /** How a CloneSet replaces pods when the template changes. */
 export enum CloneSetUpdateStrategyType {
@@ -253,7 +255,7 @@ export class CloneSet extends kplus.Workload {
     if (this._claimTemplates.has(template.name)) {
       throw new Error(`[${this.node.path}] volumeClaimTemplate "${template.name}" already exists.`);
     }
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(template.name) || template.name.length > 63) {
+    if (dns1123LabelError(template.name) !== undefined) {
       throw new Error(`[${this.node.path}] volumeClaimTemplate name ${JSON.stringify(template.name)} is not a DNS-1123 label.`);
     }
     this._claimTemplates.set(template.name, template);

@@ -2,8 +2,9 @@ import { ApiObject, Duration, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { ContainerRecreateRequestSpec } from '../src/api/kinds/containerrecreaterequest.js';
-import { KRUISE_API_VERSION } from './clone-set.js';
+import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
 import { checkContainerName } from './internal/pod-features.js';
+import { dns1123SubdomainError } from '../src/contracts/validators.js';
 
 /** What happens when recreating one container fails. */
 export enum ContainerRecreateFailurePolicy {
@@ -89,7 +90,7 @@ export class ContainerRecreateRequest extends kplus.Resource {
   public constructor(scope: Construct, id: string, private readonly props: ContainerRecreateRequestProps) {
     super(scope, id);
     const where = this.node.path;
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(props.podName) || props.podName.length > 253) {
+    if (dns1123SubdomainError(props.podName) !== undefined) {
       throw new Error(`[${where}] podName ${JSON.stringify(props.podName)} is not a valid pod name.`);
     }
     if (props.containers.length === 0) throw new Error(`[${where}] containers: give at least one container name.`);

@@ -2,7 +2,7 @@ import { ApiObject, Duration, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { ImagePullJobSpec } from '../src/api/kinds/imagepulljob.js';
-import { KRUISE_API_VERSION } from './clone-set.js';
+import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
 import { imageReferenceError } from './job-sidecar-termination.js';
 
 /** Which nodes an ImagePullJob pulls on, by node name or node labels. */

@@ -1,21 +1,18 @@
 import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
+import { imageReferenceError as referenceError } from '../src/contracts/validators.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
-
-const IMAGE_REFERENCE = /^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?\/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$/;
 
 /**
  * Checks an OCI image reference (`[registry[:port]/]path[:tag][@digest]`, the grammar of
- * `distribution/reference`). Returns an error message, or `undefined` when valid.
+ * `distribution/reference`, shared with the policy rules). Returns an error message, or `undefined` when valid.
  */
 export function imageReferenceError(image: string): string | undefined {
-  if (typeof image !== 'string' || image.length === 0) return 'the image reference is empty';
-  if (image.length > 255 + 128 + 80) return 'the image reference is too long';
-  if (!IMAGE_REFERENCE.test(image)) {
-    return `${JSON.stringify(image)} is not a valid image reference; expected [registry[:port]/]name[:tag][@sha256:<hex>] `
-      + 'with a lower-case repository name, e.g. "nginx:1.9.1" or "registry.example.com:5000/team/app@sha256:…"';
-  }
-  return undefined;
+  const reason = referenceError(image);
+  if (reason === undefined) return undefined;
+  if (typeof image !== 'string' || image.length === 0) return reason;
+  return `${JSON.stringify(image)} is not a valid image reference (${reason}); expected [registry[:port]/]name[:tag][@sha256:<hex>] `
+    + 'with a lower-case repository name, e.g. "nginx:1.9.1" or "registry.example.com:5000/team/app@sha256:…"';
 }
 
 /** How a sidecar is stopped once the Job's main containers are done. */

@@ -24,6 +24,7 @@ import type { KubeObject, SourcedObject } from '../src/install/types.js';
 import { describeRef, refOf } from '../src/install/types.js';
 import { findKind, isKruiseApiVersion } from '../src/api/registry.js';
 import { validateObject } from '../src/api/validate.js';
+import { dns1123LabelError, dns1123SubdomainError } from '../src/contracts/validators.js';
 
 export { RuntimeImage } from '../src/install/image.js';
 export type { BundledImageOptions } from '../src/install/image.js';
@@ -82,7 +83,7 @@ export class WebhookCertificates {
    * @param kind Issuer or ClusterIssuer
    */
   public static fromCertManager(issuerName: string, kind: IssuerKind = IssuerKind.ISSUER): WebhookCertificates {
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(issuerName)) {
+    if (dns1123SubdomainError(issuerName) !== undefined) {
       throw new Error(`certificates: cert-manager issuer name "${issuerName}" is not a valid object name (lowercase DNS subdomain)`);
     }
     return new WebhookCertificates({ mode: 'cert-manager', issuerKind: kind, issuerName });
@@ -296,7 +297,6 @@ class RenderedObject extends ApiObject {
   }
 }
 
-const VALID_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * Everything a cluster needs to run the app's OpenKruise resources: a chart with the runtime
@@ -340,7 +340,7 @@ export class KruiseRuntime extends Chart {
     this.overrides = { ...(props.featureGates ?? {}) };
     checkGateNames(this.overrides, `${this.node.path}: featureGates`);
     for (const [field, value] of [['namespace', this.runtimeNamespace], ['daemonConfigNamespace', props.daemonConfigNamespace]] as const) {
-      if (value !== undefined && (!VALID_NAME.test(value) || value.length > 63)) {
+      if (value !== undefined && dns1123LabelError(value) !== undefined) {
         throw new Error(`${this.node.path}: ${field} "${value}" is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)`);
       }
     }

@@ -4,7 +4,7 @@ import { Construct } from 'constructs';
 import type { V1Container, V1Volume } from '@kubernetes/client-node';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
-import { KRUISE_API_VERSION } from './clone-set.js';
+import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
 
 /** Where an injected container is placed relative to the pod's own containers. */
 export enum PodInjectPolicy {

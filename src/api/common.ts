@@ -13,6 +13,7 @@
  */
 import { Type, type TSchema, type TProperties, type ObjectOptions, type SchemaOptions } from '@sinclair/typebox';
 import type * as G from './types/generated.js';
+import { KRUISE_API_VERSION, KRUISE_GROUP, KRUISE_VERSION } from '../contracts/groups.js';
 
 /** A closed object: unknown fields are validation errors. */
 export function Struct<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
@@ -231,12 +232,12 @@ export const ObjectMetaSchema = Struct(
 /** Standard object metadata (metav1.ObjectMeta). Every field is documented (generated from the schema descriptions). */
 export type ObjectMeta = G.ObjectMeta;
 
-/** The API group every kind here belongs to. */
-export const GROUP = 'apps.kruise.io';
+/** The API group every kind here belongs to (declared in the contract layer). */
+export const GROUP = KRUISE_GROUP;
 /** The one version we serve and emit (API-compatible with upstream v1alpha1). */
-export const VERSION = 'v1alpha1';
+export const VERSION = KRUISE_VERSION;
 /** `apiVersion` of every kind here. */
-export const API_VERSION = `${GROUP}/${VERSION}` as const;
+export const API_VERSION = KRUISE_API_VERSION;
 
 /**
  * Envelope of a top-level object: apiVersion, kind, metadata, spec and (optional) status.

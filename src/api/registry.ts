@@ -6,6 +6,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { API_VERSION, GROUP, VERSION } from './common.js';
+import { isKruiseApiVersion, KRUISE_KINDS, type KruiseKindName } from '../contracts/index.js';
 import { CloneSetSchema } from './kinds/cloneset.js';
 import { ContainerRecreateRequestSchema } from './kinds/containerrecreaterequest.js';
 import { ImagePullJobSchema } from './kinds/imagepulljob.js';
@@ -57,21 +58,27 @@ const AGE: PrinterColumn = {
   description: 'Time since the object was created.',
 };
 
-function def(d: Omit<KindDefinition, 'group' | 'version' | 'listKind' | 'singular'> & { singular?: string }): KindDefinition {
+/** A kind's names and scope come from the contract layer; the API model adds schema, columns and subresources. */
+function def(
+  kind: KruiseKindName,
+  d: Omit<KindDefinition, 'group' | 'version' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'>,
+): KindDefinition {
+  const id = KRUISE_KINDS[kind];
   return Object.freeze({
     group: GROUP,
     version: VERSION,
-    listKind: `${d.kind}List`,
-    singular: d.singular ?? d.kind.toLowerCase(),
+    kind: id.kind,
+    plural: id.plural,
+    singular: id.kind.toLowerCase(),
+    listKind: `${id.kind}List`,
+    scope: id.namespaced ? ('Namespaced' as const) : ('Cluster' as const),
+    ...(id.shortNames ? { shortNames: id.shortNames } : {}),
     ...d,
   });
 }
 
 /** Registry entry of SidecarSet: names, scope, schema, printer columns and subresources. */
-export const SidecarSetDefinition = def({
-  kind: 'SidecarSet',
-  plural: 'sidecarsets',
-  scope: 'Cluster',
+export const SidecarSetDefinition = def('SidecarSet', {
   schema: SidecarSetSchema,
   subresources: { status: {} },
   printerColumns: [
@@ -83,11 +90,7 @@ export const SidecarSetDefinition = def({
 });
 
 /** Registry entry of CloneSet: names, scope, schema, printer columns and subresources. */
-export const CloneSetDefinition = def({
-  kind: 'CloneSet',
-  plural: 'clonesets',
-  scope: 'Namespaced',
-  shortNames: ['clone'],
+export const CloneSetDefinition = def('CloneSet', {
   schema: CloneSetSchema,
   subresources: {
     status: {},
@@ -108,10 +111,7 @@ export const CloneSetDefinition = def({
 });
 
 /** Registry entry of ImagePullJob: names, scope, schema, printer columns and subresources. */
-export const ImagePullJobDefinition = def({
-  kind: 'ImagePullJob',
-  plural: 'imagepulljobs',
-  scope: 'Namespaced',
+export const ImagePullJobDefinition = def('ImagePullJob', {
   schema: ImagePullJobSchema,
   subresources: { status: {} },
   printerColumns: [
@@ -125,11 +125,7 @@ export const ImagePullJobDefinition = def({
 });
 
 /** Registry entry of ContainerRecreateRequest: names, scope, schema, printer columns and subresources. */
-export const ContainerRecreateRequestDefinition = def({
-  kind: 'ContainerRecreateRequest',
-  plural: 'containerrecreaterequests',
-  scope: 'Namespaced',
-  shortNames: ['crr'],
+export const ContainerRecreateRequestDefinition = def('ContainerRecreateRequest', {
   schema: ContainerRecreateRequestSchema,
   subresources: { status: {} },
   printerColumns: [
@@ -141,10 +137,7 @@ export const ContainerRecreateRequestDefinition = def({
 });
 
 /** Registry entry of NodeImage: names, scope, schema, printer columns and subresources. */
-export const NodeImageDefinition = def({
-  kind: 'NodeImage',
-  plural: 'nodeimages',
-  scope: 'Cluster',
+export const NodeImageDefinition = def('NodeImage', {
   schema: NodeImageSchema,
   subresources: { status: {} },
   printerColumns: [
@@ -173,8 +166,6 @@ export function findKind(apiVersion: string, kind: string): KindDefinition | und
 }
 
 /** True for any kind of a Kruise API group (modelled or not). */
-export function isKruiseApiVersion(apiVersion: unknown): boolean {
-  return typeof apiVersion === 'string' && (apiVersion.startsWith('apps.kruise.io/') || apiVersion.startsWith('policy.kruise.io/'));
-}
+export { isKruiseApiVersion };
 
 export { API_VERSION };

@@ -17,3 +17,4 @@ export * from './permissions.js';
 export * from './node-options.js';
 export * from './validators.js';
 export * from './features.js';
+export * from './defaults.js';

@@ -120,3 +120,21 @@ export function selectorMatches(selector: LabelSelectorLike, labels: Readonly<Re
 export function isEmptySelector(selector: LabelSelectorLike): boolean {
   return Object.keys(record(selector.matchLabels)).length === 0 && list(selector.matchExpressions).length === 0;
 }
+
+/** Joins a NodeImage image name and tag into a reference (digests join with `@`). */
+export function imageRef(image: string, tag: string): string {
+  return tag.startsWith('sha256:') ? `${image}@${tag}` : `${image}:${tag}`;
+}
+
+/**
+ * Splits a reference into NodeImage's (name, tag): the tag after the last `:` that follows the last
+ * `/` (a registry port is not a tag), a digest after `@`, else `latest`.
+ */
+export function splitImageRef(ref: string): { image: string; tag: string } {
+  const at = ref.indexOf('@');
+  if (at >= 0) return { image: ref.slice(0, at), tag: ref.slice(at + 1) };
+  const slash = ref.lastIndexOf('/');
+  const colon = ref.lastIndexOf(':');
+  if (colon > slash) return { image: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  return { image: ref, tag: 'latest' };
+}

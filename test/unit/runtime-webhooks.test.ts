@@ -2,7 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
-import { validateWithPolicy } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
+import { schemaOnlyValidator, validateWith } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
+import { policyObjectValidator } from '../../src/cli/commands/controller.js';
+
+const validateWithPolicy = (o: Parameters<typeof validateWith>[1]) => validateWith(policyObjectValidator, o);
 import type { Pod } from '../../src/runtime/core/types.js';
 import { parseFeatureGates } from '../../src/contracts/features.js';
 import { DAEMON, DAEMON_NAMESPACED, MANAGER, MANAGER_DAEMON_CONFIG, MANAGER_NAMESPACED, daemonScopes, findCoveringRule, managerScopes, toPolicyRules } from '../../src/contracts/index.js';
@@ -117,6 +120,18 @@ describe('kind validation with the policy rules', () => {
     ss.metadata = { ...ss.metadata, uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] };
     ss.status = { observedGeneration: 1, matchedPods: 0, updatedPods: 0, readyPods: 0 };
     expect(validateWithPolicy(ss)).toEqual({ allowed: true });
+  });
+
+  it('without an injected validator, refuses what the API model schema refuses (unknown field), naming the pointer', () => {
+    const typo = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'logtail' },
+      spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'logtail', image: 'busybox' }], updateStrategyy: {} },
+    };
+    const r = validateWith(schemaOnlyValidator, typo);
+    expect(r.allowed).toBe(false);
+    if (!r.allowed) expect(r.message).toMatch(/KRUISE-SCHEMA \/spec(\/updateStrategyy)?: .*updateStrategyy/);
   });
 
   it('refuses a SidecarSet the policy engine flags, naming rule, pointer and fix', () => {

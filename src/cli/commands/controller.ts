@@ -1,6 +1,14 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { installShutdown } from '../../runtime/core/shutdown.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../runtime/manager/manager.js';
+import { validateManifests } from '../../policy/index.js';
+import type { ObjectValidator } from '../../runtime/core/controller.js';
+
+/** The policy engine as the runtime's admission validator: error findings of one object. */
+export const policyObjectValidator: ObjectValidator = (obj) =>
+  validateManifests([obj])
+    .filter((f) => f.severity === 'error')
+    .map((f) => ({ ruleId: f.ruleId, jsonPointer: f.jsonPointer, message: f.message, hint: f.hint }));
 
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
@@ -122,6 +130,8 @@ export function register(program: Command): void {
         strictPermissions: o.strictPermissions as boolean,
         accessLogFile: o.accessLog as string | undefined,
         gracefulShutdownMs: o.gracefulShutdownTimeout as number,
+        // Admission runs the same rules as `cdk8s-kruise validate`.
+        objectValidator: policyObjectValidator,
       };
       if (opts.webhookCertRenewBeforeMs >= opts.webhookCertValidityMs) {
         throw new InvalidArgumentError(

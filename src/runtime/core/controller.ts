@@ -5,6 +5,20 @@ import type { KubeClient } from './client.js';
 import type { RuntimeMetrics } from './metrics.js';
 import { runWorkers, WorkQueue, type ProcessResult } from './queue.js';
 
+/** One problem an object validator found: the rule, where, what, and how to fix it. */
+export interface ObjectFinding {
+  readonly ruleId: string;
+  readonly jsonPointer: string;
+  readonly message: string;
+  readonly hint?: string;
+}
+
+/**
+ * Validates one object as authored (error findings only). Injected by the process entry point, so the
+ * runtime can admit with the same rules as `cdk8s-kruise validate` without depending on the policy engine.
+ */
+export type ObjectValidator = (obj: Record<string, unknown>) => ObjectFinding[];
+
 /** What a controller gets from the manager when it is set up. */
 export interface ControllerContext {
   readonly client: KubeClient;
@@ -14,6 +28,8 @@ export interface ControllerContext {
   readonly featureGates: ReadonlyMap<string, boolean>;
   /** Options from the command line that concern controllers (e.g. the quick-exit image default). */
   readonly options: Readonly<Record<string, unknown>>;
+  /** The validator of our kinds' admission webhooks (the policy engine when the CLI runs the manager). */
+  readonly objectValidator?: ObjectValidator;
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { KubeClient, loadKubeConfig } from '../core/client.js';
-import { ControllerRunner, createRunners, type ControllerContext } from '../core/controller.js';
+import { ControllerRunner, createRunners, type ControllerContext, type ObjectValidator } from '../core/controller.js';
 import { EventRecorder } from '../core/events.js';
 import { parseFeatureGates } from '../../contracts/features.js';
 import { HealthServer } from '../core/health.js';
@@ -64,6 +64,8 @@ export interface ManagerOptions {
   gracefulShutdownMs: number;
   /** Controller-specific options (e.g. the default quick-exit image). */
   controllerOptions: Record<string, unknown>;
+  /** Validator of our kinds at admission; the API model's schema check when unset. */
+  objectValidator?: ObjectValidator;
 }
 
 export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {
@@ -148,6 +150,7 @@ export class Manager {
       logger: this.logger,
       featureGates: gates,
       options: o.controllerOptions,
+      ...(o.objectValidator ? { objectValidator: o.objectValidator } : {}),
     };
 
     this.runners.push(

@@ -6,7 +6,7 @@
  */
 import type { ImagePullJob } from '../../../api/kinds/imagepulljob.js';
 import type { ImageTagSpec, NodeImage } from '../../../api/kinds/nodeimage.js';
-import { DEFAULT_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, splitImageRef } from '../../daemon/imagepull/decide.js';
+import { DEFAULT_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, splitImageRef } from '../../../contracts/index.js';
 
 export const IMAGE_PULL_JOB_API_VERSION = 'apps.kruise.io/v1alpha1';
 /** Added to a tag's TTL under completion policy Always (upstream --default-ttlseconds-for-always-nodeimage). */

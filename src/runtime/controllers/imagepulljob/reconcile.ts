@@ -1,5 +1,5 @@
 import type { NodeImage as ApiNodeImage } from '../../../api/kinds/nodeimage.js';
-import { selectorMatches } from '../../../policy/k8s.js';
+import { selectorMatches } from '../../../contracts/index.js';
 import { IMAGE_PULL_JOBS, NODE_IMAGES, PODS, SECRETS, PatchStrategy, isNotFound, type ControllerContext, type Informer, type KubeObject, type Pod, type ProcessResult, type Reconciler, type Secret } from '../../core/index.js';
 import { decideJob, secretCopyName, type JobObject, type JobStatus, type SecretCopyRef } from './decision.js';
 

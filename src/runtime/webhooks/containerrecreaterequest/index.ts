@@ -1,6 +1,6 @@
 import { LABEL_NODE_TYPE, NODE_TYPE_VIRTUAL_KUBELET } from '../../../api/pod-contracts.js';
 import { ContainerRecreateRequestDefinition } from '../../../api/registry.js';
-import { kindWebhookPath } from '../../../install/webhooks.js';
+import { kindWebhookPath } from '../../../contracts/index.js';
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { NODES, PODS } from '../../../contracts/index.js';
