@@ -27,6 +27,7 @@ function def(name: string, featureGate?: string, seen: { ctx?: ControllerContext
     name,
     featureGate,
     defaultWorkers: 1,
+    reads: [],
     setup(ctx, enqueue) {
       seen.push({ ctx, enqueue });
       return { reconcile: async () => undefined };
@@ -82,6 +83,7 @@ describe('createRunners', () => {
     const blocking = (name: string, defaultWorkers: number): RunnableDefinition<ControllerContext> => ({
       name,
       defaultWorkers,
+      reads: [],
       setup: () => ({ reconcile: async () => void (await gate) }),
     });
     const runners = createRunners([blocking('overridden', 1), blocking('default', 2)], context(gates, logger), {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { CachePlan, type CacheRead } from './cache-plan.js';
 import type { EventRecorder } from './events.js';
 import type { InformerFactory } from './informer.js';
 import type { KubeClient } from './client.js';
@@ -41,6 +42,8 @@ export interface ControllerDefinition {
   /** Feature gate that must be on, if any. */
   readonly featureGate?: string;
   readonly defaultWorkers: number;
+  /** Every resource the controller watches and the fields it reads from their caches. */
+  readonly reads: readonly CacheRead[];
   setup(ctx: ControllerContext, enqueue: (key: string) => void): Reconciler;
 }
 
@@ -121,6 +124,7 @@ export interface RunnableDefinition<C extends ControllerContext> {
   readonly name: string;
   readonly featureGate?: string;
   readonly defaultWorkers: number;
+  readonly reads: readonly CacheRead[];
   setup(ctx: C, enqueue: (key: string) => void): Reconciler;
 }
 
@@ -170,5 +174,12 @@ export function createRunners<C extends ControllerContext>(
 export interface WebhookDefinition {
   readonly name: string;
   readonly featureGate?: string;
+  /** Resources whose caches the webhook reads, and the fields it reads (empty when it reads none). */
+  readonly reads: readonly CacheRead[];
   setup(ctx: ControllerContext): import('./webhook/server.js').AdmissionHandler[];
+}
+
+/** The cache plan of a process: the union of what its registered controllers and webhooks read. */
+export function cachePlanOf(defs: ReadonlyArray<{ readonly reads: readonly CacheRead[] }>): CachePlan {
+  return new CachePlan(defs.flatMap((d) => d.reads));
 }

@@ -28,3 +28,4 @@ export * from './shutdown.js';
 export * from './webhook/server.js';
 export * from './webhook/certs.js';
 export * from './webhook/certmanager.js';
+export * from './cache-plan.js';

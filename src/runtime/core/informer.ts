@@ -3,6 +3,7 @@ import { isGone, type KubeClient, type WatchEventType } from './client.js';
 import type { ResourceType } from '../../contracts/index.js';
 import { objectKey, type KubeObject } from './types.js';
 import { Backoff } from './backoff.js';
+import type { CachePlan } from './cache-plan.js';
 
 export type Transform<T extends KubeObject> = (obj: KubeObject) => T;
 
@@ -289,19 +290,27 @@ function errText(err: unknown): string {
 export class InformerFactory {
   private readonly informers = new Map<string, Informer<KubeObject>>();
 
+  /**
+   * @param plan what the registered controllers declared they read; with it every resource gets one
+   * transform (the union of its readers' fields) and undeclared resources are refused. Without it (tools
+   * and tests that build informers directly) objects are cached whole, less managedFields.
+   */
   constructor(
     private readonly client: KubeClient,
     private readonly logger: Logger,
     private readonly defaults: { resyncMs?: number } = {},
+    private readonly plan?: CachePlan,
   ) {}
 
-  for<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions<T>, 'logger'> = {}): Informer<T> {
+  for<T extends KubeObject>(type: ResourceType, opts: Omit<InformerOptions<T>, 'logger' | 'transform'> = {}): Informer<T> {
     const key = [type.group, type.resource, opts.namespace ?? '', opts.labelSelector ?? '', opts.fieldSelector ?? ''].join('|');
     let inf = this.informers.get(key);
     if (!inf) {
+      const transform = this.plan ? (this.plan.for(type).transform as Transform<T>) : undefined;
       inf = new Informer<T>(this.client, type, {
         resyncMs: this.defaults.resyncMs,
         ...opts,
+        ...(transform ? { transform } : {}),
         logger: this.logger.child({ informer: type.resource }),
       }) as unknown as Informer<KubeObject>;
       this.informers.set(key, inf);

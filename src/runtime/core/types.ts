@@ -137,3 +137,8 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   const i = key.indexOf('/');
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
+
+/** An ImagePullJob as read from the API (the API model's type with object metadata). */
+export type ImagePullJobObject = import('../../api/kinds/imagepulljob.js').ImagePullJob & KubeObject;
+/** A NodeImage as read from the API. */
+export type NodeImageObject = import('../../api/kinds/nodeimage.js').NodeImage & KubeObject;

@@ -1,5 +1,6 @@
 import type { ControllerContext, ProcessResult } from '../core/index.js';
 import type { CriClient } from '../cri/client.js';
+import type { CacheRead } from '../core/cache-plan.js';
 
 /** What a daemon controller gets: the manager's context plus its node and the node's CRI runtime. */
 export interface DaemonContext extends ControllerContext {
@@ -19,5 +20,7 @@ export interface DaemonControllerDefinition {
   readonly name: string;
   readonly featureGate?: string;
   readonly defaultWorkers: number;
+  /** Every resource the controller watches and the fields it reads from their caches. */
+  readonly reads: readonly CacheRead[];
   setup(ctx: DaemonContext, enqueue: (key: string) => void): { reconcile(key: string): Promise<ProcessResult> };
 }

@@ -11,11 +11,12 @@ import {
   createLogger,
   loadKubeConfig,
   parseFeatureGates,
+  cachePlanOf,
 } from '../core/index.js';
 import { Gauge } from 'prom-client';
 import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
-import { daemonScopes } from '../../contracts/index.js';
+import { DAEMON_CONFIG_NAMESPACE, daemonScopes, RUNTIME_ENV } from '../../contracts/index.js';
 import type { DaemonContext } from './context.js';
 import { DAEMON_CONTROLLERS } from './registry.js';
 
@@ -41,7 +42,7 @@ export interface DaemonOptions {
 }
 
 export const DEFAULT_DAEMON_OPTIONS: Omit<DaemonOptions, 'nodeName'> = {
-  configNamespace: process.env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config',
+  configNamespace: process.env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE,
   healthProbeAddr: ':10221',
   maxPullWorkers: 2,
   workers: {},
@@ -78,7 +79,7 @@ export class Daemon {
       permissions: { scopes: daemonScopes(opts.configNamespace), enforce: opts.strictPermissions },
       onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'DAEMON', ...a }) + '\n') : undefined,
     });
-    this.informers = new InformerFactory(this.client, this.logger);
+    this.informers = new InformerFactory(this.client, this.logger, {}, cachePlanOf(DAEMON_CONTROLLERS));
     this.health = new HealthServer(this.metrics);
     this.criGauge = new Gauge({ name: 'kruise_daemon_cri_up', help: '1 while the CRI runtime answers', registers: [this.metrics.registry] });
   }

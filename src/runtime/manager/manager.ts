@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { KubeClient, loadKubeConfig } from '../core/client.js';
-import { ControllerRunner, createRunners, type ControllerContext, type ObjectValidator } from '../core/controller.js';
+import { cachePlanOf, ControllerRunner, createRunners, type ControllerContext, type ObjectValidator } from '../core/controller.js';
 import { EventRecorder } from '../core/events.js';
 import { parseFeatureGates } from '../../contracts/features.js';
 import { HealthServer } from '../core/health.js';
@@ -19,6 +19,9 @@ import {
   WEBHOOK_CERT_SECRET,
   managerScopes,
   MANAGER_NODE_OPTIONS,
+  DEFAULT_RUNTIME_NAMESPACE,
+  NAMES,
+  RUNTIME_ENV,
 } from '../../contracts/index.js';
 import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
@@ -69,7 +72,7 @@ export interface ManagerOptions {
 }
 
 export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {
-  namespace: process.env.POD_NAMESPACE ?? 'kruise-system',
+  namespace: process.env[RUNTIME_ENV.podNamespace] ?? DEFAULT_RUNTIME_NAMESPACE,
   enableLeaderElection: false,
   leaderElectionId: LEADER_ELECTION_LEASE,
   leaseDurationMs: 15_000,
@@ -78,7 +81,7 @@ export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {
   metricsAddr: ':8080',
   healthProbeAddr: ':8000',
   webhookPort: Number(process.env.WEBHOOK_PORT ?? 9876),
-  webhookServiceName: 'kruise-webhook-service',
+  webhookServiceName: NAMES.webhookService,
   webhookCertHosts: [],
   webhookSecretName: WEBHOOK_CERT_SECRET,
   webhookCertMode: 'self',
@@ -127,7 +130,7 @@ export class Manager {
       },
       onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n') : undefined,
     });
-    this.informers = new InformerFactory(this.client, this.logger, { resyncMs: opts.syncPeriodMs });
+    this.informers = new InformerFactory(this.client, this.logger, { resyncMs: opts.syncPeriodMs }, cachePlanOf([...CONTROLLERS, ...WEBHOOKS]));
     this.health = new HealthServer(this.metrics);
     this.admission = new AdmissionServer(this.logger.child({ component: 'webhook' }), this.metrics);
     this.identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;

@@ -1,22 +1,26 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../../contracts/index.js';
-import { objectKey, stripManagedFields } from '../../core/index.js';
+import { DAEMON_CONFIG_NAMESPACE, IMAGE_PULL_JOBS, NODE_IMAGES, RUNTIME_ENV } from '../../../contracts/index.js';
+import { objectKey } from '../../core/index.js';
 import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject } from './reconcile.js';
 
 /** Namespace where pull secrets are copied for the daemons (upstream env KRUISE_DAEMON_CONFIG_NS). */
 export const daemonConfigNamespace = (
   options: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>> = process.env,
-): string => String(options.daemonConfigNamespace ?? env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config');
+): string => String(options.daemonConfigNamespace ?? env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE);
 
 /** ImagePullJob controller (gate ImagePullJobGate, upstream `imagepulljob-controller`). */
 export const imagePullJobController: ControllerDefinition = {
   name: 'imagepulljob',
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 3,
+  reads: [
+    { resource: IMAGE_PULL_JOBS, fields: ['*'] },
+    { resource: NODE_IMAGES, fields: ['*'] },
+  ],
   setup(ctx, enqueue) {
-    const jobs = ctx.informers.for<ImagePullJobObject>(IMAGE_PULL_JOBS, { transform: (o) => stripManagedFields<ImagePullJobObject>(o) });
-    const nodeImages = ctx.informers.for<NodeImageObject>(NODE_IMAGES, { transform: (o) => stripManagedFields<NodeImageObject>(o) });
+    const jobs = ctx.informers.for<ImagePullJobObject>(IMAGE_PULL_JOBS);
+    const nodeImages = ctx.informers.for<NodeImageObject>(NODE_IMAGES);
     jobs.addHandlers({ add: (j) => enqueue(objectKey(j)), update: (j) => enqueue(objectKey(j)) });
     const open = () => jobs.list().filter((j) => !j.status?.completionTime);
     nodeImages.addHandlers({

@@ -1,10 +1,9 @@
-import type { NodeImage as ApiNodeImage } from '../../../api/kinds/nodeimage.js';
 import { selectorMatches } from '../../../contracts/index.js';
-import { IMAGE_PULL_JOBS, NODE_IMAGES, PODS, SECRETS, PatchStrategy, isNotFound, type ControllerContext, type Informer, type KubeObject, type Pod, type ProcessResult, type Reconciler, type Secret } from '../../core/index.js';
-import { decideJob, secretCopyName, type JobObject, type JobStatus, type SecretCopyRef } from './decision.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES, PODS, SECRETS, PatchStrategy, isNotFound, type ControllerContext, type Informer, type Pod, type ProcessResult, type Reconciler, type Secret } from '../../core/index.js';
+import { decideJob, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
 
-export type NodeImageObject = ApiNodeImage & KubeObject;
-export type ImagePullJobObject = JobObject & KubeObject;
+export type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
+import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 
 /** Label on pull-secret copies, naming the job namespace they came from. */
 export const SECRET_SOURCE_NAMESPACE_LABEL = 'imagepulljobs.apps.kruise.io/source-namespace';

@@ -1,5 +1,5 @@
 import { NODE_IMAGES, PatchStrategy, isAlreadyExists, isNotFound, type ControllerContext, type Informer, type Node, type ProcessResult, type Reconciler } from '../../core/index.js';
-import type { ImagePullJobObject, NodeImageObject } from '../imagepulljob/reconcile.js';
+import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import { decideNodeImage, type NodeView } from './decision.js';
 
 function nodeView(n: Node): NodeView {

@@ -1,11 +1,8 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { CONTAINER_RECREATE_REQUESTS, NODES, PODS } from '../../../contracts/index.js';
+import { CONTAINER_RECREATE_REQUESTS, NODES, PODS, SIDECAR_TERMINATION_CRR_PREFIX } from '../../../contracts/index.js';
 import { objectKey, type KubeObject, type Node, type Pod } from '../../core/types.js';
-import { podCacheTransform, nodeCacheTransform } from '../../manager/transforms.js';
 import { isCandidate } from './decision.js';
 import { SidecarTerminatorReconciler } from './reconcile.js';
-
-const CRR_PREFIX = 'sidecar-termination-';
 
 /** Job Sidecar Terminator (gate SidecarTerminator, upstream `sidecarterminator-controller`). */
 export const sidecarTerminator: ControllerDefinition = {
@@ -15,9 +12,33 @@ export const sidecarTerminator: ControllerDefinition = {
   // bench/sidecarterminator.bench.ts (1,000 pods finishing with 50 status writes in flight) 10 workers
   // left CRRs ~2 s behind (p50), 50 kept pace with the writes (p50 0.35 s). Writes to one pod stay serial.
   defaultWorkers: 50,
+  reads: [
+    {
+      resource: PODS,
+      fields: [
+        'spec.nodeName',
+        'spec.restartPolicy',
+        'spec.containers[].name',
+        'spec.containers[].image',
+        // Only the sidecar markers: other env can be large and is never read.
+        'spec.containers[].env[name^=KRUISE_].name',
+        'spec.containers[].env[name^=KRUISE_].value',
+        'status.phase',
+        'status.conditions[].type',
+        'status.conditions[].status',
+        'status.containerStatuses[].name',
+        'status.containerStatuses[].containerID',
+        'status.containerStatuses[].restartCount',
+        'status.containerStatuses[].state',
+      ],
+    },
+    // virtual-kubelet detection (label type=virtual-kubelet)
+    { resource: NODES, fields: ['metadata.labels'] },
+    { resource: CONTAINER_RECREATE_REQUESTS, fields: ['metadata.ownerReferences'] },
+  ],
   setup(ctx, enqueue) {
-    const pods = ctx.informers.for<Pod>(PODS, { transform: podCacheTransform });
-    const nodes = ctx.informers.for<Node>(NODES, { transform: nodeCacheTransform });
+    const pods = ctx.informers.for<Pod>(PODS);
+    const nodes = ctx.informers.for<Node>(NODES);
     const crrs = ctx.informers.for<KubeObject>(CONTAINER_RECREATE_REQUESTS);
     const onPod = (p: Pod) => {
       if (isCandidate(p)) enqueue(objectKey(p));
@@ -33,7 +54,7 @@ export const sidecarTerminator: ControllerDefinition = {
     crrs.addHandlers({
       delete: (crr) => {
         const name = crr.metadata.name ?? '';
-        if (!name.startsWith(CRR_PREFIX)) return;
+        if (!name.startsWith(SIDECAR_TERMINATION_CRR_PREFIX)) return;
         const owner = crr.metadata.ownerReferences?.find((o) => o.kind === 'Pod');
         if (owner) enqueue(`${crr.metadata.namespace}/${owner.name}`);
       },

@@ -1,5 +1,5 @@
 import type { ContainerRecreateRequest as ApiCrr } from '../../../api/kinds/containerrecreaterequest.js';
-import { CONTAINER_RECREATE_REQUESTS, stripManagedFields } from '../../core/index.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
 import { CrrKeys } from './decide.js';
@@ -16,10 +16,10 @@ type ContainerRecreateRequest = ApiCrr & KubeObject;
 export const containerRecreateController: DaemonControllerDefinition = {
   name: 'daemon-containerrecreaterequest',
   defaultWorkers: 4,
+  reads: [{ resource: CONTAINER_RECREATE_REQUESTS, fields: ['*'] }],
   setup(ctx, enqueue) {
     const crrs = ctx.informers.for<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, {
       labelSelector: `${CrrKeys.nodeName}=${ctx.nodeName}`,
-      transform: (o) => stripManagedFields<ContainerRecreateRequest>(o),
     });
     const onCrr = (c: ContainerRecreateRequest) => enqueue(`${c.metadata.namespace}/${c.spec.podName}`);
     crrs.addHandlers({ add: onCrr, update: onCrr, delete: onCrr });

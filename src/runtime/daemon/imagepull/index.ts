@@ -1,4 +1,5 @@
-import { NODE_IMAGES, stripManagedFields } from '../../core/index.js';
+import { DAEMON_CONFIG_NAMESPACE } from '../../../contracts/index.js';
+import { NODE_IMAGES } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
 import { NodeImageReconciler, type NodeImage } from './reconcile.js';
 
@@ -10,15 +11,15 @@ export const imagePullController: DaemonControllerDefinition = {
   name: 'daemon-imagepuller',
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 1,
+  reads: [{ resource: NODE_IMAGES, fields: ['*'] }],
   setup(ctx, enqueue) {
     const nodeImages = ctx.informers.for<NodeImage>(NODE_IMAGES, {
       fieldSelector: `metadata.name=${ctx.nodeName}`,
-      transform: (o) => stripManagedFields<NodeImage>(o),
     });
     const onNi = () => enqueue(ctx.nodeName);
     nodeImages.addHandlers({ add: onNi, update: onNi });
     const maxWorkers = Number(ctx.options.maxPullWorkers ?? 2);
-    const configNamespace = String(ctx.options.configNamespace ?? 'kruise-daemon-config');
+    const configNamespace = String(ctx.options.configNamespace ?? DAEMON_CONFIG_NAMESPACE);
     return new NodeImageReconciler(ctx, nodeImages, maxWorkers, configNamespace, enqueue);
   },
 };

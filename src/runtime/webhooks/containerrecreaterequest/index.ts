@@ -22,6 +22,8 @@ async function getOrUndefined<T extends KubeObject>(client: KubeClient, type: ty
  */
 export const containerRecreateRequestWebhook: WebhookDefinition = {
   name: 'containerrecreaterequest',
+  // Reads no cache: the pod is read live (see above).
+  reads: [],
   setup(ctx) {
     return [
       {

@@ -8,6 +8,8 @@ import { schemaOnlyValidator, validateWith } from './decision.js';
 /** `/validate-apps-kruise-io-v1alpha1-<kind>` for every kind of src/api except CRR (its own webhook). */
 export const kruiseValidationWebhook: WebhookDefinition = {
   name: 'kruisevalidation',
+  // Reads no cache: every admission request carries the object it is about.
+  reads: [],
   setup(ctx) {
     const validator = ctx.objectValidator ?? schemaOnlyValidator;
     return KINDS.filter((k) => k.kind !== 'ContainerRecreateRequest').map(
