@@ -176,7 +176,8 @@ export interface WebhookDefinition {
   readonly featureGate?: string;
   /** Resources whose caches the webhook reads, and the fields it reads (empty when it reads none). */
   readonly reads: readonly CacheRead[];
-  setup(ctx: ControllerContext): import('./webhook/server.js').AdmissionHandler[];
+  /** Handlers; several definitions may serve one path (each with a distinct `order`), composed into one chain. */
+  setup(ctx: ControllerContext): import('./webhook/compose.js').OrderedAdmissionHandler[];
 }
 
 /** The cache plan of a process: the union of what its registered controllers and webhooks read. */

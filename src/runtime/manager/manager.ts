@@ -25,6 +25,7 @@ import {
 } from '../../contracts/index.js';
 import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
+import { composeAdmission } from '../core/webhook/compose.js';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 
@@ -161,11 +162,10 @@ export class Manager {
     );
 
     if (o.webhookPort > 0) {
-      for (const def of WEBHOOKS) {
-        if (def.featureGate && !gates.get(def.featureGate)) continue;
-        // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client.
-      for (const h of def.setup({ ...ctx, client: this.client })) this.admission.register(h);
-      }
+      // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client.
+      const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) => def.setup({ ...ctx, client: this.client }));
+      // Handlers of several definitions on one path (the pod webhook's mutators) run as one ordered chain.
+      for (const h of composeAdmission(handlers)) this.admission.register(h);
     }
 
     this.health.addLiveCheck('ping', () => undefined);
