@@ -7,7 +7,7 @@ import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject }
 export const daemonConfigNamespace = (
   options: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>> = process.env,
-): string => String(options.daemonConfigNamespace ?? env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config');
+): string => (typeof options.daemonConfigNamespace === 'string' ? options.daemonConfigNamespace : (env.KRUISE_DAEMON_CONFIG_NS ?? 'kruise-daemon-config'));
 
 /** ImagePullJob controller (gate ImagePullJobGate, upstream `imagepulljob-controller`). */
 export const imagePullJobController: ControllerDefinition = {
