@@ -14,7 +14,7 @@ type ExtraValues<E extends ParseArgsOptionsConfig> = {
  * Parses `--<flag> N` for each numeric flag (with the bench's default), `--json`, and any `extra` string
  * flags (as node:util parseArgs options). Unknown flags and non-numbers are errors naming the flag.
  */
-export function benchArgs<N extends string, const E extends ParseArgsOptionsConfig = {}>(
+export function benchArgs<N extends string, const E extends ParseArgsOptionsConfig = Record<never, never>>(
   numbers: NumberFlags<N>,
   extra?: E,
 ): NumberFlags<N> & { readonly json: boolean; readonly extra: ExtraValues<E> } {

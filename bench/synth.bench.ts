@@ -5,7 +5,7 @@
 // (where construct libraries spend their time), "synth" = construct tree + App.synthYaml() (adds the
 // YAML serialisation, identical work for all variants, so ratios shrink). Variants are interleaved,
 // after warm-up; the median of the repetitions is reported. Usage: npm run bench:synth [-- --workloads N --reps R]
-import { ApiObject, App, Chart } from 'cdk8s';
+import { ApiObject, App, Chart, type ApiObjectProps } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { performance } from 'node:perf_hooks';
 import { CloneSet, ContainerExitPriority, JobSidecarTermination } from '../constructs/index.js';
@@ -49,7 +49,7 @@ function buildPlus(app: App): void {
 }
 
 /** Baseline (b): our output manifests as raw ApiObjects. */
-function buildRawFrom(manifests: any[]): (app: App) => void {
+function buildRawFrom(manifests: ApiObjectProps[]): (app: App) => void {
   return (app: App) => {
     const chart = new Chart(app, 'raw');
     manifests.forEach((m, i) => new ApiObject(chart, `w${i}`, m));
@@ -75,7 +75,7 @@ function timeSynth(build: (app: App) => void): { ms: number; cpu: number; bytes:
 function main(): void {
   const oursApp = new App({ outdir: 'unused' });
   buildOurs(oursApp);
-  const manifests = oursApp.charts.flatMap(c => c.toJson());
+  const manifests = oursApp.charts.flatMap(c => c.toJson() as ApiObjectProps[]);
   const variants: Array<[string, (app: App) => void]> = [
     ['ours', buildOurs], ['plus', buildPlus], ['raw', buildRawFrom(manifests)],
   ];

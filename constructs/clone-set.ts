@@ -86,9 +86,9 @@ export class CloneSetUpdateStrategy {
     const o = this.options;
     return {
       type: this.type,
-      partition: o.partition?.value,
-      maxUnavailable: o.maxUnavailable?.value,
-      maxSurge: o.maxSurge?.value,
+      partition: o.partition?.value as number | string | undefined,
+      maxUnavailable: o.maxUnavailable?.value as number | string | undefined,
+      maxSurge: o.maxSurge?.value as number | string | undefined,
       paused: o.paused,
       inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod
         ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() }
@@ -225,7 +225,7 @@ export class CloneSet extends kplus.Workload {
       apiVersion: KRUISE_API_VERSION,
       kind: 'CloneSet',
       metadata: props.metadata,
-      spec: Lazy.any({ produce: () => this._toKube() }),
+      spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
     if (props.replicas !== undefined && (!Number.isSafeInteger(props.replicas) || props.replicas < 0)) {
       throw new Error(`[${this.node.path}] replicas must be a non-negative integer, got ${props.replicas}.`);
@@ -280,7 +280,7 @@ export class CloneSet extends kplus.Workload {
     return {
       replicas: this.replicas,
       selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
-      template: { metadata: this.podMetadata.toJson(), spec: podSpec },
+      template: { metadata: this.podMetadata.toJson() as Record<string, unknown>, spec: podSpec },
       volumeClaimTemplates: this._claimTemplates.size > 0
         ? [...this._claimTemplates.values()].map(t => ({
           metadata: { name: t.name },
@@ -293,7 +293,7 @@ export class CloneSet extends kplus.Workload {
         }))
         : undefined,
       scaleStrategy: scale
-        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: scale.maxUnavailable?.value }
+        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: scale.maxUnavailable?.value as number | string | undefined }
         : undefined,
       updateStrategy: this.updateStrategy._toKube(),
       lifecycle: renderLifecycle(this.lifecycle, this.node.path),

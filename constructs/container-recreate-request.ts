@@ -108,7 +108,7 @@ export class ContainerRecreateRequest extends kplus.Resource {
       apiVersion: KRUISE_API_VERSION,
       kind: 'ContainerRecreateRequest',
       metadata: props.metadata,
-      spec: Lazy.any({ produce: () => this._toKube() }),
+      spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
   }
 

@@ -204,7 +204,7 @@ export class ImagePullJob extends kplus.Resource {
       apiVersion: KRUISE_API_VERSION,
       kind: 'ImagePullJob',
       metadata: props.metadata,
-      spec: Lazy.any({ produce: () => this._toKube() }),
+      spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
   }
 

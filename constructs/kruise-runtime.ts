@@ -397,7 +397,7 @@ export class KruiseRuntime extends Chart {
         // Rendering is most of the analysis cost: objects that can only use a feature through their
         // labels are looked at without rendering them.
         const object = isMetadataOnlyKind(c.apiVersion, c.kind)
-          ? ({ apiVersion: c.apiVersion, kind: c.kind, metadata: c.metadata.toJson() } as KubeObject)
+          ? ({ apiVersion: c.apiVersion, kind: c.kind, metadata: c.metadata.toJson() as KubeObject['metadata'] } as KubeObject)
           : (c.toJson() as KubeObject);
         out.push({ object, path: c.node.path });
       } catch {

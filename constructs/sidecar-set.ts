@@ -161,8 +161,8 @@ export class SidecarSetUpdateStrategy {
     const o = this.options;
     return {
       type: this.type,
-      maxUnavailable: o.maxUnavailable?.value,
-      partition: o.partition?.value,
+      maxUnavailable: o.maxUnavailable?.value as number | string | undefined,
+      partition: o.partition?.value as number | string | undefined,
       paused: o.paused,
       selector: o.selector ? labelSelectorJson(o.selector) : undefined,
     };
@@ -342,7 +342,7 @@ export class SidecarSet extends kplus.Resource {
       apiVersion: KRUISE_API_VERSION,
       kind: 'SidecarSet',
       metadata: props.metadata,
-      spec: Lazy.any({ produce: () => this._toKube() }),
+      spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
     for (const c of props.containers ?? []) this.addContainer(c);
     for (const c of props.initContainers ?? []) this.addInitContainer(c);

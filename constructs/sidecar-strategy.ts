@@ -54,13 +54,13 @@ export function parseKubernetesVersion(value: unknown, where: string): { major: 
  */
 export function sidecarStrategyOf(scope: IConstruct): SidecarStrategy {
   const where = () => scope.node.path || '<app>';
-  const forced = scope.node.tryGetContext(SIDECAR_STRATEGY_CONTEXT);
+  const forced: unknown = scope.node.tryGetContext(SIDECAR_STRATEGY_CONTEXT);
   if (forced !== undefined) {
     if (forced === SidecarStrategy.KRUISE || forced === SidecarStrategy.NATIVE) return forced;
     throw new Error(`[${where()}] context "${SIDECAR_STRATEGY_CONTEXT}" = ${JSON.stringify(forced)} is invalid; `
       + `use "${SidecarStrategy.KRUISE}" or "${SidecarStrategy.NATIVE}".`);
   }
-  const version = scope.node.tryGetContext(KUBERNETES_VERSION_CONTEXT);
+  const version: unknown = scope.node.tryGetContext(KUBERNETES_VERSION_CONTEXT);
   if (version === undefined) return SidecarStrategy.KRUISE;
   const { major, minor } = parseKubernetesVersion(version, where());
   return major > 1 || minor >= NATIVE_SIDECARS_MIN_MINOR ? SidecarStrategy.NATIVE : SidecarStrategy.KRUISE;

@@ -53,7 +53,7 @@ function sortedKeys<T extends Record<string, unknown>>(obj: T): T {
  * `path` is the owning construct's path, used in every error. Pure apart from the mutation.
  */
 export function compilePodFeatures(
-  manifest: Record<string, any>, decls: PodFeatureDecls, strategy: SidecarStrategy, path: string,
+  manifest: Record<string, unknown>, decls: PodFeatureDecls, strategy: SidecarStrategy, path: string,
 ): void {
   if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) return;
   const fail = (message: string, pointer: string): never => {

@@ -29,31 +29,36 @@ export interface LocatedPodTemplate {
   readonly specPointer: string;
 }
 
-function child(obj: Record<string, any>, key: string): Record<string, any> {
+function child(obj: Record<string, unknown>, key: string): ReturnType<LocatedPodTemplate['metadata']> {
   if (obj[key] === undefined || obj[key] === null) obj[key] = {};
-  return obj[key];
+  return obj[key] as ReturnType<LocatedPodTemplate['metadata']>;
 }
+
+/** The parts of a pod template owner's manifest this module reads (untyped JSON otherwise). */
+type TemplateJson = { metadata?: Record<string, unknown>; spec?: PodSpecJson };
+type OwnerSpecJson = { template?: TemplateJson; jobTemplate?: { spec?: { template?: TemplateJson } } };
 
 /**
  * Finds the pod template of a manifest: `spec` of a Pod, `spec.jobTemplate.spec.template` of
  * a CronJob, `spec.template` of everything else (Job, Deployment, StatefulSet, DaemonSet,
  * ReplicaSet, CloneSet, ...). Returns an error message when the manifest has none.
  */
-export function locatePodTemplate(manifest: Record<string, any>): LocatedPodTemplate | string {
+export function locatePodTemplate(manifest: Record<string, unknown>): LocatedPodTemplate | string {
   const kind = String(manifest.kind);
   if (kind === 'Pod') {
     if (!manifest.spec) return 'a Pod manifest has no /spec';
     return {
       metadata: () => child(manifest, 'metadata'),
-      spec: manifest.spec,
+      spec: manifest.spec as PodSpecJson,
       replaceMetadata: metadata => { manifest.metadata = metadata; },
       replaceSpec: spec => { manifest.spec = spec; },
       specPointer: '/spec',
     };
   }
+  const ownerSpec = manifest.spec as OwnerSpecJson | undefined;
   const template = kind === 'CronJob'
-    ? manifest.spec?.jobTemplate?.spec?.template
-    : manifest.spec?.template;
+    ? ownerSpec?.jobTemplate?.spec?.template
+    : ownerSpec?.template;
   const pointer = kind === 'CronJob' ? '/spec/jobTemplate/spec/template' : '/spec/template';
   if (!template?.spec) {
     return `kind ${kind} has no pod template at ${pointer}/spec (supported: Pod, CronJob, and kinds with spec.template)`;

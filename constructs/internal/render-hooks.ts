@@ -1,7 +1,7 @@
 import { ApiObject } from 'cdk8s';
 
 /** A post-render step applied to an ApiObject's JSON manifest (mutating it in place). */
-export type ManifestTransform = (manifest: Record<string, any>) => void;
+export type ManifestTransform = (manifest: Record<string, unknown>) => void;
 
 const transforms = new WeakMap<ApiObject, ManifestTransform[]>();
 
@@ -20,7 +20,7 @@ export function addManifestTransform(obj: ApiObject, transform: ManifestTransfor
     const render = obj.toJson.bind(obj);
     const steps = list;
     obj.toJson = () => {
-      const manifest = render();
+      const manifest = render() as Record<string, unknown>;
       for (const step of steps) step(manifest);
       return manifest;
     };

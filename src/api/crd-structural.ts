@@ -72,7 +72,7 @@ export function structuralSchemaProblems(root: Json): string[] {
     const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
     if (!inJunctor) {
       if (node.type === undefined && !intOrString && !preserve) add(path, 'has no type (nor int-or-string / preserve-unknown-fields)');
-      if (node.type !== undefined && !TYPES.has(String(node.type))) add(path, `invalid type ${JSON.stringify(node.type)}`);
+      if (node.type !== undefined && (typeof node.type !== 'string' || !TYPES.has(node.type))) add(path, `invalid type ${JSON.stringify(node.type)}`);
       if (node.nullable !== undefined && node.type === undefined && !preserve) add(path, 'nullable without type');
     } else {
       for (const k of FORBIDDEN_IN_JUNCTORS) if (k in node) add(path, `"${k}" inside a logical junctor`);

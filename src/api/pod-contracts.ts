@@ -11,9 +11,7 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
-  ANNOTATION_CONTAINER_EXIT_PRIORITY,
   ENV_CONTAINER_PRIORITY,
-  LABEL_LIFECYCLE_STATE,
 } from '../contracts/keys.js';
 
 // The keys are declared once in the contract layer; the API model re-exports them beside their parsers.

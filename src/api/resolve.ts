@@ -121,7 +121,7 @@ export function coreClosure(names: Iterable<string>): string[] {
       const n = stack.pop();
       if (n === null || typeof n !== 'object') continue;
       if (Array.isArray(n)) {
-        stack.push(...n);
+        stack.push(...(n as unknown[]));
         continue;
       }
       for (const [k, v] of Object.entries(n)) {

@@ -88,7 +88,7 @@ export function strippedBinary(binary: string): Buffer {
     try {
       execFileSync('strip', ['--strip-all', '-o', out, binary], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (err) {
-      throw new Error(`strip failed on ${binary} (install binutils; test/prepare.d/40-image.sh does): ${(err as Error).message}`);
+      throw new Error(`strip failed on ${binary} (install binutils; test/prepare.d/40-image.sh does): ${(err as Error).message}`, { cause: err });
     }
     return readFileSync(out);
   } finally {

@@ -136,7 +136,7 @@ function walkPodParts(node: unknown, pointer: string, add: Add): void {
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const v = value[i];
+        const v: unknown = value[i];
         if (typeof v !== 'object' || v === null) continue;
         path.push(i);
         visit(v);

@@ -140,7 +140,7 @@ export function gatesMarkdownTable(resolved: ResolvedGates): string {
 export function featureGatesOfInstall(objects: readonly KubeObject[]): Record<string, boolean> | undefined {
   for (const o of objects) {
     if (o.kind !== 'Deployment') continue;
-    const containers = ((o.spec as any)?.template?.spec?.containers ?? []) as { name?: string; command?: string[]; args?: string[] }[];
+    const containers = ((o.spec as { template?: { spec?: { containers?: unknown } } } | undefined)?.template?.spec?.containers ?? []) as { name?: string; command?: string[]; args?: string[] }[];
     for (const c of containers) {
       const ours = c.command?.[0] === 'cdk8s-kruise' && c.args?.[0] === 'controller';
       const upstream = o.metadata?.name === 'kruise-controller-manager' && c.name === 'manager';

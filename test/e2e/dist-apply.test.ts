@@ -113,7 +113,7 @@ describe('dist/ on a real kube-apiserver', () => {
     try {
       return await serverSideApply(d.object, { fieldManager: FIELD_MANAGER, defaultNamespace });
     } catch (error) {
-      throw new Error(`${label(d)}: ${(error as Error).message}`);
+      throw new Error(`${label(d)}: ${(error as Error).message}`, { cause: error });
     }
   }
 

@@ -53,7 +53,7 @@ export function apiErrorMessage(error: unknown): string {
   } catch {
     /* body is not JSON: fall through */
   }
-  return `HTTP ${e.code}: ${String(e.body ?? e.message)}`;
+  return `HTTP ${e.code}: ${typeof e.body === 'string' ? e.body : (JSON.stringify(e.body) ?? e.message)}`;
 }
 
 /** A raw HTTP exchange with the apiserver (no client-node model serialization in between). */
@@ -131,7 +131,7 @@ export async function serverSideApply(
   }
   const query = new URLSearchParams({ fieldManager: options.fieldManager, force: 'true' });
   if (options.dryRun) query.set('dryRun', 'All');
-  const res = await rawRequest('PATCH', `${path}?${query}`, {
+  const res = await rawRequest('PATCH', `${path}?${query.toString()}`, {
     body: JSON.stringify(body),
     contentType: 'application/apply-patch+yaml',
   });
@@ -157,7 +157,7 @@ export async function kubectl(args: readonly string[], options: { input?: string
     return (await child).stdout;
   } catch (error) {
     const e = error as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr || e.message}`);
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr || e.message}`, { cause: error });
   }
 }
 

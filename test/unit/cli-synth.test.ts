@@ -85,7 +85,7 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
     // App charts follow in chart-file order (cdk8s names them after the chart), after CRDs and runtime.
     expect(kust).toContain('resources:\n  - 00-crds.yaml\n  - 10-runtime.yaml\n  - 20-app-jobs.yaml\n  - 20-app-web.yaml\n');
     const rendered = execFileSync(kubectl(), ['kustomize', out], { encoding: 'utf8' });
-    const kinds = parseAllDocuments(rendered).map((d) => `${d.get('kind')}/${d.getIn(['metadata', 'name'])}`);
+    const kinds = parseAllDocuments(rendered).map((d) => `${String(d.get('kind'))}/${String(d.getIn(['metadata', 'name']))}`);
     expect(kinds).toEqual([
       'CustomResourceDefinition/imagepulljobs.apps.kruise.io',
       'Namespace/kruise-system',

@@ -64,7 +64,7 @@ describe('examples', () => {
     const all = [...yamlFiles(distDir).values()].join('\n---\n');
     expect(all).toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT\n');
     expect(all).toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE');
-    expect(all).toMatch(/kind: SidecarSet\nmetadata:\n  name: logtail/);
+    expect(all).toMatch(/kind: SidecarSet\nmetadata:\n {2}name: logtail/);
     expect(all).toContain('example.io/unready-blocker');
     expect(all).toContain('example.io/block-unready: "true"');
     expect(all).toMatch(/disablePVCReuse: true\n/);

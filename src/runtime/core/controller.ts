@@ -162,9 +162,8 @@ export function createRunners<C extends ControllerContext>(
       opts.logger.info({ controller: def.name, gate: def.featureGate }, 'controller disabled by feature gate');
       continue;
     }
-    let runner: ControllerRunner | undefined;
-    const reconciler = def.setup({ ...ctx, logger: opts.logger.child({ controller: def.name }) }, (key) => runner!.enqueue(key));
-    runner = new ControllerRunner(def.name, reconciler, opts.workers[def.name] ?? def.defaultWorkers, opts.metrics, opts.logger);
+    const reconciler = def.setup({ ...ctx, logger: opts.logger.child({ controller: def.name }) }, (key) => runner.enqueue(key));
+    const runner = new ControllerRunner(def.name, reconciler, opts.workers[def.name] ?? def.defaultWorkers, opts.metrics, opts.logger);
     runners.push(runner);
   }
   return runners;

@@ -102,6 +102,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     return new Promise((resolve, reject) => {
       const done = () => resolve();
       this.syncWaiters.push(done);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rejects with the signal's own reason, as fetch and timers do
       signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
     });
   }

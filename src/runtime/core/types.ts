@@ -94,13 +94,13 @@ export interface PodCondition {
 export interface Pod extends KubeObject {
   spec?: {
     nodeName?: string;
-    restartPolicy?: 'Always' | 'OnFailure' | 'Never' | string;
+    restartPolicy?: 'Always' | 'OnFailure' | 'Never' | (string & {});
     containers: Container[];
     initContainers?: Container[];
     [k: string]: unknown;
   };
   status?: {
-    phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown' | string;
+    phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown' | (string & {});
     conditions?: PodCondition[];
     containerStatuses?: ContainerStatus[];
     [k: string]: unknown;

@@ -221,7 +221,6 @@ export class Manager {
       `${o.webhookServiceName}.${o.namespace}.svc.cluster.local`,
       ...o.webhookCertHosts,
     ];
-    let listening = false;
     this.certs = new CertManager(this.client, {
       namespace: o.namespace,
       secretName: o.webhookSecretName,
@@ -247,9 +246,8 @@ export class Manager {
         await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** attempt)));
       }
     }
-    if (!listening && !this.stopping) {
+    if (!this.stopping) {
       this.ports.webhook = await this.admission.listen(o.webhookPort, o.webhookHost);
-      listening = true;
       this.logger.info({ port: this.ports.webhook, paths: this.admission.paths() }, 'webhook server listening');
     }
   }

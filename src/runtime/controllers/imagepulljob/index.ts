@@ -7,7 +7,7 @@ import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject }
 export const daemonConfigNamespace = (
   options: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>> = process.env,
-): string => String(options.daemonConfigNamespace ?? env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE);
+): string => (typeof options.daemonConfigNamespace === 'string' ? options.daemonConfigNamespace : (env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE));
 
 /** ImagePullJob controller (gate ImagePullJobGate, upstream `imagepulljob-controller`). */
 export const imagePullJobController: ControllerDefinition = {

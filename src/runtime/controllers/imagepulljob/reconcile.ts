@@ -55,7 +55,7 @@ export class ImagePullJobReconciler implements Reconciler {
       try {
         source = await this.ctx.client.get<Secret>(SECRETS, name, ns);
       } catch (err) {
-        if (isNotFound(err)) throw new Error(`ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`);
+        if (isNotFound(err)) throw new Error(`ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`, { cause: err });
         throw err;
       }
       const copyName = secretCopyName(ns, name);

@@ -121,7 +121,7 @@ export class AdmissionServer {
     }
     let review: { apiVersion?: string; kind?: string; request?: AdmissionRequest };
     try {
-      review = JSON.parse(await readBody(req));
+      review = JSON.parse(await readBody(req)) as typeof review;
     } catch (err) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad AdmissionReview: ${(err as Error).message}\n`);
       return;

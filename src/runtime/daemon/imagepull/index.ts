@@ -19,7 +19,7 @@ export const imagePullController: DaemonControllerDefinition = {
     const onNi = () => enqueue(ctx.nodeName);
     nodeImages.addHandlers({ add: onNi, update: onNi });
     const maxWorkers = Number(ctx.options.maxPullWorkers ?? 2);
-    const configNamespace = String(ctx.options.configNamespace ?? DAEMON_CONFIG_NAMESPACE);
+    const configNamespace = typeof ctx.options.configNamespace === 'string' ? ctx.options.configNamespace : DAEMON_CONFIG_NAMESPACE;
     return new NodeImageReconciler(ctx, nodeImages, maxWorkers, configNamespace, enqueue);
   },
 };

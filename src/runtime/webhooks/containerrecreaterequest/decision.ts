@@ -58,7 +58,7 @@ export function validateCrrSpec(crr: Crr): string | undefined {
   const deadline = spec.activeDeadlineSeconds;
   if (deadline !== undefined && deadline < 3) return `spec.activeDeadlineSeconds: Invalid value: ${deadline}: must be at least 3`;
   const fp = spec.strategy?.failurePolicy;
-  if (fp !== undefined && fp !== 'Fail' && fp !== 'Ignore') return `spec.strategy.failurePolicy: Unsupported value: "${String(fp)}": supported values: "Fail", "Ignore"`;
+  if (fp !== undefined && fp !== 'Fail' && fp !== 'Ignore') return `spec.strategy.failurePolicy: Unsupported value: "${typeof fp === 'string' ? fp : JSON.stringify(fp)}": supported values: "Fail", "Ignore"`;
   return undefined;
 }
 
