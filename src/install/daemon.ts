@@ -9,7 +9,7 @@ import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityC
 export const DAEMON_FLAGS = {
   healthProbeAddr: '--health-probe-addr',
   criSocket: '--cri-socket',
-  configNamespace: '--config-namespace',
+  configNamespace: '--daemon-config-namespace',
   featureGates: '--feature-gates',
   logLevel: '--log-level',
 } as const;

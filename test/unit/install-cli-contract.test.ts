@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { DaemonPlacement, IssuerKind, KruiseRuntime, WebhookCertificates, type KruiseRuntimeProps } from '../../constructs/kruise-runtime.js';
 import { register as registerController } from '../../src/cli/commands/controller.js';
 import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
-import { daemonConfigNamespace } from '../../src/runtime/controllers/imagepulljob/index.js';
+import { ControllerOptionValues, SHARED_OPTIONS } from '../../src/runtime/core/options.js';
+import { managerControllerOptions } from '../../src/runtime/manager/registry.js';
 import { parseFeatureGates } from '../../src/contracts/features.js';
 import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
 
@@ -65,7 +66,7 @@ describe('manifest command lines vs the runtime CLI', () => {
     const o = parse(registerDaemon, 'daemon', daemon.args);
     expect(o.criSocket).toBe('/hostvarrun/containerd/containerd.sock');
     expect(o.healthProbeAddr).toBe(':10221');
-    expect(o.configNamespace).toBe('kruise-daemon-config');
+    expect(o.daemonConfigNamespace).toBe('kruise-daemon-config');
     expect(() => parseFeatureGates(o.featureGates as string)).not.toThrow();
   });
 
@@ -82,8 +83,8 @@ describe('manifest command lines vs the runtime CLI', () => {
 
   it('manager copies pull secrets into the namespace the daemon reads them from', () => {
     const { manager, daemon } = containers({ daemonConfigNamespace: 'pull-secrets' });
-    expect(parse(registerDaemon, 'daemon', daemon.args).configNamespace).toBe('pull-secrets');
+    expect(parse(registerDaemon, 'daemon', daemon.args).daemonConfigNamespace).toBe('pull-secrets');
     const env = Object.fromEntries((manager.env as Obj[]).map((e) => [e.name, e.value]));
-    expect(daemonConfigNamespace({}, env)).toBe('pull-secrets');
+    expect(new ControllerOptionValues(managerControllerOptions(), {}, env).get(SHARED_OPTIONS.daemonConfigNamespace)).toBe('pull-secrets');
   });
 });

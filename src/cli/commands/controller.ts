@@ -1,6 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { installShutdown } from '../../runtime/core/shutdown.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../runtime/manager/manager.js';
+import { managerControllerOptions } from '../../runtime/manager/registry.js';
+import { addControllerOptions, givenControllerOptions } from './controller-options.js';
 import { validateManifests } from '../../policy/index.js';
 import type { ObjectValidator } from '../../runtime/core/controller.js';
 
@@ -63,7 +65,8 @@ function durationOption(flags: string, description: string, defaultMs: number): 
 /** `cdk8s-kruise controller`: the controller-manager the KruiseRuntime Deployment runs. */
 export function register(program: Command): void {
   const d = DEFAULT_MANAGER_OPTIONS;
-  program
+  const controllerOptions = managerControllerOptions();
+  const command = program
     .command('controller')
     .description('Run the controller-manager: Job sidecar terminator, admission webhooks (leader-elected)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster service account, then $KUBECONFIG)')
@@ -95,7 +98,8 @@ export function register(program: Command): void {
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
     .addOption(new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list').argParser(parseBool).default(false).preset(true))
     .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)')
-    .addOption(durationOption('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', d.gracefulShutdownMs))
+    .addOption(durationOption('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', d.gracefulShutdownMs));
+  addControllerOptions(command, controllerOptions)
     .action(async (o: Record<string, unknown>) => {
       const workers = { ...(o.workers as Record<string, number>) };
       if (o.sidecarterminatorWorkers) workers.sidecarterminator = Number(o.sidecarterminatorWorkers);
@@ -130,6 +134,7 @@ export function register(program: Command): void {
         strictPermissions: o.strictPermissions as boolean,
         accessLogFile: o.accessLog as string | undefined,
         gracefulShutdownMs: o.gracefulShutdownTimeout as number,
+        controllerOptions: givenControllerOptions(o, controllerOptions),
         // Admission runs the same rules as `cdk8s-kruise validate`.
         objectValidator: policyObjectValidator,
       };

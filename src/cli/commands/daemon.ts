@@ -1,13 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { installShutdown } from '../../runtime/core/shutdown.js';
 import { DEFAULT_DAEMON_OPTIONS, Daemon, type DaemonOptions } from '../../runtime/daemon/daemon.js';
+import { daemonControllerOptions } from '../../runtime/daemon/registry.js';
+import { addControllerOptions } from './controller-options.js';
 import { parseDuration } from './controller.js';
-
-function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`"${value}" is not a positive integer`);
-  return n;
-}
 
 function parseBool(value: string): boolean {
   if (/^(true|1|yes)$/i.test(value)) return true;
@@ -18,30 +14,32 @@ function parseBool(value: string): boolean {
 /** `cdk8s-kruise daemon`: the per-node daemon the KruiseRuntime DaemonSet runs. */
 export function register(program: Command): void {
   const d = DEFAULT_DAEMON_OPTIONS;
-  program
+  const controllerOptions = daemonControllerOptions();
+  const command = program
     .command('daemon')
     .description('Run the node daemon: executes ContainerRecreateRequests and pulls NodeImage images through the node\'s CRI runtime')
     .option('--node-name <name>', 'this node (default: $NODE_NAME, set from the downward API)', process.env.NODE_NAME)
     .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster service account, then $KUBECONFIG)')
     .option('--cri-socket <path>', 'CRI runtime socket (default: $CRI_SOCKET, else probe containerd, CRI-O, cri-dockerd paths)', process.env.CRI_SOCKET)
-    .option('--config-namespace <ns>', 'namespace with the pull secrets copied for the daemon ($KRUISE_DAEMON_CONFIG_NS)', d.configNamespace)
+    // The flag's name before the manager and the daemon shared the option; kept for installs made earlier.
+    .addOption(new Option('--config-namespace <ns>', 'same as --daemon-config-namespace').hideHelp())
     .option('--health-probe-addr <addr>', 'listen address of /healthz, /readyz and /metrics', d.healthProbeAddr)
     .option('--feature-gates <gates>', 'comma-separated Name=true|false')
-    .option('--max-workers-for-pull-image <n>', 'images pulled at once', parsePositive, d.maxPullWorkers)
     .option('--cri-check-interval <dur>', 'how often the CRI connection is checked', parseDuration, d.criCheckIntervalMs)
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
     .addOption(new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list').argParser(parseBool).default(false).preset(true))
-    .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)')
+    .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)');
+  addControllerOptions(command, controllerOptions)
     .action(async (o: Record<string, unknown>, cmd: Command) => {
       const opts: DaemonOptions = {
         ...d,
         nodeName: (o.nodeName as string | undefined) ?? '',
         kubeconfig: o.kubeconfig as string | undefined,
         criSocket: o.criSocket as string | undefined,
-        configNamespace: o.configNamespace as string,
+        configNamespace: (o.daemonConfigNamespace as string | undefined) ?? (o.configNamespace as string | undefined) ?? d.configNamespace,
         healthProbeAddr: o.healthProbeAddr as string,
         featureGates: o.featureGates as string | undefined,
-        maxPullWorkers: o.maxWorkersForPullImage as number,
+        maxPullWorkers: (o.maxWorkersForPullImage as number | undefined) ?? d.maxPullWorkers,
         criCheckIntervalMs: o.criCheckInterval as number,
         logLevel: o.logLevel as string,
         strictPermissions: o.strictPermissions as boolean,

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { CachePlan, type CacheRead } from './cache-plan.js';
+import type { ControllerOption, ControllerOptionValues } from './options.js';
 import type { EventRecorder } from './events.js';
 import type { InformerFactory } from './informer.js';
 import type { KubeClient } from './client.js';
@@ -27,8 +28,8 @@ export interface ControllerContext {
   readonly events: EventRecorder;
   readonly logger: Logger;
   readonly featureGates: ReadonlyMap<string, boolean>;
-  /** Options from the command line that concern controllers (e.g. the quick-exit image default). */
-  readonly options: Readonly<Record<string, unknown>>;
+  /** Parsed values of the options the process's controllers declared; read with the declaring option. */
+  readonly options: ControllerOptionValues;
   /** The validator of our kinds' admission webhooks (the policy engine when the CLI runs the manager). */
   readonly objectValidator?: ObjectValidator;
 }
@@ -44,6 +45,8 @@ export interface ControllerDefinition {
   readonly defaultWorkers: number;
   /** Every resource the controller watches and the fields it reads from their caches. */
   readonly reads: readonly CacheRead[];
+  /** The options the controller reads (flags are built from these). */
+  readonly options?: readonly ControllerOption<unknown>[];
   setup(ctx: ControllerContext, enqueue: (key: string) => void): Reconciler;
 }
 

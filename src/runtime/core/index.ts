@@ -29,3 +29,4 @@ export * from './webhook/server.js';
 export * from './webhook/certs.js';
 export * from './webhook/certmanager.js';
 export * from './cache-plan.js';
+export * from './options.js';

@@ -1,6 +1,7 @@
 import type { ControllerContext, ProcessResult } from '../core/index.js';
 import type { CriClient } from '../cri/client.js';
 import type { CacheRead } from '../core/cache-plan.js';
+import type { ControllerOption } from '../core/options.js';
 
 /** What a daemon controller gets: the manager's context plus its node and the node's CRI runtime. */
 export interface DaemonContext extends ControllerContext {
@@ -22,5 +23,7 @@ export interface DaemonControllerDefinition {
   readonly defaultWorkers: number;
   /** Every resource the controller watches and the fields it reads from their caches. */
   readonly reads: readonly CacheRead[];
+  /** The options the controller reads (flags are built from these). */
+  readonly options?: readonly ControllerOption<unknown>[];
   setup(ctx: DaemonContext, enqueue: (key: string) => void): { reconcile(key: string): Promise<ProcessResult> };
 }

@@ -18,7 +18,8 @@ import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
 import { DAEMON_CONFIG_NAMESPACE, daemonScopes, RUNTIME_ENV } from '../../contracts/index.js';
 import type { DaemonContext } from './context.js';
-import { DAEMON_CONTROLLERS } from './registry.js';
+import { DAEMON_CONTROLLERS, daemonControllerOptions } from './registry.js';
+import { ControllerOptionValues } from '../core/options.js';
 
 /** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
 export interface DaemonOptions {
@@ -116,7 +117,7 @@ export class Daemon {
       events: new EventRecorder(this.client, 'kruise-daemon', this.logger),
       logger: this.logger,
       featureGates: gates,
-      options: { configNamespace: o.configNamespace, maxPullWorkers: o.maxPullWorkers },
+      options: new ControllerOptionValues(daemonControllerOptions(), { daemonConfigNamespace: o.configNamespace, maxPullWorkers: o.maxPullWorkers }),
       nodeName: o.nodeName,
       cri: this.cri,
       runtimeScheme: async () => {

@@ -2,6 +2,7 @@
  * The one place the node daemon's controllers are registered (the manager's are in
  * src/runtime/manager/registry.ts). Each lives in its own folder under src/runtime/daemon/.
  */
+import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import type { DaemonControllerDefinition } from './context.js';
 import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
@@ -10,3 +11,8 @@ export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
   containerRecreateController,
   imagePullController,
 ];
+
+/** Every option the daemon's controllers declare, each once (the CLI's daemon flags are built from it). */
+export function daemonControllerOptions(): ControllerOption<unknown>[] {
+  return uniqueOptions(DAEMON_CONTROLLERS.flatMap((d) => d.options ?? []));
+}

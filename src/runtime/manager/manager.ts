@@ -23,8 +23,8 @@ import {
   NAMES,
   RUNTIME_ENV,
 } from '../../contracts/index.js';
-import { daemonConfigNamespace } from '../controllers/imagepulljob/index.js';
-import { CONTROLLERS, WEBHOOKS } from './registry.js';
+import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
+import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
@@ -66,7 +66,7 @@ export interface ManagerOptions {
   /** Append every API call as a JSON line to this file (permission-coverage tests). */
   accessLogFile?: string;
   gracefulShutdownMs: number;
-  /** Controller-specific options (e.g. the default quick-exit image). */
+  /** Values of the options the controllers declared (`managerControllerOptions()`), by key; defaults otherwise. */
   controllerOptions: Record<string, unknown>;
   /** Validator of our kinds at admission; the API model's schema check when unset. */
   objectValidator?: ObjectValidator;
@@ -117,6 +117,8 @@ export class Manager {
   private leading = false;
   private stopping = false;
   readonly identity: string;
+  /** Parsed values of the options the registered controllers and webhooks declared. */
+  readonly controllerOptions: ControllerOptionValues;
   /** Ports actually bound (useful when configured as 0). */
   readonly ports: { health?: number; metrics?: number; webhook?: number } = {};
 
@@ -124,9 +126,10 @@ export class Manager {
     this.logger = createLogger({ level: opts.logLevel, name: 'kruise-manager' });
     const kc = loadKubeConfig(opts.kubeconfig);
     const electionNs = opts.leaderElectionNamespace ?? opts.namespace;
+    this.controllerOptions = new ControllerOptionValues(managerControllerOptions(), opts.controllerOptions);
     this.client = new KubeClient(kc, {
       permissions: {
-        scopes: managerScopes({ runtime: electionNs, daemonConfig: daemonConfigNamespace(opts.controllerOptions) }),
+        scopes: managerScopes({ runtime: electionNs, daemonConfig: this.controllerOptions.get(SHARED_OPTIONS.daemonConfigNamespace) }),
         enforce: opts.strictPermissions,
       },
       onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n') : undefined,
@@ -153,7 +156,7 @@ export class Manager {
       events: new EventRecorder(fencedClient, 'kruise-manager', this.logger),
       logger: this.logger,
       featureGates: gates,
-      options: o.controllerOptions,
+      options: this.controllerOptions,
       ...(o.objectValidator ? { objectValidator: o.objectValidator } : {}),
     };
 

@@ -4,6 +4,7 @@
  * webhook in src/runtime/webhooks/<name>/; add one line to the matching list below.
  */
 import type { ControllerDefinition, WebhookDefinition } from '../core/controller.js';
+import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
@@ -20,3 +21,8 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   containerRecreateRequestWebhook,
   kruiseValidationWebhook,
 ];
+
+/** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
+export function managerControllerOptions(): ControllerOption<unknown>[] {
+  return uniqueOptions(CONTROLLERS.flatMap((d) => d.options ?? []));
+}

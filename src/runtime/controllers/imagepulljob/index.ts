@@ -1,19 +1,15 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { DAEMON_CONFIG_NAMESPACE, IMAGE_PULL_JOBS, NODE_IMAGES, RUNTIME_ENV } from '../../../contracts/index.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../../contracts/index.js';
+import { SHARED_OPTIONS } from '../../core/options.js';
 import { objectKey } from '../../core/index.js';
 import { ImagePullJobReconciler, type ImagePullJobObject, type NodeImageObject } from './reconcile.js';
-
-/** Namespace where pull secrets are copied for the daemons (upstream env KRUISE_DAEMON_CONFIG_NS). */
-export const daemonConfigNamespace = (
-  options: Readonly<Record<string, unknown>>,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): string => (typeof options.daemonConfigNamespace === 'string' ? options.daemonConfigNamespace : (env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE));
 
 /** ImagePullJob controller (gate ImagePullJobGate, upstream `imagepulljob-controller`). */
 export const imagePullJobController: ControllerDefinition = {
   name: 'imagepulljob',
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 3,
+  options: [SHARED_OPTIONS.daemonConfigNamespace],
   reads: [
     { resource: IMAGE_PULL_JOBS, fields: ['*'] },
     { resource: NODE_IMAGES, fields: ['*'] },
@@ -35,6 +31,6 @@ export const imagePullJobController: ControllerDefinition = {
       },
       delete: () => open().forEach((j) => enqueue(objectKey(j))),
     });
-    return new ImagePullJobReconciler(ctx, jobs, nodeImages, daemonConfigNamespace(ctx.options));
+    return new ImagePullJobReconciler(ctx, jobs, nodeImages, ctx.options.get(SHARED_OPTIONS.daemonConfigNamespace));
   },
 };

@@ -1,7 +1,10 @@
-import { DAEMON_CONFIG_NAMESPACE } from '../../../contracts/index.js';
+import { positiveIntOption, SHARED_OPTIONS } from '../../core/options.js';
 import { NODE_IMAGES } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
 import { NodeImageReconciler, type NodeImage } from './reconcile.js';
+
+/** Concurrent CRI pulls of one node (upstream's flag name). */
+export const MAX_PULL_WORKERS = positiveIntOption('maxPullWorkers', '--max-workers-for-pull-image <n>', 'images pulled at once', 2);
 
 /**
  * Image pulls for ImagePullJobs (upstream kruise-daemon `imagepuller`). Each daemon watches exactly
@@ -12,14 +15,15 @@ export const imagePullController: DaemonControllerDefinition = {
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 1,
   reads: [{ resource: NODE_IMAGES, fields: ['*'] }],
+  options: [SHARED_OPTIONS.daemonConfigNamespace, MAX_PULL_WORKERS],
   setup(ctx, enqueue) {
     const nodeImages = ctx.informers.for<NodeImage>(NODE_IMAGES, {
       fieldSelector: `metadata.name=${ctx.nodeName}`,
     });
     const onNi = () => enqueue(ctx.nodeName);
     nodeImages.addHandlers({ add: onNi, update: onNi });
-    const maxWorkers = Number(ctx.options.maxPullWorkers ?? 2);
-    const configNamespace = typeof ctx.options.configNamespace === 'string' ? ctx.options.configNamespace : DAEMON_CONFIG_NAMESPACE;
+    const maxWorkers = ctx.options.get(MAX_PULL_WORKERS);
+    const configNamespace = ctx.options.get(SHARED_OPTIONS.daemonConfigNamespace);
     return new NodeImageReconciler(ctx, nodeImages, maxWorkers, configNamespace, enqueue);
   },
 };
