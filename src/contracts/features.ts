@@ -29,7 +29,7 @@ function gate(name: string, def: boolean, stage: GateStage): GateSpec {
   return { name, default: def, stage, upstream: stage !== GateStage.CDK8S_KRUISE };
 }
 
-/** Every gate, upstream HEAD defaults (API notes §7). */
+/** Every gate, with upstream's defaults at v1.9.x. */
 export const FEATURE_GATES: readonly GateSpec[] = [
   gate('PodWebhook', true, GateStage.BETA),
   gate('KruiseDaemon', true, GateStage.BETA),
@@ -67,7 +67,7 @@ export const FEATURE_GATES: readonly GateSpec[] = [
   gate('InPlacePodVerticalScaling', false, GateStage.ALPHA),
   gate('DefaultHostNetworkHostPortsInPodTemplates', false, GateStage.ALPHA),
   gate('DaemonSetPruneIneligibleNodes', false, GateStage.ALPHA),
-  // Ours: exit priority never shipped upstream (API notes §2), so the bundled runtime gates it itself.
+  // Ours: exit priority never shipped upstream (its proposal was closed), so the bundled runtime gates it itself.
   // On by default: it is the bundled runtime's own feature, with nothing upstream to stay compatible with.
   gate('ContainerExitPriority', true, GateStage.CDK8S_KRUISE),
 ];

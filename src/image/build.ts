@@ -19,7 +19,7 @@ export interface BuildOptions {
   readonly sourceDateEpoch?: number;
 }
 
-/** What a build produced, with the sizes the issue asks to report. */
+/** What a build produced, with the sizes a build reports (compressed and uncompressed). */
 export interface BuildResult {
   readonly manifestDigest: string;
   readonly reference: string;

@@ -1,6 +1,6 @@
 import { packageVersion } from '../version.js';
 
-/** Default registry of the bundled runtime image (issue 8 publishes `cdk8s-kruise:<version>` there). */
+/** Default registry of the bundled runtime image (the runtime image is published there as `cdk8s-kruise:<version>`). */
 export const DEFAULT_REGISTRY = 'ghcr.io/cdk8s-kruise';
 export const IMAGE_REPOSITORY = 'cdk8s-kruise';
 

@@ -5,7 +5,7 @@
 
 export const SECCOMP_RUNTIME_DEFAULT = { type: 'RuntimeDefault' } as const;
 
-/** The non-root user of the runtime image (issue 8: /etc/passwd has uid/gid 65532). */
+/** The non-root user of the runtime image (the image's /etc/passwd has uid/gid 65532). */
 export const RUNTIME_UID = 65532;
 
 export function restrictedContainerSecurityContext(runAsRoot = false): Record<string, unknown> {

@@ -35,7 +35,7 @@ const kruise = (kind: string, spec: Record<string, unknown> = {}, group = 'apps.
 const gateNames = (objs: KubeObject[]) => [...new Set(requiredGates(objs).map((r) => r.gate))].sort();
 
 describe('gate model', () => {
-  it('has upstream HEAD defaults (API notes §7)', () => {
+  it('has upstream defaults (v1.9.x)', () => {
     for (const on of ['PodWebhook', 'KruiseDaemon', 'DaemonWatchingPod', 'WorkloadSpread', 'PodUnavailableBudgetDeleteGate',
       'InPlaceUpdateEnvFromMetadata', 'StatefulSetAutoDeletePVC', 'PodProbeMarkerGate', 'PodIndexLabel']) {
       expect(gateSpec(on)?.default, on).toBe(true);

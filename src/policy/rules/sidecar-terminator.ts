@@ -160,7 +160,7 @@ export const sidecarIgnoreExitCodeAlone: Rule = {
   title: 'IGNORE_EXIT_CODE without WHEN_JOB_EXIT has no effect',
   doc:
     'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE=true is honoured only on a container that also has ' +
-    'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (upstream #1949). Alone it is ignored, so the pod\'s phase still ' +
+    'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (upstream reads it only for sidecars it stops itself). Alone it is ignored, so the pod\'s phase still ' +
     'depends on the sidecar\'s exit code.',
   check(manifests) {
     const out: RuleFinding[] = [];

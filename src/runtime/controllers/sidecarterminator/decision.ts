@@ -1,6 +1,6 @@
 /**
- * Job Sidecar Terminator: the pure decision (upstream pkg/controller/sidecarterminator semantics,
- * openkruise-api-notes §1). No I/O: given the pod, its node's kind and whether our CRR exists, it says
+ * Job Sidecar Terminator: the pure decision (upstream's sidecar terminator semantics: kill-mode sidecars
+ * are stopped through a CRR once every main container has finished, by the Never/OnFailure rules). No I/O: given the pod, its node's kind and whether our CRR exists, it says
  * what one reconcile must do. Table-tested in test/unit/runtime-sidecarterminator-decision.test.ts.
  */
 import {
