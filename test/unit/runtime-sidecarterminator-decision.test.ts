@@ -4,7 +4,7 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../src/api/pod-contracts.js';
-import { decide, isCandidate, type Decision, type NodeKind } from '../../src/runtime/controllers/sidecarterminator/decision.js';
+import { decide, isCandidate, type Decision, type NodeKind, NODE_UNKNOWN_REQUEUE_MS } from '../../src/runtime/controllers/sidecarterminator/decision.js';
 import type { Container, ContainerStatus, Pod } from '../../src/runtime/core/types.js';
 
 const UID = '1111-2222';
@@ -191,6 +191,8 @@ describe('sidecar terminator decision', () => {
       else {
         expect(d.action).toBe(r.expect.action);
         expect((d as { reason: string }).reason).toMatch(/\S/);
+        // Only an unknown node asks for a timed requeue; every other wait is woken by a watch event.
+        expect(d.action === 'wait' ? d.requeueAfterMs : undefined).toBe('node' in r && r.node === undefined ? NODE_UNKNOWN_REQUEUE_MS : undefined);
       }
     });
   }

@@ -14,6 +14,9 @@ import type { Container, ContainerStatus, Pod } from '../../core/types.js';
 
 export type NodeKind = 'normal' | 'virtual-kubelet';
 
+/** A pod whose node is not cached yet is looked at again when the node arrives (node handler) or after this. */
+export const NODE_UNKNOWN_REQUEUE_MS = 5_000;
+
 export interface DecisionInput {
   readonly pod: Pod;
   /** Kind of the pod's node; undefined when the node is not (yet) known. */
@@ -29,7 +32,12 @@ export interface ImageSwap {
 
 export type Decision =
   | { readonly action: 'skip'; readonly reason: string }
-  | { readonly action: 'wait'; readonly reason: string }
+  | {
+      readonly action: 'wait';
+      readonly reason: string;
+      /** Look again after this long even if no watched object changes (e.g. a node not cached yet). */
+      readonly requeueAfterMs?: number;
+    }
   | {
       readonly action: 'act';
       /** Step 1 (virtual-kubelet node): swap these sidecars' images to their quick-exit image. */
@@ -102,7 +110,7 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
     return { action: 'wait', reason: 'main containers have not all exited 0' };
   }
   if (!spec?.nodeName) return { action: 'wait', reason: 'pod has no node' };
-  if (nodeKind === undefined) return { action: 'wait', reason: `node ${spec.nodeName} not known yet` };
+  if (nodeKind === undefined) return { action: 'wait', reason: `node ${spec.nodeName} not known yet`, requeueAfterMs: NODE_UNKNOWN_REQUEUE_MS };
 
   const uid = pod.metadata.uid ?? '';
   const crrName = sidecarTerminationCrrName(uid);

@@ -44,8 +44,7 @@ export class SidecarTerminatorReconciler implements Reconciler {
     });
     if (decision.action !== 'act') {
       this.ctx.logger.debug({ pod: key, decision: decision.action, reason: decision.reason }, 'sidecar terminator');
-      // A pod whose node is not cached yet is looked at again when the node arrives (node handler) or soon.
-      return decision.action === 'wait' && decision.reason.startsWith('node ') ? { requeueAfterMs: 5_000 } : undefined;
+      return decision.action === 'wait' && decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : undefined;
     }
     await this.apply(pod, decision);
   }
