@@ -305,7 +305,7 @@ describe('node daemon', () => {
     const pod = ds.spec.template.spec;
     const c = pod.containers[0];
     expect(c.image).toBe(find(docs, 'Deployment')!.spec.template.spec.containers[0].image);
-    expect(c.args).toEqual(['daemon', '--health-probe-addr=:10221', '--cri-socket=/hostvarrun/containerd/containerd.sock', '--config-namespace=kruise-daemon-config',
+    expect(c.args).toEqual(['daemon', '--health-probe-addr=:10221', '--cri-socket=/hostvarrun/containerd/containerd.sock', '--daemon-config-namespace=kruise-daemon-config',
       '--feature-gates=KruiseDaemon=true', '--log-level=info']);
     expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
     expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
