@@ -180,6 +180,14 @@ export class AdmissionServer {
     res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(`${message}\n`);
   }
 
+  /** Answers, then drops the connection once the answer is out: its unread body is not worth reading. */
+  private refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    req.pause();
+    res.once('finish', () => req.socket.destroy());
+    res.once('close', () => req.socket.destroy());
+    this.refuse(res, status, message, { ...headers, connection: 'close' });
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const h = this.handlers.get(path);
@@ -196,21 +204,19 @@ export class AdmissionServer {
     const admission = admitBody(req.headers['content-length'], this.limits);
     if (!admission.ok) {
       // Close: the unread body would otherwise be parsed as the next request.
-      this.refuse(res, admission.httpStatus, admission.message, { connection: 'close' });
-      req.destroy();
+      this.refuseAndClose(req, res, admission.httpStatus, admission.message);
       return;
     }
     const pool = admission.pool === 'small' ? this.small : this.large;
     if (!pool.tryReserve(admission.reserve)) {
-      this.refuse(res, 503, 'webhook server busy with other requests; retry', { connection: 'close', 'retry-after': '1' });
-      req.destroy();
+      this.refuseAndClose(req, res, 503, 'webhook server busy with other requests; retry', { 'retry-after': '1' });
       return;
     }
     try {
       const body = await readBody(req, this.limits.maxBodyBytes);
       if (body === undefined) {
-        if (!res.headersSent && !req.destroyed) this.refuse(res, 413, `body larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook`, { connection: 'close' });
-        req.destroy();
+        if (!res.headersSent && !req.destroyed) this.refuseAndClose(req, res, 413, `body larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook`);
+        else req.destroy();
         return;
       }
       if (body === null) return; // client went away or timed out: nothing to answer
