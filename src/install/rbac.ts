@@ -4,7 +4,7 @@ import { NAMES, meta, type InstallSpec } from './spec.js';
 
 /**
  * ServiceAccounts and RBAC, generated only from the runtime's declared API calls
- * (src/runtime/permissions.ts): nothing here adds a rule of its own, so RBAC cannot drift from the code.
+ * (src/contracts/permissions.ts): nothing here adds a rule of its own, so RBAC cannot drift from the code.
  */
 
 const RBAC = 'rbac.authorization.k8s.io/v1';

@@ -34,7 +34,10 @@ afterAll(async () => {
   await env?.stop();
 });
 
-async function runPod(name: string, containers: string[], extra: Partial<V1Pod['spec']> = {}, hostDir?: string): Promise<FakeKubelet> {
+/** A container by name, or with the pod-level fields a test needs (e.g. its own lifecycle.preStop). */
+type PodContainerSpec = string | { name: string; lifecycle?: unknown; ports?: unknown };
+
+async function runPod(name: string, containers: PodContainerSpec[], extra: Partial<V1Pod['spec']> = {}, hostDir?: string): Promise<FakeKubelet> {
   const client = adminClient();
   const pod = (await client.create(PODS, {
     apiVersion: 'v1',
@@ -43,7 +46,7 @@ async function runPod(name: string, containers: string[], extra: Partial<V1Pod['
     spec: {
       nodeName: NODE,
       restartPolicy: 'Always',
-      containers: containers.map((c) => ({ name: c, image: env.images.busybox, ...(hostDir ? { volumeMounts: [{ name: 'shared', mountPath: '/shared' }] } : {}) })),
+      containers: containers.map((c) => ({ ...(typeof c === 'string' ? { name: c } : c), image: env.images.busybox, ...(hostDir ? { volumeMounts: [{ name: 'shared', mountPath: '/shared' }] } : {}) })),
       ...(hostDir ? { volumes: [{ name: 'shared', hostPath: { path: hostDir } }] } : {}),
       ...extra,
     },
@@ -136,10 +139,11 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
 
   it('runs the preStop exec hook inside the container before stopping it', async () => {
     const hostDir = await mkdtemp(join(env.dir, 'shared-'));
-    const k = await runPod('hooked', ['app'], {}, hostDir);
+    const preStop = { exec: { command: ['/bin/sh', '-c', 'cat /etc/passwd > /shared/prestop-marker'] } };
+    const k = await runPod('hooked', [{ name: 'app', lifecycle: { preStop } }], {}, hostDir);
     const oldApp = k.cri.containerIds.get('app')!;
     // The hook sees the container's own environment and file system (the hostPath volume).
-    await createCrr(k, 'with-prestop', [{ name: 'app', preStop: { exec: { command: ['/bin/sh', '-c', 'cat /etc/passwd > /shared/prestop-marker'] } } }]);
+    await createCrr(k, 'with-prestop', [{ name: 'app', preStop }]);
     await waitCompleted('with-prestop');
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
     // Only the test image's rootfs has this passwd: the hook ran inside the (still running) container.
@@ -155,15 +159,46 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const k = await runPod('http-hooked', ['app']);
+      // The pod's own hook names the host, headers and path: the daemon sends exactly that.
+      const preStop = { httpGet: { host: '127.0.0.1', port, path: 'drain', httpHeaders: [{ name: 'X-Drain', value: 'yes' }] } };
+      const k = await runPod('http-hooked', [{ name: 'app', lifecycle: { preStop } }]);
       const oldApp = k.cri.containerIds.get('app')!;
-      await createCrr(k, 'http-prestop', [{ name: 'app', preStop: { httpGet: { host: '127.0.0.1', port, path: 'drain', httpHeaders: [{ name: 'X-Drain', value: 'yes' }] } } }]);
+      await createCrr(k, 'http-prestop', [{ name: 'app', preStop }]);
       await waitCompleted('http-prestop');
       expect(hits).toHaveLength(1);
       expect(hits[0]).toMatchObject({ path: '/drain', header: 'yes' });
       const st = await env.cri.containerStatus(oldApp);
       expect(st.state).toBe('CONTAINER_EXITED');
       expect(Number(BigInt(st.finishedAt) / 1_000_000n)).toBeGreaterThanOrEqual(hits[0]!.at - 5);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('hostile: never runs a preStop the pod does not declare (exec or httpGet smuggled into the CRR)', async () => {
+    // The webhook refuses these fields; this is the daemon's own defence for CRRs that bypassed it.
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const hostDir = await mkdtemp(join(env.dir, 'shared-'));
+      const k = await runPod('no-hook', ['app', 'side'], {}, hostDir);
+      const oldApp = k.cri.containerIds.get('app')!;
+      const oldSide = k.cri.containerIds.get('side')!;
+      await createCrr(k, 'smuggled', [
+        { name: 'app', preStop: { exec: { command: ['/bin/sh', '-c', 'echo owned > /shared/foreign-marker'] } } },
+        { name: 'side', preStop: { httpGet: { host: '127.0.0.1', port, path: '/steal', httpHeaders: [{ name: 'Authorization', value: 'x' }] } } },
+      ]);
+      await waitCompleted('smuggled');
+      // Both containers were recreated, without the foreign hooks.
+      expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_EXITED');
+      expect((await env.cri.containerStatus(oldSide)).state).toBe('CONTAINER_EXITED');
+      await expect(readFile(join(hostDir, 'foreign-marker'), 'utf8')).rejects.toThrow(/ENOENT/);
+      expect(hits).toEqual([]);
     } finally {
       server.close();
     }

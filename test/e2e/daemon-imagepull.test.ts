@@ -290,6 +290,22 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     expect(copy.type).toBe('kubernetes.io/dockerconfigjson');
   });
 
+  it('hostile: a Secret that is not a registry credential is never copied for the daemons', async () => {
+    await adminClient().create(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'not-a-cred', namespace: ns },
+      type: 'Opaque',
+      data: { token: Buffer.from('not-for-every-node').toString('base64') },
+    } as Secret);
+    await createJob('foreign-secret', { image: env.images.busybox, pullSecrets: ['not-a-cred'] });
+    // The pull itself goes ahead (the image is public), without the refused Secret.
+    const job = await waitFinished('foreign-secret');
+    expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
+    const copy = await adminClient().get<Secret>(SECRETS, `${ns}.not-a-cred`, CONFIG_NS).catch((err: unknown) => err);
+    expect(isNotFound(copy)).toBe(true);
+  });
+
   it('a job with a deadline ends failed when the registry is down', async () => {
     await env.registry.stop();
     try {

@@ -1,5 +1,5 @@
 // The RBAC that dist/ installs lets the manager's and the daemon's ServiceAccounts do exactly what
-// the runtime declares it needs (src/runtime/permissions.ts) and nothing else in the checked
+// the runtime declares it needs (src/contracts/permissions.ts) and nothing else in the checked
 // universe: every (resource, verb, scope) is asked by impersonation (SelfSubjectAccessReview as the
 // ServiceAccount) and compared with the declared rules.
 import { readdirSync, readFileSync } from 'node:fs';

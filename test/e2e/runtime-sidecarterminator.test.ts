@@ -114,7 +114,7 @@ afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop('SIGKILL')));
   const report = accessCoverage(accessLogs, new Set([runtimeNs]));
   console.log(`[runtime permissions] ${report.calls} API calls recorded; declared but unused here: ${report.unused.join(', ') || 'none'}`);
-  expect(report.uncovered, 'API calls not declared in src/runtime/permissions.ts').toEqual([]);
+  expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
 });
 
 describe('sidecar terminator on the real API server', () => {

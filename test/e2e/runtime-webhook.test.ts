@@ -145,7 +145,7 @@ afterAll(async () => {
   await ctl?.stop('SIGTERM');
   const report = accessCoverage(accessLogs, new Set([runtimeNs]));
   console.log(`[runtime permissions] ${report.calls} API calls recorded; declared but unused here: ${report.unused.join(', ') || 'none'}`);
-  expect(report.uncovered, 'API calls not declared in src/runtime/permissions.ts').toEqual([]);
+  expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
 });
 
 describe('runtime webhooks on the real API server', () => {

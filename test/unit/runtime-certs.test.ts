@@ -95,7 +95,12 @@ describe('webhook certificates', () => {
     server.setCertificate(c1.cert, c1.key);
     const port = await server.listen(0, '127.0.0.1');
     try {
-      const review = (name: string) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: `u-${name}`, name, operation: 'CREATE' } });
+      // A CREATE review as the API server sends it: with the request's kind and the object.
+      const review = (name: string) => ({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: { uid: `u-${name}`, name, operation: 'CREATE', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, object: { metadata: { name } } },
+      });
       const ok = await post(port, ca.caCert, '/mutate-test', review('good'));
       expect(ok.status).toBe(200);
       expect(ok.json.response.uid).toBe('u-good');

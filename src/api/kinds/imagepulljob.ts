@@ -29,11 +29,19 @@ export const ImagePullJobNodeSelectorSchema = Struct(
 /** Nodes to pull on: names and/or a node label query. Absent = all nodes. Every field is documented (generated from the schema descriptions). */
 export type ImagePullJobNodeSelector = G.ImagePullJobNodeSelector;
 
+/**
+ * Upper bound of pullPolicy.backoffLimit. Retries back off up to 30 s each, so this is about half an hour
+ * of retrying per node; an unbounded limit let one job keep a node retrying for ever.
+ */
+export const MAX_PULL_BACKOFF_LIMIT = 64;
+
 /** TypeBox schema of {@link PullPolicy}: Per-node pull attempts. */
 export const PullPolicySchema = Struct(
   {
     timeoutSeconds: Type.Optional(Int32({ minimum: 0, description: 'Timeout of one pull attempt in seconds (default 600).' })),
-    backoffLimit: Type.Optional(Int32({ minimum: 0, description: 'Retries per node before it counts as failed (default 3).' })),
+    backoffLimit: Type.Optional(
+      Int32({ minimum: 0, maximum: MAX_PULL_BACKOFF_LIMIT, description: `Retries per node before it counts as failed (default 3, at most ${MAX_PULL_BACKOFF_LIMIT}).` }),
+    ),
   },
   { description: 'Per-node pull attempts.' },
 );

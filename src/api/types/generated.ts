@@ -507,7 +507,7 @@ export interface ImagePullJobStatus {
 export interface PullPolicy {
   /** Timeout of one pull attempt in seconds (default 600). */
   timeoutSeconds?: number;
-  /** Retries per node before it counts as failed (default 3). */
+  /** Retries per node before it counts as failed (default 3, at most 64). */
   backoffLimit?: number;
 }
 
@@ -669,7 +669,7 @@ export interface ImageTagSpec {
   pullPolicy?: {
     /** Timeout of one pull attempt in seconds (default 600). */
     timeoutSeconds?: number;
-    /** Retries per node before it counts as failed (default 3). */
+    /** Retries per node before it counts as failed (default 3, at most 64). */
     backoffLimit?: number;
     /** Drop the tag this long after the pull finished. */
     ttlSecondsAfterFinished?: number;

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { installProcessGuards } from '../../runtime/core/process-guard.js';
 import { installShutdown } from '../../runtime/core/shutdown.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../runtime/manager/manager.js';
 import { managerControllerOptions } from '../../runtime/manager/registry.js';
@@ -144,6 +145,7 @@ export function register(program: Command): void {
         );
       }
       const manager = new Manager(opts);
+      installProcessGuards(manager.logger);
       installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
       await manager.start();
     });

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { installProcessGuards } from '../../runtime/core/process-guard.js';
 import { installShutdown } from '../../runtime/core/shutdown.js';
 import { DEFAULT_DAEMON_OPTIONS, Daemon, type DaemonOptions } from '../../runtime/daemon/daemon.js';
 import { daemonControllerOptions } from '../../runtime/daemon/registry.js';
@@ -47,6 +48,7 @@ export function register(program: Command): void {
       };
       if (!opts.nodeName) cmd.error('error: the daemon needs its node name: pass --node-name or set NODE_NAME (downward API fieldRef spec.nodeName)', { exitCode: 2 });
       const daemon = new Daemon(opts);
+      installProcessGuards(daemon.logger);
       installShutdown(() => daemon.stop(), daemon.logger);
       await daemon.start();
     });

@@ -37,7 +37,7 @@ export const isGone = (e: unknown): boolean =>
 /** Receives every API call the client makes (before it is sent). */
 export type AccessListener = (access: ApiAccess) => void;
 
-/** Which declared rules the client checks its calls against (see src/runtime/permissions.ts). */
+/** Which declared rules the client checks its calls against (see src/contracts/permissions.ts). */
 export interface PermissionCheck {
   /** The declared lists with the namespace each is bound in (`managerScopes` / `daemonScopes`). */
   readonly scopes: readonly PermissionScope[];
@@ -92,7 +92,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  * The runtime's only way to the API server. Built on client-node's own transport (KubeConfig
  * authentication, its undici dispatcher, its Watch) but generic over `ResourceType`, so one code path
  * knows the (group, resource, verb) of each call: it reports it to `onAccess` and, with `enforce`, refuses
- * calls that src/runtime/permissions.ts does not declare. Objects stay plain JSON.
+ * calls that src/contracts/permissions.ts does not declare. Objects stay plain JSON.
  * Every patch names its patch type (`PatchStrategy`); there is no default.
  */
 export class KubeClient {
@@ -130,7 +130,7 @@ export class KubeClient {
     if (p?.enforce && !findCoveringRule(access, p.scopes)) {
       throw new Error(
         `undeclared Kubernetes API call ${access.verb} ${access.apiGroup || 'core'}/${access.resource}` +
-          `${access.namespace ? ` in ${access.namespace}` : ''}: add a rule to src/runtime/permissions.ts`,
+          `${access.namespace ? ` in ${access.namespace}` : ''}: add a rule to src/contracts/permissions.ts`,
       );
     }
     for (const l of this.listeners) l(access);

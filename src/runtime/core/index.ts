@@ -3,7 +3,7 @@
  * (`cdk8s-kruise daemon`). Everything a controller or webhook needs is exported here.
  *
  * - KubeClient: the only path to the API server; records (group, resource, verb) of every call and checks
- *   it against src/runtime/permissions.ts; explicit patch types (PatchStrategy).
+ *   it against src/contracts/permissions.ts; explicit patch types (PatchStrategy).
  * - Informer / InformerFactory: shared list+watch caches with transforms, resync, 410 relist, backoff.
  * - WorkQueue / runWorkers: keyed, de-duplicating, rate-limited queue; ControllerRunner adds metrics.
  * - LeaderElector: coordination.k8s.io/v1 Lease election.

@@ -1,4 +1,5 @@
 import { exponentialDelay } from './backoff.js';
+import { clampTimerMs } from './timers.js';
 
 /** Outcome of processing one key: nothing, or "look again after this long" (not a failure). */
 export type ProcessResult = void | { requeueAfterMs: number };
@@ -68,7 +69,9 @@ export class WorkQueue {
   /** Adds `key` after `ms`; an earlier pending timer for the same key wins. */
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
-    if (ms <= 0) return this.add(key);
+    if (!(ms > 0)) return this.add(key);
+    // Past the timer range the key comes back at the limit and is re-evaluated then.
+    ms = clampTimerMs(ms);
     const at = Date.now() + ms;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;

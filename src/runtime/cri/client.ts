@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { CRI_RUNTIME_V1_SUBSET } from './proto.js';
+import { clampTimerMs } from '../core/timers.js';
 import type {
   AuthConfig,
   Container,
@@ -105,7 +106,7 @@ export class CriClient {
   }
 
   private call<T>(client: grpc.Client & Record<string, Unary>, method: string, req: unknown, timeoutMs?: number): Promise<T> {
-    const deadline = Date.now() + (timeoutMs ?? this.callTimeoutMs);
+    const deadline = Date.now() + clampTimerMs(timeoutMs ?? this.callTimeoutMs);
     return new Promise<T>((resolve, reject) => {
       const fn = client[method];
       if (!fn) return reject(new Error(`CRI method ${method} is not in the subset proto`));

@@ -61,7 +61,7 @@ export interface ManagerOptions {
   syncPeriodMs: number;
   workers: Record<string, number>;
   logLevel: string;
-  /** Refuse API calls not declared in src/runtime/permissions.ts. */
+  /** Refuse API calls not declared in src/contracts/permissions.ts. */
   strictPermissions: boolean;
   /** Append every API call as a JSON line to this file (permission-coverage tests). */
   accessLogFile?: string;

@@ -1,6 +1,6 @@
 // Support for the runtime e2e tests: runs `cdk8s-kruise controller` as a child process against the shared
 // control plane (closest to reality for kill/restart tests), installs our CRDs, and checks that every API
-// call the processes made is declared in src/runtime/permissions.ts.
+// call the processes made is declared in src/contracts/permissions.ts.
 import { readFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiextensionsV1Api } from '@kubernetes/client-node';

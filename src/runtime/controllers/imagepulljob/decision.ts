@@ -225,3 +225,18 @@ export function decideJob(input: JobInput): JobDecision {
 export function secretCopyName(jobNamespace: string, secret: string): string {
   return `${jobNamespace}.${secret}`.slice(0, 253);
 }
+
+/** The Secret types that hold registry credentials (what the kubelet reads for imagePullSecrets). */
+export const PULL_SECRET_TYPES = ['kubernetes.io/dockerconfigjson', 'kubernetes.io/dockercfg'] as const;
+
+/**
+ * Why a Secret named in spec.pullSecrets must not be copied into the daemon-config namespace, or undefined.
+ * Only registry credentials travel: naming a service-account token or a TLS key there would hand it to
+ * every node's daemon.
+ */
+export function pullSecretCopyRefusal(secret: { type?: string; metadata?: { name?: string; namespace?: string } }): string | undefined {
+  const type = secret.type ?? 'Opaque';
+  if ((PULL_SECRET_TYPES as readonly string[]).includes(type)) return undefined;
+  const name = `${secret.metadata?.namespace ?? ''}/${secret.metadata?.name ?? ''}`;
+  return `spec.pullSecrets: Secret ${name} has type ${JSON.stringify(type.slice(0, 80))}, not a registry credential; only ${PULL_SECRET_TYPES.join(' or ')} Secrets are copied for the daemons (create one with kubectl create secret docker-registry)`;
+}

@@ -1,6 +1,6 @@
 import { selectorMatches } from '../../../contracts/index.js';
 import { IMAGE_PULL_JOBS, NODE_IMAGES, PODS, SECRETS, PatchStrategy, isNotFound, type ControllerContext, type Informer, type Pod, type ProcessResult, type Reconciler, type Secret } from '../../core/index.js';
-import { decideJob, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
+import { decideJob, pullSecretCopyRefusal, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
 
 export type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
@@ -57,6 +57,13 @@ export class ImagePullJobReconciler implements Reconciler {
       } catch (err) {
         if (isNotFound(err)) throw new Error(`ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`, { cause: err });
         throw err;
+      }
+      const refusal = pullSecretCopyRefusal(source);
+      if (refusal) {
+        // Not retried: the job pulls without it, and its owner sees why.
+        this.ctx.logger.warn({ job: `${ns}/${job.metadata.name}`, secret: `${ns}/${name}`, type: source.type }, 'pull secret is not a registry credential; not copied');
+        this.ctx.events.emit(IMAGE_PULL_JOBS, job, 'Warning', 'PullSecretRefused', refusal);
+        continue;
       }
       const copyName = secretCopyName(ns, name);
       const body: Secret = {

@@ -2,59 +2,56 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { RuntimeMetrics } from '../metrics.js';
-import type { KubeObject } from '../types.js';
+import { ByteBudget, DEFAULT_ADMISSION_SERVER_LIMITS, Semaphore, admitBody, reasonForCode, type AdmissionServerLimits } from './limits.js';
+import { ADMISSION_API_VERSION, ADMISSION_KIND, parseAdmissionReview } from './review.js';
 
-/** admission.k8s.io/v1 AdmissionRequest (the fields handlers read). */
-export interface AdmissionRequest {
-  uid: string;
-  kind: { group: string; version: string; kind: string };
-  resource: { group: string; version: string; resource: string };
-  subResource?: string;
-  name?: string;
-  namespace?: string;
-  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  userInfo?: { username?: string; groups?: string[] };
-  object?: KubeObject;
-  oldObject?: KubeObject;
-  dryRun?: boolean;
+export type { AdmissionHandler, AdmissionRequest, AdmissionResult, JsonPatchOp } from './types.js';
+import type { AdmissionHandler, AdmissionResult } from './types.js';
+
+/** A result as the API server reads it: `response` of an AdmissionReview v1. */
+export function admissionResponse(uid: string, result: AdmissionResult): Record<string, unknown> {
+  const response: Record<string, unknown> = { uid, allowed: result.allowed };
+  if (result.allowed) {
+    if (result.patch && result.patch.length > 0) {
+      response.patchType = 'JSONPatch';
+      response.patch = Buffer.from(JSON.stringify(result.patch)).toString('base64');
+    }
+    if (result.warnings?.length) response.warnings = result.warnings;
+  } else {
+    const code = result.code ?? 403;
+    // 400 has always meant "the object is invalid" for our handlers: keep the reason users see.
+    response.status = { code, reason: result.reason ?? (code === 400 ? 'Invalid' : reasonForCode(code)), message: result.message };
+  }
+  return response;
 }
-
-/** One RFC 6902 operation. */
-export interface JsonPatchOp {
-  op: 'add' | 'remove' | 'replace' | 'test';
-  path: string;
-  value?: unknown;
-}
-
-export type AdmissionResult =
-  | { allowed: true; patch?: JsonPatchOp[]; warnings?: string[] }
-  | { allowed: false; code?: number; reason?: string; message: string };
-
-/** A webhook endpoint, as registered in src/runtime/manager/registry.ts. */
-export interface AdmissionHandler {
-  /** Metric/log label, e.g. `mcontainerrecreaterequest`. */
-  readonly name: string;
-  /** URL path, e.g. `/mutate-apps-kruise-io-v1alpha1-containerrecreaterequest`. */
-  readonly path: string;
-  readonly type: 'mutating' | 'validating';
-  handle(req: AdmissionRequest): Promise<AdmissionResult>;
-}
-
-const MAX_BODY = 3 * 1024 * 1024;
 
 /**
  * HTTPS server answering AdmissionReview v1. The serving certificate can be swapped at any time
  * (`setCertificate`): new TLS handshakes get the new one, established connections finish undisturbed.
+ *
+ * Hostile clients are expected: bodies are capped (413), buffered only within byte budgets (503 when
+ * full), slow handshakes/headers/bodies are cut off by timeouts far below the API server's webhook
+ * timeout, connections and concurrently handled reviews are capped, malformed reviews get 400, objects
+ * too deep or too large for validation get a denial before any schema work, and a failing handler
+ * answers 500 InternalError. Nothing a client sends can reject a promise nobody handles.
  */
 export class AdmissionServer {
   private readonly handlers = new Map<string, AdmissionHandler>();
   private server?: Server;
   private current?: { cert: string; key: string };
+  private readonly small: ByteBudget;
+  private readonly large: ByteBudget;
+  private readonly reviews: Semaphore;
 
   constructor(
     private readonly logger: Logger,
     private readonly metrics: RuntimeMetrics,
-  ) {}
+    readonly limits: AdmissionServerLimits = DEFAULT_ADMISSION_SERVER_LIMITS,
+  ) {
+    this.small = new ByteBudget(limits.smallPoolBytes);
+    this.large = new ByteBudget(limits.largePoolBytes);
+    this.reviews = new Semaphore(limits.maxConcurrentReviews);
+  }
 
   register(h: AdmissionHandler): void {
     if (this.handlers.has(h.path)) throw new Error(`webhook path ${h.path} registered twice`);
@@ -86,15 +83,41 @@ export class AdmissionServer {
   /** Starts listening once a certificate is set. Returns the bound port. */
   async listen(port: number, host?: string): Promise<number> {
     if (!this.current) throw new Error('webhook server: no serving certificate yet');
-    this.server = createServer({ cert: this.current.cert, key: this.current.key, minVersion: 'TLSv1.2' }, (req, res) =>
-      void this.serve(req, res),
+    const l = this.limits;
+    this.server = createServer(
+      {
+        cert: this.current.cert,
+        key: this.current.key,
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: l.handshakeTimeoutMs,
+        headersTimeout: l.headersTimeoutMs,
+        requestTimeout: l.requestTimeoutMs,
+        connectionsCheckingInterval: l.timeoutCheckIntervalMs,
+        maxHeaderSize: 16 * 1024,
+      },
+      (req, res) => {
+        this.serve(req, res).catch((err: unknown) => this.failed(res, err));
+      },
     );
+    this.server.maxConnections = l.maxConnections;
     // The API server reuses connections; keep them longer than its idle timeout to avoid reset races.
     this.server.keepAliveTimeout = 65_000;
+    // A peer that resets mid-handshake or sends garbage is that connection's problem, not the server's.
+    // (With a listener installed, closing the socket is ours to do: that includes handshake timeouts.)
+    this.server.on('tlsClientError', (_err, socket) => socket.destroy());
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable || socket.destroyed) {
+        socket.destroy();
+        return;
+      }
+      const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+      socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
+    this.server.on('error', (err) => this.logger.error({ err: err.message }, 'webhook server error'));
     const a = this.server.address();
     return typeof a === 'object' && a ? a.port : port;
   }
@@ -108,73 +131,124 @@ export class AdmissionServer {
     });
   }
 
+  /** Last resort for an error outside the handler call: answer 500 if still possible, never throw. */
+  private failed(res: ServerResponse, err: unknown): void {
+    this.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'webhook request failed');
+    try {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end('internal error\n');
+      else res.destroy();
+    } catch {
+      res.destroy();
+    }
+  }
+
+  private refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(`${message}\n`);
+  }
+
+  /** Answers, then drops the connection once the answer is out: its unread body is not worth reading. */
+  private refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    req.pause();
+    res.once('finish', () => req.socket.destroy());
+    res.once('close', () => req.socket.destroy());
+    this.refuse(res, status, message, { ...headers, connection: 'close' });
+  }
+
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const h = this.handlers.get(path);
     if (!h) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end(`no webhook at ${path}\n`);
+      this.refuse(res, 404, `no webhook at ${path.slice(0, 200)}`);
+      req.resume();
       return;
     }
     if (req.method !== 'POST') {
-      res.writeHead(405).end();
+      res.writeHead(405, { allow: 'POST' }).end();
+      req.resume();
       return;
     }
-    let review: { apiVersion?: string; kind?: string; request?: AdmissionRequest };
+    const admission = admitBody(req.headers['content-length'], this.limits);
+    if (!admission.ok) {
+      // Close: the unread body would otherwise be parsed as the next request.
+      this.refuseAndClose(req, res, admission.httpStatus, admission.message);
+      return;
+    }
+    const pool = admission.pool === 'small' ? this.small : this.large;
+    if (!pool.tryReserve(admission.reserve)) {
+      this.refuseAndClose(req, res, 503, 'webhook server busy with other requests; retry', { 'retry-after': '1' });
+      return;
+    }
     try {
-      review = JSON.parse(await readBody(req)) as typeof review;
-    } catch (err) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad AdmissionReview: ${(err as Error).message}\n`);
-      return;
-    }
-    const request = review.request;
-    if (!request?.uid) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('AdmissionReview has no request.uid\n');
-      return;
-    }
-    const end = this.metrics.webhookDuration.startTimer({ webhook: h.name });
-    let result: AdmissionResult;
-    try {
-      result = await h.handle(request);
-    } catch (err) {
-      this.logger.error({ webhook: h.name, uid: request.uid, err: (err as Error).message }, 'webhook handler failed');
-      result = { allowed: false, code: 500, message: `internal error in webhook ${h.name}: ${(err as Error).message}` };
-    }
-    end();
-    this.metrics.webhookRequests.inc({ webhook: h.name, allowed: String(result.allowed) });
-    const response: Record<string, unknown> = { uid: request.uid, allowed: result.allowed };
-    if (result.allowed) {
-      if (result.patch && result.patch.length > 0) {
-        response.patchType = 'JSONPatch';
-        response.patch = Buffer.from(JSON.stringify(result.patch)).toString('base64');
+      const body = await readBody(req, this.limits.maxBodyBytes);
+      if (body === undefined) {
+        if (!res.headersSent && !req.destroyed) this.refuseAndClose(req, res, 413, `body larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook`);
+        else req.destroy();
+        return;
       }
-      if (result.warnings?.length) response.warnings = result.warnings;
-    } else {
-      response.status = {
-        code: result.code ?? 403,
-        reason: result.reason ?? (result.code === 400 || result.code === undefined ? 'Invalid' : 'Forbidden'),
-        message: result.message,
-      };
+      if (body === null) return; // client went away or timed out: nothing to answer
+      await this.reviews.acquire();
+      try {
+        if (res.destroyed) return;
+        await this.answer(h, body, res);
+      } finally {
+        this.reviews.release();
+      }
+    } finally {
+      pool.release(admission.reserve);
     }
-    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  }
+
+  private async answer(h: AdmissionHandler, body: Buffer, res: ServerResponse): Promise<void> {
+    const parsed = parseAdmissionReview(body.toString('utf8'), this.limits.review);
+    if (!parsed.ok && parsed.uid === undefined) {
+      this.refuse(res, parsed.httpStatus, `bad AdmissionReview: ${parsed.message}`);
+      return;
+    }
+    const uid = parsed.ok ? parsed.request.uid : parsed.uid!;
+    let result: AdmissionResult;
+    if (!parsed.ok) {
+      result = { allowed: false, code: parsed.httpStatus, message: parsed.message };
+    } else {
+      const end = this.metrics.webhookDuration.startTimer({ webhook: h.name });
+      try {
+        result = await h.handle(parsed.request);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.logger.error({ webhook: h.name, uid, err: message }, 'webhook handler failed');
+        result = { allowed: false, code: 500, reason: 'InternalError', message: `internal error in webhook ${h.name}: ${message.slice(0, 500)}` };
+      }
+      end();
+    }
+    this.metrics.webhookRequests.inc({ webhook: h.name, allowed: String(result.allowed) });
+    const out = JSON.stringify({ apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response: admissionResponse(uid, result) });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(out);
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
+/**
+ * The body, `undefined` if it grew past `max` (a chunked body, or one longer than it declared), `null` if
+ * the client aborted or the request timed out. Never rejects.
+ */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined | null> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new Error('request body too large'));
-        req.destroy();
+      if (size > max) {
+        req.off('data', onData);
+        chunks.length = 0;
+        resolve(undefined);
         return;
       }
       chunks.push(c);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(size > max ? undefined : Buffer.concat(chunks, size)));
+    req.on('error', () => resolve(null));
+    req.on('close', () => {
+      if (!req.complete) resolve(null);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
   });
 }
 

@@ -87,9 +87,14 @@ export class CrrReconciler {
         const container = crr.spec.containers[action.index]!;
         let error: string | undefined;
         try {
+          // The hook that runs is the pod's own (read from the API server in this reconcile), never the CRR's.
+          const podContainer = pod?.spec?.containers.find((c) => c.name === container.name);
+          if (container.preStop !== undefined && JSON.stringify(container.preStop) !== JSON.stringify((podContainer?.lifecycle as { preStop?: unknown } | undefined)?.preStop)) {
+            log.warn({ crr: `${namespace}/${action.crr}`, container: container.name }, "CRR preStop differs from the pod's; running the pod's own hook only");
+          }
           const out = await killContainer(this.ctx.cri, {
             containerId: bareContainerId(action.containerID),
-            container,
+            podContainer,
             gracePeriodSeconds: crr.spec.strategy?.terminationGracePeriodSeconds,
             podIP: (pod?.status?.podIP as string | undefined) ?? undefined,
           });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ImageTagStatus } from '../../../api/kinds/nodeimage.js';
 import type { CriClient } from '../../cri/client.js';
 import type { AuthConfig } from '../../cri/types.js';
+import { clampTimerMs } from '../../core/timers.js';
 import { credentialsFor, inFlightKey, pullBackoffMs, type PullTask, type TagResult } from './decide.js';
 
 /** Reads a pull secret (from the daemon-config namespace); null when it does not exist. */
@@ -35,16 +36,18 @@ export class Puller {
     if (this.inFlight.has(key) || this.stopped) return;
     this.inFlight.add(key);
     this.report(task, { phase: 'Waiting' });
-    void this.slot().then(async () => {
+    const worker = { held: false };
+    void (async () => {
       try {
-        await this.pull(task);
+        await this.acquire(worker);
+        await this.pull(task, worker);
       } catch (err) {
         this.report(task, { phase: 'Failed', completionTime: now(), message: `pull error: ${(err as Error).message}` });
       } finally {
         this.inFlight.delete(key);
-        this.release();
+        this.releaseIfHeld(worker);
       }
-    });
+    })();
   }
 
   stop(): void {
@@ -65,6 +68,22 @@ export class Puller {
     else this.running--;
   }
 
+  private async acquire(worker: { held: boolean }): Promise<void> {
+    await this.slot();
+    worker.held = true;
+  }
+
+  private releaseIfHeld(worker: { held: boolean }): void {
+    if (!worker.held) return;
+    worker.held = false;
+    this.release();
+  }
+
+  /** Number of pulls holding a worker now (tests). */
+  get busyWorkers(): number {
+    return this.running;
+  }
+
   private report(task: PullTask, s: Omit<ImageTagStatus, 'tag' | 'version'>): void {
     this.onResult({ image: task.image, tag: task.tag, status: { tag: task.tag, version: task.version, ...s } });
   }
@@ -81,7 +100,7 @@ export class Puller {
     return creds.length ? creds : [undefined];
   }
 
-  private async pull(task: PullTask): Promise<void> {
+  private async pull(task: PullTask, worker: { held: boolean }): Promise<void> {
     if (this.stopped) return;
     const startTime = now();
     this.report(task, { phase: 'Pulling', progress: 0, startTime });
@@ -107,7 +126,7 @@ export class Puller {
           const imageRef = await this.cri.pullImage(task.ref, {
             ...(auth ? { auth } : {}),
             sandboxConfig: { labels: task.sandboxConfig?.labels ?? {}, annotations: task.sandboxConfig?.annotations ?? {} },
-            timeoutMs: Math.min(task.timeoutSeconds * 1000, leftMs),
+            timeoutMs: clampTimerMs(Math.min(task.timeoutSeconds * 1000, leftMs)),
           });
           this.logger.info({ image: task.ref, attempt, ms: Date.now() - began }, 'image pulled');
           this.report(task, { phase: 'Succeeded', progress: 100, startTime, completionTime: now(), imageID: imageRef });
@@ -120,7 +139,12 @@ export class Puller {
       if (attempt < attempts && !this.stopped) {
         const wait = pullBackoffMs(attempt);
         const leftMs = task.deadlineMs !== undefined ? task.deadlineMs - Date.now() : Infinity;
-        await sleep(Math.max(0, Math.min(wait, leftMs)));
+        // Backing off holds no worker: other images pull meanwhile, and a job with a huge backoffLimit
+        // cannot starve the node's pulls.
+        this.releaseIfHeld(worker);
+        await sleep(clampTimerMs(Math.min(wait, leftMs)));
+        if (this.stopped) return;
+        await this.acquire(worker);
       }
     }
     this.report(task, { phase: 'Failed', startTime, completionTime: now(), message: `failed to pull ${task.ref} after ${attempts} attempt(s) (backoffLimit ${task.backoffLimit}): ${lastError}` });

@@ -63,8 +63,28 @@ export function validateCrrSpec(crr: Crr): string | undefined {
 }
 
 /**
- * CREATE: checks the pod, fills labels (pod-uid, node-name, active, type=virtual-kubelet) and each
- * container's statusContext {containerID, restartCount} from the pod, defaults failurePolicy to Fail.
+ * Fields of a CRR container that only the webhook writes, from the pod. A user-supplied preStop would be
+ * run by the daemon inside the container (or sent as an HTTP request from the node): creating a CRR must
+ * not be a way to exec into a pod.
+ */
+export const READ_ONLY_CONTAINER_FIELDS = ['preStop', 'ports', 'statusContext'] as const;
+
+/** The first read-only field the user set, as a message naming it; undefined when there is none. */
+export function userSetReadOnlyField(crr: Crr): string | undefined {
+  for (const [i, c] of (crr.spec?.containers ?? []).entries()) {
+    for (const f of READ_ONLY_CONTAINER_FIELDS) {
+      if (c[f] !== undefined && c[f] !== null) {
+        return `spec.containers[${i}].${f}: Forbidden: filled from the pod by the webhook; remove it (the pod's own ${f === 'preStop' ? 'lifecycle.preStop' : f === 'ports' ? 'ports' : 'container status'} is used)`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * CREATE: refuses user-set preStop/ports/statusContext, checks the pod, fills labels (pod-uid, node-name, active, type=virtual-kubelet) and each
+ * container's statusContext {containerID, restartCount}, preStop and ports from the pod, defaults
+ * failurePolicy to Fail.
  */
 export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolean): AdmissionResult {
   const invalid = validateCrrSpec(crr);
@@ -85,6 +105,8 @@ export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolea
   if (!crr.metadata.labels) patch.push({ op: 'add', path: '/metadata/labels', value: labels });
   else for (const [k, v] of Object.entries(labels)) patch.push({ op: 'add', path: `/metadata/labels/${escapePointer(k)}`, value: v });
 
+  const readOnly = userSetReadOnlyField(crr);
+  if (readOnly) return deny(readOnly);
   const podContainers = pod.spec?.containers ?? [];
   const statuses = pod.status?.containerStatuses ?? [];
   for (const [i, c] of (crr.spec!.containers ?? []).entries()) {
@@ -94,8 +116,8 @@ export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolea
     if (!st?.containerID) return deny(`spec.containers[${i}]: container "${c.name}" of pod ${podName} has no containerID yet (not started)`);
     patch.push({ op: 'add', path: `/spec/containers/${i}/statusContext`, value: { containerID: st.containerID, restartCount: st.restartCount ?? 0 } });
     const preStop = (pc.lifecycle as { preStop?: unknown } | undefined)?.preStop;
-    if (preStop && c.preStop === undefined) patch.push({ op: 'add', path: `/spec/containers/${i}/preStop`, value: preStop });
-    if (pc.ports && c.ports === undefined) patch.push({ op: 'add', path: `/spec/containers/${i}/ports`, value: pc.ports });
+    if (preStop) patch.push({ op: 'add', path: `/spec/containers/${i}/preStop`, value: preStop });
+    if (pc.ports) patch.push({ op: 'add', path: `/spec/containers/${i}/ports`, value: pc.ports });
   }
   if (!crr.spec!.strategy) patch.push({ op: 'add', path: '/spec/strategy', value: { failurePolicy: 'Fail' } });
   else if (crr.spec!.strategy.failurePolicy === undefined) patch.push({ op: 'add', path: '/spec/strategy/failurePolicy', value: 'Fail' });

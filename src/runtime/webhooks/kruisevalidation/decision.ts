@@ -4,7 +4,8 @@
  * `cdk8s-kruise validate` runs (schema plus semantic rules); without one, the API model's schema check
  * runs alone. The runtime itself never depends on the policy engine.
  */
-import { validateObject } from '../../../api/validate.js';
+import { findKind } from '../../../api/registry.js';
+import { toIssues, validateObject, validatorFor } from '../../../api/validate.js';
 import type { ObjectFinding, ObjectValidator } from '../../core/controller.js';
 import type { AdmissionResult } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
@@ -19,6 +20,32 @@ function authored(obj: KubeObject): Record<string, unknown> {
   return { ...rest, metadata: md };
 }
 
+/**
+ * Past this many schema errors the object is refused on the first of them alone: turning each error into
+ * an issue with a "did you mean" hint costs ~0.1 ms, so an object with thousands of unknown fields would
+ * otherwise hold the event loop (and every other admission request) for a second.
+ */
+export const MAX_SCHEMA_ERRORS = 50;
+const LISTED_ERRORS = 5;
+
+function tooManySchemaErrors(obj: Record<string, unknown>): AdmissionResult | undefined {
+  const def = typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' ? findKind(obj.apiVersion, obj.kind) : undefined;
+  if (!def) return undefined;
+  const validate = validatorFor(def);
+  const valid = (validate as (o: unknown) => boolean)(obj);
+  if (valid || (validate.errors?.length ?? 0) <= MAX_SCHEMA_ERRORS) return undefined;
+  const count = validate.errors!.length;
+  const issues = toIssues(validate.errors!.slice(0, MAX_SCHEMA_ERRORS)).slice(0, LISTED_ERRORS);
+  const name = (obj.metadata as { name?: string } | undefined)?.name ?? '';
+  const lines = issues.map((i) => `${i.jsonPointer || '/'}: ${i.message}`);
+  return {
+    allowed: false,
+    code: 422,
+    reason: 'Invalid',
+    message: `${def.kind} ${name} is invalid: ${count} schema errors (more than ${MAX_SCHEMA_ERRORS}; not all listed): ${lines.join('; ')}; and ${count - issues.length} more`,
+  };
+}
+
 /** The schema check of the API model, as findings: the validator used when none is injected. */
 export const schemaOnlyValidator: ObjectValidator = (obj) =>
   validateObject(obj).issues.map(
@@ -26,7 +53,10 @@ export const schemaOnlyValidator: ObjectValidator = (obj) =>
   );
 
 export function validateWith(validator: ObjectValidator, obj: KubeObject): AdmissionResult {
-  const findings = validator(authored(obj));
+  const mine = authored(obj);
+  const flood = tooManySchemaErrors(mine);
+  if (flood) return flood;
+  const findings = validator(mine);
   if (findings.length === 0) return { allowed: true };
   const kind = obj.kind ?? 'object';
   const lines = findings.map((f) => `${f.ruleId} ${f.jsonPointer || '/'}: ${f.message} (fix: ${f.hint})`);
