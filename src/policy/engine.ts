@@ -1,7 +1,11 @@
 import { DocumentLocator } from './locate.js';
 import { decodeInput, parseText, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
-import type { Finding, Manifest, Rule, RuleContext, Severity } from './types.js';
+import { escapeControl, truncate } from './quote.js';
+import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity } from './types.js';
+
+const MAX_POINTER = 1024;
+const MAX_MESSAGE = 2000;
 
 /** A mistake in how the engine was called (unknown rule id...): the CLI maps it to exit code 2. */
 export class UsageError extends Error {
@@ -54,44 +58,59 @@ export function levenshtein(a: string, b: string): number {
  */
 export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES): Finding[] {
   const ctx: RuleContext = { manifests };
-  // Keyed by span, not by SourceRef: items of one List share their document and are parsed once.
-  const locators = new Map<string, DocumentLocator>();
+  const raw: Array<{ rule: Rule; finding: RuleFinding }> = [];
   const out: Finding[] = [];
   for (const rule of rules) {
-    let raw;
+    let found;
     try {
-      raw = rule.check(manifests, ctx);
+      found = rule.check(manifests, ctx);
     } catch (e) {
       out.push({
         ruleId: rule.id,
         severity: 'error',
         resource: { kind: '', name: '' },
         jsonPointer: '',
-        message: `internal error in rule ${rule.id}: ${(e as Error).message}`,
+        message: `internal error in rule ${rule.id}: ${escapeControl(String((e as Error).message ?? e)).slice(0, 200)}`,
         hint: 'This is a bug in cdk8s-kruise; skip the rule with --skip-rule meanwhile and report it.',
       });
       continue;
     }
-    for (const f of raw) {
-      const src = f.manifest.source;
-      let position: { line: number; column: number } | undefined;
-      if (src) {
-        const key = `${src.file}\0${src.start}`;
-        let loc = locators.get(key);
-        if (!loc) locators.set(key, (loc = new DocumentLocator({ ...src, pointerPrefix: '' })));
-        position = loc.locate(src.pointerPrefix + f.jsonPointer);
-      }
-      out.push({
-        ruleId: rule.id,
-        severity: rule.severity,
-        ...(src ? { file: src.file, line: position?.line, column: position?.column } : {}),
-        resource: resourceRef(f.manifest.object),
-        jsonPointer: f.jsonPointer,
-        message: f.message,
-        hint: f.hint,
-      });
+    for (const finding of found) raw.push({ rule, finding });
+  }
+  // Lines are recovered one document at a time (keyed by span: items of one List share their document), and each
+  // document's position index is dropped before the next is built, so memory does not grow with the findings.
+  const positions: Array<{ line: number; column: number } | undefined> = new Array(raw.length);
+  const byDocument = new Map<string, number[]>();
+  raw.forEach(({ finding }, i) => {
+    const src = finding.manifest.source;
+    if (!src) return;
+    const key = `${src.file}\0${src.start}`;
+    let list = byDocument.get(key);
+    if (!list) byDocument.set(key, (list = []));
+    list.push(i);
+  });
+  for (const indexes of byDocument.values()) {
+    const src = raw[indexes[0]!]!.finding.manifest.source!;
+    const locator = new DocumentLocator({ ...src, pointerPrefix: '' });
+    for (const i of indexes) {
+      const f = raw[i]!.finding;
+      positions[i] = locator.locate(f.manifest.source!.pointerPrefix + f.jsonPointer);
     }
   }
+  raw.forEach(({ rule, finding: f }, i) => {
+    const src = f.manifest.source;
+    const position = positions[i];
+    out.push({
+      ruleId: rule.id,
+      severity: rule.severity,
+      ...(src ? { file: src.file, line: position?.line, column: position?.column } : {}),
+      resource: resourceRef(f.manifest.object),
+      // Bounded: a pointer holds user keys, and a message may quote several user values.
+      jsonPointer: truncate(f.jsonPointer, MAX_POINTER),
+      message: truncate(f.message, MAX_MESSAGE),
+      hint: truncate(f.hint, MAX_MESSAGE),
+    });
+  });
   return out;
 }
 
@@ -129,6 +148,30 @@ export function parseInputs(inputs: readonly TextInput[]): ParsedInputs {
     for (const f of parsed.findings) findings.push(f);
   }
   return { manifests, findings };
+}
+
+/** Input items as the streaming reader yields them: bytes to parse, or a finding saying why an input was not read. */
+export type ParsableInput = TextInput | { readonly file: string; readonly finding: Finding };
+
+/**
+ * Parses inputs one at a time as they arrive, so each file's bytes can be released once its text is decoded; only
+ * the parsed objects (which cross-document rules need) and the text spans used for line recovery are kept.
+ */
+export async function parseInputStream(items: AsyncIterable<ParsableInput>): Promise<ParsedInputs & { files: string[] }> {
+  const manifests: Manifest[] = [];
+  const findings: Finding[] = [];
+  const files: string[] = [];
+  for await (const item of items) {
+    files.push(item.file);
+    if ('finding' in item) {
+      findings.push(item.finding);
+      continue;
+    }
+    const parsed = parseInputs([item]);
+    for (const m of parsed.manifests) manifests.push(m);
+    for (const f of parsed.findings) findings.push(f);
+  }
+  return { manifests, findings, files };
 }
 
 /** Runs the selected rules over parsed inputs; parser findings are kept when their rule is selected. */

@@ -1,6 +1,6 @@
 import { load, YAMLException } from 'js-yaml';
 import { KUBE_YAML_SCHEMA } from './kube-yaml.js';
-import { quoteValue } from './quote.js';
+import { quoteValue, truncate } from './quote.js';
 import type { Finding, Manifest, ResourceRef } from './types.js';
 
 /** Result of reading one input: the objects found, plus findings for what could not be read. */
@@ -207,15 +207,18 @@ function addValue(
 /** The object a manifest is about, for reports. */
 export function resourceRef(obj: Record<string, unknown>): ResourceRef {
   const meta = (obj.metadata && typeof obj.metadata === 'object' ? obj.metadata : {}) as Record<string, unknown>;
-  const name = typeof meta.name === 'string' ? meta.name : typeof meta.generateName === 'string' ? `${meta.generateName}*` : '<unnamed>';
+  // Kubernetes names are at most 253 characters; a longer one is invalid anyway and must not bloat every report.
+  const name = typeof meta.name === 'string' ? truncate(meta.name, MAX_NAME) : typeof meta.generateName === 'string' ? `${truncate(meta.generateName, MAX_NAME)}*` : '<unnamed>';
   const ref: ResourceRef = {
-    apiVersion: typeof obj.apiVersion === 'string' ? obj.apiVersion : undefined,
-    kind: typeof obj.kind === 'string' ? obj.kind : '<no kind>',
+    apiVersion: typeof obj.apiVersion === 'string' ? truncate(obj.apiVersion, MAX_NAME) : undefined,
+    kind: typeof obj.kind === 'string' ? truncate(obj.kind, MAX_NAME) : '<no kind>',
     name,
-    ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}),
+    ...(typeof meta.namespace === 'string' ? { namespace: truncate(meta.namespace, MAX_NAME) } : {}),
   };
   return ref;
 }
+
+const MAX_NAME = 253;
 
 export function inputFinding(file: string, message: string, hint: string, line?: number, column?: number): Finding {
   return { ruleId: INPUT_ERROR, severity: 'error', file, line, column, resource: NO_RESOURCE, jsonPointer: '', message, hint };

@@ -51,6 +51,11 @@ export function quoteValue(value: unknown, max = MAX_QUOTED): string {
   return complete ? out.join('') : `${out.join('')}…`;
 }
 
+/** Unquoted text cut to `max` characters with an ellipsis, for values printed bare (numbers written as strings). */
+export function truncate(text: string, max = MAX_QUOTED): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
 /** A user-given name quoted and truncated like quoteValue, for "container "x" does not exist" style messages. */
 export function quoteName(name: string, max = MAX_QUOTED): string {
   return quoteValue(name, max);

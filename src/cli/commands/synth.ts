@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { checkParsed, failing, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
 import type { Finding } from '../../policy/types.js';
-import { FORMATS, guarded, parseFormat, progress, renderReport, usageExitCodes } from '../report.js';
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
 import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
 import { readCdk8sConfig } from '../synth/config.js';
@@ -23,6 +23,7 @@ interface SynthOptions {
   warningsAsErrors?: boolean;
   verbose?: boolean;
   allowEmpty?: boolean;
+  maxFindings: string;
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -41,6 +42,7 @@ export function register(program: Command): void {
     .option('-s, --skip-rule <id>', 'do not run this rule (repeatable)', collect)
     .option('-W, --warnings-as-errors', 'fail on warnings too')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',
@@ -57,6 +59,7 @@ async function synth(opts: SynthOptions): Promise<number> {
   const log = progress(opts.verbose);
   const format = parseFormat(opts.format);
   const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
+  const maxFindings = parseMaxFindings(opts.maxFindings);
   const config = await readCdk8sConfig(opts.config);
   const app = opts.app ?? config.app;
   if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
@@ -106,7 +109,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     const t2 = performance.now();
     const stats = { documents: parsed.manifests.length, files: inputs.length };
     if (findings.length > 0 || format !== 'text' || opts.report) {
-      const report = renderReport(format, findings, stats);
+      const report = renderReport(format, findings, stats, maxFindings);
       if (opts.report) await writeFile(opts.report, report);
       else process.stdout.write(report);
     }

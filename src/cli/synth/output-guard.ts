@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../../policy/engine.js';
@@ -76,6 +76,7 @@ function isAlive(pid: number): boolean {
  */
 export async function lockOutput(outDir: string): Promise<OutputLock> {
   const lock = lockPathOf(outDir);
+  mkdirSync(path.dirname(lock), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {

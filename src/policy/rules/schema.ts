@@ -2,6 +2,7 @@ import { findKind, KINDS } from '../../api/registry.js';
 import { closestMatch, validateAgainst } from '../../api/validate.js';
 import { group, isKruise } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue } from '../quote.js';
 
 // Kinds and versions upstream OpenKruise serves (its CRD bases at HEAD), so a kind we do not model can be told
 // apart from a typo that no cluster would accept.
@@ -47,7 +48,7 @@ function classify(m: Manifest): Classified | undefined {
   return {
     manifest: m,
     status: 'unknown',
-    why: `${grp} has no kind "${kind}"`,
+    why: `${quoteValue(grp)} has no kind ${quoteValue(kind)}`,
     hint: guess ? `Did you mean kind: ${guess}?` : `Kinds of ${grp}: ${Object.keys(kinds).join(', ')}.`,
   };
 }
