@@ -1,7 +1,7 @@
 import { formatJson } from '../policy/format/json.js';
 import { formatSarif } from '../policy/format/sarif.js';
 import { formatText } from '../policy/format/text.js';
-import { UsageError } from '../policy/engine.js';
+import { UsageError, type FindingWindow } from '../policy/engine.js';
 import { escapeControl } from '../policy/quote.js';
 import type { Finding } from '../policy/types.js';
 import { packageVersion } from '../version.js';
@@ -25,7 +25,7 @@ export function parseMaxFindings(v: string): number {
   return n === 0 ? Infinity : n;
 }
 
-export function renderReport(format: Format, findings: readonly Finding[], counts: { documents: number; files: number }, limit = DEFAULT_MAX_FINDINGS): string {
+export function renderReport(format: Format, findings: readonly Finding[] | FindingWindow, counts: { documents: number; files: number }, limit = DEFAULT_MAX_FINDINGS): string {
   const stats = { documents: counts.documents, files: counts.files };
   switch (format) {
     case 'json':

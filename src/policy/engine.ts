@@ -57,15 +57,26 @@ export function levenshtein(a: string, b: string): number {
  * from text. Line recovery re-parses only the documents that have findings.
  */
 export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES): Finding[] {
+  const { failures, raw } = collectRuleFindings(manifests, rules);
+  return [...failures, ...materialize(raw)];
+}
+
+/** A rule's finding before its line is recovered. */
+interface RawFinding {
+  readonly rule: Rule;
+  readonly finding: RuleFinding;
+}
+
+function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rule[]): { failures: Finding[]; raw: RawFinding[] } {
   const ctx: RuleContext = { manifests };
-  const raw: Array<{ rule: Rule; finding: RuleFinding }> = [];
-  const out: Finding[] = [];
+  const raw: RawFinding[] = [];
+  const failures: Finding[] = [];
   for (const rule of rules) {
     let found;
     try {
       found = rule.check(manifests, ctx);
     } catch (e) {
-      out.push({
+      failures.push({
         ruleId: rule.id,
         severity: 'error',
         resource: { kind: '', name: '' },
@@ -77,8 +88,15 @@ export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] 
     }
     for (const finding of found) raw.push({ rule, finding });
   }
-  // Lines are recovered one document at a time (keyed by span: items of one List share their document), and each
-  // document's position index is dropped before the next is built, so memory does not grow with the findings.
+  return { failures, raw };
+}
+
+/**
+ * Turns rule findings into reported findings with file and line. Lines are recovered one document at a time
+ * (keyed by span: items of one List share their document), and each document's position index is dropped before
+ * the next is built, so memory does not grow with the findings.
+ */
+function materialize(raw: readonly RawFinding[]): Finding[] {
   const positions: Array<{ line: number; column: number } | undefined> = new Array(raw.length);
   const byDocument = new Map<string, number[]>();
   raw.forEach(({ finding }, i) => {
@@ -97,10 +115,10 @@ export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] 
       positions[i] = locator.locate(f.manifest.source!.pointerPrefix + f.jsonPointer);
     }
   }
-  raw.forEach(({ rule, finding: f }, i) => {
+  return raw.map(({ rule, finding: f }, i) => {
     const src = f.manifest.source;
     const position = positions[i];
-    out.push({
+    return {
       ruleId: rule.id,
       severity: rule.severity,
       ...(src ? { file: src.file, line: position?.line, column: position?.column } : {}),
@@ -109,9 +127,8 @@ export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] 
       jsonPointer: truncate(f.jsonPointer, MAX_POINTER),
       message: truncate(f.message, MAX_MESSAGE),
       hint: truncate(f.hint, MAX_MESSAGE),
-    });
+    };
   });
-  return out;
 }
 
 /** One input: a name for reports and its bytes or text. */
@@ -178,6 +195,59 @@ export async function parseInputStream(items: AsyncIterable<ParsableInput>): Pro
 export function checkParsed(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[]): Finding[] {
   const selected = new Set(rules.map((r) => r.id));
   return sortFindings([...parsed.findings.filter((f) => selected.has(f.ruleId)), ...runRules(parsed.manifests, rules)], fileOrder);
+}
+
+/** The findings a report lists (the first ones in report order) and the counts of all of them. */
+export interface FindingWindow {
+  readonly shown: readonly Finding[];
+  readonly total: Summary;
+  /** Counts of the findings not listed. */
+  readonly omitted: Summary;
+}
+
+/** The first `limit` findings in report order and the counts of the rest. */
+export function windowOf(findings: readonly Finding[] | FindingWindow, limit = Infinity): FindingWindow {
+  if (!Array.isArray(findings)) return findings as FindingWindow;
+  const all = findings as readonly Finding[];
+  const shown = all.length > limit ? all.slice(0, limit) : all;
+  return { shown, total: summarize(all), omitted: summarize(all.slice(shown.length)) };
+}
+
+/**
+ * Like checkParsed, but keeps only the first `limit` findings in report order and counts the rest, so a flood of
+ * findings costs counters instead of memory, and lines are recovered only for the documents that are listed.
+ * Documents are ordered by (file, first line) before any line is recovered; only the documents that hold the first
+ * `limit` findings are located and sorted exactly.
+ */
+export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[], limit: number): FindingWindow {
+  const selected = new Set(rules.map((r) => r.id));
+  const { failures, raw } = collectRuleFindings(parsed.manifests, rules);
+  const order = new Map(fileOrder.map((f, i) => [f, i]));
+  type Entry = { file: number; line: number; parser?: Finding; raw?: RawFinding; severity: Severity };
+  const entries: Entry[] = [];
+  for (const f of parsed.findings) {
+    if (selected.has(f.ruleId)) entries.push({ file: order.get(f.file ?? '') ?? -1, line: f.line ?? 0, parser: f, severity: f.severity });
+  }
+  for (const r of raw) {
+    const src = r.finding.manifest.source;
+    entries.push({ file: src ? (order.get(src.file) ?? -1) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
+  }
+  // Internal rule failures come first (no file), as sortFindings orders them.
+  const total = summarize([...failures, ...entries.map((e) => ({ severity: e.severity }) as Finding)]);
+  entries.sort((a, b) => a.file - b.file || a.line - b.line);
+  // Take whole documents (same file and first line) until the limit is reached, so the exact order inside the
+  // last one can still be settled after locating.
+  let cut = Math.max(0, Math.min(entries.length, limit - failures.length));
+  while (cut > 0 && cut < entries.length && entries[cut]!.file === entries[cut - 1]!.file && entries[cut]!.line === entries[cut - 1]!.line) cut++;
+  const chosen = entries.slice(0, cut);
+  const located = [...chosen.filter((e) => e.parser).map((e) => e.parser!), ...materialize(chosen.filter((e) => e.raw).map((e) => e.raw!))];
+  const shown = sortFindings([...failures, ...located], fileOrder).slice(0, limit);
+  const shownSummary = summarize(shown);
+  return {
+    shown,
+    total,
+    omitted: { errors: total.errors - shownSummary.errors, warnings: total.warnings - shownSummary.warnings, infos: total.infos - shownSummary.infos },
+  };
 }
 
 /** Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. */

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { checkParsed, failing, parseInputStream, selectRules, summarize } from '../../policy/engine.js';
+import { checkParsedWindow, parseInputStream, selectRules } from '../../policy/engine.js';
 import { DEFAULT_MAX_FILE_SIZE, iterateInputs, parseSize } from '../../policy/inputs.js';
 import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
 
@@ -46,18 +46,19 @@ export function register(program: Command): void {
         const t0 = performance.now();
         const parsed = await parseInputStream(iterateInputs(paths, { maxFileSize }));
         const t1 = performance.now();
-        const findings = checkParsed(parsed, rules, parsed.files);
+        // Only the listed findings are kept (and located); the others are counted.
+        const findings = checkParsedWindow(parsed, rules, parsed.files, maxFindings);
         const t2 = performance.now();
         const counts = { documents: parsed.manifests.length, files: parsed.files.length };
         const report = renderReport(format, findings, counts, maxFindings);
         if (opts.output) await writeFile(opts.output, report);
         else process.stdout.write(report);
-        const s = summarize(findings);
+        const s = findings.total;
         log(
           `${counts.documents} object(s) from ${counts.files} input(s): read and parsed ${(t1 - t0).toFixed(0)} ms, validated ${(t2 - t1).toFixed(0)} ms; ` +
             `${s.errors} error(s), ${s.warnings} warning(s)`,
         );
-        return failing(findings, opts.warningsAsErrors) ? 1 : 0;
+        return s.errors > 0 || (opts.warningsAsErrors && s.warnings > 0) ? 1 : 0;
       }),
     );
   usageExitCodes(cmd);

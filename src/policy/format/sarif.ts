@@ -1,3 +1,4 @@
+import { windowOf, type FindingWindow } from '../engine.js';
 import { RULES } from '../rules/index.js';
 import type { Finding, Severity } from '../types.js';
 
@@ -9,9 +10,9 @@ function uri(file: string): string {
 }
 
 /** SARIF 2.1.0 log for code-scanning uploads (`--format sarif`); at most `limit` results, the rest counted in a notification. */
-export function formatSarif(all: readonly Finding[], toolVersion: string, limit = Infinity): string {
-  const findings = all.length > limit ? all.slice(0, limit) : all;
-  const omitted = all.length - findings.length;
+export function formatSarif(all: readonly Finding[] | FindingWindow, toolVersion: string, limit = Infinity): string {
+  const { shown: findings, omitted: rest } = windowOf(all, limit);
+  const omitted = rest.errors + rest.warnings + rest.infos;
   const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
   const log = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',

@@ -1,4 +1,4 @@
-import { summarize } from '../engine.js';
+import { windowOf, type FindingWindow } from '../engine.js';
 import { safeLine } from '../quote.js';
 import type { Finding, ResourceRef } from '../types.js';
 
@@ -12,9 +12,9 @@ function describe(r: ResourceRef): string {
  * passes through safeLine: manifest values and file names cannot inject ANSI escapes, fake lines or CI workflow
  * commands. At most `limit` findings are listed; the summary counts all of them and says how many were left out.
  */
-export function formatText(findings: readonly Finding[], stats: { documents: number; files: number }, limit = Infinity): string {
+export function formatText(findings: readonly Finding[] | FindingWindow, stats: { documents: number; files: number }, limit = Infinity): string {
   const lines: string[] = [];
-  const shown = findings.length > limit ? findings.slice(0, limit) : findings;
+  const { shown, total: s, omitted: rest } = windowOf(findings, limit);
   for (const f of shown) {
     const where = f.file ? `${f.file}${f.line ? `:${f.line}${f.column ? `:${f.column}` : ''}` : ''}` : '<in-memory>';
     const res = describe(f.resource);
@@ -22,14 +22,13 @@ export function formatText(findings: readonly Finding[], stats: { documents: num
     if (res || f.jsonPointer) lines.push(`  at ${[res, f.constructPath && `construct ${f.constructPath}`, f.jsonPointer && `field ${f.jsonPointer}`].filter(Boolean).join(', ')}`);
     lines.push(`  fix: ${f.hint}`);
   }
-  if (shown.length < findings.length) {
-    const rest = summarize(findings.slice(shown.length));
+  const more = rest.errors + rest.warnings + rest.infos;
+  if (more > 0) {
     lines.push(
-      `… ${findings.length - shown.length} more finding(s) not shown (${rest.errors} error(s), ${rest.warnings} warning(s), ${rest.infos} note(s)); ` +
+      `… ${more} more finding(s) not shown (${rest.errors} error(s), ${rest.warnings} warning(s), ${rest.infos} note(s)); ` +
         'raise the limit with --max-findings',
     );
   }
-  const s = summarize(findings);
   lines.push(
     `${s.errors} error(s), ${s.warnings} warning(s), ${s.infos} note(s) in ${stats.documents} object(s) from ${stats.files} input(s)`,
   );
