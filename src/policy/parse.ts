@@ -108,6 +108,7 @@ export function parseText(text: string, file: string): ParsedInput {
     }
     if (parsed) {
       addValue(out, value, file, text, 0, text.length, 0, 1, '');
+      if (out.manifests.length === 0 && out.findings.length === 0) out.findings.push(emptyFinding(file));
       return out;
     }
   }
