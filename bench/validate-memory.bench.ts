@@ -6,7 +6,7 @@
 // the same run, so the ratio shows how much of the peak grows with the input.
 // Usage: npm run bench:validate-memory [-- --mb 50 --json]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +16,13 @@ import { benchArgs, ratio } from './lib.js';
 const args = benchArgs({ mb: 50, limitMb: 512 });
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(path.join(tmpdir(), 'kruise-validate-memory-'));
-// Inside node_modules so that the bundle's external packages resolve from the repository.
-const cli = path.join(repo, 'node_modules/.cache/cdk8s-kruise-bench/cli.mjs');
+// Inside node_modules so that the bundle's external packages resolve from the repository; a package.json one level
+// up carries the version, as in the runtime image.
+const bundleDir = path.join(repo, 'node_modules/.cache/cdk8s-kruise-bench');
+const cli = path.join(bundleDir, 'app/cli.mjs');
+const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { name: string; version: string };
+mkdirSync(bundleDir, { recursive: true });
+writeFileSync(path.join(bundleDir, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true }));
 await build({ entryPoints: [path.join(repo, 'src/cli/main.ts')], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: cli, logLevel: 'warning' });
 
 function erroringDoc(i: number): string {
