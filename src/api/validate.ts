@@ -119,7 +119,7 @@ export function validateObject(obj: unknown): ValidationResult {
           // A known kind under another version points at apiVersion; otherwise the kind is the problem.
           jsonPointer: sameName ? '/apiVersion' : '/kind',
           keyword: 'kind',
-          message: `${quoteValue(o.apiVersion)} ${quoteValue(o.kind)} is not a kind cdk8s-kruise models`,
+          message: `${truncate(String(o.apiVersion))} ${truncate(String(o.kind))} is not a kind cdk8s-kruise models`,
           hint: sameName
             ? `cdk8s-kruise models ${sameName.kind} as ${sameName.group}/${sameName.version}`
             : guess

@@ -221,33 +221,91 @@ export function windowOf(findings: readonly Finding[] | FindingWindow, limit = I
  */
 export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[], limit: number): FindingWindow {
   const selected = new Set(rules.map((r) => r.id));
-  const { failures, raw } = collectRuleFindings(parsed.manifests, rules);
   const order = new Map(fileOrder.map((f, i) => [f, i]));
-  type Entry = { file: number; line: number; parser?: Finding; raw?: RawFinding; severity: Severity };
-  const entries: Entry[] = [];
+  const window = new CoarseWindow(limit);
   for (const f of parsed.findings) {
-    if (selected.has(f.ruleId)) entries.push({ file: order.get(f.file ?? '') ?? -1, line: f.line ?? 0, parser: f, severity: f.severity });
+    if (selected.has(f.ruleId)) window.add({ file: order.get(f.file ?? '') ?? -1, line: f.line ?? 0, parser: f, severity: f.severity });
   }
-  for (const r of raw) {
-    const src = r.finding.manifest.source;
-    entries.push({ file: src ? (order.get(src.file) ?? -1) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
+  const failures: Finding[] = [];
+  const addRaw = (raw: readonly RawFinding[]) => {
+    for (const r of raw) {
+      const src = r.finding.manifest.source;
+      window.add({ file: src ? (order.get(src.file) ?? -1) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
+    }
+  };
+  // Rules that look at one document at a time run over batches, so their findings are reduced to the window batch
+  // by batch instead of all existing at once; the others see every manifest together.
+  const batched = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
+  const whole = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id));
+  for (let i = 0; i < parsed.manifests.length; i += RULE_BATCH) {
+    const batch = collectRuleFindings(parsed.manifests.slice(i, i + RULE_BATCH), batched);
+    failures.push(...batch.failures);
+    addRaw(batch.raw);
   }
-  // Internal rule failures come first (no file), as sortFindings orders them.
-  const total = summarize([...failures, ...entries.map((e) => ({ severity: e.severity }) as Finding)]);
-  entries.sort((a, b) => a.file - b.file || a.line - b.line);
-  // Take whole documents (same file and first line) until the limit is reached, so the exact order inside the
-  // last one can still be settled after locating.
-  let cut = Math.max(0, Math.min(entries.length, limit - failures.length));
-  while (cut > 0 && cut < entries.length && entries[cut]!.file === entries[cut - 1]!.file && entries[cut]!.line === entries[cut - 1]!.line) cut++;
-  const chosen = entries.slice(0, cut);
+  const all = collectRuleFindings(parsed.manifests, whole);
+  failures.push(...all.failures);
+  addRaw(all.raw);
+  // An internal failure of a batched rule is reported once, not once per batch.
+  const uniqueFailures = [...new Map(failures.map((f) => [f.message, f])).values()];
+  const chosen = window.entries();
   const located = [...chosen.filter((e) => e.parser).map((e) => e.parser!), ...materialize(chosen.filter((e) => e.raw).map((e) => e.raw!))];
-  const shown = sortFindings([...failures, ...located], fileOrder).slice(0, limit);
+  const shown = sortFindings([...uniqueFailures, ...located], fileOrder).slice(0, limit);
+  const total = { ...window.total };
+  total.errors += uniqueFailures.length;
   const shownSummary = summarize(shown);
   return {
     shown,
     total,
     omitted: { errors: total.errors - shownSummary.errors, warnings: total.warnings - shownSummary.warnings, infos: total.infos - shownSummary.infos },
   };
+}
+
+/**
+ * Rules whose findings for a document depend on that document alone (they loop over manifests and never compare
+ * two). Only these may run over batches; a rule missing here (every new rule by default) sees all manifests.
+ */
+const PER_DOCUMENT_RULES = new Set([
+  'KRUISE-SCHEMA-001', 'KRUISE-SCHEMA-002', 'KRUISE-SCHEMA-003',
+  'KRUISE-SIDECAR-001', 'KRUISE-SIDECAR-002', 'KRUISE-SIDECAR-003', 'KRUISE-SIDECAR-004', 'KRUISE-SIDECAR-005',
+  'KRUISE-EXITPRIO-001', 'KRUISE-EXITPRIO-002', 'KRUISE-EXITPRIO-003',
+  'KRUISE-IMAGEPULLJOB-001', 'KRUISE-IMAGEPULLJOB-002', 'KRUISE-IMAGEPULLJOB-003', 'KRUISE-IMAGEPULLJOB-004', 'KRUISE-IMAGEPULLJOB-005',
+  'KRUISE-CLONESET-001', 'KRUISE-CLONESET-002', 'KRUISE-CLONESET-003',
+  'KRUISE-CRR-001',
+]);
+const RULE_BATCH = 2000;
+
+type WindowEntry = { file: number; line: number; parser?: Finding; raw?: RawFinding; severity: Severity };
+
+/**
+ * Keeps the entries that can be among the first `limit` in (file, first line) order, plus every entry tied with
+ * the last of them (their exact order is settled after locating), and counts all entries added.
+ */
+class CoarseWindow {
+  private kept: WindowEntry[] = [];
+  readonly total = { errors: 0, warnings: 0, infos: 0 };
+
+  constructor(private readonly limit: number) {}
+
+  add(e: WindowEntry): void {
+    if (e.severity === 'error') this.total.errors++;
+    else if (e.severity === 'warning') this.total.warnings++;
+    else this.total.infos++;
+    this.kept.push(e);
+    if (Number.isFinite(this.limit) && this.kept.length >= 2 * this.limit + 1024) this.trim();
+  }
+
+  entries(): WindowEntry[] {
+    this.trim();
+    return this.kept;
+  }
+
+  private trim(): void {
+    this.kept.sort((a, b) => a.file - b.file || a.line - b.line);
+    if (!Number.isFinite(this.limit)) return;
+    let cut = Math.min(this.kept.length, this.limit);
+    while (cut > 0 && cut < this.kept.length && this.kept[cut]!.file === this.kept[cut - 1]!.file && this.kept[cut]!.line === this.kept[cut - 1]!.line) cut++;
+    if (cut < this.kept.length) this.kept = this.kept.slice(0, cut);
+  }
 }
 
 /** Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. */

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { checkParsed, checkParsedWindow, parseInputs, selectRules, summarize } from '../../src/policy/engine.js';
 import { formatText } from '../../src/policy/format/text.js';
 import { readInputs, parseSize } from '../../src/policy/inputs.js';
 import { escapeControl, listNames, quoteValue, safeLine } from '../../src/policy/quote.js';
@@ -97,6 +98,26 @@ describe('validate refuses inputs that are not regular files, and bounds what it
     expect(sarif.runs[0].results).toHaveLength(5);
     expect(sarif.runs[0].invocations[0].toolExecutionNotifications[0].message.text).toContain('25 more result(s)');
     expect((await runCli(['validate', '--max-findings', '0', flood])).stdout.match(/error KRUISE-IMAGEPULLJOB/g)).toHaveLength(30);
+  });
+});
+
+describe('the findings window lists exactly the first findings of the full report', () => {
+  it('for every limit, across files, batches of documents, parser findings and whole-run rules', { timeout: 300_000 }, () => {
+    const inputs = [
+      { file: 'a.yaml', content: Array.from({ length: 2050 }, (_, i) => badImagePullJob(i)).join('') + '---\nkind: [broken\n' },
+      { file: 'b.yaml', content: '' },
+      { file: 'c.yaml', content: CLONESET_YAML.replace('  replicas: 2\n', '  replicas: 2\n  updateStrategy: {maxUnavaliable: 1, partiton: 2}\n') + badImagePullJob(9999) },
+    ];
+    const parsed = parseInputs(inputs);
+    const rules = selectRules();
+    const files = inputs.map((i) => i.file);
+    const full = checkParsed(parsed, rules, files);
+    for (const limit of [0, 1, 7, 2049, 2050, 2051, 2054, Infinity]) {
+      const w = checkParsedWindow(parsed, rules, files, limit);
+      expect(w.shown, String(limit)).toEqual(full.slice(0, limit));
+      expect(w.total).toEqual(summarize(full));
+      expect(w.omitted).toEqual(summarize(full.slice(limit)));
+    }
   });
 });
 
