@@ -7,6 +7,7 @@ import type { Finding } from '../../policy/types.js';
 import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
 import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
+import { escapeControl } from '../../policy/quote.js';
 import { readCdk8sConfig } from '../synth/config.js';
 import { layout, type SynthDoc } from '../synth/layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
@@ -74,6 +75,8 @@ async function synth(opts: SynthOptions): Promise<number> {
     lock.release();
     throw e;
   }
+  // The output path as printed: control characters in it cannot forge terminal or CI log lines.
+  const shownOut = escapeControl(outDir);
   // An interrupted synth must not leave its stage directory beside the output either. Signals that arrive during
   // the swap are held back by the gate until the new output is in place.
   const gate = new SignalGate((signal) => {
@@ -82,8 +85,8 @@ async function synth(opts: SynthOptions): Promise<number> {
     lock.release();
     process.stderr.write(
       gate.completed
-        ? `cdk8s-kruise: interrupted (${signal}) after the new output was in place; ${outDir} holds it.\n`
-        : `cdk8s-kruise: interrupted (${signal}); ${outDir} was left unchanged.\n`,
+        ? `cdk8s-kruise: interrupted (${signal}) after the new output was in place; ${shownOut} holds it.\n`
+        : `cdk8s-kruise: interrupted (${signal}); ${shownOut} was left unchanged.\n`,
     );
     process.exit(130);
   });
@@ -97,7 +100,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     if (result.code !== 0) {
       process.stderr.write(
         `cdk8s-kruise: the cdk8s app failed (${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}): ${app}\n` +
-          `cdk8s-kruise: ${outDir} was left unchanged.\n`,
+          `cdk8s-kruise: ${shownOut} was left unchanged.\n`,
       );
       return 1;
     }
@@ -116,7 +119,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     const s = summarize(findings);
     log(`app ran in ${(t1 - t0).toFixed(0)} ms; checked ${stats.documents} object(s) in ${(t2 - t1).toFixed(0)} ms: ${s.errors} error(s), ${s.warnings} warning(s)`);
     if (failing(findings, opts.warningsAsErrors)) {
-      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${outDir} was left unchanged.\n`);
+      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${shownOut} was left unchanged.\n`);
       return 1;
     }
     const docs: SynthDoc[] = parsed.manifests.map((m) => ({
@@ -126,7 +129,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     }));
     if (docs.length === 0 && !opts.allowEmpty) {
       process.stderr.write(
-        `cdk8s-kruise: the app produced no manifests; ${outDir} was left unchanged. An empty output would make a GitOps sync ` +
+        `cdk8s-kruise: the app produced no manifests; ${shownOut} was left unchanged. An empty output would make a GitOps sync ` +
           `with pruning delete everything deployed from it; pass --allow-empty if that is intended.\n`,
       );
       return 1;
@@ -134,7 +137,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     const files = layout(docs, { syncWaves: opts.syncWaves });
     await assertReplaceable(outDir);
     await replaceDirectory(stage, outDir, files, { gate });
-    log(`wrote ${files.length} file(s) to ${outDir} in ${(performance.now() - t0).toFixed(0)} ms`);
+    log(`wrote ${files.length} file(s) to ${shownOut} in ${(performance.now() - t0).toFixed(0)} ms`);
     return 0;
   } finally {
     for (const s of signals) process.off(s, gate.handle);
