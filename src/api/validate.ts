@@ -13,6 +13,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { coreDefinitions, resolveSchema, type Json } from './resolve.js';
 import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './registry.js';
+import { listNames, quoteValue, truncate } from './quote.js';
 
 /** One schema problem, located by a JSON pointer into the validated object. */
 export interface SchemaIssue {
@@ -118,7 +119,7 @@ export function validateObject(obj: unknown): ValidationResult {
           // A known kind under another version points at apiVersion; otherwise the kind is the problem.
           jsonPointer: sameName ? '/apiVersion' : '/kind',
           keyword: 'kind',
-          message: `${String(o.apiVersion)} ${String(o.kind)} is not a kind cdk8s-kruise models`,
+          message: `${truncate(String(o.apiVersion))} ${truncate(String(o.kind))} is not a kind cdk8s-kruise models`,
           hint: sameName
             ? `cdk8s-kruise models ${sameName.kind} as ${sameName.group}/${sameName.version}`
             : guess
@@ -151,7 +152,7 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   switch (typeof v) {
     case 'string':
-      return `the string ${JSON.stringify(v.length > 60 ? v.slice(0, 57) + '...' : v)}`;
+      return `the string ${quoteValue(v)}`;
     case 'number':
       return Number.isInteger(v) ? `the integer ${v}` : `the number ${v}`;
     case 'boolean':
@@ -244,7 +245,7 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
     return {
       jsonPointer: `${at}/${escapeToken(e.propertyName)}`,
       keyword: 'propertyNames',
-      message: `key ${JSON.stringify(e.propertyName)} ${fmt?.what ?? `fails ${e.keyword}`}`,
+      message: `key ${quoteValue(e.propertyName)} ${fmt?.what ?? `fails ${e.keyword}`}`,
       hint: fmt?.hint,
     };
   }
@@ -260,17 +261,17 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
       return {
         jsonPointer: `${at}/${escapeToken(field)}`,
         keyword: e.keyword,
-        message: `unknown field "${field}"${guess ? '' : ' (the API server would drop it silently)'}`,
+        message: `unknown field ${quoteValue(field)}${guess ? '' : ' (the API server would drop it silently)'}`,
         hint: guess
-          ? `did you mean "${guess}"? (the API server would drop "${field}" silently)`
+          ? `did you mean "${guess}"? (the API server would drop ${quoteValue(field)} silently)`
           : fields.length
-            ? `known fields here: ${fields.join(', ')}`
+            ? `known fields here: ${listNames(fields, 12)}`
             : undefined,
       };
     }
     case 'required': {
       const field = String(p.missingProperty);
-      return { jsonPointer: `${at}/${escapeToken(field)}`, keyword: e.keyword, message: `missing required field "${field}"` };
+      return { jsonPointer: `${at}/${escapeToken(field)}`, keyword: e.keyword, message: `missing required field ${quoteValue(field)}` };
     }
     case 'type': {
       const intOrString = schema?.['x-kubernetes-int-or-string'] === true;
@@ -280,9 +281,9 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
         message: `expected ${intOrString && schema?.['x-kruise-format'] !== 'quantity' ? 'an integer or a string' : typeList(p.type)}, got ${describe(e.data)}`,
         hint:
           p.type === 'string' && (typeof e.data === 'number' || typeof e.data === 'boolean')
-            ? `quote the value: "${String(e.data)}"`
+            ? `quote the value: ${quoteValue(String(e.data))}`
             : p.type === 'integer' && typeof e.data === 'string' && /^-?\d+$/.test(e.data)
-              ? `remove the quotes: ${e.data}`
+              ? `remove the quotes: ${truncate(e.data)}`
               : undefined,
       };
     }
@@ -305,7 +306,7 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
           jsonPointer: at,
           keyword: e.keyword,
           message: `expected a non-negative integer or a percentage such as "25%", got ${describe(e.data)}`,
-          hint: typeof e.data === 'string' && /^\d+$/.test(e.data) ? `write ${e.data} without quotes, or "${e.data}%"` : undefined,
+          hint: typeof e.data === 'string' && /^\d+$/.test(e.data) ? `write ${truncate(e.data)} without quotes, or ${quoteValue(`${truncate(e.data)}%`)}` : undefined,
         };
       }
       if (fmt === 'quantity') {

@@ -1,7 +1,8 @@
 import { formatJson } from '../policy/format/json.js';
 import { formatSarif } from '../policy/format/sarif.js';
 import { formatText } from '../policy/format/text.js';
-import { UsageError } from '../policy/engine.js';
+import { UsageError, type FindingWindow } from '../policy/engine.js';
+import { escapeControl } from '../api/quote.js';
 import type { Finding } from '../policy/types.js';
 import { packageVersion } from '../version.js';
 import type { Command } from 'commander';
@@ -14,15 +15,25 @@ export function parseFormat(v: string): Format {
   return v as Format;
 }
 
-export function renderReport(format: Format, findings: readonly Finding[], counts: { documents: number; files: number }): string {
+/** Findings listed in a report by default; the summary always counts all of them. */
+export const DEFAULT_MAX_FINDINGS = 1000;
+
+/** Parses --max-findings: a positive integer, or 0 for no limit. */
+export function parseMaxFindings(v: string): number {
+  if (!/^\d{1,9}$/.test(v.trim())) throw new UsageError(`--max-findings must be a whole number (0 lists every finding), got "${escapeControl(v.slice(0, 40))}"`);
+  const n = Number(v);
+  return n === 0 ? Infinity : n;
+}
+
+export function renderReport(format: Format, findings: readonly Finding[] | FindingWindow, counts: { documents: number; files: number }, limit = DEFAULT_MAX_FINDINGS): string {
   const stats = { documents: counts.documents, files: counts.files };
   switch (format) {
     case 'json':
-      return formatJson(findings, stats);
+      return formatJson(findings, stats, limit);
     case 'sarif':
-      return formatSarif(findings, packageVersion());
+      return formatSarif(findings, packageVersion(), limit);
     default:
-      return formatText(findings, stats);
+      return formatText(findings, stats, limit);
   }
 }
 
@@ -50,7 +61,7 @@ export function guarded<A extends unknown[]>(action: (...args: A) => Promise<num
       process.exitCode = await action(...args);
     } catch (e) {
       const msg = e instanceof UsageError ? e.message : `${(e as Error).message ?? String(e)}`;
-      process.stderr.write(`cdk8s-kruise: error: ${msg}\n`);
+      process.stderr.write(`cdk8s-kruise: error: ${escapeControl(msg)}\n`);
       process.exitCode = 2;
     }
   };

@@ -1,7 +1,11 @@
 import { DocumentLocator } from './locate.js';
 import { decodeInput, parseText, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
-import type { Finding, Manifest, Rule, RuleContext, Severity } from './types.js';
+import { escapeControl, truncate } from '../api/quote.js';
+import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity } from './types.js';
+
+const MAX_POINTER = 1024;
+const MAX_MESSAGE = 2000;
 
 /** A mistake in how the engine was called (unknown rule id...): the CLI maps it to exit code 2. */
 export class UsageError extends Error {
@@ -53,46 +57,78 @@ export function levenshtein(a: string, b: string): number {
  * from text. Line recovery re-parses only the documents that have findings.
  */
 export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES): Finding[] {
+  const { failures, raw } = collectRuleFindings(manifests, rules);
+  return [...failures, ...materialize(raw)];
+}
+
+/** A rule's finding before its line is recovered. */
+interface RawFinding {
+  readonly rule: Rule;
+  readonly finding: RuleFinding;
+}
+
+function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rule[]): { failures: Finding[]; raw: RawFinding[] } {
   const ctx: RuleContext = { manifests };
-  // Keyed by span, not by SourceRef: items of one List share their document and are parsed once.
-  const locators = new Map<string, DocumentLocator>();
-  const out: Finding[] = [];
+  const raw: RawFinding[] = [];
+  const failures: Finding[] = [];
   for (const rule of rules) {
-    let raw;
+    let found;
     try {
-      raw = rule.check(manifests, ctx);
+      found = rule.check(manifests, ctx);
     } catch (e) {
-      out.push({
+      failures.push({
         ruleId: rule.id,
         severity: 'error',
         resource: { kind: '', name: '' },
         jsonPointer: '',
-        message: `internal error in rule ${rule.id}: ${(e as Error).message}`,
+        message: `internal error in rule ${rule.id}: ${escapeControl(String((e as Error).message ?? e)).slice(0, 200)}`,
         hint: 'This is a bug in cdk8s-kruise; skip the rule with --skip-rule meanwhile and report it.',
       });
       continue;
     }
-    for (const f of raw) {
-      const src = f.manifest.source;
-      let position: { line: number; column: number } | undefined;
-      if (src) {
-        const key = `${src.file}\0${src.start}`;
-        let loc = locators.get(key);
-        if (!loc) locators.set(key, (loc = new DocumentLocator({ ...src, pointerPrefix: '' })));
-        position = loc.locate(src.pointerPrefix + f.jsonPointer);
-      }
-      out.push({
-        ruleId: rule.id,
-        severity: rule.severity,
-        ...(src ? { file: src.file, line: position?.line, column: position?.column } : {}),
-        resource: resourceRef(f.manifest.object),
-        jsonPointer: f.jsonPointer,
-        message: f.message,
-        hint: f.hint,
-      });
+    for (const finding of found) raw.push({ rule, finding });
+  }
+  return { failures, raw };
+}
+
+/**
+ * Turns rule findings into reported findings with file and line. Lines are recovered one document at a time
+ * (keyed by span: items of one List share their document), and each document's position index is dropped before
+ * the next is built, so memory does not grow with the findings.
+ */
+function materialize(raw: readonly RawFinding[]): Finding[] {
+  const positions: Array<{ line: number; column: number } | undefined> = new Array(raw.length);
+  const byDocument = new Map<string, number[]>();
+  raw.forEach(({ finding }, i) => {
+    const src = finding.manifest.source;
+    if (!src) return;
+    const key = `${src.file}\0${src.start}`;
+    let list = byDocument.get(key);
+    if (!list) byDocument.set(key, (list = []));
+    list.push(i);
+  });
+  for (const indexes of byDocument.values()) {
+    const src = raw[indexes[0]!]!.finding.manifest.source!;
+    const locator = new DocumentLocator({ ...src, pointerPrefix: '' });
+    for (const i of indexes) {
+      const f = raw[i]!.finding;
+      positions[i] = locator.locate(f.manifest.source!.pointerPrefix + f.jsonPointer);
     }
   }
-  return out;
+  return raw.map(({ rule, finding: f }, i) => {
+    const src = f.manifest.source;
+    const position = positions[i];
+    return {
+      ruleId: rule.id,
+      severity: rule.severity,
+      ...(src ? { file: src.file, line: position?.line, column: position?.column } : {}),
+      resource: resourceRef(f.manifest.object),
+      // Bounded: a pointer holds user keys, and a message may quote several user values.
+      jsonPointer: truncate(f.jsonPointer, MAX_POINTER),
+      message: truncate(f.message, MAX_MESSAGE),
+      hint: truncate(f.hint, MAX_MESSAGE),
+    };
+  });
 }
 
 /** One input: a name for reports and its bytes or text. */
@@ -131,10 +167,145 @@ export function parseInputs(inputs: readonly TextInput[]): ParsedInputs {
   return { manifests, findings };
 }
 
+/** Input items as the streaming reader yields them: bytes to parse, or a finding saying why an input was not read. */
+export type ParsableInput = TextInput | { readonly file: string; readonly finding: Finding };
+
+/**
+ * Parses inputs one at a time as they arrive, so each file's bytes can be released once its text is decoded; only
+ * the parsed objects (which cross-document rules need) and the text spans used for line recovery are kept.
+ */
+export async function parseInputStream(items: AsyncIterable<ParsableInput>): Promise<ParsedInputs & { files: string[] }> {
+  const manifests: Manifest[] = [];
+  const findings: Finding[] = [];
+  const files: string[] = [];
+  for await (const item of items) {
+    files.push(item.file);
+    if ('finding' in item) {
+      findings.push(item.finding);
+      continue;
+    }
+    const parsed = parseInputs([item]);
+    for (const m of parsed.manifests) manifests.push(m);
+    for (const f of parsed.findings) findings.push(f);
+  }
+  return { manifests, findings, files };
+}
+
 /** Runs the selected rules over parsed inputs; parser findings are kept when their rule is selected. */
 export function checkParsed(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[]): Finding[] {
   const selected = new Set(rules.map((r) => r.id));
   return sortFindings([...parsed.findings.filter((f) => selected.has(f.ruleId)), ...runRules(parsed.manifests, rules)], fileOrder);
+}
+
+/** The findings a report lists (the first ones in report order) and the counts of all of them. */
+export interface FindingWindow {
+  readonly shown: readonly Finding[];
+  readonly total: Summary;
+  /** Counts of the findings not listed. */
+  readonly omitted: Summary;
+}
+
+/** The first `limit` findings in report order and the counts of the rest. */
+export function windowOf(findings: readonly Finding[] | FindingWindow, limit = Infinity): FindingWindow {
+  if (!Array.isArray(findings)) return findings as FindingWindow;
+  const all = findings as readonly Finding[];
+  const shown = all.length > limit ? all.slice(0, limit) : all;
+  return { shown, total: summarize(all), omitted: summarize(all.slice(shown.length)) };
+}
+
+/**
+ * Like checkParsed, but keeps only the first `limit` findings in report order and counts the rest, so a flood of
+ * findings costs counters instead of memory, and lines are recovered only for the documents that are listed.
+ * Documents are ordered by (file, first line) before any line is recovered; only the documents that hold the first
+ * `limit` findings are located and sorted exactly.
+ */
+export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[], limit: number): FindingWindow {
+  const selected = new Set(rules.map((r) => r.id));
+  const order = new Map(fileOrder.map((f, i) => [f, i]));
+  const window = new CoarseWindow(limit);
+  for (const f of parsed.findings) {
+    if (selected.has(f.ruleId)) window.add({ file: order.get(f.file ?? '') ?? -1, line: f.line ?? 0, parser: f, severity: f.severity });
+  }
+  const failures: Finding[] = [];
+  const addRaw = (raw: readonly RawFinding[]) => {
+    for (const r of raw) {
+      const src = r.finding.manifest.source;
+      window.add({ file: src ? (order.get(src.file) ?? -1) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
+    }
+  };
+  // Rules that look at one document at a time run over batches, so their findings are reduced to the window batch
+  // by batch instead of all existing at once; the others see every manifest together.
+  const batched = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
+  const whole = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id));
+  for (let i = 0; i < parsed.manifests.length; i += RULE_BATCH) {
+    const batch = collectRuleFindings(parsed.manifests.slice(i, i + RULE_BATCH), batched);
+    failures.push(...batch.failures);
+    addRaw(batch.raw);
+  }
+  const all = collectRuleFindings(parsed.manifests, whole);
+  failures.push(...all.failures);
+  addRaw(all.raw);
+  // An internal failure of a batched rule is reported once, not once per batch.
+  const uniqueFailures = [...new Map(failures.map((f) => [f.message, f])).values()];
+  const chosen = window.entries();
+  const located = [...chosen.filter((e) => e.parser).map((e) => e.parser!), ...materialize(chosen.filter((e) => e.raw).map((e) => e.raw!))];
+  const shown = sortFindings([...uniqueFailures, ...located], fileOrder).slice(0, limit);
+  const total = { ...window.total };
+  total.errors += uniqueFailures.length;
+  const shownSummary = summarize(shown);
+  return {
+    shown,
+    total,
+    omitted: { errors: total.errors - shownSummary.errors, warnings: total.warnings - shownSummary.warnings, infos: total.infos - shownSummary.infos },
+  };
+}
+
+/**
+ * Rules whose findings for a document depend on that document alone (they loop over manifests and never compare
+ * two). Only these may run over batches; a rule missing here (every new rule by default) sees all manifests.
+ */
+const PER_DOCUMENT_RULES = new Set([
+  'KRUISE-SCHEMA-001', 'KRUISE-SCHEMA-002', 'KRUISE-SCHEMA-003',
+  'KRUISE-SIDECAR-001', 'KRUISE-SIDECAR-002', 'KRUISE-SIDECAR-003', 'KRUISE-SIDECAR-004', 'KRUISE-SIDECAR-005',
+  'KRUISE-EXITPRIO-001', 'KRUISE-EXITPRIO-002', 'KRUISE-EXITPRIO-003',
+  'KRUISE-IMAGEPULLJOB-001', 'KRUISE-IMAGEPULLJOB-002', 'KRUISE-IMAGEPULLJOB-003', 'KRUISE-IMAGEPULLJOB-004', 'KRUISE-IMAGEPULLJOB-005',
+  'KRUISE-CLONESET-001', 'KRUISE-CLONESET-002', 'KRUISE-CLONESET-003',
+  'KRUISE-CRR-001',
+]);
+const RULE_BATCH = 2000;
+
+type WindowEntry = { file: number; line: number; parser?: Finding; raw?: RawFinding; severity: Severity };
+
+/**
+ * Keeps the entries that can be among the first `limit` in (file, first line) order, plus every entry tied with
+ * the last of them (their exact order is settled after locating), and counts all entries added.
+ */
+class CoarseWindow {
+  private kept: WindowEntry[] = [];
+  readonly total = { errors: 0, warnings: 0, infos: 0 };
+
+  constructor(private readonly limit: number) {}
+
+  add(e: WindowEntry): void {
+    if (e.severity === 'error') this.total.errors++;
+    else if (e.severity === 'warning') this.total.warnings++;
+    else this.total.infos++;
+    this.kept.push(e);
+    if (Number.isFinite(this.limit) && this.kept.length >= 2 * this.limit + 1024) this.trim();
+  }
+
+  entries(): WindowEntry[] {
+    this.trim();
+    return this.kept;
+  }
+
+  private trim(): void {
+    this.kept.sort((a, b) => a.file - b.file || a.line - b.line);
+    if (!Number.isFinite(this.limit)) return;
+    let cut = Math.min(this.kept.length, this.limit);
+    while (cut > 0 && cut < this.kept.length && this.kept[cut]!.file === this.kept[cut - 1]!.file && this.kept[cut]!.line === this.kept[cut - 1]!.line) cut++;
+    if (cut < this.kept.length) this.kept = this.kept.slice(0, cut);
+  }
 }
 
 /** Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. */

@@ -1,4 +1,5 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Node } from 'yaml';
+import { plainKey } from './kube-yaml.js';
 import type { SourceRef } from './types.js';
 
 export interface Position {
@@ -42,7 +43,7 @@ export class DocumentLocator {
     let best: [number, number] | undefined = rangeOf(node);
     for (const seg of pointerSegments(this.source.pointerPrefix + pointer)) {
       if (isMap(node)) {
-        const pair = node.items.find((p) => isPair(p) && (isScalar(p.key) ? String(p.key.value) : String(p.key)) === seg);
+        const pair = node.items.find((p) => isPair(p) && keyText(p.key) === seg);
         if (!pair) break;
         best = rangeOf(pair.key) ?? best;
         node = pair.value;
@@ -59,6 +60,15 @@ export class DocumentLocator {
     const pos = this.lines.linePos(offset);
     return { line: pos.line + this.lineOffset, column: pos.col };
   }
+}
+
+/** A key as the fast path (js-yaml with the kubectl scalar rules) names it: plain `yes:` is "true", `0x1:` is "1". */
+function keyText(key: unknown): string {
+  if (isScalar(key)) {
+    if (key.type === Scalar.PLAIN && !key.tag && typeof key.source === 'string') return plainKey(key.source);
+    return String(key.value);
+  }
+  return String(key);
 }
 
 function rangeOf(node: unknown): [number, number] | undefined {

@@ -1,4 +1,6 @@
-import { CORE_SCHEMA, load, mergeTag, YAMLException } from 'js-yaml';
+import { load, YAMLException } from 'js-yaml';
+import { KUBE_YAML_SCHEMA } from './kube-yaml.js';
+import { quoteValue, truncate } from '../api/quote.js';
 import type { Finding, Manifest, ResourceRef } from './types.js';
 
 /** Result of reading one input: the objects found, plus findings for what could not be read. */
@@ -12,16 +14,54 @@ export const INPUT_EMPTY = 'KRUISE-INPUT-002';
 
 const NO_RESOURCE: ResourceRef = { kind: '', name: '' };
 
-// YAML 1.2 core schema (no timestamps, "yes" stays a string) plus merge keys, as kubectl's decoder reads manifests.
-const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
-
 function loadYaml(text: string, opts: { filename: string }): unknown {
-  return load(text, { ...opts, schema: SCHEMA });
+  return load(text, { ...opts, schema: KUBE_YAML_SCHEMA });
 }
 
-// A `---` at column 0 always starts a document in YAML (even inside block scalars, where such a line is
-// forbidden), so splitting on it is exact and much cheaper than a full parse.
-const DOC_START = /^---(?=[ \t\r\n]|$)/gm;
+// A `---` or `...` at column 0 always starts or ends a document in YAML (even inside block scalars, where such a
+// line is forbidden), so splitting on them is exact and much cheaper than a full parse.
+const DOC_MARKER = /^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm;
+
+/** Nesting deeper than this is refused (js-yaml's own limit for YAML; checked by hand for JSON). */
+export const MAX_NESTING = 100;
+/**
+ * A document whose aliases expand to more nodes than this (and to many times its written size) is refused, as the
+ * API server's decoder refuses "excessive aliasing": rules walk the expanded tree, so a few lines of anchors could
+ * otherwise cost hours.
+ */
+export const MAX_EXPANDED_NODES = 1_000_000;
+
+/**
+ * Splits a YAML stream into the spans of its documents. A span holds the document's directives (`%YAML`, `%TAG`),
+ * its `---`, its content and its `...`, so each span parses on its own exactly as in the stream. `explicit` is
+ * true when the span has a `---` (then it is a document even with no content).
+ */
+export function documentSpans(text: string): Array<{ start: number; end: number; explicit: boolean }> {
+  const spans: Array<{ start: number; end: number; explicit: boolean }> = [];
+  let cur = 0;
+  let started = false;
+  DOC_MARKER.lastIndex = 0;
+  for (let m = DOC_MARKER.exec(text); m; m = DOC_MARKER.exec(text)) {
+    const at = m.index;
+    if (m[0] === '---') {
+      // Only directives and comments so far: they belong to this document. Otherwise the previous one ends here.
+      if (started || !isBlank(text, cur, at)) {
+        spans.push({ start: cur, end: at, explicit: started });
+        cur = at;
+      }
+      started = true;
+    } else {
+      let eol = text.indexOf('\n', at);
+      eol = eol === -1 ? text.length : eol + 1;
+      if (started || !isBlank(text, cur, at)) spans.push({ start: cur, end: eol, explicit: started });
+      cur = eol;
+      started = false;
+      DOC_MARKER.lastIndex = eol;
+    }
+  }
+  if (cur < text.length || started) spans.push({ start: cur, end: text.length, explicit: started });
+  return spans;
+}
 
 /**
  * Turns raw bytes into text, refusing binary and non-UTF-8 input with a finding instead of garbage.
@@ -55,6 +95,10 @@ export function parseText(text: string, file: string): ParsedInput {
   if (first === '{' || first === '[') {
     let value: unknown;
     let parsed = false;
+    if (jsonNestingExceeds(text, MAX_NESTING)) {
+      out.findings.push(inputFinding(file, `the JSON input nests deeper than ${MAX_NESTING} levels`, 'Kubernetes objects are far shallower; pass the intended manifest.', 1));
+      return out;
+    }
     try {
       value = JSON.parse(text);
       parsed = true;
@@ -64,23 +108,20 @@ export function parseText(text: string, file: string): ParsedInput {
     }
     if (parsed) {
       addValue(out, value, file, text, 0, text.length, 0, 1, '');
+      if (out.manifests.length === 0 && out.findings.length === 0) out.findings.push(emptyFinding(file));
       return out;
     }
   }
-  const starts: number[] = [];
-  DOC_START.lastIndex = 0;
-  for (let m = DOC_START.exec(text); m; m = DOC_START.exec(text)) starts.push(m.index);
-  if (starts[0] !== 0) starts.unshift(0);
   let line = 1;
+  let lineAt = 0;
   let docIndex = 0;
-  for (let i = 0; i < starts.length; i++) {
-    const start = starts[i]!;
-    const end = i + 1 < starts.length ? starts[i + 1]! : text.length;
+  for (const { start, end, explicit } of documentSpans(text)) {
+    line += countNewlines(text, lineAt, start);
+    lineAt = start;
     const startLine = line;
-    line += countNewlines(text, start, end);
     if (isBlank(text, start, end)) {
-      // An explicit `---` with nothing after it is an empty document; text before the first `---` is not one.
-      if (start !== 0 || text.startsWith('---')) docIndex++;
+      // An explicit `---` with nothing after it is an empty document; comments and directives alone are not one.
+      if (explicit) docIndex++;
       continue;
     }
     const chunk = text.slice(start, end);
@@ -104,6 +145,12 @@ export function parseText(text: string, file: string): ParsedInput {
       docIndex++;
       continue;
     }
+    const aliasing = chunk.includes('*') && value !== null && typeof value === 'object' ? aliasProblem(value) : undefined;
+    if (aliasing) {
+      out.findings.push(aliasFinding(file, docIndex, startLine, aliasing));
+      docIndex++;
+      continue;
+    }
     addValue(out, value, file, text, start, end, docIndex, startLine, '');
     docIndex++;
   }
@@ -112,6 +159,7 @@ export function parseText(text: string, file: string): ParsedInput {
 }
 
 function parseJsonOrYaml(body: string, chunk: string, file: string): unknown {
+  if (jsonNestingExceeds(body, MAX_NESTING)) throw new Error(`the document nests deeper than ${MAX_NESTING} levels`);
   try {
     return JSON.parse(body);
   } catch {
@@ -138,7 +186,7 @@ function addValue(
   const where = `document ${docIndex + 1}${pointerPrefix ? ` at ${pointerPrefix}` : ''}`;
   if (typeof value !== 'object') {
     out.findings.push(
-      inputFinding(file, `${where} is a ${typeof value} (${JSON.stringify(value).slice(0, 40)}), not a Kubernetes object`, 'Each YAML document must be a mapping with apiVersion, kind and metadata.', startLine),
+      inputFinding(file, `${where} is a ${typeof value} (${quoteValue(value, 40)}), not a Kubernetes object`, 'Each YAML document must be a mapping with apiVersion, kind and metadata.', startLine),
     );
     return;
   }
@@ -160,18 +208,87 @@ function addValue(
 /** The object a manifest is about, for reports. */
 export function resourceRef(obj: Record<string, unknown>): ResourceRef {
   const meta = (obj.metadata && typeof obj.metadata === 'object' ? obj.metadata : {}) as Record<string, unknown>;
-  const name = typeof meta.name === 'string' ? meta.name : typeof meta.generateName === 'string' ? `${meta.generateName}*` : '<unnamed>';
+  // Kubernetes names are at most 253 characters; a longer one is invalid anyway and must not bloat every report.
+  const name = typeof meta.name === 'string' ? truncate(meta.name, MAX_NAME) : typeof meta.generateName === 'string' ? `${truncate(meta.generateName, MAX_NAME)}*` : '<unnamed>';
   const ref: ResourceRef = {
-    apiVersion: typeof obj.apiVersion === 'string' ? obj.apiVersion : undefined,
-    kind: typeof obj.kind === 'string' ? obj.kind : '<no kind>',
+    apiVersion: typeof obj.apiVersion === 'string' ? truncate(obj.apiVersion, MAX_NAME) : undefined,
+    kind: typeof obj.kind === 'string' ? truncate(obj.kind, MAX_NAME) : '<no kind>',
     name,
-    ...(typeof meta.namespace === 'string' ? { namespace: meta.namespace } : {}),
+    ...(typeof meta.namespace === 'string' ? { namespace: truncate(meta.namespace, MAX_NAME) } : {}),
   };
   return ref;
 }
 
+const MAX_NAME = 253;
+
 export function inputFinding(file: string, message: string, hint: string, line?: number, column?: number): Finding {
   return { ruleId: INPUT_ERROR, severity: 'error', file, line, column, resource: NO_RESOURCE, jsonPointer: '', message, hint };
+}
+
+function aliasFinding(file: string, docIndex: number, line: number, problem: 'cycle' | 'excessive'): Finding {
+  return inputFinding(
+    file,
+    problem === 'cycle'
+      ? `document ${docIndex + 1} has an alias inside the node its anchor names (a value that contains itself)`
+      : `document ${docIndex + 1} uses YAML aliases that expand to more than ${MAX_EXPANDED_NODES} nodes (excessive aliasing, as the API server's decoder calls it)`,
+    'Write the repeated parts out, or use fewer nested aliases (`*name`).',
+    line,
+  );
+}
+
+/**
+ * 'cycle' when an alias points into its own anchor's node, 'excessive' when the alias graph of a loaded value
+ * expands to more than MAX_EXPANDED_NODES nodes and to more than ten times its distinct nodes. js-yaml returns one shared object per anchor, so sizes are memoized per object and the
+ * check costs one pass over the distinct nodes, never the expansion.
+ */
+export function aliasProblem(root: object): 'cycle' | 'excessive' | undefined {
+  const size = new Map<object, number>();
+  const visiting = new Set<object>();
+  let distinct = 0;
+  // Iterative post-order: deep documents must not exhaust the stack.
+  const stack: Array<{ node: object; expanded: boolean }> = [{ node: root, expanded: false }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    if (size.has(top.node)) {
+      stack.pop();
+      continue;
+    }
+    const children = Object.values(top.node).filter((c): c is object => c !== null && typeof c === 'object');
+    if (!top.expanded) {
+      top.expanded = true;
+      visiting.add(top.node);
+      for (const c of children) {
+        if (visiting.has(c)) return 'cycle';
+        if (!size.has(c)) stack.push({ node: c, expanded: false });
+      }
+      continue;
+    }
+    visiting.delete(top.node);
+    stack.pop();
+    let total = 1 + Object.keys(top.node).length;
+    for (const c of children) total += size.get(c) ?? 0;
+    size.set(top.node, Math.min(total, Number.MAX_SAFE_INTEGER));
+    distinct++;
+  }
+  const expanded = size.get(root) ?? 0;
+  return expanded > MAX_EXPANDED_NODES && expanded > 10 * distinct ? 'excessive' : undefined;
+}
+
+/** True when brackets outside strings nest deeper than `max` (JSON.parse itself has no depth limit). */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
 }
 
 function emptyFinding(file: string): Finding {

@@ -82,11 +82,11 @@ describe('parseText', () => {
     expect(out.manifests[0]!.object.data).toEqual({ a: '1', b: '2' });
   });
 
-  it('does not turn YAML timestamps or yes/no into non-strings (YAML 1.2 core schema, like the API server)', () => {
+  it('keeps YAML timestamps as strings but reads yes/no as booleans, as kubectl\'s YAML 1.1 decoder does', () => {
     const out = parseText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, creationTimestamp: 2024-01-02T03:04:05Z}\ndata: {a: yes}\n', 't.yaml');
     const obj = out.manifests[0]!.object as { metadata: { creationTimestamp: unknown }; data: { a: unknown } };
     expect(obj.metadata.creationTimestamp).toBe('2024-01-02T03:04:05Z');
-    expect(obj.data.a).toBe('yes');
+    expect(obj.data.a).toBe(true);
   });
 });
 

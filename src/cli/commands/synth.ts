@@ -4,8 +4,10 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { checkParsed, failing, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
 import type { Finding } from '../../policy/types.js';
-import { FORMATS, guarded, parseFormat, progress, renderReport, usageExitCodes } from '../report.js';
-import { makeStage, replaceDirectory } from '../synth/atomic.js';
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
+import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
+import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
+import { escapeControl } from '../../api/quote.js';
 import { readCdk8sConfig } from '../synth/config.js';
 import { layout, type SynthDoc } from '../synth/layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
@@ -21,6 +23,8 @@ interface SynthOptions {
   skipRule?: string[];
   warningsAsErrors?: boolean;
   verbose?: boolean;
+  allowEmpty?: boolean;
+  maxFindings: string;
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -39,9 +43,13 @@ export function register(program: Command): void {
     .option('-s, --skip-rule <id>', 'do not run this rule (repeatable)', collect)
     .option('-W, --warnings-as-errors', 'fail on warnings too')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
+    .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',
-      '\nOutput: 00-crds.yaml, 10-runtime.yaml, 20-app-<chart>.yaml (apply order) and kustomization.yaml.\n' +
+      '\nOutput: 00-crds.yaml, 10-runtime.yaml, 20-app-<chart>.yaml (apply order), kustomization.yaml and the marker\n' +
+        '.cdk8s-kruise-synth. Synth replaces only a directory holding that marker, or an empty one, and never the working\n' +
+        'directory or its parents. Concurrent synths into one directory: the second fails (lock file beside it).\n' +
         'Exit codes: 0 written, 1 the app failed or findings failed the synth (output left untouched), 2 usage error.',
     )
     .action(guarded((opts: SynthOptions) => synth(opts)));
@@ -52,20 +60,38 @@ async function synth(opts: SynthOptions): Promise<number> {
   const log = progress(opts.verbose);
   const format = parseFormat(opts.format);
   const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
+  const maxFindings = parseMaxFindings(opts.maxFindings);
   const config = await readCdk8sConfig(opts.config);
   const app = opts.app ?? config.app;
   if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
   const outDir = opts.output ?? config.output ?? 'dist';
-  const stage = await makeStage(outDir);
-  // An interrupted synth must not leave its stage directory beside the output either.
-  const onSignal = (signal: NodeJS.Signals) => {
+  // Refused before the app runs (fail fast), and again under the lock just before the swap.
+  await assertReplaceable(outDir);
+  const lock = await lockOutput(outDir);
+  let stage: string;
+  try {
+    stage = await makeStage(outDir);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+  // The output path as printed: control characters in it cannot forge terminal or CI log lines.
+  const shownOut = escapeControl(outDir);
+  // An interrupted synth must not leave its stage directory beside the output either. Signals that arrive during
+  // the swap are held back by the gate until the new output is in place.
+  const gate = new SignalGate((signal) => {
     stopApp();
     rmSync(stage, { recursive: true, force: true });
-    process.stderr.write(`cdk8s-kruise: interrupted (${signal}); ${outDir} was left unchanged.\n`);
+    lock.release();
+    process.stderr.write(
+      gate.completed
+        ? `cdk8s-kruise: interrupted (${signal}) after the new output was in place; ${shownOut} holds it.\n`
+        : `cdk8s-kruise: interrupted (${signal}); ${shownOut} was left unchanged.\n`,
+    );
     process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  });
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const s of signals) process.on(s, gate.handle);
   try {
     const raw = path.join(stage, 'raw');
     const t0 = performance.now();
@@ -74,7 +100,7 @@ async function synth(opts: SynthOptions): Promise<number> {
     if (result.code !== 0) {
       process.stderr.write(
         `cdk8s-kruise: the cdk8s app failed (${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}): ${app}\n` +
-          `cdk8s-kruise: ${outDir} was left unchanged.\n`,
+          `cdk8s-kruise: ${shownOut} was left unchanged.\n`,
       );
       return 1;
     }
@@ -86,14 +112,14 @@ async function synth(opts: SynthOptions): Promise<number> {
     const t2 = performance.now();
     const stats = { documents: parsed.manifests.length, files: inputs.length };
     if (findings.length > 0 || format !== 'text' || opts.report) {
-      const report = renderReport(format, findings, stats);
+      const report = renderReport(format, findings, stats, maxFindings);
       if (opts.report) await writeFile(opts.report, report);
       else process.stdout.write(report);
     }
     const s = summarize(findings);
     log(`app ran in ${(t1 - t0).toFixed(0)} ms; checked ${stats.documents} object(s) in ${(t2 - t1).toFixed(0)} ms: ${s.errors} error(s), ${s.warnings} warning(s)`);
     if (failing(findings, opts.warningsAsErrors)) {
-      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${outDir} was left unchanged.\n`);
+      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${shownOut} was left unchanged.\n`);
       return 1;
     }
     const docs: SynthDoc[] = parsed.manifests.map((m) => ({
@@ -101,14 +127,22 @@ async function synth(opts: SynthOptions): Promise<number> {
       object: m.object,
       text: m.source!.fileText.slice(m.source!.start, m.source!.end),
     }));
+    if (docs.length === 0 && !opts.allowEmpty) {
+      process.stderr.write(
+        `cdk8s-kruise: the app produced no manifests; ${shownOut} was left unchanged. An empty output would make a GitOps sync ` +
+          `with pruning delete everything deployed from it; pass --allow-empty if that is intended.\n`,
+      );
+      return 1;
+    }
     const files = layout(docs, { syncWaves: opts.syncWaves });
-    await replaceDirectory(stage, outDir, files);
-    log(`wrote ${files.length} file(s) to ${outDir} in ${(performance.now() - t0).toFixed(0)} ms`);
+    await assertReplaceable(outDir);
+    await replaceDirectory(stage, outDir, files, { gate });
+    log(`wrote ${files.length} file(s) to ${shownOut} in ${(performance.now() - t0).toFixed(0)} ms`);
     return 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of signals) process.off(s, gate.handle);
     await rm(stage, { recursive: true, force: true });
+    lock.release();
   }
 }
 

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { failing, summarize, validateInputs } from '../../policy/engine.js';
-import { readInputs } from '../../policy/inputs.js';
-import { FORMATS, guarded, parseFormat, progress, renderReport, usageExitCodes } from '../report.js';
+import { checkParsedWindow, parseInputStream, selectRules } from '../../policy/engine.js';
+import { DEFAULT_MAX_FILE_SIZE, iterateInputs, parseSize } from '../../policy/inputs.js';
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
 
 interface ValidateOptions {
   format: string;
@@ -11,6 +11,8 @@ interface ValidateOptions {
   warningsAsErrors?: boolean;
   output?: string;
   verbose?: boolean;
+  maxFileSize: string;
+  maxFindings: string;
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
@@ -26,29 +28,37 @@ export function register(program: Command): void {
     .option('-W, --warnings-as-errors', 'exit 1 on warnings too')
     .option('-o, --output <file>', 'write the report to a file instead of stdout')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('--max-file-size <size>', 'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read', `${DEFAULT_MAX_FILE_SIZE / 1024 / 1024}MiB`)
+    .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .addHelpText(
       'after',
-      '\nExit codes: 0 no errors, 1 errors found (or warnings with --warnings-as-errors), 2 usage or I/O error.\n' +
+      '\nOnly regular files are read (FIFOs and devices are reported); symbolic links inside directories are followed.\n' +
+        'Exit codes: 0 no errors, 1 errors found (or warnings with --warnings-as-errors), 2 usage or I/O error.\n' +
         'Example: cdk8s-kruise validate dist/ --format sarif --output kruise.sarif',
     )
     .action(
       guarded(async (paths: string[], opts: ValidateOptions) => {
         const log = progress(opts.verbose);
         const format = parseFormat(opts.format);
+        const maxFileSize = parseSize(opts.maxFileSize);
+        const maxFindings = parseMaxFindings(opts.maxFindings);
+        const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
         const t0 = performance.now();
-        const inputs = await readInputs(paths);
+        const parsed = await parseInputStream(iterateInputs(paths, { maxFileSize }));
         const t1 = performance.now();
-        const result = validateInputs(inputs, { rules: opts.rule, skipRules: opts.skipRule });
+        // Only the listed findings are kept (and located); the others are counted.
+        const findings = checkParsedWindow(parsed, rules, parsed.files, maxFindings);
         const t2 = performance.now();
-        const report = renderReport(format, result.findings, result);
+        const counts = { documents: parsed.manifests.length, files: parsed.files.length };
+        const report = renderReport(format, findings, counts, maxFindings);
         if (opts.output) await writeFile(opts.output, report);
         else process.stdout.write(report);
-        const s = summarize(result.findings);
+        const s = findings.total;
         log(
-          `${result.documents} object(s) from ${result.files} input(s): read ${(t1 - t0).toFixed(0)} ms, validated ${(t2 - t1).toFixed(0)} ms; ` +
+          `${counts.documents} object(s) from ${counts.files} input(s): read and parsed ${(t1 - t0).toFixed(0)} ms, validated ${(t2 - t1).toFixed(0)} ms; ` +
             `${s.errors} error(s), ${s.warnings} warning(s)`,
         );
-        return failing(result.findings, opts.warningsAsErrors) ? 1 : 0;
+        return s.errors > 0 || (opts.warningsAsErrors && s.warnings > 0) ? 1 : 0;
       }),
     );
   usageExitCodes(cmd);

@@ -1,3 +1,4 @@
+import { windowOf, type FindingWindow } from '../engine.js';
 import { RULES } from '../rules/index.js';
 import type { Finding, Severity } from '../types.js';
 
@@ -8,8 +9,10 @@ function uri(file: string): string {
   return file.split('\\').join('/').split('/').map(encodeURIComponent).join('/').replace(/^\.\//, '');
 }
 
-/** SARIF 2.1.0 log for code-scanning uploads (`--format sarif`). */
-export function formatSarif(findings: readonly Finding[], toolVersion: string): string {
+/** SARIF 2.1.0 log for code-scanning uploads (`--format sarif`); at most `limit` results, the rest counted in a notification. */
+export function formatSarif(all: readonly Finding[] | FindingWindow, toolVersion: string, limit = Infinity): string {
+  const { shown: findings, omitted: rest } = windowOf(all, limit);
+  const omitted = rest.errors + rest.warnings + rest.infos;
   const ruleIndex = new Map(RULES.map((r, i) => [r.id, i]));
   const log = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
@@ -31,6 +34,18 @@ export function formatSarif(findings: readonly Finding[], toolVersion: string): 
             })),
           },
         },
+        ...(omitted > 0
+          ? {
+              invocations: [
+                {
+                  executionSuccessful: true,
+                  toolExecutionNotifications: [
+                    { level: 'warning', message: { text: `${omitted} more result(s) not listed; raise the limit with --max-findings` } },
+                  ],
+                },
+              ],
+            }
+          : {}),
         results: findings.map((f) => {
           const logical = f.resource.kind
             ? [{ fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`, kind: 'resource' }]

@@ -1,6 +1,7 @@
 import { toPointer } from '../locate.js';
 import { arr, isKind, isObj, labelValueError, obj, qualifiedNameError } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue } from '../../api/quote.js';
 
 const HOOKS = ['preDelete', 'inPlaceUpdate', 'preNormal'] as const;
 
@@ -77,13 +78,13 @@ export const cloneSetHandlerKeys: Rule = {
     for (const h of hooks(manifests)) {
       arr(h.value.finalizersHandler).forEach((f, i) => {
         const err = typeof f === 'string' ? qualifiedNameError(f) : 'it is not a string';
-        if (err) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/finalizersHandler/${i}`, message: `finalizer ${JSON.stringify(f)} is not a valid qualified name: ${err}`, hint: 'Use a domain-prefixed name such as example.io/unready-blocker.' });
+        if (err) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/finalizersHandler/${i}`, message: `finalizer ${quoteValue(f)} is not a valid qualified name: ${err}`, hint: 'Use a domain-prefixed name such as example.io/unready-blocker.' });
       });
       for (const [k, v] of Object.entries(obj(h.value.labelsHandler))) {
         const keyErr = qualifiedNameError(k);
-        if (keyErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label key ${JSON.stringify(k)} is not a valid qualified name: ${keyErr}`, hint: 'Use a key such as example.io/block-unready.' });
+        if (keyErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label key ${quoteValue(k)} is not a valid qualified name: ${keyErr}`, hint: 'Use a key such as example.io/block-unready.' });
         const valErr = typeof v === 'string' ? labelValueError(v) : 'it is not a string';
-        if (valErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label value ${JSON.stringify(v)} of ${k} is not a valid label value: ${valErr}`, hint: 'Quote the value and use at most 63 alphanumerics, "-", "_" or "." (e.g. "true").' });
+        if (valErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label value ${quoteValue(v)} of ${quoteValue(k)} is not a valid label value: ${valErr}`, hint: 'Quote the value and use at most 63 alphanumerics, "-", "_" or "." (e.g. "true").' });
       }
     }
     return out;

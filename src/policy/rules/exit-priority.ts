@@ -2,6 +2,7 @@ import { EXIT_PRIORITY_ANNOTATION, parseExitPriority } from '../contracts.js';
 import { toPointer } from '../locate.js';
 import { containers, memo, obj, podTemplates, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { listNames, quoteValue } from '../../api/quote.js';
 
 interface Annotated {
   readonly t: PodTemplate;
@@ -49,7 +50,7 @@ export const exitPriorityJson: Rule = {
       out.push({
         manifest: a.t.manifest,
         jsonPointer: a.pointer,
-        message: `annotation ${EXIT_PRIORITY_ANNOTATION} = ${JSON.stringify(a.raw)} is unusable: ${why}`,
+        message: `annotation ${EXIT_PRIORITY_ANNOTATION} = ${quoteValue(a.raw)} is unusable: ${why}`,
         hint: `Write a JSON object of container name → non-negative integer, e.g. '${EXAMPLE}'.`,
       });
     }
@@ -76,8 +77,8 @@ export const exitPriorityUnknownContainer: Rule = {
         out.push({
           manifest: a.t.manifest,
           jsonPointer: a.pointer,
-          message: `annotation ${EXIT_PRIORITY_ANNOTATION} names container "${key}", which is not in the pod (containers: ${names.join(', ') || 'none'})`,
-          hint: `Use one of the pod's container names, or remove "${key}" from the annotation.`,
+          message: `annotation ${EXIT_PRIORITY_ANNOTATION} names container ${quoteValue(key)}, which is not in the pod (containers: ${listNames(names) || 'none'})`,
+          hint: `Use one of the pod's container names, or remove ${quoteValue(key)} from the annotation.`,
         });
       }
     }

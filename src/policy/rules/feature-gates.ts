@@ -2,6 +2,7 @@ import { FEATURE_GATES, prerequisitesOf, requiredGates, resolveGates, type GateR
 import { BUNDLED_RUNTIME_GATES } from '../../contracts/features.js';
 import { arr, containers, obj, podTemplates } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue } from '../../api/quote.js';
 
 const FLAG = '--feature-gates=';
 
@@ -34,7 +35,7 @@ function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
           const universe = new Set(bundled ? Object.keys(BUNDLED_RUNTIME_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
           const values = resolveGates([], Object.fromEntries(explicit)).values;
           const meta = obj(m.object.metadata);
-          out.push({ where: `${String(m.object.kind)} ${typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/` : ''}${String(meta.name)} container "${c.name}"`, explicit, values, universe });
+          out.push({ where: `${String(m.object.kind)} ${meta.namespace ? `${String(meta.namespace)}/` : ''}${quoteValue(meta.name)} container ${quoteValue(c.name)}`, explicit, values, universe });
         }
       }
     }

@@ -1,5 +1,6 @@
 import { imageReferenceError, isKind, isObj, obj } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue } from '../../api/quote.js';
 
 // Upstream default of pullPolicy.timeoutSeconds.
 const DEFAULT_TIMEOUT_SECONDS = 600;
@@ -38,7 +39,7 @@ export const imagePullJobParallelismPercent = rule(
     'once; 0 pauses the job). A percentage is rejected.',
   (_m, spec) =>
     typeof spec.parallelism === 'string' && spec.parallelism.trim().endsWith('%')
-      ? [{ jsonPointer: '/spec/parallelism', message: `parallelism ${JSON.stringify(spec.parallelism)} is a percentage; only integers are supported`, hint: 'Give the number of nodes that pull at the same time, e.g. parallelism: 10.' }]
+      ? [{ jsonPointer: '/spec/parallelism', message: `parallelism ${quoteValue(spec.parallelism)} is a percentage; only integers are supported`, hint: 'Give the number of nodes that pull at the same time, e.g. parallelism: 10.' }]
       : [],
 );
 
@@ -88,7 +89,7 @@ export const imagePullJobImage = rule(
   (_m, spec) => {
     if (spec.image === undefined) return [];
     const err = imageReferenceError(spec.image);
-    return err ? [{ jsonPointer: '/spec/image', message: `image ${JSON.stringify(spec.image)} is not a valid image reference: ${err}`, hint: 'Use a reference such as nginx:1.9.1 or registry.example.com/team/app@sha256:<digest>.' }] : [];
+    return err ? [{ jsonPointer: '/spec/image', message: `image ${quoteValue(spec.image)} is not a valid image reference: ${err}`, hint: 'Use a reference such as nginx:1.9.1 or registry.example.com/team/app@sha256:<digest>.' }] : [];
   },
 );
 

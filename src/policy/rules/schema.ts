@@ -2,6 +2,7 @@ import { findKind, KINDS } from '../../api/registry.js';
 import { closestMatch, validateAgainst } from '../../api/validate.js';
 import { group, isKruise } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue, truncate } from '../../api/quote.js';
 
 // Kinds and versions upstream OpenKruise serves (its CRD bases at HEAD), so a kind we do not model can be told
 // apart from a typo that no cluster would accept.
@@ -47,7 +48,7 @@ function classify(m: Manifest): Classified | undefined {
   return {
     manifest: m,
     status: 'unknown',
-    why: `${grp} has no kind "${kind}"`,
+    why: `${quoteValue(grp)} has no kind ${quoteValue(kind)}`,
     hint: guess ? `Did you mean kind: ${guess}?` : `Kinds of ${grp}: ${Object.keys(kinds).join(', ')}.`,
   };
 }
@@ -95,7 +96,7 @@ export const schemaUnknownKind: Rule = {
       .map((c) => ({
         manifest: c.manifest,
         jsonPointer: c.why?.includes(' serves ') ? '/apiVersion' : '/kind',
-        message: `${String(c.manifest.object.apiVersion)} ${String(c.manifest.object.kind)}: ${c.why}`,
+        message: `${truncate(String(c.manifest.object.apiVersion))} ${truncate(String(c.manifest.object.kind))}: ${c.why}`,
         hint: c.hint ?? '',
       }));
   },
@@ -116,7 +117,7 @@ export const schemaUnmodelledKind: Rule = {
       .map((c) => ({
         manifest: c.manifest,
         jsonPointer: '/kind',
-        message: `${String(c.manifest.object.apiVersion)} ${String(c.manifest.object.kind)} is an upstream kind that cdk8s-kruise does not model, so its fields are not validated`,
+        message: `${truncate(String(c.manifest.object.apiVersion))} ${truncate(String(c.manifest.object.kind))} is an upstream kind that cdk8s-kruise does not model, so its fields are not validated`,
         hint: 'Check it against the upstream CRD, or use a modelled kind/version (apps.kruise.io/v1alpha1).',
       }));
   },

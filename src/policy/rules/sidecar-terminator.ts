@@ -1,6 +1,7 @@
 import { SIDECAR_ENV, VIRTUAL_KUBELET_LABEL } from '../contracts.js';
 import { arr, containers, envVar, imageReferenceError, memo, obj, podTemplates, type Container, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { listNames, quoteValue } from '../../api/quote.js';
 
 interface MarkedPod {
   readonly t: PodTemplate;
@@ -61,7 +62,7 @@ export const sidecarRestartPolicy: Rule = {
       out.push({
         manifest: p.t.manifest,
         jsonPointer: `${first.c.pointer}/env/${first.env}`,
-        message: `container "${first.c.name}" is marked as a Job sidecar, but the pod's restartPolicy is ${p.t.spec.restartPolicy === undefined ? 'Always (the default)' : 'Always'}, so the sidecar terminator never acts on it`,
+        message: `container ${quoteValue(first.c.name)} is marked as a Job sidecar, but the pod's restartPolicy is ${p.t.spec.restartPolicy === undefined ? 'Always (the default)' : 'Always'}, so the sidecar terminator never acts on it`,
         hint: 'Use restartPolicy Never or OnFailure (a Job), or remove the KRUISE_TERMINATE_SIDECAR_* env vars from this workload.',
       });
     }
@@ -85,7 +86,7 @@ export const sidecarNoMainContainer: Rule = {
       out.push({
         manifest: p.t.manifest,
         jsonPointer: `${p.t.specPointer}/containers`,
-        message: `all ${p.all.length} container(s) (${p.all.map((c) => c.name).join(', ')}) are marked as Job sidecars, so no main container remains`,
+        message: `all ${p.all.length} container(s) (${listNames(p.all.map((c) => String(c.name)))}) are marked as Job sidecars, so no main container remains`,
         hint: 'Remove the KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT* env var from the container that does the Job\'s work.',
       });
     }
@@ -110,7 +111,7 @@ export const sidecarQuickExitImage: Rule = {
         out.push({
           manifest: p.t.manifest,
           jsonPointer: `${s.c.pointer}/env/${s.env}/value`,
-          message: `quick-exit image ${JSON.stringify(s.image)} of container "${s.c.name}" is not a valid image reference: ${err}`,
+          message: `quick-exit image ${quoteValue(s.image)} of container ${quoteValue(s.c.name)} is not a valid image reference: ${err}`,
           hint: 'Use a reference like registry.example.com/tools/quick-exit:1.0 (lowercase repository, optional :tag or @sha256:digest).',
         });
       }
@@ -145,7 +146,7 @@ export const sidecarWithImageOffVirtualNodes: Rule = {
         out.push({
           manifest: p.t.manifest,
           jsonPointer: `${s.c.pointer}/env/${s.env}`,
-          message: `container "${s.c.name}" uses the quick-exit image, which only acts on virtual-kubelet nodes, and this pod does not target them`,
+          message: `container ${quoteValue(s.c.name)} uses the quick-exit image, which only acts on virtual-kubelet nodes, and this pod does not target them`,
           hint: 'Add nodeSelector type: virtual-kubelet (and the provider toleration), or also set KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true for normal nodes.',
         });
       }
@@ -169,7 +170,7 @@ export const sidecarIgnoreExitCodeAlone: Rule = {
         out.push({
           manifest: p.t.manifest,
           jsonPointer: `${s.c.pointer}/env/${s.env}`,
-          message: `container "${s.c.name}" sets ${SIDECAR_ENV.ignoreExitCode} without ${SIDECAR_ENV.whenJobExit}=true, so it is ignored`,
+          message: `container ${quoteValue(s.c.name)} sets ${SIDECAR_ENV.ignoreExitCode} without ${SIDECAR_ENV.whenJobExit}=true, so it is ignored`,
           hint: `Add ${SIDECAR_ENV.whenJobExit}=true to the container, or remove ${SIDECAR_ENV.ignoreExitCode}.`,
         });
       }

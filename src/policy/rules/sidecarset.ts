@@ -1,5 +1,6 @@
 import { arr, containers, isEmptySelector, isKind, isObj, memo, obj, podTemplates, selectorMatches, type Obj, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
+import { quoteValue } from '../../api/quote.js';
 
 const sidecarSets = memo((manifests: readonly Manifest[]): Manifest[] => manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet')));
 
@@ -54,7 +55,7 @@ export const sidecarSetDuplicateNames: Rule = {
           out.push({
             manifest: m,
             jsonPointer: c.pointer,
-            message: `container name "${c.name}" appears more than once in the SidecarSet`,
+            message: `container name ${quoteValue(c.name)} appears more than once in the SidecarSet`,
             hint: 'Rename one of the containers; names must be unique across containers and initContainers.',
           });
         }
@@ -125,7 +126,7 @@ export const sidecarSetNameCollision: Rule = {
             out.push({
               manifest: m,
               jsonPointer: s.pointer,
-              message: `sidecar "${s.name}" has the name of a container of ${ref}, which this SidecarSet selects; it would not be injected there`,
+              message: `sidecar ${quoteValue(s.name)} has the name of a container of ${ref}, which this SidecarSet selects; it would not be injected there`,
               hint: `Rename the sidecar (e.g. "${s.name}-sidecar") or the app container, or narrow the selector.`,
             });
           }
@@ -156,7 +157,7 @@ export const sidecarSetMaxUnavailableZero: Rule = {
       out.push({
         manifest: m,
         jsonPointer: '/spec/updateStrategy/maxUnavailable',
-        message: `updateStrategy.maxUnavailable is ${JSON.stringify(strategy.maxUnavailable)}, so the rolling update can never proceed`,
+        message: `updateStrategy.maxUnavailable is ${quoteValue(strategy.maxUnavailable)}, so the rolling update can never proceed`,
         hint: 'Set maxUnavailable to 1 (the default), a larger number, or a percentage such as "10%".',
       });
     }
@@ -260,7 +261,7 @@ export const sidecarSetConflict: Rule = {
         out.push({
           manifest: sets[later]!.m,
           jsonPointer: c.pointer,
-          message: `container "${name}" is also declared by SidecarSet "${String(obj(sets[earlier]!.m.object.metadata).name)}", whose selector can match the same pods`,
+          message: `container ${quoteValue(name)} is also declared by SidecarSet ${quoteValue(obj(sets[earlier]!.m.object.metadata).name)}, whose selector can match the same pods`,
           hint: 'Rename one container, or make the selectors disjoint (different values for a shared label key).',
         });
       }
