@@ -217,13 +217,14 @@ export class RealNode {
     await this.plane?.stop();
     this.cleanupNow();
     process.removeListener('exit', this.exitHandler);
-    this.watchdog?.kill('SIGKILL');
     this.lock?.kill('SIGKILL');
   }
 
   private cleanupNow(): void {
     if (this.cleanedUp || !existsSync(this.cleanupScript)) return;
     this.cleanedUp = true;
+    // The watchdog's command line names the cleanup script: stop it first, or it counts as left over.
+    this.watchdog?.kill('SIGKILL');
     const result = spawnSync('bash', [this.cleanupScript], { encoding: 'utf8' });
     if (result.status !== 0) console.error(`[node] cleanup reported problems:\n${result.stdout}${result.stderr}`);
   }
@@ -255,12 +256,8 @@ export class RealNode {
 dir=${q(this.dir)}
 self=$$
 mentioning() { # pids (not us, not our parent) whose command line mentions the node directory
-  local p pid
-  for p in /proc/[0-9]*; do
-    pid=\${p#/proc/}
-    [ "$pid" = "$self" ] || [ "$pid" = "$PPID" ] && continue
-    tr '\\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "$dir" && echo "$pid"
-  done
+  # The last character bracketed, so that grep's own command line does not match.
+  grep -la -- "\${dir%?}[\${dir: -1}]" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's|^/proc/\\([0-9]*\\)/cmdline$|\\1|p' | grep -vxF -e "$self" -e "$PPID"
 }
 # Pod processes first (they do not mention the directory): everything in the kubepods cgroups.
 ${cgroupsBefore ? '' : `for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do

@@ -87,6 +87,25 @@ describe('the runtime installed from dist/ and its image', () => {
     expect(pod.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True')).toBe(true);
   });
 
+  it('OnFailure with a sidecar that exits 1 on SIGTERM, restarted by the kubelet: the pod does not hang, it ends Failed', async () => {
+    const ns = await namespace('seed-onfailure-nonzero');
+    // backoffLimit 6: the Job controller alone would give up only after minutes of kubelet back-off.
+    await apply(ns, seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'OnFailure', sidecarExitOnTerm: 1, backoffLimit: 6 }));
+    let first: V1Pod | undefined;
+    await waitFor('the first pod terminal', async () => {
+      const pods = (await jobPods(ns, 'seed')).sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+      first = pods[0];
+      return first?.status?.phase === 'Failed' || first?.status?.phase === 'Succeeded';
+    }, 60_000, 250).catch((error: Error) => {
+      throw new Error(`${error.message}\n${JSON.stringify(first?.status?.containerStatuses)}`);
+    });
+    expect(first!.status?.phase).toBe('Failed');
+    expect(first!.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True')).toBe(true);
+    expect(status(first!, 'main').state?.terminated?.exitCode).toBe(0);
+    // The kubelet did restart the sidecar after our stop: the case upstream leaves hanging.
+    expect(status(first!, 'sidecar').restartCount).toBeGreaterThanOrEqual(1);
+  });
+
   it('preStop hook of the sidecar runs before the sidecar gets SIGTERM', async () => {
     const { pod } = await runSeedJob('seed-prestop', { restartPolicy: 'Never', preStopSeconds: 2 });
     const log = containerLog(pod, 'sidecar');
@@ -143,5 +162,66 @@ describe('the runtime installed from dist/ and its image', () => {
     }, 120_000, 500);
     // The kubelet's image list (node status) now has it: the pull went to the node's containerd.
     await waitFor(`${image} in the kubelet's image list`, listed, 60_000, 500);
+  });
+});
+
+describe('resilience of the installed runtime', () => {
+  beforeAll(async () => {
+    await installRuntime();
+  }, 900_000);
+
+  it('the leader controller-manager pod deleted while a Job runs: the other replica takes over, one CRR, Job Complete', async () => {
+    const leaseHolder = async () => ((await getJson(['get', 'lease', '-n', 'kruise-system', 'kruise-manager'])).spec?.holderIdentity as string | undefined) ?? '';
+    const leader = (await leaseHolder()).split('_')[0]!;
+    expect(leader).toMatch(/^kruise-controller-manager-/);
+    const ns = await namespace('resilience-leader');
+    await apply(ns, seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'Never', mainSeconds: 5 }));
+    await waitFor('main container running', async () => {
+      const [pod] = await jobPods(ns, 'seed');
+      return pod?.status?.containerStatuses?.some((c) => c.name === 'main' && c.state?.running) ?? false;
+    }, 60_000, 200);
+    await kubectl(['delete', 'pod', '-n', 'kruise-system', leader, '--wait=false']);
+    await waitForJobComplete(ns, 'seed', 150_000);
+    const newLeader = (await leaseHolder()).split('_')[0]!;
+    expect(newLeader).not.toBe(leader);
+    const crrs = await getJson<{ items: unknown[] }>(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns]);
+    expect(crrs.items).toHaveLength(1);
+  });
+
+  it('the daemon pod deleted during a CRR: the replacement daemon finishes it, the container restarted exactly once', async () => {
+    const ns = await namespace('resilience-daemon');
+    const image = node().images.busybox;
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              // A slow preStop keeps the CRR in progress long enough to take the daemon away mid-way.
+              lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop > /proc/1/fd/1; sleep 4'] } } },
+            },
+          ],
+        },
+      },
+    });
+    await waitForPod(ns, 'app', 'running', (p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
+    await apply(ns, [
+      { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: 'recreate' }, spec: { podName: 'app', containers: [{ name: 'app' }] } },
+    ]);
+    const pod = await core().readNamespacedPod({ name: 'app', namespace: ns });
+    await waitFor('preStop started by the daemon', () => containerLog(pod, 'app').some((l) => l.line === 'prestop'), 30_000, 100);
+    const daemons = await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' });
+    await kubectl(['delete', 'pod', '-n', 'kruise-system', daemons.items[0]!.metadata!.name!, '--wait=false']);
+    await waitFor('CRR recreate Completed', async () => (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'recreate'])).status?.phase === 'Completed', 120_000, 500);
+    await kubectl(['rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=120s']);
+    // Give a second kill (the thing that must not happen) time to show.
+    await new Promise((r) => setTimeout(r, 5000));
+    const after = await core().readNamespacedPod({ name: 'app', namespace: ns });
+    expect(status(after, 'app').restartCount).toBe(1);
+    expect(status(after, 'app').state?.running).toBeDefined();
   });
 });
