@@ -59,6 +59,11 @@ export interface ControlPlaneOptions {
   readonly address?: string;
   /** Keep the ServiceAccount admission plugin on (a controller-manager then creates the accounts). */
   readonly serviceAccountAdmission?: boolean;
+  /**
+   * Authorize kubelets with the Node authorizer (before RBAC) and limit their writes with the
+   * NodeRestriction admission plugin, as a real cluster does.
+   */
+  readonly nodeAuthorization?: boolean;
 }
 
 export class ControlPlane {
@@ -66,7 +71,7 @@ export class ControlPlane {
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     let lastError: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const plane = new ControlPlane(options.assets ?? findAssets(), options.apiServerFlags ?? [], options.address ?? LOOPBACK, options.serviceAccountAdmission ?? false);
+      const plane = new ControlPlane(options.assets ?? findAssets(), options.apiServerFlags ?? [], options.address ?? LOOPBACK, options.serviceAccountAdmission ?? false, options.nodeAuthorization ?? false);
       try {
         await plane.init();
         return plane;
@@ -98,6 +103,7 @@ export class ControlPlane {
     /** The address kube-apiserver binds to and advertises. */
     readonly address: string,
     private readonly serviceAccountAdmission: boolean,
+    private readonly nodeAuthorization: boolean,
   ) {
     this.dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-controlplane-'));
     this.kubeconfigPath = path.join(this.dir, 'kubeconfig');
@@ -175,7 +181,7 @@ export class ControlPlane {
       `--secure-port=${apiPort}`,
       `--bind-address=${this.address}`,
       `--advertise-address=${this.address}`,
-      `--authorization-mode=RBAC`,
+      ...(this.nodeAuthorization ? [`--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`] : [`--authorization-mode=RBAC`]),
       `--service-cluster-ip-range=10.0.0.0/24`,
       `--allow-privileged=true`,
       ...(this.serviceAccountAdmission ? [] : [`--disable-admission-plugins=ServiceAccount`]),

@@ -195,7 +195,7 @@ export class RealNode {
     this.plane = await ControlPlane.start({
       address: NODE_IP,
       serviceAccountAdmission: true,
-      apiServerFlags: ['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction'],
+      nodeAuthorization: true,
     });
     step(`etcd + kube-apiserver on ${this.plane.url}`);
 
@@ -257,7 +257,10 @@ dir=${q(this.dir)}
 self=$$
 mentioning() { # pids (not us, not our parent) whose command line mentions the node directory
   # The last character bracketed, so that grep's own command line does not match.
-  grep -la -- "\${dir%?}[\${dir: -1}]" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's|^/proc/\\([0-9]*\\)/cmdline$|\\1|p' | grep -vxF -e "$self" -e "$PPID"
+  grep -la -- "\${dir%?}[\${dir: -1}]" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's|^/proc/\\([0-9]*\\)/cmdline$|\\1|p' | grep -vxF -e "$self" -e "$PPID" | while read -r pid; do
+    # This script's own subshells (and the watchdog that runs it) name it: not leftovers.
+    grep -qaF cleanup.sh "/proc/$pid/cmdline" 2>/dev/null || echo "$pid"
+  done
 }
 # Pod processes first (they do not mention the directory): everything in the kubepods cgroups.
 ${cgroupsBefore ? '' : `for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do
@@ -287,7 +290,7 @@ rm -rf "$dir"
 status=0
 ip link show ${q(this.bridge)} >/dev/null 2>&1 && { echo "bridge ${this.bridge} still present"; status=1; }
 ip netns list | grep -q ${q(this.netns)} && { echo "netns ${this.netns} still present"; status=1; }
-[ -n "$(mentioning)" ] && { echo "processes left: $(mentioning)"; status=1; }
+for pid in $(mentioning); do echo "process left: $pid $(tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null)"; status=1; done
 exit $status
 `;
     await writeFile(this.cleanupScript, script, { mode: 0o700 });

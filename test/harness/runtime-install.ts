@@ -48,7 +48,13 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
     try {
       await run('npm', ['run', '--silent', 'image', '--', '--out', out], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
       const build = JSON.parse(readFileSync(path.join(out, 'build.json'), 'utf8')) as { archivePath: string };
-      await run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', 'images', 'import', build.archivePath]);
+      // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
+      // manifests reference it under the registry they were rendered for.
+      const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
+      const imported = (await ctr('images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
+      const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
+      if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
+      await ctr('images', 'tag', '--force', name, manifestImage());
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -61,6 +67,15 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
   await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=300s']);
   await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s']);
   return { imageMs, rolloutMs: Date.now() - rolloutStarted };
+}
+
+/** The image reference the controller-manager Deployment in dist/10-runtime.yaml runs. */
+export function manifestImage(): string {
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any> | null);
+  const deployment = docs.find((d) => d?.kind === 'Deployment');
+  const image = deployment?.spec?.template?.spec?.containers?.[0]?.image as string | undefined;
+  if (!image) throw new Error('no Deployment image in dist/10-runtime.yaml');
+  return image;
 }
 
 /** dist/10-runtime.yaml with the daemon's host-run volume on `hostRunDir`. */

@@ -13,8 +13,12 @@ export interface SeedJobOptions {
   /** Exit code of the sidecar when it gets SIGTERM. */
   readonly sidecarExitOnTerm?: number;
   readonly ignoreExitCode?: boolean;
-  /** A preStop exec hook on the sidecar: logs `prestop` on the sidecar's stdout, then sleeps this long. */
-  readonly preStopSeconds?: number;
+  /**
+   * A preStop exec hook on the sidecar that appends `prestop-start`, sleeps this long, appends
+   * `prestop-end` to `/events/log`; the sidecar's SIGTERM handler appends `term`. `/events` is the
+   * host directory `eventsDir` (world-writable; the kubelet removes an emptyDir once the pod ends).
+   */
+  readonly preStop?: { readonly seconds: number; readonly eventsDir: string };
   /** Compile for Kubernetes >= 1.29: native sidecars (initContainers, restartPolicy Always). */
   readonly native?: boolean;
   readonly backoffLimit?: number;
@@ -54,14 +58,19 @@ export function seedJob(options: SeedJobOptions): Record<string, any>[] {
       name: 'sidecar',
       image: options.image,
       imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
-      command: ['sh', '-c', `trap 'echo sidecar got TERM; exit ${exitCode}' TERM; echo sidecar up; while true; do sleep 1 & wait $!; done`],
+      command: [
+        'sh',
+        '-c',
+        `trap 'echo sidecar got TERM; [ -d /events ] && echo term >> /events/log; exit ${exitCode}' TERM; echo sidecar up; while true; do sleep 1 & wait $!; done`,
+      ],
       resources,
       securityContext,
-      ...(options.preStopSeconds !== undefined
+      ...(options.preStop
         ? {
             lifecycle: {
-              preStop: kplus.Handler.fromCommand(['sh', '-c', `echo prestop > /proc/1/fd/1; sleep ${options.preStopSeconds}`]),
+              preStop: kplus.Handler.fromCommand(['sh', '-c', `echo prestop-start >> /events/log; sleep ${options.preStop.seconds}; echo prestop-end >> /events/log`]),
             },
+            volumeMounts: [{ path: '/events', volume: kplus.Volume.fromHostPath(chart, 'events', 'events', { path: options.preStop.eventsDir }) }],
           }
         : {}),
     },
