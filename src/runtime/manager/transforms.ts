@@ -12,7 +12,16 @@ function slimContainer(c: Container): Container {
 }
 
 function slimStatus(s: ContainerStatus): ContainerStatus {
-  return { name: s.name, containerID: s.containerID, restartCount: s.restartCount, state: s.state };
+  // The previous instance's exit code only: the sidecar terminator tells a kubelet restart after a
+  // failed exit (OnFailure) from a sidecar that never stopped.
+  const lastExit = s.lastState?.terminated?.exitCode;
+  return {
+    name: s.name,
+    containerID: s.containerID,
+    restartCount: s.restartCount,
+    state: s.state,
+    ...(lastExit !== undefined ? { lastState: { terminated: { exitCode: lastExit } } } : {}),
+  };
 }
 
 /** Pods: identity, node, restart policy, containers' names/images/KRUISE_* env, phase, conditions, states. */
