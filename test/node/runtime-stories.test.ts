@@ -136,6 +136,9 @@ describe('the runtime installed from dist/ and its image', () => {
       },
     ]);
     await waitFor('CRR restart-app Completed', async () => (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed', 60_000, 250);
+    // Labels the runtime's mutating webhook adds: the apiserver reached it through the webhook Service (kube-proxy).
+    const crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app']);
+    expect(crr.metadata.labels).toMatchObject({ 'crr.apps.kruise.io/node-name': node().nodeName, 'crr.apps.kruise.io/pod-uid': before.metadata!.uid });
     const after = await waitForPod(ns, 'app', 'app restarted and running', (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined);
     expect(after.metadata?.uid).toBe(before.metadata?.uid);
     expect(status(after, 'app').containerID).not.toBe(status(before, 'app').containerID);
