@@ -16,7 +16,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   console.log(`[node] one-node cluster ready in ${Date.now() - started} ms (${node.dir})`);
   project.provide('kubeconfig', node.plane!.kubeconfigPath);
   project.provide('realNode', node.info());
-  process.env.KUBECONFIG = node.plane!.kubeconfigPath;
+  // No KUBECONFIG in the environment: the e2e project's globalSetup runs in the same process and sets its own.
   return async () => {
     await node.stop();
   };
