@@ -10,6 +10,12 @@ const run = promisify(execFile);
 export interface ContainerdOptions {
   /** Image the CRI plugin uses for pod sandboxes; must be pullable from a loopback registry. */
   readonly sandboxImage: string;
+  /**
+   * Pod networking through these CNI plugins and configs (a real node); default: an empty private
+   * plugin/config directory, i.e. host-network pods only. Pod network namespaces are then mounted
+   * under containerd's own state directory, and runc keeps its state in a private root.
+   */
+  readonly cni?: { readonly binDir: string; readonly confDir: string };
 }
 
 /**
@@ -50,11 +56,20 @@ export class TestContainerd {
         `  sandbox_image = "${options.sandboxImage}"`,
         '  restrict_oom_score_adj = true',
         '  stream_server_address = "127.0.0.1"',
+        ...(options.cni ? ['  netns_mounts_under_state_dir = true'] : []),
         '  [plugins."io.containerd.grpc.v1.cri".containerd]',
         '    snapshotter = "native"',
+        ...(options.cni
+          ? [
+              '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+              '      runtime_type = "io.containerd.runc.v2"',
+              '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+              `      Root = "${join(dir, 'runc')}"`,
+            ]
+          : []),
         '  [plugins."io.containerd.grpc.v1.cri".cni]',
-        `    bin_dir = "${join(dir, 'cni-bin')}"`,
-        `    conf_dir = "${join(dir, 'cni-conf')}"`,
+        `    bin_dir = "${options.cni?.binDir ?? join(dir, 'cni-bin')}"`,
+        `    conf_dir = "${options.cni?.confDir ?? join(dir, 'cni-conf')}"`,
         '',
       ].join('\n'),
     );

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findAssets, type ControlPlaneAssets } from './assets.js';
-import { createCertificateAuthority, generateKeyPairPem, type KeyPairPem } from './pki.js';
+import { createCertificateAuthority, generateKeyPairPem, type CertificateAuthority, type KeyPairPem } from './pki.js';
 
 const LOOPBACK = '127.0.0.1';
 const START_TIMEOUT_MS = 60_000;
@@ -51,6 +51,19 @@ export interface ControlPlaneOptions {
   readonly assets?: ControlPlaneAssets;
   /** Extra kube-apiserver flags (`--name=value`), appended after the defaults. */
   readonly apiServerFlags?: readonly string[];
+  /**
+   * Address kube-apiserver binds to and advertises (default 127.0.0.1). A real node's pods reach the
+   * apiserver through the `kubernetes` Service, so it must be an address they can route to (a pod's
+   * own loopback is not the host's).
+   */
+  readonly address?: string;
+  /** Keep the ServiceAccount admission plugin on (a controller-manager then creates the accounts). */
+  readonly serviceAccountAdmission?: boolean;
+  /**
+   * Authorize kubelets with the Node authorizer (before RBAC) and limit their writes with the
+   * NodeRestriction admission plugin, as a real cluster does.
+   */
+  readonly nodeAuthorization?: boolean;
 }
 
 export class ControlPlane {
@@ -58,7 +71,7 @@ export class ControlPlane {
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     let lastError: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const plane = new ControlPlane(options.assets ?? findAssets(), options.apiServerFlags ?? []);
+      const plane = new ControlPlane(options.assets ?? findAssets(), options.apiServerFlags ?? [], options.address ?? LOOPBACK, options.serviceAccountAdmission ?? false, options.nodeAuthorization ?? false);
       try {
         await plane.init();
         return plane;
@@ -76,7 +89,7 @@ export class ControlPlane {
   readonly kubeconfigPath: string;
   private server = '';
   private etcdUrl = '';
-  private ca?: KeyPairPem;
+  private ca?: CertificateAuthority;
   private admin?: KeyPairPem;
   private etcd?: Managed;
   private apiserver?: Managed;
@@ -87,6 +100,10 @@ export class ControlPlane {
   private constructor(
     readonly assets: ControlPlaneAssets,
     private readonly extraFlags: readonly string[],
+    /** The address kube-apiserver binds to and advertises. */
+    readonly address: string,
+    private readonly serviceAccountAdmission: boolean,
+    private readonly nodeAuthorization: boolean,
   ) {
     this.dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-controlplane-'));
     this.kubeconfigPath = path.join(this.dir, 'kubeconfig');
@@ -100,6 +117,16 @@ export class ControlPlane {
   /** PEM of the CA that signed the serving and admin certificates. */
   get caCert(): string {
     return this.ca!.cert;
+  }
+
+  /** The CA that signed the serving and admin certificates, to issue more (e.g. a kubelet's identity). */
+  get certificateAuthority(): CertificateAuthority {
+    return this.ca!;
+  }
+
+  /** Private key that signs service-account tokens (kube-controller-manager needs it too). */
+  get serviceAccountKeyPath(): string {
+    return path.join(this.dir, 'sa.key');
   }
 
   private file(name: string, content: string): string {
@@ -116,7 +143,9 @@ export class ControlPlane {
     const ca = await createCertificateAuthority();
     const serving = await ca.issue({
       commonName: 'kube-apiserver',
-      ips: [LOOPBACK],
+      // 10.0.0.1: the `kubernetes` Service's ClusterIP (first address of the service range below),
+      // which in-cluster clients dial.
+      ips: [...new Set([LOOPBACK, this.address, '10.0.0.1'])],
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
       usage: 'server',
     });
@@ -128,7 +157,7 @@ export class ControlPlane {
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     this.etcdUrl = `http://${LOOPBACK}:${etcdPort}`;
     const peerUrl = `http://${LOOPBACK}:${peerPort}`;
-    this.server = `https://${LOOPBACK}:${apiPort}`;
+    this.server = `https://${this.address}:${apiPort}`;
 
     this.etcd = this.spawn('etcd', this.assets.etcd, [
       `--name=default`,
@@ -150,12 +179,12 @@ export class ControlPlane {
       `--tls-private-key-file=${this.file('apiserver.key', serving.key)}`,
       `--client-ca-file=${this.file('ca.crt', ca.cert)}`,
       `--secure-port=${apiPort}`,
-      `--bind-address=${LOOPBACK}`,
-      `--advertise-address=${LOOPBACK}`,
-      `--authorization-mode=RBAC`,
+      `--bind-address=${this.address}`,
+      `--advertise-address=${this.address}`,
+      ...(this.nodeAuthorization ? [`--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`] : [`--authorization-mode=RBAC`]),
       `--service-cluster-ip-range=10.0.0.0/24`,
       `--allow-privileged=true`,
-      `--disable-admission-plugins=ServiceAccount`,
+      ...(this.serviceAccountAdmission ? [] : [`--disable-admission-plugins=ServiceAccount`]),
       `--service-account-issuer=${this.server}/`,
       `--service-account-key-file=${this.file('sa.pub', sa.publicKey)}`,
       `--service-account-signing-key-file=${this.file('sa.key', sa.privateKey)}`,

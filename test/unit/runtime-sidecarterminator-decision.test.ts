@@ -12,7 +12,8 @@ const CRR = `sidecar-termination-${UID}`;
 const QUICK = 'example.io/quick-exit:1';
 
 type Marker = 'kill' | 'kill+ignore' | 'image' | 'kill+image' | 'none' | 'kill=TRUE' | 'kill=false';
-type State = 'running' | 'waiting' | number | 'missing';
+/** `{ restartedAfter: code }`: the kubelet restarted the container after it exited `code` (running or back-off). */
+type State = 'running' | 'waiting' | number | 'missing' | { restartedAfter: number; now: 'running' | 'waiting' };
 
 function container(name: string, marker: Marker): Container {
   const env: Container['env'] = [];
@@ -27,6 +28,14 @@ function container(name: string, marker: Marker): Container {
 
 function status(name: string, s: State): ContainerStatus | undefined {
   if (s === 'missing') return undefined;
+  if (typeof s === 'object') {
+    return {
+      name,
+      restartCount: 1,
+      state: s.now === 'running' ? { running: {} } : { waiting: { reason: 'CrashLoopBackOff' } },
+      lastState: { terminated: { exitCode: s.restartedAfter } },
+    };
+  }
   if (s === 'running') return { name, state: { running: {} } };
   if (s === 'waiting') return { name, state: { waiting: { reason: 'ContainerCreating' } } };
   return { name, containerID: `containerd://${name}`, state: { terminated: { exitCode: s } } };
@@ -90,6 +99,42 @@ const rows: Row[] = [
   { name: 'OnFailure, main exit 1 -> wait (kubelet restarts it)', pod: { restartPolicy: 'OnFailure', mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
   { name: 'OnFailure, mains 0 and 1 -> wait', pod: { restartPolicy: 'OnFailure', mains: { a: 0, b: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
   { name: 'OnFailure, main running -> wait', pod: { restartPolicy: 'OnFailure', mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  // --- OnFailure: a sidecar exiting non-zero on our stop is restarted by the kubelet; the pod must not hang
+  {
+    name: 'OnFailure, CRR exists, sidecar restarted after exit 1 -> pod Failed',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 1, now: 'running' }] } },
+    crrExists: true,
+    expect: { action: 'act', swapImages: [], markTerminated: { phase: 'Failed' } },
+  },
+  {
+    name: 'OnFailure, CRR exists, sidecar in back-off after exit 143 -> pod Failed',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 143, now: 'waiting' }] } },
+    crrExists: true,
+    expect: { action: 'act', swapImages: [], markTerminated: { phase: 'Failed' } },
+  },
+  {
+    name: 'OnFailure, CRR exists, restarted sidecar but pod already Failed -> skip',
+    pod: { restartPolicy: 'OnFailure', phase: 'Failed', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 1, now: 'running' }] } },
+    crrExists: true,
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'OnFailure, CRR exists, sidecar running after an exit 0 -> skip (nothing restarted it for failing)',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 0, now: 'running' }] } },
+    crrExists: true,
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'OnFailure, no CRR yet, sidecar restarted after its own crash -> CRR (stop it first)',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 2, now: 'running' }] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'Never, CRR exists, restarted-looking sidecar -> skip (only OnFailure restarts)',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 1, now: 'running' }] } },
+    crrExists: true,
+    expect: { action: 'skip' },
+  },
   // --- skips
   { name: 'Always -> skip', pod: { restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
   { name: 'deleting -> skip', pod: { deleting: true, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },

@@ -79,6 +79,7 @@ export interface ContainerStatus {
     waiting?: { reason?: string };
     terminated?: ContainerStateTerminated;
   };
+  lastState?: { terminated?: ContainerStateTerminated };
   [k: string]: unknown;
 }
 

@@ -54,6 +54,8 @@ interface Sidecar {
   readonly ignoreExitCode: boolean;
   readonly quickExitImage?: string;
   readonly terminated: boolean;
+  /** Not terminated now, but its previous instance exited non-zero: the kubelet restarted it (OnFailure). */
+  readonly restartedAfterFailure: boolean;
 }
 
 function statusOf(statuses: readonly ContainerStatus[], name: string): ContainerStatus | undefined {
@@ -76,9 +78,16 @@ function classify(containers: readonly Container[], statuses: readonly Container
       ignoreExitCode: kill && ignoresExitCode(c),
       ...(image !== undefined ? { quickExitImage: image } : {}),
       terminated: statusOf(statuses, c.name)?.state?.terminated !== undefined,
+      restartedAfterFailure: restartedAfterFailure(statusOf(statuses, c.name)),
     });
   }
   return { sidecars, mains };
+}
+
+function restartedAfterFailure(status: ContainerStatus | undefined): boolean {
+  if (!status || status.state?.terminated) return false;
+  const last = status.lastState?.terminated;
+  return last !== undefined && last.exitCode !== 0;
 }
 
 /** Cheap pre-filter for informer events: pods that can ever need the terminator. */
@@ -125,6 +134,16 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
     }
     if (swapImages.length === 0) return { action: 'skip', reason: 'quick-exit images already set' };
     return { action: 'act', swapImages };
+  }
+
+  // OnFailure: a kill-mode sidecar that exited non-zero on our stop is restarted by the kubelet, and
+  // our CRR (already there) never stops it again, so the pod would run forever. End the pod the way
+  // the kubelet ends it under restartPolicy Never for a non-zero sidecar exit: Failed (a sidecar whose
+  // exit code should not count is marked ignore-exit-code and takes the branch below instead).
+  if (rp === 'OnFailure' && crrExists && sidecars.some((s) => s.kill && !s.ignoreExitCode && s.restartedAfterFailure)) {
+    const terminal = status.phase === 'Succeeded' || status.phase === 'Failed';
+    if (terminal) return { action: 'skip', reason: 'pod already terminal after a sidecar restarted by the kubelet' };
+    return { action: 'act', swapImages: [], markTerminated: { phase: 'Failed' } };
   }
 
   const killNow = sidecars.filter((s) => s.kill && !s.ignoreExitCode && !s.terminated).map((s) => s.name);

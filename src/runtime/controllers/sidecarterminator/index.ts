@@ -30,6 +30,9 @@ export const sidecarTerminator: ControllerDefinition = {
         'status.containerStatuses[].containerID',
         'status.containerStatuses[].restartCount',
         'status.containerStatuses[].state',
+        // The previous instance's exit code only: a kubelet restart after a failed exit (OnFailure) tells a
+        // sidecar that failed on our stop from one that never stopped.
+        'status.containerStatuses[].lastState.terminated.exitCode',
       ],
     },
     // virtual-kubelet detection (label type=virtual-kubelet)

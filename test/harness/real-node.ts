@@ -1,0 +1,510 @@
+// A real one-node cluster for the "node" vitest project: etcd + kube-apiserver (Node authorizer,
+// NodeRestriction and ServiceAccount admission on), kube-controller-manager, kube-scheduler,
+// kube-proxy (iptables mode), and a kubelet with a client-certificate node identity on a private
+// containerd with CNI bridge networking. Everything the node creates on the host is recorded in a
+// generated cleanup script that runs on stop(), on a failed start, on process exit and from a
+// detached watchdog when the test runner is killed.
+//
+// Addresses: the node IP is the host end of a veth pair whose other end lives in a network
+// namespace the harness creates (kubelet refuses a loopback node IP and this kernel has no dummy
+// links); pods get addresses on a harness-created bridge; Service ClusterIPs are DNATed by
+// kube-proxy to those addresses. All three ranges are only ever routed on this host, so no test
+// traffic leaves the machine.
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CriClient } from '../../src/runtime/cri/client.js';
+import { TestContainerd } from '../cri-harness/containerd.js';
+import { buildLayout, push } from '../cri-harness/images.js';
+import { TestRegistry } from '../cri-harness/registry.js';
+import { freePort, waitFor } from '../cri-harness/util.js';
+import { bypassProxyForLoopback, ControlPlane } from './controlplane.js';
+import { findNodeAssets, type NodeAssets } from './node-assets.js';
+
+const run = promisify(execFile);
+
+/** Host end of the node's veth: the node IP, and the address kube-apiserver binds to. */
+export const NODE_IP = '10.250.0.1';
+const NODE_PEER_IP = '10.250.0.2';
+/** Pod addresses, on the harness's bridge (gateway .1 on the host). */
+export const POD_CIDR = '10.251.0.0/24';
+const POD_GATEWAY = '10.251.0.1';
+/** Must match the control plane's --service-cluster-ip-range. */
+const SERVICE_CIDR = '10.0.0.0/24';
+export const NODE_NAME = 'real-node';
+
+/**
+ * Host sysctls the node's parts may change: kubelet (overcommit, panic, keys), the CNI bridge plugin
+ * (ip_forward), kube-proxy (route_localnet, conntrack). Saved before start, restored by cleanup.
+ */
+const SAVED_SYSCTLS = [
+  'vm.overcommit_memory',
+  'vm.panic_on_oom',
+  'kernel.panic',
+  'kernel.panic_on_oops',
+  'kernel.keys.root_maxkeys',
+  'kernel.keys.root_maxbytes',
+  'net.ipv4.ip_forward',
+  'net.ipv4.conf.all.route_localnet',
+  'net.bridge.bridge-nf-call-iptables',
+  'net.netfilter.nf_conntrack_max',
+];
+
+/** Host paths kubelet and libcni use whatever their settings; removed on cleanup if the node created them. */
+const FIXED_HOST_DIRS = ['/var/lib/kubelet', '/var/lib/cni'];
+
+/** busybox applets the node's test images carry (the cri-harness image plus what the stories need). */
+const SLEEPER = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
+
+export interface RealNodeImages {
+  /** The sandbox image containerd is configured with (busybox sleeping, exits 0 on TERM). */
+  readonly pause: string;
+  /** busybox whose entrypoint sleeps and exits 0 on SIGTERM; commands can be overridden. */
+  readonly busybox: string;
+  /** A second busybox tag, only pulled on demand (ImagePullJob, image change). */
+  readonly busybox2: string;
+}
+
+/** What a test worker needs to reach the node (the globalSetup provides it as JSON). */
+export interface RealNodeInfo {
+  readonly kubeconfig: string;
+  readonly nodeName: string;
+  readonly dir: string;
+  readonly containerdSocket: string;
+  /** Directory mounted as the daemon's /hostvarrun (holds containerd/containerd.sock). */
+  readonly hostRunDir: string;
+  readonly registry: string;
+  readonly images: RealNodeImages;
+  readonly podLogsDir: string;
+}
+
+interface Component {
+  readonly name: string;
+  readonly child: ChildProcess;
+}
+
+export class RealNode {
+  /** Starts the whole node; on any failure, everything started so far is cleaned up. */
+  static async start(): Promise<RealNode> {
+    if (process.getuid?.() !== 0) {
+      throw new Error('the real-node tests run kubelet, containerd, CNI and kube-proxy and need root (CI runs as root), after bash test/prepare.sh');
+    }
+    const node = new RealNode(findNodeAssets(), await mkdtemp(path.join(tmpdir(), 'kruise-node-')));
+    try {
+      await node.init();
+      return node;
+    } catch (error) {
+      await node.stop();
+      throw error;
+    }
+  }
+
+  plane?: ControlPlane;
+  registry?: TestRegistry;
+  containerd?: TestContainerd;
+  images?: RealNodeImages;
+  private readonly suffix = randomBytes(2).toString('hex');
+  private readonly netns = `kruise-node-${this.suffix}`;
+  private readonly veth = `krn${this.suffix}h`;
+  private readonly bridge = `krn${this.suffix}br`;
+  private readonly components: Component[] = [];
+  private lock?: ChildProcess;
+  private watchdog?: ChildProcess;
+  private cleanedUp = false;
+  private readonly exitHandler = () => this.cleanupNow();
+
+  private constructor(
+    readonly assets: NodeAssets,
+    readonly dir: string,
+  ) {}
+
+  private get cleanupScript(): string {
+    return path.join(this.dir, 'cleanup.sh');
+  }
+
+  get hostRunDir(): string {
+    return path.join(this.dir, 'run');
+  }
+
+  get podLogsDir(): string {
+    return path.join(this.dir, 'pod-logs');
+  }
+
+  info(): RealNodeInfo {
+    return {
+      kubeconfig: this.plane!.kubeconfigPath,
+      nodeName: NODE_NAME,
+      dir: this.dir,
+      containerdSocket: this.containerd!.socket,
+      hostRunDir: this.hostRunDir,
+      registry: this.registry!.host,
+      images: this.images!,
+      podLogsDir: this.podLogsDir,
+    };
+  }
+
+  private async init(): Promise<void> {
+    const started = Date.now();
+    const step = (what: string) => console.log(`[node] ${what} (+${Date.now() - started} ms)`);
+    bypassProxyForLoopback();
+    for (const name of ['NO_PROXY', 'no_proxy']) process.env[name] = `${process.env[name]},${NODE_IP},10.0.0.1`;
+    await this.acquireLock();
+    await this.writeCleanupScript();
+    process.once('exit', this.exitHandler);
+    this.startWatchdog();
+
+    await this.saveSysctls();
+    await this.createNetwork();
+    step('network namespace, veth and bridge up');
+
+    this.registry = await TestRegistry.create(path.join(this.dir, 'registry'));
+    const layout = path.join(this.dir, 'oci');
+    const work = path.join(this.dir, 'build');
+    const busybox = await buildLayout(work, layout, { repo: 'test/busybox', tag: '1', cmd: SLEEPER });
+    const busybox2 = await buildLayout(work, layout, { repo: 'test/busybox', tag: '2', cmd: SLEEPER });
+    this.images = {
+      pause: `${this.registry.host}/test/pause:1`,
+      busybox: `${this.registry.host}/test/busybox:1`,
+      busybox2: `${this.registry.host}/test/busybox:2`,
+    };
+    await push(busybox, this.images.pause);
+    await push(busybox, this.images.busybox);
+    await push(busybox2, this.images.busybox2);
+    step('loopback registry with offline-built images');
+
+    const cniConf = path.join(this.dir, 'cni-conf');
+    await mkdir(cniConf, { recursive: true });
+    await writeFile(path.join(cniConf, '10-real-node.conflist'), JSON.stringify(this.cniConfig(), null, 2));
+    this.containerd = await TestContainerd.create(path.join(this.hostRunDir, 'containerd'), {
+      sandboxImage: this.images.pause,
+      cni: { binDir: '/usr/lib/cni', confDir: cniConf },
+    });
+    const cri = new CriClient(this.containerd.socket);
+    try {
+      await cri.pullImage(this.images.pause);
+    } finally {
+      cri.close();
+    }
+    step('containerd with CNI bridge networking');
+
+    this.plane = await ControlPlane.start({
+      address: NODE_IP,
+      serviceAccountAdmission: true,
+      nodeAuthorization: true,
+    });
+    step(`etcd + kube-apiserver on ${this.plane.url}`);
+
+    await this.startControllers();
+    step('kube-controller-manager, kube-scheduler, kube-proxy');
+    await this.startKubelet();
+    await this.waitForNodeReady();
+    step(`kubelet: node ${NODE_NAME} Ready`);
+  }
+
+  /** Stops every component and removes everything the node created. Safe to call more than once. */
+  async stop(): Promise<void> {
+    // Graceful first: kubelet gone, then CRI removes the sandboxes (runc stops containers, CNI DEL
+    // frees addresses), then the generated cleanup catches whatever is left.
+    for (const component of [...this.components].reverse()) await stopChild(component.child, 10_000);
+    this.components.length = 0;
+    if (this.containerd) await this.containerd.destroy().catch(() => undefined);
+    await this.registry?.stop();
+    await this.plane?.stop();
+    this.cleanupNow();
+    process.removeListener('exit', this.exitHandler);
+    this.lock?.kill('SIGKILL');
+  }
+
+  private cleanupNow(): void {
+    if (this.cleanedUp || !existsSync(this.cleanupScript)) return;
+    this.cleanedUp = true;
+    // The watchdog's command line names the cleanup script: stop it first, or it counts as left over.
+    this.watchdog?.kill('SIGKILL');
+    const result = spawnSync('bash', [this.cleanupScript], { encoding: 'utf8' });
+    if (result.status !== 0) console.error(`[node] cleanup reported problems:\n${result.stdout}${result.stderr}`);
+  }
+
+  // One node per machine at a time: the kubelet's device-plugin socket, the iptables KUBE-* chains
+  // and the node addresses are host-wide. A second test run waits here.
+  private async acquireLock(): Promise<void> {
+    const lockFile = path.join(tmpdir(), 'cdk8s-kruise-real-node.lock');
+    const lock = spawn('flock', [lockFile, 'sh', '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    this.lock = lock;
+    await new Promise<void>((resolve, reject) => {
+      lock.stdout!.once('data', () => resolve());
+      lock.once('exit', (code) => reject(new Error(`flock ${lockFile} exited (${code})`)));
+    });
+  }
+
+  private startWatchdog(): void {
+    const script = 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$0"';
+    this.watchdog = spawn('bash', ['-c', script, this.cleanupScript, String(process.pid)], { detached: true, stdio: 'ignore' });
+    this.watchdog.unref();
+  }
+
+  private async writeCleanupScript(): Promise<void> {
+    const created = FIXED_HOST_DIRS.filter((d) => !existsSync(d));
+    const cgroupsBefore = existsSync('/sys/fs/cgroup/memory/kubepods');
+    const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const script = `#!/usr/bin/env bash
+# Generated by the real-node harness: removes everything one node run created. Idempotent.
+dir=${q(this.dir)}
+self=$$
+mentioning() { # pids (not us, not our parent) whose command line mentions the node directory
+  # The last character bracketed, so that grep's own command line does not match.
+  grep -la -- "\${dir%?}[\${dir: -1}]" /proc/[0-9]*/cmdline 2>/dev/null | sed -n 's|^/proc/\\([0-9]*\\)/cmdline$|\\1|p' | grep -vxF -e "$self" -e "$PPID" | while read -r pid; do
+    # This script's own subshells (and the watchdog that runs it) name it: not leftovers.
+    grep -qaF cleanup.sh "/proc/$pid/cmdline" 2>/dev/null || echo "$pid"
+  done
+}
+# Pod processes first (they do not mention the directory): everything in the kubepods cgroups.
+${cgroupsBefore ? '' : `for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do
+  for pid in $(cat "$procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+done`}
+for pid in $(mentioning); do kill -9 "$pid" 2>/dev/null; done
+for _ in $(seq 50); do [ -z "$(mentioning)" ] && break; sleep 0.1; done
+# iptables: kube-proxy's own cleanup, then any KUBE-* chain left (kubelet's canaries included).
+${q(this.assets.kubeProxy)} --cleanup >/dev/null 2>&1
+for ipt in iptables ip6tables; do
+  for table in filter nat mangle; do
+    $ipt -t $table -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do eval "$ipt -t $table $rule" 2>/dev/null; done
+    for chain in $($ipt -t $table -S 2>/dev/null | sed -n 's/^-N \\(KUBE-[^ ]*\\)$/\\1/p'); do $ipt -t $table -F "$chain" 2>/dev/null; done
+    for chain in $($ipt -t $table -S 2>/dev/null | sed -n 's/^-N \\(KUBE-[^ ]*\\)$/\\1/p'); do $ipt -t $table -X "$chain" 2>/dev/null; done
+  done
+done
+# Mounts under the node directory (kubelet's root-dir bind mount, pod volumes, netns, rootfs), deepest first.
+awk '{print $2}' /proc/self/mounts | grep -F -- "$dir/" | sort -r | while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null; done
+ip netns del ${q(this.netns)} 2>/dev/null
+ip link del ${q(this.veth)} 2>/dev/null
+ip link del ${q(this.bridge)} 2>/dev/null
+${cgroupsBefore ? '' : `for root in /sys/fs/cgroup/*/kubepods; do [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} \\; 2>/dev/null; done`}
+[ -f "$dir/sysctl.saved" ] && sysctl -q -p "$dir/sysctl.saved" >/dev/null 2>&1
+${created.map((d) => `rm -rf ${q(d)}`).join('\n')}
+rm -rf "$dir"
+# Report what could not be removed.
+status=0
+ip link show ${q(this.bridge)} >/dev/null 2>&1 && { echo "bridge ${this.bridge} still present"; status=1; }
+ip netns list | grep -q ${q(this.netns)} && { echo "netns ${this.netns} still present"; status=1; }
+for pid in $(mentioning); do echo "process left: $pid $(tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null)"; status=1; done
+exit $status
+`;
+    await writeFile(this.cleanupScript, script, { mode: 0o700 });
+  }
+
+  private async saveSysctls(): Promise<void> {
+    const lines: string[] = [];
+    for (const key of SAVED_SYSCTLS) {
+      const file = `/proc/sys/${key.replace(/\./g, '/')}`;
+      if (existsSync(file)) lines.push(`${key} = ${readFileSync(file, 'utf8').trim()}`);
+    }
+    await writeFile(path.join(this.dir, 'sysctl.saved'), lines.join('\n') + '\n');
+  }
+
+  private async createNetwork(): Promise<void> {
+    const ip = (...args: string[]) => run('ip', args);
+    await ip('netns', 'add', this.netns);
+    await ip('link', 'add', this.veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', this.netns);
+    await ip('addr', 'add', `${NODE_IP}/30`, 'dev', this.veth);
+    await ip('link', 'set', this.veth, 'up');
+    await ip('-n', this.netns, 'addr', 'add', `${NODE_PEER_IP}/30`, 'dev', 'eth0');
+    await ip('-n', this.netns, 'link', 'set', 'eth0', 'up');
+    await ip('-n', this.netns, 'link', 'set', 'lo', 'up');
+  }
+
+  private cniConfig(): object {
+    return {
+      cniVersion: '1.0.0',
+      name: 'real-node',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: this.bridge,
+          isGateway: true,
+          // No masquerade: pods only talk to the host and to each other.
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: POD_CIDR, gateway: POD_GATEWAY }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: path.join(this.dir, 'cni-ipam'),
+          },
+        },
+      ],
+    };
+  }
+
+  private async writeKubeconfig(name: string, user: { cert: string; key: string }): Promise<string> {
+    const b64 = (pem: string) => Buffer.from(pem).toString('base64');
+    const file = path.join(this.dir, `${name}.kubeconfig`);
+    const config = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'node', cluster: { server: this.plane!.url, 'certificate-authority-data': b64(this.plane!.caCert) } }],
+      users: [{ name, user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
+      contexts: [{ name: 'node', context: { cluster: 'node', user: name } }],
+      'current-context': 'node',
+    };
+    await writeFile(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+    return file;
+  }
+
+  private spawnComponent(name: string, binary: string, args: string[]): void {
+    const log = openSync(path.join(this.dir, `${name}.log`), 'a');
+    const child = spawn(binary, args, { stdio: ['ignore', log, log] });
+    closeSync(log);
+    child.once('error', () => undefined);
+    this.components.push({ name, child });
+  }
+
+  /** Last lines of a component's log, for error messages. */
+  logTail(name: string, lines = 40): string {
+    try {
+      return readFileSync(path.join(this.dir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    } catch {
+      return '';
+    }
+  }
+
+  private async startControllers(): Promise<void> {
+    const plane = this.plane!;
+    const admin = plane.kubeconfigPath;
+    const caFile = path.join(this.dir, 'ca.crt');
+    await writeFile(caFile, plane.caCert);
+    this.spawnComponent('kube-controller-manager', this.assets.kubeControllerManager, [
+      `--kubeconfig=${admin}`,
+      `--authentication-kubeconfig=${admin}`,
+      `--authorization-kubeconfig=${admin}`,
+      '--controllers=*',
+      '--leader-elect=false',
+      `--service-account-private-key-file=${plane.serviceAccountKeyPath}`,
+      `--root-ca-file=${caFile}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${await freePort()}`,
+      `--cert-dir=${path.join(this.dir, 'kcm-certs')}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      // Finished pods are garbage-collected only past this many; the stories read them afterwards.
+      '--terminated-pod-gc-threshold=1000',
+    ]);
+    this.spawnComponent('kube-scheduler', this.assets.kubeScheduler, [
+      `--kubeconfig=${admin}`,
+      `--authentication-kubeconfig=${admin}`,
+      `--authorization-kubeconfig=${admin}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${await freePort()}`,
+      `--cert-dir=${path.join(this.dir, 'scheduler-certs')}`,
+    ]);
+    const proxyConfig = path.join(this.dir, 'kube-proxy.yaml');
+    await writeFile(
+      proxyConfig,
+      JSON.stringify({
+        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+        kind: 'KubeProxyConfiguration',
+        mode: 'iptables',
+        clientConnection: { kubeconfig: admin },
+        hostnameOverride: NODE_NAME,
+        bindAddress: NODE_IP,
+        healthzBindAddress: `127.0.0.1:${await freePort()}`,
+        metricsBindAddress: `127.0.0.1:${await freePort()}`,
+        clusterCIDR: POD_CIDR,
+        nodePortAddresses: [`${NODE_IP}/32`],
+        // Replies from a pod reached through a ClusterIP must come back through the host (pods share one bridge).
+        iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: '5s', minSyncPeriod: '0s' },
+        // 0 = leave the host's conntrack sysctls alone.
+        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      }),
+    );
+    this.spawnComponent('kube-proxy', this.assets.kubeProxy, [`--config=${proxyConfig}`]);
+  }
+
+  private async startKubelet(): Promise<void> {
+    const plane = this.plane!;
+    const ca = plane.certificateAuthority;
+    const identity = await ca.issue({ commonName: `system:node:${NODE_NAME}`, organizations: ['system:nodes'], usage: 'client' });
+    const serving = await ca.issue({ commonName: NODE_NAME, ips: [NODE_IP], dnsNames: [NODE_NAME], usage: 'server' });
+    const kubeconfig = await this.writeKubeconfig('kubelet', identity);
+    const pki = path.join(this.dir, 'kubelet-pki');
+    await mkdir(pki, { recursive: true });
+    await writeFile(path.join(pki, 'serving.crt'), serving.cert);
+    await writeFile(path.join(pki, 'serving.key'), serving.key, { mode: 0o600 });
+    await writeFile(path.join(pki, 'ca.crt'), plane.caCert);
+    // Pods get no nameservers: nothing in the tests resolves names, and no lookup may leave the host.
+    await writeFile(path.join(this.dir, 'resolv.conf'), '');
+    await mkdir(this.podLogsDir, { recursive: true });
+    const socket = `unix://${this.containerd!.socket}`;
+    const config = {
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      // This machine runs cgroup v1, which kubelet 1.35 refuses by default.
+      failCgroupV1: false,
+      cgroupDriver: 'cgroupfs',
+      containerRuntimeEndpoint: socket,
+      imageServiceEndpoint: socket,
+      podLogsDir: this.podLogsDir,
+      volumePluginDir: path.join(this.dir, 'volume-plugins'),
+      resolvConf: path.join(this.dir, 'resolv.conf'),
+      // Leave the host's iptables to kube-proxy (and the cleanup).
+      makeIPTablesUtilChains: false,
+      address: NODE_IP,
+      port: await freePort(),
+      healthzPort: await freePort(),
+      healthzBindAddress: '127.0.0.1',
+      readOnlyPort: 0,
+      tlsCertFile: path.join(pki, 'serving.crt'),
+      tlsPrivateKeyFile: path.join(pki, 'serving.key'),
+      authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: path.join(pki, 'ca.crt') } },
+      authorization: { mode: 'AlwaysAllow' },
+      nodeStatusUpdateFrequency: '2s',
+      syncFrequency: '10s',
+      serializeImagePulls: false,
+      // The test machine's disk and memory usage are not the node's business: never evict or GC images.
+      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%' },
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
+    };
+    const configFile = path.join(this.dir, 'kubelet.yaml');
+    await writeFile(configFile, JSON.stringify(config, null, 2));
+    this.spawnComponent('kubelet', this.assets.kubelet, [
+      `--config=${configFile}`,
+      `--kubeconfig=${kubeconfig}`,
+      `--root-dir=${path.join(this.dir, 'kubelet')}`,
+      `--hostname-override=${NODE_NAME}`,
+      `--node-ip=${NODE_IP}`,
+      '--v=2',
+    ]);
+  }
+
+  private async waitForNodeReady(): Promise<void> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.plane!.kubeconfigPath);
+    const core = kc.makeApiClient(CoreV1Api);
+    await waitFor(
+      `node ${NODE_NAME} Ready`,
+      async () => {
+        for (const component of this.components) {
+          if (component.child.exitCode !== null) throw new Error(`${component.name} exited (${component.child.exitCode}):\n${this.logTail(component.name)}`);
+        }
+        const node = await core.readNode({ name: NODE_NAME });
+        return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      },
+      90_000,
+      200,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- kubelet log ---\n${this.logTail('kubelet')}`);
+    });
+  }
+}
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}

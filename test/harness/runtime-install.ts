@@ -1,0 +1,96 @@
+// Installs the runtime on a real node the way users do: builds the image with `npm run image`,
+// imports its archive into the node's containerd (under the manifests' own reference, pulled
+// IfNotPresent: nothing is fetched), applies the CRDs and KruiseRuntime manifests `synth` wrote to
+// dist/, and waits for both rollouts. The one change to the manifests is the daemon's host-run
+// hostPath, pointed at the node's private run directory: the harness's containerd socket is not at
+// the host's /var/run. Used by the node stories and by bench/real-node-terminator.bench.ts.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import YAML from 'yaml';
+import { findAssets } from './assets.js';
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+export interface RuntimeInstallTarget {
+  readonly kubeconfig: string;
+  readonly containerdSocket: string;
+  /** The node directory mounted as the daemon's /hostvarrun. */
+  readonly hostRunDir: string;
+}
+
+export interface RuntimeInstallTimings {
+  readonly imageMs: number;
+  readonly rolloutMs: number;
+}
+
+function kubectl(target: RuntimeInstallTarget, args: string[], input?: string): Promise<string> {
+  const child = run(findAssets().kubectl, ['--kubeconfig', target.kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
+  if (input !== undefined) child.child.stdin!.end(input);
+  return child.then(
+    (r) => r.stdout,
+    (error: { stderr?: string; message: string }) => {
+      throw new Error(`kubectl ${args.join(' ')} failed: ${error.stderr || error.message}`);
+    },
+  );
+}
+
+/** Installs the runtime unless its controller-manager Deployment exists; waits for both rollouts either way. */
+export async function installRuntime(target: RuntimeInstallTarget): Promise<RuntimeInstallTimings> {
+  let imageMs = 0;
+  const existing = await kubectl(target, ['get', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', '--ignore-not-found', '-o', 'name']);
+  const started = Date.now();
+  if (!existing.trim()) {
+    const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
+    try {
+      await run('npm', ['run', '--silent', 'image', '--', '--out', out], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+      const build = JSON.parse(readFileSync(path.join(out, 'build.json'), 'utf8')) as { archivePath: string };
+      // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
+      // manifests reference it under the registry they were rendered for.
+      const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
+      const imported = (await ctr('images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
+      const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
+      if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
+      await ctr('images', 'tag', '--force', name, manifestImage());
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    imageMs = Date.now() - started;
+    await kubectl(target, ['apply', '--server-side', '-f', path.join(repoRoot, 'dist/00-crds.yaml')]);
+    await kubectl(target, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+    await kubectl(target, ['apply', '--server-side', '-f', '-'], runtimeManifests(target.hostRunDir));
+  }
+  const rolloutStarted = Date.now();
+  await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=300s']);
+  await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s']);
+  return { imageMs, rolloutMs: Date.now() - rolloutStarted };
+}
+
+/** The image reference the controller-manager Deployment in dist/10-runtime.yaml runs. */
+export function manifestImage(): string {
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any> | null);
+  const deployment = docs.find((d) => d?.kind === 'Deployment');
+  const image = deployment?.spec?.template?.spec?.containers?.[0]?.image as string | undefined;
+  if (!image) throw new Error('no Deployment image in dist/10-runtime.yaml');
+  return image;
+}
+
+/** dist/10-runtime.yaml with the daemon's host-run volume on `hostRunDir`. */
+export function runtimeManifests(hostRunDir: string): string {
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any> | null);
+  let patched = 0;
+  for (const doc of docs) {
+    if (doc?.kind !== 'DaemonSet') continue;
+    for (const volume of doc.spec.template.spec.volumes ?? []) {
+      if (volume.hostPath?.path === '/var/run') {
+        volume.hostPath.path = hostRunDir;
+        patched++;
+      }
+    }
+  }
+  if (patched !== 1) throw new Error(`expected one /var/run hostPath in the daemon DaemonSet of dist/10-runtime.yaml, found ${patched}`);
+  return docs.filter(Boolean).map((d) => YAML.stringify(d)).join('---\n');
+}

@@ -1,0 +1,76 @@
+// The real node itself: the kubelet runs scheduled pods on containerd with bridge networking,
+// ServiceAccount tokens are mounted, the controller-manager completes Jobs, and kube-proxy makes a
+// ClusterIP Service reachable from the host (the path the apiserver takes to a webhook Service).
+import { describe, expect, it } from 'vitest';
+import { core, batch, containerLog, namespace, node, waitForJobComplete, waitForPod, waitFor } from './support.js';
+
+describe('real node', () => {
+  it('runs a scheduled pod on the pod network with a ServiceAccount token, to Succeeded', async () => {
+    const ns = await namespace('node-pod');
+    const { images } = node();
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'hello' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'main', image: images.busybox, command: ['sh', '-c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; echo done'] }],
+        },
+      },
+    });
+    const pod = await waitForPod(ns, 'hello', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    expect(pod.spec?.nodeName).toBe(node().nodeName);
+    expect(pod.status?.podIP).toMatch(/^10\.251\.0\.\d+$/);
+    expect(containerLog(pod, 'main').map((l) => l.line)).toEqual([ns, 'done']);
+  });
+
+  it('completes a Job (controller-manager + scheduler + kubelet)', async () => {
+    const ns = await namespace('node-job');
+    await batch().createNamespacedJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'once' },
+        spec: {
+          backoffLimit: 0,
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: node().images.busybox, command: ['sh', '-c', 'exit 0'] }] } },
+        },
+      },
+    });
+    const job = await waitForJobComplete(ns, 'once');
+    expect(job.status?.succeeded).toBe(1);
+  });
+
+  it('reaches a pod through a ClusterIP Service from the host (kube-proxy, iptables)', async () => {
+    const ns = await namespace('node-svc');
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'web', labels: { app: 'web' } },
+        spec: {
+          containers: [
+            {
+              name: 'httpd',
+              image: node().images.busybox,
+              command: ['sh', '-c', 'mkdir -p /www && echo "hello from $HOSTNAME" > /www/index.html && exec /bin/busybox httpd -f -p 8080 -h /www'],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    });
+    const service = await core().createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+    await waitForPod(ns, 'web', 'Ready', (p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+    const clusterIP = service.spec!.clusterIP!;
+    expect(clusterIP).toMatch(/^10\.0\.0\.\d+$/);
+    let body = '';
+    await waitFor(`http://${clusterIP}/ through kube-proxy`, async () => {
+      const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(2000) });
+      body = await res.text();
+      return res.status === 200;
+    }, 30_000, 250);
+    expect(body.trim()).toBe('hello from web');
+  });
+});

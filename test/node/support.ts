@@ -1,0 +1,103 @@
+// Shared pieces of the real-node stories: clients for the node's cluster, namespaces with their
+// default ServiceAccount, waits on real pod/Job state, container logs read from the kubelet's pod-log
+// files (the apiserver has no kubelet client certificate), and installing the runtime the way users do.
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { adminKubeConfig, createNamespace } from '../harness/index.js';
+import { installRuntime as installOnNode } from '../harness/runtime-install.js';
+import { waitFor } from '../cri-harness/util.js';
+
+
+export function node() {
+  return inject('realNode');
+}
+
+export function core(): CoreV1Api {
+  return adminKubeConfig().makeApiClient(CoreV1Api);
+}
+
+export function batch(): BatchV1Api {
+  return adminKubeConfig().makeApiClient(BatchV1Api);
+}
+
+export function apps(): AppsV1Api {
+  return adminKubeConfig().makeApiClient(AppsV1Api);
+}
+
+export { waitFor };
+
+/** A fresh namespace whose `default` ServiceAccount exists (ServiceAccount admission rejects pods before). */
+export async function namespace(prefix: string): Promise<string> {
+  const ns = await createNamespace(prefix);
+  await waitFor(`ServiceAccount default in ${ns}`, async () => {
+    await core().readNamespacedServiceAccount({ name: 'default', namespace: ns });
+    return true;
+  }, 30_000, 100);
+  return ns;
+}
+
+export async function jobPods(ns: string, job: string): Promise<V1Pod[]> {
+  return (await core().listNamespacedPod({ namespace: ns, labelSelector: `job-name=${job}` })).items;
+}
+
+export function jobCondition(job: V1Job, type: string): boolean {
+  return job.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+}
+
+/** Waits for the Job to be Complete; fails early (with pod states) if it Failed. */
+export async function waitForJobComplete(ns: string, name: string, timeoutMs = 90_000): Promise<V1Job> {
+  let job: V1Job | undefined;
+  try {
+    await waitFor(`Job ${ns}/${name} Complete`, async () => {
+      job = await batch().readNamespacedJob({ name, namespace: ns });
+      if (jobCondition(job, 'Failed')) throw new Error(`Job ${name} Failed`);
+      return jobCondition(job, 'Complete');
+    }, timeoutMs, 250);
+  } catch (error) {
+    const pods = await jobPods(ns, name).catch(() => []);
+    const states = pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => ({ n: c.name, s: c.state, r: c.restartCount })))}`);
+    throw new Error(`${(error as Error).message}\njob status: ${JSON.stringify(job?.status)}\npods:\n${states.join('\n')}`);
+  }
+  return job!;
+}
+
+export async function waitForPod(ns: string, name: string, what: string, check: (pod: V1Pod) => boolean, timeoutMs = 60_000): Promise<V1Pod> {
+  let pod: V1Pod | undefined;
+  try {
+    await waitFor(`pod ${ns}/${name}: ${what}`, async () => check((pod = await core().readNamespacedPod({ name, namespace: ns }))), timeoutMs, 200);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nlast status: ${JSON.stringify(pod?.status)}`);
+  }
+  return pod!;
+}
+
+/**
+ * A container's log lines as the kubelet wrote them (CRI log format: `<time> <stream> <tag> <line>`),
+ * all restarts in order, each line as `{ time, line }`.
+ */
+export function containerLog(pod: V1Pod, container: string): { time: Date; line: string }[] {
+  const dir = path.join(node().podLogsDir, `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`, container);
+  if (!existsSync(dir)) return [];
+  const files = readdirSync(dir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
+  return files.flatMap((f) =>
+    readFileSync(path.join(dir, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((raw) => {
+        const [time, , , ...rest] = raw.split(' ');
+        return { time: new Date(time!), line: rest.join(' ') };
+      }),
+  );
+}
+
+let runtimeInstalled: Promise<void> | undefined;
+
+/** Installs the runtime from its image and dist/ (see test/harness/runtime-install.ts), once per test file. */
+export function installRuntime(): Promise<void> {
+  runtimeInstalled ??= installOnNode(node()).then((t) => {
+    if (t.imageMs) console.log(`[node] runtime image built and imported in ${t.imageMs} ms, rollout ${t.rolloutMs} ms`);
+  });
+  return runtimeInstalled;
+}
