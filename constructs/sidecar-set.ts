@@ -1,7 +1,7 @@
 import { ApiObject, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import type { V1Container, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Volume } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { KRUISE_API_VERSION } from './clone-set.js';

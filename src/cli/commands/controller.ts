@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { installShutdown } from '../../runtime/core/shutdown.js';
-import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../runtime/manager/manager.js';
+import { DEFAULT_MANAGER_OPTIONS, type ManagerOptions } from '../../runtime/manager/options.js';
+import { requireRuntimeNode } from '../node-support.js';
 
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
@@ -128,6 +128,12 @@ export function register(program: Command): void {
           `--webhook-cert-renew-before (${ms(opts.webhookCertRenewBeforeMs)}) must be shorter than --webhook-cert-validity (${ms(opts.webhookCertValidityMs)})`,
         );
       }
+      requireRuntimeNode('controller');
+      // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
+      const [{ Manager }, { installShutdown }] = await Promise.all([
+        import('../../runtime/manager/manager.js'),
+        import('../../runtime/core/shutdown.js'),
+      ]);
       const manager = new Manager(opts);
       installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
       await manager.start();

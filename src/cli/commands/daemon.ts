@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { installShutdown } from '../../runtime/core/shutdown.js';
-import { DEFAULT_DAEMON_OPTIONS, Daemon, type DaemonOptions } from '../../runtime/daemon/daemon.js';
+import { DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from '../../runtime/daemon/options.js';
+import { requireRuntimeNode } from '../node-support.js';
 import { parseDuration } from './controller.js';
 
 function parsePositive(value: string): number {
@@ -48,6 +48,12 @@ export function register(program: Command): void {
         accessLogFile: o.accessLog as string | undefined,
       };
       if (!opts.nodeName) cmd.error('error: the daemon needs its node name: pass --node-name or set NODE_NAME (downward API fieldRef spec.nodeName)', { exitCode: 2 });
+      requireRuntimeNode('daemon');
+      // The runtime's libraries (Kubernetes client, gRPC, metrics, logs) load only here.
+      const [{ Daemon }, { installShutdown }] = await Promise.all([
+        import('../../runtime/daemon/daemon.js'),
+        import('../../runtime/core/shutdown.js'),
+      ]);
       const daemon = new Daemon(opts);
       installShutdown(() => daemon.stop(), daemon.logger);
       await daemon.start();

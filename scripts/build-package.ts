@@ -1,0 +1,135 @@
+/**
+ * Builds what the npm package ships into `lib/` (run by `npm run build`, hence by `prepare` on `npm ci`,
+ * `npm pack`, `npm publish` and git installs):
+ *
+ * - `lib/esm/` — the library entries (`cdk8s-kruise`, `cdk8s-kruise/constructs`) as ES modules sharing
+ *   chunks; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs.
+ * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
+ *   runs ts-node and jest in CommonJS).
+ * - `lib/types/` — declarations from tsc (`stripInternal`); `lib/types-cjs/` is the same tree marked
+ *   CommonJS, so TypeScript resolves `require` imports to CommonJS typings.
+ * - `lib/cli/` — the `cdk8s-kruise` binary: one bundle with every library it needs (it loads in tens of
+ *   milliseconds instead of resolving hundreds of modules), split so the runtime commands' libraries live in
+ *   chunks loaded only by `controller` and `daemon`. Those libraries are devDependencies: a constructs/CLI
+ *   user never installs them.
+ * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (`npm run build:plugin`, CommonJS as cdk8s-cli
+ *   requires).
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type BuildOptions } from 'esbuild';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const lib = path.join(repoRoot, 'lib');
+
+interface PackageJson {
+  readonly dependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+}
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as PackageJson;
+
+/** Packages an installed app provides: our dependencies and peers (and their subpaths). */
+export const providedPackages = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+const external = providedPackages.flatMap((name) => [name, `${name}/*`]);
+
+/** The library entry points, by output name. */
+export const LIBRARY_ENTRIES = {
+  index: 'src/index.ts',
+  constructs: 'constructs/index.ts',
+} as const;
+
+/** The oldest Node the compiler side targets (package.json `engines`). */
+const LIBRARY_TARGET = 'node20';
+
+// CommonJS dependencies bundled into the CLI call `require` for Node built-ins; an ES module has no
+// `require` unless one is made from its own URL.
+const REQUIRE_SHIM = "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+// In CommonJS output `import.meta.url` is empty; version.ts reads package.json relative to it.
+const IMPORT_META_URL_SHIM = "const __cdk8sKruiseImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
+
+const common: BuildOptions = {
+  absWorkingDir: repoRoot,
+  bundle: true,
+  platform: 'node',
+  logLevel: 'warning',
+  // Class names stay readable in error messages and stack traces.
+  keepNames: true,
+  legalComments: 'none',
+};
+
+export async function buildLibraryEsm(): Promise<void> {
+  await build({
+    ...common,
+    entryPoints: LIBRARY_ENTRIES,
+    format: 'esm',
+    target: LIBRARY_TARGET,
+    splitting: true,
+    outdir: path.join(lib, 'esm'),
+    outExtension: { '.js': '.js' },
+    chunkNames: 'chunks/[name]-[hash]',
+    external,
+  });
+}
+
+export async function buildLibraryCjs(): Promise<void> {
+  for (const [name, entry] of Object.entries(LIBRARY_ENTRIES)) {
+    await build({
+      ...common,
+      entryPoints: [entry],
+      format: 'cjs',
+      target: LIBRARY_TARGET,
+      outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      external,
+      banner: { js: IMPORT_META_URL_SHIM },
+      define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+    });
+  }
+}
+
+export async function buildCli(): Promise<void> {
+  await build({
+    ...common,
+    entryPoints: { 'cdk8s-kruise': 'src/cli/bin.ts' },
+    format: 'esm',
+    target: LIBRARY_TARGET,
+    splitting: true,
+    outdir: path.join(lib, 'cli'),
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    banner: { js: REQUIRE_SHIM },
+  });
+}
+
+export function buildTypes(): void {
+  const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' });
+  // The same declarations, marked CommonJS for `require` consumers under node16/nodenext resolution.
+  const types = path.join(lib, 'types');
+  const typesCjs = path.join(lib, 'types-cjs');
+  rmSync(typesCjs, { recursive: true, force: true });
+  cpSync(types, typesCjs, { recursive: true });
+  writeFileSync(path.join(typesCjs, 'package.json'), '{ "type": "commonjs" }\n');
+}
+
+export function buildPlugin(): void {
+  execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repoRoot, stdio: 'inherit' });
+}
+
+async function main(): Promise<void> {
+  for (const dir of ['esm', 'cjs', 'cli', 'types', 'types-cjs']) rmSync(path.join(lib, dir), { recursive: true, force: true });
+  mkdirSync(lib, { recursive: true });
+  await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildCli()]);
+  buildTypes();
+  buildPlugin();
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`build failed: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  });
+}

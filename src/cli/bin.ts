@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The published `cdk8s-kruise` binary: checks the Node version before anything else loads, so an old Node
+// gets a clear message instead of a syntax or module error, then starts the CLI.
+import { MIN_CLI_NODE, unsupportedNodeMessage } from './node-support.js';
+
+const message = unsupportedNodeMessage('cdk8s-kruise', process.version, MIN_CLI_NODE);
+if (message) {
+  process.stderr.write(message);
+  process.exit(2);
+}
+await import('./main.js');
