@@ -6,8 +6,9 @@
  *   chunks; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs.
  * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
  *   runs ts-node and jest in CommonJS).
- * - `lib/types/` — declarations from tsc (`stripInternal`); `lib/types-cjs/` is the same tree marked
- *   CommonJS, so TypeScript resolves `require` imports to CommonJS typings.
+ * - `lib/types/` — declarations from tsc (`stripInternal`), one tree for both formats: it is marked
+ *   CommonJS, which `require` consumers need under node16/nodenext resolution, and ES module consumers may
+ *   import named exports from CommonJS typings.
  * - `lib/cli/` — the `cdk8s-kruise` binary: one bundle with every library it needs (it loads in tens of
  *   milliseconds instead of resolving hundreds of modules), split so the runtime commands' libraries live in
  *   chunks loaded only by `controller` and `daemon`. Those libraries are devDependencies: a constructs/CLI
@@ -16,7 +17,7 @@
  *   requires).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
@@ -98,8 +99,7 @@ export async function buildCli(): Promise<void> {
     outdir: path.join(lib, 'cli'),
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    minifyWhitespace: true,
-    minifySyntax: true,
+    minify: true,
     banner: { js: REQUIRE_SHIM },
   });
 }
@@ -107,12 +107,7 @@ export async function buildCli(): Promise<void> {
 export function buildTypes(): void {
   const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' });
-  // The same declarations, marked CommonJS for `require` consumers under node16/nodenext resolution.
-  const types = path.join(lib, 'types');
-  const typesCjs = path.join(lib, 'types-cjs');
-  rmSync(typesCjs, { recursive: true, force: true });
-  cpSync(types, typesCjs, { recursive: true });
-  writeFileSync(path.join(typesCjs, 'package.json'), '{ "type": "commonjs" }\n');
+  writeFileSync(path.join(lib, 'types', 'package.json'), '{ "type": "commonjs" }\n');
 }
 
 export function buildPlugin(): void {
@@ -120,7 +115,7 @@ export function buildPlugin(): void {
 }
 
 async function main(): Promise<void> {
-  for (const dir of ['esm', 'cjs', 'cli', 'types', 'types-cjs']) rmSync(path.join(lib, dir), { recursive: true, force: true });
+  for (const dir of ['esm', 'cjs', 'cli', 'types']) rmSync(path.join(lib, dir), { recursive: true, force: true });
   mkdirSync(lib, { recursive: true });
   await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildCli()]);
   buildTypes();

@@ -15,7 +15,7 @@ import { MIN_CLI_NODE, MIN_RUNTIME_NODE, nodeAtLeast, unsupportedNodeMessage } f
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
   main: string; types: string; bin: Record<string, string>; files: string[]; engines: { node: string };
-  exports: Record<string, string | Record<string, { types: string; default: string }>>;
+  exports: Record<string, string | Record<string, string>>;
   typesVersions: Record<string, Record<string, string[]>>;
   scripts: Record<string, string>; dependencies: Record<string, string>; peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
@@ -61,23 +61,20 @@ describe('package entry points', () => {
     for (const [sub, target] of Object.entries(pkg.exports)) {
       if (sub === './package.json') continue;
       if (typeof target === 'string') targets.push(target);
-      else for (const cond of Object.values(target)) targets.push(cond.types, cond.default);
+      else targets.push(...Object.values(target));
     }
     for (const target of targets) expect(shipped(target.replace(/^\.\//, '')), `${target} is in "files"`).toBe(true);
     // Every library entry is built for import and require, with typings for both, from LIBRARY_ENTRIES.
     for (const [name, source] of Object.entries(LIBRARY_ENTRIES)) {
       const sub = name === 'index' ? '.' : `./${name}`;
       const typesPath = `./lib/types/${source.replace(/\.ts$/, '.d.ts')}`;
-      expect(pkg.exports[sub]).toEqual({
-        import: { types: typesPath, default: `./lib/esm/${name}.js` },
-        require: { types: typesPath.replace('/types/', '/types-cjs/'), default: `./lib/cjs/${name}.cjs` },
-      });
+      expect(pkg.exports[sub]).toEqual({ types: typesPath, import: `./lib/esm/${name}.js`, require: `./lib/cjs/${name}.cjs` });
       expect(existsSync(path.join(repoRoot, source))).toBe(true);
     }
     // node10 resolution (the `cdk8s init` app) reads main/types and typesVersions, not exports.
     expect(pkg.main).toBe('lib/cjs/index.cjs');
-    expect(pkg.types).toBe('lib/types-cjs/src/index.d.ts');
-    expect(pkg.typesVersions['*']!.constructs).toEqual(['lib/types-cjs/constructs/index.d.ts']);
+    expect(pkg.types).toBe('lib/types/src/index.d.ts');
+    expect(pkg.typesVersions['*']!.constructs).toEqual(['lib/types/constructs/index.d.ts']);
     expect(pkg.bin['cdk8s-kruise']).toBe('lib/cli/cdk8s-kruise.mjs');
     expect(pkg.scripts.prepare).toBe('npm run build');
     expect(pkg.scripts.build).toContain('scripts/build-package.ts');
