@@ -10,7 +10,7 @@
  *   CommonJS, which `require` consumers need under node16/nodenext resolution, and ES module consumers may
  *   import named exports from CommonJS typings.
  * - `lib/cli/` — the `cdk8s-kruise` binary: one bundle with every library it needs (it loads in tens of
- *   milliseconds instead of resolving hundreds of modules), split so the runtime commands' libraries live in
+ *   milliseconds instead of resolving hundreds of modules) and the kind validators precompiled, split so the runtime commands' libraries live in
  *   chunks loaded only by `controller` and `daemon`. Those libraries are devDependencies: a constructs/CLI
  *   user never installs them.
  * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (`npm run build:plugin`, CommonJS as cdk8s-cli
@@ -20,7 +20,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { precompiledValidatorsSource } from '../src/api/validate-standalone.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = path.join(repoRoot, 'lib');
@@ -89,8 +90,27 @@ export async function buildLibraryCjs(): Promise<void> {
   }
 }
 
+/**
+ * Replaces `src/api/precompiled-validators.ts` with ajv standalone code of every kind's validator, so the
+ * CLI does not compile schemas at start (most of a one-file `validate`). Only the CLI gets it: the
+ * generated code is about 1.5 MB, and library users (tests, the plugin) pay the compile once per process.
+ */
+function precompiledValidatorsPlugin(): Plugin {
+  return {
+    name: 'precompiled-validators',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]src[\\/]api[\\/]precompiled-validators\.ts$/ }, () => ({
+        contents: precompiledValidatorsSource(),
+        loader: 'js',
+        resolveDir: repoRoot,
+      }));
+    },
+  };
+}
+
 export async function buildCli(): Promise<void> {
   await build({
+    plugins: [precompiledValidatorsPlugin()],
     ...common,
     entryPoints: { 'cdk8s-kruise': 'src/cli/bin.ts' },
     format: 'esm',
