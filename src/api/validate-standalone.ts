@@ -19,7 +19,9 @@ export function precompiledValidatorsSource(): string {
   // Generated code gets the format checks from ajv-formats' own module, as the run-time instance does.
   const ajv = createValidatorAjv({ source: true, esm: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` });
   for (const def of KINDS) ajv.addSchema({ ...validationSchema(def), $id: KIND_SCHEMA_ID(def.kind) });
-  const generate = ((standaloneCode as unknown as { default?: typeof standaloneCode }).default ?? standaloneCode);
+  // ajv's standalone module is CommonJS with a default export; under NodeNext the callable sits on .default.
+  type Generate = (ajv: unknown, refs: Record<string, string>) => string;
+  const generate = ((standaloneCode as unknown as { default?: Generate }).default ?? standaloneCode) as Generate;
   const code = generate(ajv, Object.fromEntries(KINDS.map((def) => [`validate${def.kind}`, KIND_SCHEMA_ID(def.kind)])));
   return `${code}\nexport const PRECOMPILED_VALIDATORS = { ${KINDS.map((def) => `${JSON.stringify(def.kind)}: validate${def.kind}`).join(', ')} };\n`;
 }

@@ -36,7 +36,7 @@ describe('precompiled validators', () => {
 
   it('report exactly what the run-time compiled validators report, on valid and broken samples', () => {
     for (const def of KINDS) {
-      const sample = (SAMPLES as Record<string, () => Record<string, unknown>>)[def.kind]!();
+      const sample = (SAMPLES as unknown as Record<string, () => Record<string, unknown>>)[def.kind]!();
       const broken = {
         ...sample,
         metadata: { ...(sample.metadata as object), nmae: 'typo' },
