@@ -1,9 +1,5 @@
-import { formatJson } from '../policy/format/json.js';
-import { formatSarif } from '../policy/format/sarif.js';
-import { formatText } from '../policy/format/text.js';
-import { UsageError } from '../policy/engine.js';
-import type { Finding } from '../policy/types.js';
-import { packageVersion } from '../version.js';
+// Kept free of the policy engine: every command module imports this at start-up (--version, --help).
+import { UsageError } from '../policy/usage-error.js';
 import type { Command } from 'commander';
 
 export const FORMATS = ['text', 'json', 'sarif'] as const;
@@ -12,18 +8,6 @@ export type Format = (typeof FORMATS)[number];
 export function parseFormat(v: string): Format {
   if (!(FORMATS as readonly string[]).includes(v)) throw new UsageError(`unknown format "${v}"; use one of ${FORMATS.join(', ')}`);
   return v as Format;
-}
-
-export function renderReport(format: Format, findings: readonly Finding[], counts: { documents: number; files: number }): string {
-  const stats = { documents: counts.documents, files: counts.files };
-  switch (format) {
-    case 'json':
-      return formatJson(findings, stats);
-    case 'sarif':
-      return formatSarif(findings, packageVersion());
-    default:
-      return formatText(findings, stats);
-  }
 }
 
 /** Progress and timing go to stderr, and only when a person is watching (a TTY) or --verbose is given. */

@@ -4,9 +4,9 @@ import { findRule, RULES } from './rules/index.js';
 import type { Finding, Manifest, Rule, RuleContext, Severity } from './types.js';
 
 /** A mistake in how the engine was called (unknown rule id...): the CLI maps it to exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+// Defined apart so the CLI can recognize usage errors without loading the engine and its rules.
+import { UsageError } from './usage-error.js';
+export { UsageError };
 
 export interface RuleSelection {
   /** Run only these rule ids (default: all). */

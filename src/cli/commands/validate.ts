@@ -1,8 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { failing, summarize, validateInputs } from '../../policy/engine.js';
-import { readInputs } from '../../policy/inputs.js';
-import { FORMATS, guarded, parseFormat, progress, renderReport, usageExitCodes } from '../report.js';
+import { FORMATS, guarded, parseFormat, progress, usageExitCodes } from '../report.js';
 
 interface ValidateOptions {
   format: string;
@@ -35,6 +33,12 @@ export function register(program: Command): void {
       guarded(async (paths: string[], opts: ValidateOptions) => {
         const log = progress(opts.verbose);
         const format = parseFormat(opts.format);
+        // The engine, its rules and validators load only when the command runs (--help/--version stay fast).
+        const [{ failing, summarize, validateInputs }, { readInputs }, { renderReport }] = await Promise.all([
+          import('../../policy/engine.js'),
+          import('../../policy/inputs.js'),
+          import('../render-report.js'),
+        ]);
         const t0 = performance.now();
         const inputs = await readInputs(paths);
         const t1 = performance.now();
