@@ -17,7 +17,7 @@
  *   requires).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
@@ -41,6 +41,14 @@ export const LIBRARY_ENTRIES = {
   index: 'src/index.ts',
   constructs: 'constructs/index.ts',
 } as const;
+
+/**
+ * The constructs built once more against the newest cdk8s-plus (the sources import cdk8s-plus-27, the
+ * default; this entry rewrites that import), so `CloneSet` extends that version's `Workload` and the props
+ * take its types: `cdk8s-kruise/constructs/plus-33`.
+ */
+export const PLUS_VARIANTS = { 'cdk8s-plus-33': 'constructs-plus-33' } as const;
+const DEFAULT_PLUS = 'cdk8s-plus-27';
 
 /** The oldest Node the compiler side targets (package.json `engines`). */
 const LIBRARY_TARGET = 'node20';
@@ -73,6 +81,37 @@ export async function buildLibraryEsm(): Promise<void> {
     chunkNames: 'chunks/[name]-[hash]',
     external,
   });
+}
+
+export async function buildPlusVariants(): Promise<void> {
+  for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
+    const alias = { [DEFAULT_PLUS]: plus };
+    await build({
+      ...common, entryPoints: { [name]: LIBRARY_ENTRIES.constructs }, format: 'esm', target: LIBRARY_TARGET,
+      outdir: path.join(lib, 'esm'), external: [...external, plus], alias,
+    });
+    await build({
+      ...common, entryPoints: [LIBRARY_ENTRIES.constructs], format: 'cjs', target: LIBRARY_TARGET, outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      external: [...external, plus], alias, banner: { js: IMPORT_META_URL_SHIM }, define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+    });
+  }
+}
+
+/**
+ * The typings of the constructs for a cdk8s-plus variant: the default tree with the package name swapped,
+ * in a sibling directory so its relative imports of `../src/…` still resolve.
+ */
+function buildPlusVariantTypes(): void {
+  const from = path.join(lib, 'types', 'constructs');
+  for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
+    const to = path.join(lib, 'types', name);
+    for (const file of readdirSync(from, { recursive: true, encoding: 'utf8' })) {
+      const src = path.join(from, file);
+      if (!statSync(src).isFile()) continue;
+      mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
+      writeFileSync(path.join(to, file), readFileSync(src, 'utf8').replaceAll(`'${DEFAULT_PLUS}'`, `'${plus}'`));
+    }
+  }
 }
 
 export async function buildLibraryCjs(): Promise<void> {
@@ -137,8 +176,9 @@ export function buildPlugin(): void {
 async function main(): Promise<void> {
   for (const dir of ['esm', 'cjs', 'cli', 'types']) rmSync(path.join(lib, dir), { recursive: true, force: true });
   mkdirSync(lib, { recursive: true });
-  await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildCli()]);
+  await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildPlusVariants(), buildCli()]);
   buildTypes();
+  buildPlusVariantTypes();
   buildPlugin();
 }
 

@@ -113,7 +113,7 @@ beforeAll(async () => {
   }
   // Nothing test-, build- or image-only.
   expect(paths.filter((p) => !/^(lib\/(esm|cjs|cli|types)\/|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([]);
-  expect(paths.filter((p) => /\.map$|\.test\.|\/image\/|generate/.test(p))).toEqual([]);
+  expect(paths.filter((p) => /\.map$|\.test\.|\/image\/|\/generate(-types)?\.|build-package/.test(p))).toEqual([]);
 }, SLOW);
 
 afterAll(() => {
@@ -169,6 +169,27 @@ describe('the packed package in fresh apps', () => {
     expect(added.megabytes).toBeLessThanOrEqual(15);
 
     await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
+    await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
+    await synthAndValidate(app);
+    const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
+    expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+  }, SLOW);
+
+  it('a cdk8s-plus-33 app (what cdk8s init installs today) with `cdk8s-kruise/constructs/plus-33`: tsc, synth, vitest, validate', async () => {
+    const app = path.join(work, 'plus33-app');
+    const imports = "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-33';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs/plus-33';\n";
+    writeFiles(app, {
+      'package.json': JSON.stringify({ name: 'plus33-app', version: '1.0.0', private: true, type: 'module' }, null, 2),
+      'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, include: ['*.ts'] }, null, 2),
+      'cdk8s.yaml': `language: typescript\napp: npx tsx main.ts\n${PLUGIN_CONFIG}`,
+      // The CloneSet is a cdk8s-plus-33 Workload: it takes that version's props and can be selected by its Services.
+      'main.ts': imports + chartSource('cdk8s-plus-33') + "new kplus.Service(chart, 'svc', { ports: [{ port: 80 }] }).select(new CloneSet(chart, 'api', { containers: [{ name: 'api', image: 'nginx:1.27' }] }));\n",
+      'main.test.ts': testSource('vitest', 'cdk8s-plus-33').replace("from 'cdk8s-kruise/constructs'", "from 'cdk8s-kruise/constructs/plus-33'"),
+    });
+    await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-33@2', 'constructs@10', tarball]);
+    await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
+    // The optional cdk8s-plus-27 peer is not pulled in.
+    expect(readdirSync(path.join(app, 'node_modules'))).not.toContain('cdk8s-plus-27');
     await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
     await synthAndValidate(app);
     const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);

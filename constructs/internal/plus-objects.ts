@@ -1,0 +1,34 @@
+import type { IConstruct } from 'constructs';
+
+/**
+ * Structural checks for cdk8s-plus objects. Apps may use any cdk8s-plus-NN (cdk8s init installs the newest),
+ * and two copies of one package make `instanceof` fail too, so constructs look at what an object can do,
+ * not which package's class made it.
+ */
+
+/** A container as any cdk8s-plus version (or a plain object) names it. */
+export interface NamedContainer {
+  readonly name: string;
+}
+
+/** What the constructs use of a cdk8s-plus Pod, Job, CronJob or workload (cdk8s-plus `AbstractPod`). */
+export interface PlusPodOwner extends IConstruct {
+  readonly restartPolicy?: string;
+  readonly containers: readonly NamedContainer[];
+  addContainer(props: object): NamedContainer;
+}
+
+/** True for a cdk8s-plus pod owner of any version: it has `addContainer` and a `containers` list. */
+export function isPlusPodOwner(c: IConstruct): c is PlusPodOwner {
+  const o = c as unknown as Partial<Record<'addContainer' | 'containers', unknown>>;
+  return typeof o.addContainer === 'function' && Array.isArray(o.containers);
+}
+
+/** "a cdk8s-plus-27 Service at app/web" style description of what was given, for error messages. */
+export function describeConstruct(c: unknown): string {
+  if (c === null || c === undefined) return String(c);
+  if (typeof c !== 'object') return `a ${typeof c} (${JSON.stringify(c)})`;
+  const name = (c as { constructor?: { name?: string } }).constructor?.name ?? 'Object';
+  const path = (c as { node?: { path?: string } }).node?.path;
+  return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}${path !== undefined ? ` at "${path}"` : ''}`;
+}
