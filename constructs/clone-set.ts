@@ -3,6 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import { percentOrAbsoluteValue } from './internal/plus-objects.js';
 import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
 
@@ -77,16 +78,18 @@ export class CloneSetUpdateStrategy {
     /** The update type. */
     public readonly type: CloneSetUpdateStrategyType,
     private readonly options: CloneSetUpdateStrategyOptions,
-  ) {}
+  ) {
+    for (const field of ['partition', 'maxUnavailable', 'maxSurge'] as const) percentOrAbsoluteValue(options[field], `CloneSetUpdateStrategy: ${field}`);
+  }
 
   /** @internal */
   public _toKube() {
     const o = this.options;
     return {
       type: this.type,
-      partition: o.partition?.value,
-      maxUnavailable: o.maxUnavailable?.value,
-      maxSurge: o.maxSurge?.value,
+      partition: percentOrAbsoluteValue(o.partition, 'CloneSetUpdateStrategy: partition'),
+      maxUnavailable: percentOrAbsoluteValue(o.maxUnavailable, 'CloneSetUpdateStrategy: maxUnavailable'),
+      maxSurge: percentOrAbsoluteValue(o.maxSurge, 'CloneSetUpdateStrategy: maxSurge'),
       paused: o.paused,
       inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod
         ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() }
@@ -291,7 +294,7 @@ export class CloneSet extends kplus.Workload {
         }))
         : undefined,
       scaleStrategy: scale
-        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: scale.maxUnavailable?.value }
+        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: percentOrAbsoluteValue(scale.maxUnavailable, `[${this.node.path}] scaleStrategy.maxUnavailable`) }
         : undefined,
       updateStrategy: this.updateStrategy._toKube(),
       lifecycle: renderLifecycle(this.lifecycle, this.node.path),

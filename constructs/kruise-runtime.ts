@@ -311,7 +311,18 @@ const VALID_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
  * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
  */
+/** Marks KruiseRuntime instances; a registered symbol, so two copies of this package recognize each other. */
+const KRUISE_RUNTIME = Symbol.for('cdk8s-kruise.KruiseRuntime');
+
 export class KruiseRuntime extends Chart {
+  /**
+   * True when `x` is a KruiseRuntime. Use this rather than `instanceof`: `Chart` defines
+   * `Symbol.hasInstance`, which subclasses inherit, so `x instanceof KruiseRuntime` holds for any Chart.
+   */
+  public static isKruiseRuntime(x: unknown): x is KruiseRuntime {
+    return x !== null && typeof x === 'object' && KRUISE_RUNTIME in x;
+  }
+
   /** The chart holding the CRDs (undefined for the openkruise target). */
   public readonly crds?: Chart;
   /** Implementation that runs the app. */
@@ -330,7 +341,8 @@ export class KruiseRuntime extends Chart {
 
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
     super(scope, id);
-    const other = App.of(this).node.findAll().find((c) => c !== this && c instanceof KruiseRuntime);
+    Object.defineProperty(this, KRUISE_RUNTIME, { value: true });
+    const other = App.of(this).node.findAll().find((c) => c !== this && KruiseRuntime.isKruiseRuntime(c));
     if (other) {
       throw new Error(`${this.node.path}: the app already has a KruiseRuntime at ${other.node.path}; one runtime (and one set of CRDs) serves the whole cluster`);
     }

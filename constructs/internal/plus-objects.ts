@@ -32,3 +32,27 @@ export function describeConstruct(c: unknown): string {
   const path = (c as { node?: { path?: string } }).node?.path;
   return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}${path !== undefined ? ` at "${path}"` : ''}`;
 }
+
+/** A value as a person would write it in an error message: JSON for data, the class name for objects. */
+export function describeValue(v: unknown): string {
+  if (v === undefined || typeof v === 'function') return String(v);
+  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) !== Object.prototype && !Array.isArray(v)) return describeConstruct(v);
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/**
+ * The manifest value of a percent-or-absolute setting: a cdk8s-plus `PercentOrAbsolute` of any version (its
+ * `value`: `"50%"` or `1`), or from plain JavaScript a non-negative integer or a `"50%"` string.
+ */
+export function percentOrAbsoluteValue(v: unknown, where: string): number | string | undefined {
+  if (v === undefined) return undefined;
+  const raw = v !== null && typeof v === 'object' && 'value' in v ? (v as { value: unknown }).value : v;
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) return raw;
+  if (typeof raw === 'string' && /^\d+%$/.test(raw)) return raw;
+  throw new Error(`${where}: expected PercentOrAbsolute.percent(N) or PercentOrAbsolute.absolute(N) (or, from JavaScript, `
+    + `a non-negative integer or a string like "50%"), but got ${describeValue(v)}.`);
+}
