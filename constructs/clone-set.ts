@@ -200,9 +200,13 @@ export interface CloneSetProps extends kplus.WorkloadProps {
  * pod spec is rendered by cdk8s-plus itself. Adds Kruise's update/scale strategies, lifecycle
  * hooks and volumeClaimTemplates. The spec is built lazily, so later `add*` calls show up.
  */
-export class CloneSet extends kplus.Workload {
+export class CloneSet extends kplus.Workload implements kplus.IScalable {
   /** Desired number of pods. */
   public readonly replicas: number;
+  /** Whether a HorizontalPodAutoscaler scales this CloneSet (then `replicas` is left to it). */
+  public hasAutoscaler = false;
+  /** `replicas` as given (undefined: defaulted), which an autoscaler refuses like on a Deployment. */
+  private readonly givenReplicas?: number;
   /** Rollout strategy. */
   public readonly updateStrategy: CloneSetUpdateStrategy;
   /** Scaling behaviour. */
@@ -236,6 +240,7 @@ export class CloneSet extends kplus.Workload {
       throw new Error(`[${this.node.path}] revisionHistoryLimit must be a non-negative integer, got ${props.revisionHistoryLimit}.`);
     }
     this.replicas = props.replicas ?? 1;
+    this.givenReplicas = props.replicas;
     this.updateStrategy = props.updateStrategy ?? CloneSetUpdateStrategy.reCreate();
     this.scaleStrategy = props.scaleStrategy;
     this.lifecycle = props.lifecycle;
@@ -244,6 +249,44 @@ export class CloneSet extends kplus.Workload {
     renderLifecycle(this.lifecycle, this.node.path); // eager check of local mistakes
     for (const template of props.volumeClaimTemplates ?? []) this.addVolumeClaimTemplate(template);
     if (this.isolate) this.connections.isolate();
+  }
+
+  /** @see kplus.IScalable.markHasAutoscaler (a HorizontalPodAutoscaler targets this CloneSet). */
+  public markHasAutoscaler(): void {
+    this.hasAutoscaler = true;
+  }
+
+  /** @see kplus.IScalable.toScalingTarget */
+  public toScalingTarget(): kplus.ScalingTarget {
+    return { kind: this.apiObject.kind, apiVersion: this.apiObject.apiVersion, name: this.name, containers: this.containers, replicas: this.givenReplicas };
+  }
+
+  /**
+   * Exposes the CloneSet's pods through a Service, as `Deployment.exposeViaService` does: the ports default to
+   * the containers' ports; given ports must be ones a container exposes.
+   */
+  public exposeViaService(options: kplus.DeploymentExposeViaServiceOptions = {}): kplus.Service {
+    const containerPorts = this.containers.flatMap((c) => c.ports);
+    const ports = options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
+    if (ports.length === 0) {
+      throw new Error(`[${this.node.path}] exposeViaService: no ports to expose; pass ports, or give a container portNumber/ports.`);
+    }
+    if (ports.length > 1 && ports.some((p) => p.name === undefined)) {
+      throw new Error(`[${this.node.path}] exposeViaService: with several ports every port needs a name, so they are unambiguous.`);
+    }
+    const exposed = containerPorts.map((p) => p.number);
+    for (const port of ports) {
+      const target = port.targetPort ?? port.port;
+      if (!exposed.includes(target)) {
+        throw new Error(`[${this.node.path}] exposeViaService: port ${target} is not exposed by any container (container ports: ${exposed.join(', ') || 'none'}).`);
+      }
+    }
+    return new kplus.Service(this, `${options.name ?? ''}Service`, {
+      selector: this,
+      ports,
+      metadata: { namespace: this.metadata.namespace, ...(options.name ? { name: options.name } : {}) },
+      type: options.serviceType ?? kplus.ServiceType.CLUSTER_IP,
+    });
   }
 
   /**
@@ -279,7 +322,7 @@ export class CloneSet extends kplus.Workload {
     }
     const scale = this.scaleStrategy;
     return {
-      replicas: this.replicas,
+      replicas: this.hasAutoscaler ? undefined : this.replicas,
       selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
       template: { metadata: this.podMetadata.toJson(), spec: podSpec },
       volumeClaimTemplates: this._claimTemplates.size > 0

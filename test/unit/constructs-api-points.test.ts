@@ -43,3 +43,38 @@ describe('percent values', () => {
     expect(cloneSet.spec.updateStrategy).toMatchObject({ maxUnavailable: '50%', partition: '20%' });
   });
 });
+
+describe('CloneSet as a cdk8s-plus workload', () => {
+  it('is an HPA target (IScalable): scaleTargetRef names the CloneSet and replicas are left to the autoscaler', () => {
+    const chart = Testing.chart();
+    const containers = [{ image: 'nginx:1.27', portNumber: 8080, resources: { cpu: { request: kplus.Cpu.millis(100) } } }];
+    const metrics = [kplus.Metric.resourceCpu(kplus.MetricTarget.averageUtilization(70))];
+    const web = new CloneSet(chart, 'web', { containers });
+    new kplus.HorizontalPodAutoscaler(chart, 'hpa', { target: web, maxReplicas: 10, metrics });
+    const manifests = Testing.synth(chart);
+    const cloneSet = manifests.find((m) => m.kind === 'CloneSet');
+    const hpa = manifests.find((m) => m.kind === 'HorizontalPodAutoscaler');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: cloneSet.metadata.name });
+    expect(cloneSet.spec).not.toHaveProperty('replicas');
+    // As with a Deployment, fixed replicas and an autoscaler contradict each other.
+    const fixed = Testing.chart();
+    new kplus.HorizontalPodAutoscaler(fixed, 'hpa', { target: new CloneSet(fixed, 'web', { replicas: 3, containers }), maxReplicas: 10, metrics });
+    expect(() => Testing.synth(fixed)).toThrow(/HorizontalPodAutoscaler target cannot have a fixed number of replicas \(3\)/);
+  });
+
+  it('exposeViaService selects its pods on the container ports, and refuses a port no container exposes', () => {
+    const chart = Testing.chart();
+    const web = new CloneSet(chart, 'web', { containers: [{ image: 'nginx:1.27', portNumber: 8080 }] });
+    const service = web.exposeViaService({ serviceType: kplus.ServiceType.NODE_PORT });
+    const manifests = Testing.synth(chart);
+    const svc = manifests.find((m) => m.kind === 'Service');
+    const cloneSet = manifests.find((m) => m.kind === 'CloneSet');
+    expect(svc.spec.type).toBe('NodePort');
+    expect(svc.spec.ports).toEqual([{ port: 8080, targetPort: 8080 }]);
+    expect(svc.spec.selector).toEqual(cloneSet.spec.selector.matchLabels);
+    expect(service.name).toBe(svc.metadata.name);
+    expect(() => web.exposeViaService({ name: 'other', ports: [{ port: 9090 }] })).toThrow(
+      '[test/web] exposeViaService: port 9090 is not exposed by any container (container ports: 8080).',
+    );
+  });
+});
