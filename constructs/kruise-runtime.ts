@@ -2,6 +2,7 @@ import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
 import type { ContainerResources } from 'cdk8s-plus-27';
 import { ImagePullPolicy } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
+import { secretNames, type SecretReference } from './internal/plus-objects.js';
 import { DAEMON_CONFIG_NAMESPACE } from '../src/api/pod-contracts.js';
 import { detectFeatures, isMetadataOnlyKind, type FeatureUse } from '../src/install/app-features.js';
 import { customResourceDefinitions, servedKinds } from '../src/install/crds.js';
@@ -180,10 +181,10 @@ export interface KruiseRuntimeProps {
    */
   readonly imagePullPolicy?: ImagePullPolicy;
   /**
-   * Names of Secrets (in the runtime namespace) used to pull the runtime image.
+   * Secrets (in the runtime namespace) used to pull the runtime image: cdk8s-plus Secrets or Secret names.
    * @default - none
    */
-  readonly imagePullSecrets?: string[];
+  readonly imagePullSecrets?: readonly SecretReference[];
   /**
    * Controller-manager replicas (one leads through a Lease, the others stand by and serve webhooks).
    * @default 2
@@ -489,7 +490,7 @@ export class KruiseRuntime extends Chart {
       daemonConfigNamespace: p.daemonConfigNamespace ?? DAEMON_CONFIG_NAMESPACE,
       image: this.image.reference,
       imagePullPolicy: (p.imagePullPolicy ?? ImagePullPolicy.IF_NOT_PRESENT) as InstallSpec['imagePullPolicy'],
-      imagePullSecrets: [...(p.imagePullSecrets ?? [])],
+      imagePullSecrets: secretNames(p.imagePullSecrets, `${this.node.path}: imagePullSecrets`) ?? [],
       manager: {
         replicas: p.replicas ?? 2,
         resources: toResources(p.managerResources, DEFAULT_MANAGER_RESOURCES),

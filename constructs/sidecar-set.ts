@@ -3,7 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1Container, V1Volume } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
-import { describeConstruct, percentOrAbsoluteValue } from './internal/plus-objects.js';
+import { describeConstruct, percentOrAbsoluteValue, secretNames, type SecretReference } from './internal/plus-objects.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { KRUISE_API_VERSION } from './clone-set.js';
 
@@ -279,11 +279,11 @@ export interface SidecarSetProps extends kplus.ResourceProps {
    */
   readonly injectionStrategy?: SidecarSetInjectionStrategy;
   /**
-   * Image pull secrets added to injected pods.
+   * Image pull secrets added to injected pods: cdk8s-plus Secrets or Secret names.
    *
    * @default - none
    */
-  readonly imagePullSecrets?: kplus.ISecret[];
+  readonly imagePullSecrets?: readonly SecretReference[];
   /**
    * Annotations patched onto injected pods.
    *
@@ -468,7 +468,7 @@ export class SidecarSet extends kplus.Resource {
             : undefined,
         }
         : undefined,
-      imagePullSecrets: p.imagePullSecrets?.map(s => ({ name: s.name })),
+      imagePullSecrets: secretNames(p.imagePullSecrets, `[${this.node.path}] imagePullSecrets`)?.map((name) => ({ name })),
       patchPodMetadata: p.patchPodMetadata?.map(m => ({ annotations: { ...m.annotations }, patchPolicy: m.patchPolicy })),
       revisionHistoryLimit: p.revisionHistoryLimit,
     };

@@ -56,3 +56,22 @@ export function percentOrAbsoluteValue(v: unknown, where: string): number | stri
   throw new Error(`${where}: expected PercentOrAbsolute.percent(N) or PercentOrAbsolute.absolute(N) (or, from JavaScript, `
     + `a non-negative integer or a string like "50%"), but got ${describeValue(v)}.`);
 }
+
+/**
+ * A Secret the constructs refer to by name (image pull secrets): a cdk8s-plus `ISecret` of any version
+ * (`Secret.fromSecretName(...)`, a `DockerConfigSecret`, …) or the Secret's name. Every construct takes the same.
+ */
+export type SecretReference = string | { readonly name: string };
+
+/** The names of `secrets`, each checked: a non-empty string or an object with a string `name`. */
+export function secretNames(secrets: readonly SecretReference[] | undefined, where: string): string[] | undefined {
+  if (secrets === undefined) return undefined;
+  if (!Array.isArray(secrets)) throw new Error(`${where}: expected a list of Secrets (cdk8s-plus ISecret or Secret names), but got ${describeValue(secrets)}.`);
+  return secrets.map((s: unknown, i) => {
+    const name = typeof s === 'string' ? s : s !== null && typeof s === 'object' ? (s as { name?: unknown }).name : undefined;
+    if (typeof name !== 'string' || name === '') {
+      throw new Error(`${where}[${i}]: expected a cdk8s-plus ISecret or a Secret name, but got ${describeValue(s)}.`);
+    }
+    return name;
+  });
+}

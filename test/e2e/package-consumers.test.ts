@@ -22,9 +22,17 @@ const SLOW = 900_000;
 let work: string;
 let tarball: string;
 
+/**
+ * The environment of a fresh shell: without the npm_* variables of the `npm`/`npx` that started the tests
+ * (they point npm and npx at this repository instead of the app).
+ */
+function appEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
+}
+
 async function sh(cwd: string, file: string, args: string[], env: Record<string, string> = {}) {
   try {
-    return await run(file, args, { cwd, env: { ...process.env, npm_config_cache: npmCache, npm_config_update_notifier: 'false', NO_COLOR: '1', FORCE_COLOR: '0', ...env }, maxBuffer: 64 << 20 });
+    return await run(file, args, { cwd, env: { ...appEnv(), npm_config_cache: npmCache, npm_config_update_notifier: 'false', NO_COLOR: '1', FORCE_COLOR: '0', ...env }, maxBuffer: 64 << 20 });
   } catch (e) {
     const err = e as Error & { stdout?: string; stderr?: string };
     throw new Error(`${file} ${args.join(' ')} failed in ${cwd}:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);

@@ -3,7 +3,7 @@
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { CloneSet, CloneSetUpdateStrategy, KruiseRuntime, SidecarSet, SidecarSetUpdateStrategy } from '../../constructs/index.js';
+import { CloneSet, CloneSetUpdateStrategy, ImagePullJob, KruiseRuntime, SidecarSet, SidecarSetUpdateStrategy } from '../../constructs/index.js';
 
 describe('KruiseRuntime', () => {
   it('works whichever chart is created first, and still refuses a second runtime', () => {
@@ -76,5 +76,31 @@ describe('CloneSet as a cdk8s-plus workload', () => {
     expect(() => web.exposeViaService({ name: 'other', ports: [{ port: 9090 }] })).toThrow(
       '[test/web] exposeViaService: port 9090 is not exposed by any container (container ports: 8080).',
     );
+  });
+});
+
+describe('image pull secrets', () => {
+  it('every construct takes the same secret references: a cdk8s-plus ISecret or a Secret name', () => {
+    const app = new App();
+    const chart = new Chart(app, 'app');
+    const regcred = kplus.Secret.fromSecretName(chart, 'regcred', 'regcred');
+    new KruiseRuntime(app, 'kruise', { imagePullSecrets: [regcred, 'mirror'] });
+    new SidecarSet(chart, 'logs', {
+      selector: kplus.LabelSelector.of({ labels: { app: 'web' } }),
+      containers: [{ name: 'logs', image: 'busybox:1.36' }],
+      imagePullSecrets: ['mirror', regcred],
+    });
+    new ImagePullJob(chart, 'pull', { image: 'nginx:1.27', pullSecrets: [regcred, 'mirror'] });
+    const objects = app.charts.flatMap((c) => c.toJson());
+    const manager = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager');
+    expect(manager.spec.template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }, { name: 'mirror' }]);
+    expect(objects.find((o) => o.kind === 'SidecarSet').spec.imagePullSecrets).toEqual([{ name: 'mirror' }, { name: 'regcred' }]);
+    expect(objects.find((o) => o.kind === 'ImagePullJob').spec.pullSecrets).toEqual(['regcred', 'mirror']);
+  });
+
+  it('a wrong secret reference names what was expected and what was given', () => {
+    const chart = Testing.chart();
+    new ImagePullJob(chart, 'pull', { image: 'nginx:1.27', pullSecrets: [42 as never] });
+    expect(() => Testing.synth(chart)).toThrow('[test/pull] pullSecrets[0]: expected a cdk8s-plus ISecret or a Secret name, but got 42.');
   });
 });
