@@ -3,7 +3,7 @@
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { CloneSet, CloneSetUpdateStrategy, ImagePullJob, KruiseRuntime, SidecarSet, SidecarSetUpdateStrategy } from '../../constructs/index.js';
+import { CloneSet, CloneSetUpdateStrategy, ImagePullJob, JobSidecarTermination, KruiseRuntime, SidecarSet, SidecarSetUpdateStrategy } from '../../constructs/index.js';
 
 describe('KruiseRuntime', () => {
   it('works whichever chart is created first, and still refuses a second runtime', () => {
@@ -102,5 +102,23 @@ describe('image pull secrets', () => {
     const chart = Testing.chart();
     new ImagePullJob(chart, 'pull', { image: 'nginx:1.27', pullSecrets: [42 as never] });
     expect(() => Testing.synth(chart)).toThrow('[test/pull] pullSecrets[0]: expected a cdk8s-plus ISecret or a Secret name, but got 42.');
+  });
+});
+
+describe('construct errors', () => {
+  it('one synth reports every invalid construct, not only the first', () => {
+    const chart = Testing.chart();
+    for (const id of ['first', 'second']) {
+      const job = new kplus.Job(chart, id, { containers: [{ name: 'main', image: 'busybox:1.36' }] });
+      JobSidecarTermination.of(job).terminate('envoi');
+    }
+    let message = '';
+    try {
+      Testing.synth(chart);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/\[test\/first\] container "envoi" does not exist/);
+    expect(message).toMatch(/\[test\/second\] container "envoi" does not exist/);
   });
 });
