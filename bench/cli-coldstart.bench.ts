@@ -88,6 +88,8 @@ spec:
   const kc = kubeconform();
 
   const variants = {
+    // The floor: starting Node itself with nothing to load.
+    'node (empty script)': () => runOnce([node, '-e', '0'], 0),
     'cdk8s-kruise --version': () => runOnce([node, cli, '--version'], 0),
     'kubeconform -v': () => runOnce([kc, '-v'], 0),
     'cdk8s-kruise validate': () => runOnce([node, cli, 'validate', manifest], 0),
@@ -108,6 +110,8 @@ spec:
       versionRss: ratio(med('cdk8s-kruise --version', 'rssMb'), med('kubeconform -v', 'rssMb')),
       validateWall: ratio(med('cdk8s-kruise validate', 'wallMs'), med('kubeconform (same file)', 'wallMs')),
       validateRss: ratio(med('cdk8s-kruise validate', 'rssMb'), med('kubeconform (same file)', 'rssMb')),
+      versionOverNodeStart: ratio(med('cdk8s-kruise --version', 'wallMs'), med('node (empty script)', 'wallMs')),
+      validateOverNodeStart: ratio(med('cdk8s-kruise validate', 'wallMs'), med('node (empty script)', 'wallMs')),
     },
     targets: {
       versionMs: { target: TARGETS.versionMs, met: med('cdk8s-kruise --version', 'wallMs') <= TARGETS.versionMs },
@@ -123,6 +127,7 @@ spec:
     for (const [n, m] of Object.entries(result.medians)) process.stdout.write(`  ${n.padEnd(26)} ${m.wallMs.toFixed(1).padStart(7)} ms ${m.rssMb.toFixed(1).padStart(7)} MB\n`);
     const r = result.ratios;
     process.stdout.write(`  ratios to kubeconform: --version ${r.versionWall}x wall, ${r.versionRss}x RSS; validate ${r.validateWall}x wall, ${r.validateRss}x RSS\n`);
+    process.stdout.write(`  ratios to Node's own start: --version ${r.versionOverNodeStart}x, validate ${r.validateOverNodeStart}x\n`);
     for (const [k, t] of Object.entries(result.targets)) process.stdout.write(`  target ${k} <= ${t.target}: ${t.met ? 'met' : 'NOT met'}\n`);
   }
 } finally {
