@@ -24,10 +24,14 @@ let tarball: string;
 
 /**
  * The environment of a fresh shell: without the npm_* variables of the `npm`/`npx` that started the tests
- * (they point npm and npx at this repository instead of the app).
+ * (they point npm and npx at this repository instead of the app), and without this repository's
+ * node_modules/.bin on PATH, so the apps run on the machine's Node (which may be older than the Node 24 this
+ * repository brings) as a user's would.
  */
 function appEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
+  const PATH = (env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.startsWith(repoRoot)).join(path.delimiter);
+  return { ...env, PATH };
 }
 
 async function sh(cwd: string, file: string, args: string[], env: Record<string, string> = {}) {
@@ -114,6 +118,8 @@ beforeAll(async () => {
   const { stdout } = await sh(repoRoot, 'npm', ['pack', '--json', '--pack-destination', work]);
   const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
   tarball = path.join(work, info!.filename);
+  const { stdout: nodeVersion } = await sh(work, 'node', ['--version']);
+  process.stderr.write(`apps run on Node ${nodeVersion.trim()}\n`);
   process.stderr.write(`tarball: ${info!.size} bytes packed, ${info!.unpackedSize} unpacked, ${info!.files.length} files\n`);
   const paths = info!.files.map((f) => f.path);
   for (const required of ['lib/esm/index.js', 'lib/esm/constructs.js', 'lib/cjs/index.cjs', 'lib/cjs/constructs.cjs', 'lib/types/src/index.d.ts', 'lib/types/constructs/index.d.ts', 'lib/cli/cdk8s-kruise.mjs', 'lib/cdk8s-plugin.cjs']) {
