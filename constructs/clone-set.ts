@@ -1,8 +1,9 @@
 import { ApiObject, Duration, Lazy, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import type { V1PodSpec } from '@kubernetes/client-node';
+import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import { percentOrAbsoluteValue } from './internal/plus-objects.js';
 import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
 import { dns1123LabelError } from '../src/contracts/validators.js';
@@ -79,16 +80,18 @@ export class CloneSetUpdateStrategy {
     /** The update type. */
     public readonly type: CloneSetUpdateStrategyType,
     private readonly options: CloneSetUpdateStrategyOptions,
-  ) {}
+  ) {
+    for (const field of ['partition', 'maxUnavailable', 'maxSurge'] as const) percentOrAbsoluteValue(options[field], `CloneSetUpdateStrategy: ${field}`);
+  }
 
   /** @internal */
   public _toKube() {
     const o = this.options;
     return {
       type: this.type,
-      partition: o.partition?.value as number | string | undefined,
-      maxUnavailable: o.maxUnavailable?.value as number | string | undefined,
-      maxSurge: o.maxSurge?.value as number | string | undefined,
+      partition: percentOrAbsoluteValue(o.partition, 'CloneSetUpdateStrategy: partition'),
+      maxUnavailable: percentOrAbsoluteValue(o.maxUnavailable, 'CloneSetUpdateStrategy: maxUnavailable'),
+      maxSurge: percentOrAbsoluteValue(o.maxSurge, 'CloneSetUpdateStrategy: maxSurge'),
       paused: o.paused,
       inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod
         ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() }
@@ -199,9 +202,13 @@ export interface CloneSetProps extends kplus.WorkloadProps {
  * pod spec is rendered by cdk8s-plus itself. Adds Kruise's update/scale strategies, lifecycle
  * hooks and volumeClaimTemplates. The spec is built lazily, so later `add*` calls show up.
  */
-export class CloneSet extends kplus.Workload {
+export class CloneSet extends kplus.Workload implements kplus.IScalable {
   /** Desired number of pods. */
   public readonly replicas: number;
+  /** Whether a HorizontalPodAutoscaler scales this CloneSet (then `replicas` is left to it). */
+  public hasAutoscaler = false;
+  /** `replicas` as given (undefined: defaulted), which an autoscaler refuses like on a Deployment. */
+  private readonly givenReplicas?: number;
   /** Rollout strategy. */
   public readonly updateStrategy: CloneSetUpdateStrategy;
   /** Scaling behaviour. */
@@ -235,6 +242,7 @@ export class CloneSet extends kplus.Workload {
       throw new Error(`[${this.node.path}] revisionHistoryLimit must be a non-negative integer, got ${props.revisionHistoryLimit}.`);
     }
     this.replicas = props.replicas ?? 1;
+    this.givenReplicas = props.replicas;
     this.updateStrategy = props.updateStrategy ?? CloneSetUpdateStrategy.reCreate();
     this.scaleStrategy = props.scaleStrategy;
     this.lifecycle = props.lifecycle;
@@ -243,6 +251,44 @@ export class CloneSet extends kplus.Workload {
     renderLifecycle(this.lifecycle, this.node.path); // eager check of local mistakes
     for (const template of props.volumeClaimTemplates ?? []) this.addVolumeClaimTemplate(template);
     if (this.isolate) this.connections.isolate();
+  }
+
+  /** @see kplus.IScalable.markHasAutoscaler (a HorizontalPodAutoscaler targets this CloneSet). */
+  public markHasAutoscaler(): void {
+    this.hasAutoscaler = true;
+  }
+
+  /** @see kplus.IScalable.toScalingTarget */
+  public toScalingTarget(): kplus.ScalingTarget {
+    return { kind: this.apiObject.kind, apiVersion: this.apiObject.apiVersion, name: this.name, containers: this.containers, replicas: this.givenReplicas };
+  }
+
+  /**
+   * Exposes the CloneSet's pods through a Service, as `Deployment.exposeViaService` does: the ports default to
+   * the containers' ports; given ports must be ones a container exposes.
+   */
+  public exposeViaService(options: kplus.DeploymentExposeViaServiceOptions = {}): kplus.Service {
+    const containerPorts = this.containers.flatMap((c) => c.ports);
+    const ports = options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
+    if (ports.length === 0) {
+      throw new Error(`[${this.node.path}] exposeViaService: no ports to expose; pass ports, or give a container portNumber/ports.`);
+    }
+    if (ports.length > 1 && ports.some((p) => p.name === undefined)) {
+      throw new Error(`[${this.node.path}] exposeViaService: with several ports every port needs a name, so they are unambiguous.`);
+    }
+    const exposed = containerPorts.map((p) => p.number);
+    for (const port of ports) {
+      const target = port.targetPort ?? port.port;
+      if (!exposed.includes(target)) {
+        throw new Error(`[${this.node.path}] exposeViaService: port ${target} is not exposed by any container (container ports: ${exposed.join(', ') || 'none'}).`);
+      }
+    }
+    return new kplus.Service(this, `${options.name ?? ''}Service`, {
+      selector: this,
+      ports,
+      metadata: { namespace: this.metadata.namespace, ...(options.name ? { name: options.name } : {}) },
+      type: options.serviceType ?? kplus.ServiceType.CLUSTER_IP,
+    });
   }
 
   /**
@@ -278,7 +324,7 @@ export class CloneSet extends kplus.Workload {
     }
     const scale = this.scaleStrategy;
     return {
-      replicas: this.replicas,
+      replicas: this.hasAutoscaler ? undefined : this.replicas,
       selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
       template: { metadata: this.podMetadata.toJson() as Record<string, unknown>, spec: podSpec },
       volumeClaimTemplates: this._claimTemplates.size > 0
@@ -293,7 +339,7 @@ export class CloneSet extends kplus.Workload {
         }))
         : undefined,
       scaleStrategy: scale
-        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: scale.maxUnavailable?.value as number | string | undefined }
+        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: percentOrAbsoluteValue(scale.maxUnavailable, `[${this.node.path}] scaleStrategy.maxUnavailable`) }
         : undefined,
       updateStrategy: this.updateStrategy._toKube(),
       lifecycle: renderLifecycle(this.lifecycle, this.node.path),

@@ -1,6 +1,6 @@
-import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
+import type { NamedContainer } from './internal/plus-objects.js';
 
 /**
  * Container exit priority on any pod-template owner (cdk8s-plus workload, CloneSet, Job, raw
@@ -32,7 +32,7 @@ export class ContainerExitPriority {
    *
    * @param priority a non-negative integer; larger exits later; 0 = with the main containers.
    */
-  public set(container: string | kplus.Container, priority: number): this {
+  public set(container: string | NamedContainer, priority: number): this {
     const name = typeof container === 'string' ? container : container.name;
     const where = this.owner.node.path;
     checkContainerName(name, where);

@@ -1,5 +1,6 @@
 import { ApiObject, Duration, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
+import { secretNames, type SecretReference } from './internal/plus-objects.js';
 import { Construct } from 'constructs';
 import type { ImagePullJobSpec } from '../src/api/kinds/imagepulljob.js';
 import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
@@ -117,11 +118,11 @@ export interface ImagePullJobProps extends kplus.ResourceProps {
   /** Image to pre-pull, e.g. `nginx:1.9.1`; the reference syntax is checked. */
   readonly image: string;
   /**
-   * Secrets (in the job's namespace) used to pull.
+   * Secrets (in the job's namespace) used to pull: cdk8s-plus Secrets or Secret names.
    *
    * @default - none
    */
-  readonly pullSecrets?: kplus.ISecret[];
+  readonly pullSecrets?: readonly SecretReference[];
   /**
    * Nodes to pull on, by name or labels. Exclusive with `podSelector`.
    *
@@ -214,7 +215,7 @@ export class ImagePullJob extends kplus.Resource {
     const completion = p.completionPolicy ?? ImagePullJobCompletionPolicy.always();
     return {
       image: p.image,
-      pullSecrets: p.pullSecrets?.map(s => s.name),
+      pullSecrets: secretNames(p.pullSecrets, `[${this.node.path}] pullSecrets`),
       selector: p.selector?._toKube(),
       podSelector: p.podSelector ? kplus.k8s.toJson_LabelSelector(p.podSelector._toKube()) : undefined,
       parallelism: p.parallelism,

@@ -7,3 +7,4 @@ export * from './sidecar-set.js';
 export * from './image-pull-job.js';
 export * from './container-recreate-request.js';
 export * from './kruise-runtime.js';
+export type { SecretReference } from './internal/plus-objects.js';

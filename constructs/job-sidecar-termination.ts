@@ -2,6 +2,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
 import { imageReferenceError as referenceError } from '../src/contracts/validators.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
+import { describeConstruct, isPlusPodOwner, type NamedContainer } from './internal/plus-objects.js';
 
 /**
  * Checks an OCI image reference (`[registry[:port]/]path[:tag][@digest]`, the grammar of
@@ -87,7 +88,7 @@ export class JobSidecarTermination {
   private readonly features: PodFeatures;
 
   private constructor(private readonly owner: IConstruct) {
-    if (owner instanceof kplus.AbstractPod && owner.restartPolicy === kplus.RestartPolicy.ALWAYS) {
+    if (isPlusPodOwner(owner) && owner.restartPolicy === 'Always') {
       throw new Error(`[${owner.node.path}] Job sidecar termination needs restartPolicy Never or OnFailure, but this `
         + 'pod template uses Always. Fix: pass restartPolicy: RestartPolicy.NEVER (or ON_FAILURE).');
     }
@@ -98,7 +99,7 @@ export class JobSidecarTermination {
    * Marks an existing container (by name or object) as a sidecar to stop when the main
    * containers finish. The container may also be added later; existence is checked at synth.
    */
-  public terminate(container: string | kplus.Container, options: SidecarTerminationOptions = {}): this {
+  public terminate(container: string | NamedContainer, options: SidecarTerminationOptions = {}): this {
     const name = typeof container === 'string' ? container : container.name;
     const where = this.owner.node.path;
     checkContainerName(name, where);
@@ -117,14 +118,15 @@ export class JobSidecarTermination {
    * @returns the new container.
    */
   public addSidecar(props: kplus.ContainerProps, options: SidecarTerminationOptions = {}): kplus.Container {
-    if (!(this.owner instanceof kplus.AbstractPod)) {
-      throw new Error(`[${this.owner.node.path}] addSidecar needs a cdk8s-plus Pod/Job/workload; for a raw `
-        + 'ApiObject, put the container in its spec and call terminate(name).');
+    if (!isPlusPodOwner(this.owner)) {
+      throw new Error(`[${this.owner.node.path}] addSidecar needs a cdk8s-plus pod owner (a Pod, Job, CronJob, Deployment, `
+        + `StatefulSet, DaemonSet or CloneSet, from any cdk8s-plus-NN), but got ${describeConstruct(this.owner)}. `
+        + 'For a raw ApiObject, put the container in its spec and call terminate(name).');
     }
     if (!props.name) {
       throw new Error(`[${this.owner.node.path}] addSidecar: the sidecar needs a name (the default "main" is for the main container).`);
     }
-    const container = this.owner.addContainer(props);
+    const container = this.owner.addContainer(props) as kplus.Container;
     this.terminate(container, options);
     return container;
   }

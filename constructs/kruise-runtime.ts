@@ -2,6 +2,7 @@ import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
 import type { ContainerResources } from 'cdk8s-plus-27';
 import { ImagePullPolicy } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
+import { secretNames, type SecretReference } from './internal/plus-objects.js';
 import { DAEMON_CONFIG_NAMESPACE } from '../src/api/pod-contracts.js';
 import { detectFeatures, isMetadataOnlyKind, type FeatureUse } from '../src/install/app-features.js';
 import { customResourceDefinitions, servedKinds } from '../src/install/crds.js';
@@ -180,10 +181,10 @@ export interface KruiseRuntimeProps {
    */
   readonly imagePullPolicy?: ImagePullPolicy;
   /**
-   * Names of Secrets (in the runtime namespace) used to pull the runtime image.
+   * Secrets (in the runtime namespace) used to pull the runtime image: cdk8s-plus Secrets or Secret names.
    * @default - none
    */
-  readonly imagePullSecrets?: string[];
+  readonly imagePullSecrets?: readonly SecretReference[];
   /**
    * Controller-manager replicas (one leads through a Lease, the others stand by and serve webhooks).
    * @default 2
@@ -310,7 +311,18 @@ class RenderedObject extends ApiObject {
  * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
  * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
  */
+/** Marks KruiseRuntime instances; a registered symbol, so two copies of this package recognize each other. */
+const KRUISE_RUNTIME = Symbol.for('cdk8s-kruise.KruiseRuntime');
+
 export class KruiseRuntime extends Chart {
+  /**
+   * True when `x` is a KruiseRuntime. Use this rather than `instanceof`: `Chart` defines
+   * `Symbol.hasInstance`, which subclasses inherit, so `x instanceof KruiseRuntime` holds for any Chart.
+   */
+  public static isKruiseRuntime(x: unknown): x is KruiseRuntime {
+    return x !== null && typeof x === 'object' && KRUISE_RUNTIME in x;
+  }
+
   /** The chart holding the CRDs (undefined for the openkruise target). */
   public readonly crds?: Chart;
   /** Implementation that runs the app. */
@@ -329,7 +341,8 @@ export class KruiseRuntime extends Chart {
 
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
     super(scope, id);
-    const other = App.of(this).node.findAll().find((c) => c !== this && c instanceof KruiseRuntime);
+    Object.defineProperty(this, KRUISE_RUNTIME, { value: true });
+    const other = App.of(this).node.findAll().find((c) => c !== this && KruiseRuntime.isKruiseRuntime(c));
     if (other) {
       throw new Error(`${this.node.path}: the app already has a KruiseRuntime at ${other.node.path}; one runtime (and one set of CRDs) serves the whole cluster`);
     }
@@ -464,7 +477,7 @@ export class KruiseRuntime extends Chart {
       daemonConfigNamespace: p.daemonConfigNamespace ?? DAEMON_CONFIG_NAMESPACE,
       image: this.image.reference,
       imagePullPolicy: (p.imagePullPolicy ?? ImagePullPolicy.IF_NOT_PRESENT) as InstallSpec['imagePullPolicy'],
-      imagePullSecrets: [...(p.imagePullSecrets ?? [])],
+      imagePullSecrets: secretNames(p.imagePullSecrets, `${this.node.path}: imagePullSecrets`) ?? [],
       manager: {
         replicas: p.replicas ?? 2,
         resources: toResources(p.managerResources, DEFAULT_MANAGER_RESOURCES),

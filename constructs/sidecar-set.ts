@@ -1,8 +1,9 @@
 import { ApiObject, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import type { V1Container, V1Volume } from '@kubernetes/client-node';
+import type { V1Container, V1Volume } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import { describeConstruct, percentOrAbsoluteValue, secretNames, type SecretReference } from './internal/plus-objects.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
 
@@ -139,7 +140,8 @@ export interface SidecarSetRollingUpdateOptions {
 export class SidecarSetUpdateStrategy {
   /** Update injected sidecars in place, `maxUnavailable` pods at a time. */
   public static rollingUpdate(options: SidecarSetRollingUpdateOptions = {}): SidecarSetUpdateStrategy {
-    if (options.maxUnavailable?.isZero()) {
+    const maxUnavailable = percentOrAbsoluteValue(options.maxUnavailable, 'SidecarSetUpdateStrategy.rollingUpdate: maxUnavailable');
+    if (maxUnavailable === 0 || maxUnavailable === '0%') {
       throw new Error('SidecarSetUpdateStrategy.rollingUpdate: maxUnavailable must not be 0 (the rollout would never progress).');
     }
     return new SidecarSetUpdateStrategy('RollingUpdate', options);
@@ -154,15 +156,17 @@ export class SidecarSetUpdateStrategy {
     /** `RollingUpdate` or `NotUpdate`. */
     public readonly type: 'RollingUpdate' | 'NotUpdate',
     private readonly options: SidecarSetRollingUpdateOptions,
-  ) {}
+  ) {
+    for (const field of ['maxUnavailable', 'partition'] as const) percentOrAbsoluteValue(options[field], `SidecarSetUpdateStrategy: ${field}`);
+  }
 
   /** @internal */
   public _toKube() {
     const o = this.options;
     return {
       type: this.type,
-      maxUnavailable: o.maxUnavailable?.value as number | string | undefined,
-      partition: o.partition?.value as number | string | undefined,
+      maxUnavailable: percentOrAbsoluteValue(o.maxUnavailable, 'SidecarSetUpdateStrategy: maxUnavailable'),
+      partition: percentOrAbsoluteValue(o.partition, 'SidecarSetUpdateStrategy: partition'),
       paused: o.paused,
       selector: o.selector ? labelSelectorJson(o.selector) : undefined,
     };
@@ -275,11 +279,11 @@ export interface SidecarSetProps extends kplus.ResourceProps {
    */
   readonly injectionStrategy?: SidecarSetInjectionStrategy;
   /**
-   * Image pull secrets added to injected pods.
+   * Image pull secrets added to injected pods: cdk8s-plus Secrets or Secret names.
    *
    * @default - none
    */
-  readonly imagePullSecrets?: kplus.ISecret[];
+  readonly imagePullSecrets?: readonly SecretReference[];
   /**
    * Annotations patched onto injected pods.
    *
@@ -326,6 +330,12 @@ export class SidecarSet extends kplus.Resource {
 
   public constructor(scope: Construct, id: string, private readonly props: SidecarSetProps) {
     super(scope, id);
+    // Plain JavaScript (or a cast) can leave out the required props; say what is missing instead of a TypeError.
+    if (!props || !props.selector || typeof props.selector.isEmpty !== 'function') {
+      throw new Error(`[${this.node.path}] SidecarSet needs a selector (a cdk8s-plus LabelSelector of the pods to inject into), `
+        + `but got ${props?.selector === undefined ? 'none' : describeConstruct(props.selector)}. `
+        + 'Fix: selector: LabelSelector.of({ labels: { app: "..." } }).');
+    }
     if (props.selector.isEmpty()) {
       throw new Error(`[${this.node.path}] selector must not be empty: an empty SidecarSet selector matches no pod. `
         + 'Fix: LabelSelector.of({ labels: { app: "..." } }).');
@@ -458,7 +468,7 @@ export class SidecarSet extends kplus.Resource {
             : undefined,
         }
         : undefined,
-      imagePullSecrets: p.imagePullSecrets?.map(s => ({ name: s.name })),
+      imagePullSecrets: secretNames(p.imagePullSecrets, `[${this.node.path}] imagePullSecrets`)?.map((name) => ({ name })),
       patchPodMetadata: p.patchPodMetadata?.map(m => ({ annotations: { ...m.annotations }, patchPolicy: m.patchPolicy })),
       revisionHistoryLimit: p.revisionHistoryLimit,
     };

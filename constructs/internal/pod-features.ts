@@ -135,7 +135,7 @@ export class PodFeatures implements PodFeatureDecls {
     const apiObject = ApiObject.isApiObject(owner) ? owner : ApiObject.of(owner);
     let features = PodFeatures.registry.get(apiObject);
     if (!features) {
-      features = new PodFeatures(apiObject, owner.node.path);
+      features = new PodFeatures(apiObject, owner);
       PodFeatures.registry.set(apiObject, features);
     }
     return features;
@@ -144,8 +144,25 @@ export class PodFeatures implements PodFeatureDecls {
   public readonly sidecars = new Map<string, SidecarTerminationDecl>();
   public readonly exitPriority = new Map<string, number>();
 
-  private constructor(apiObject: ApiObject, public readonly path: string) {
+  public readonly path: string;
+
+  private constructor(apiObject: ApiObject, owner: IConstruct) {
+    this.path = owner.node.path;
     addManifestTransform(apiObject, manifest =>
       compilePodFeatures(manifest, this, sidecarStrategyOf(apiObject), this.path));
+    // Also checked in cdk8s's validation phase, which runs for every construct before anything renders and
+    // reports all failures together: one synth then names every invalid construct, not only the first.
+    owner.node.addValidation({
+      validate: () => {
+        try {
+          apiObject.toJson();
+          return [];
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e);
+          // cdk8s prefixes each message with the construct path already.
+          return [message.startsWith(`[${this.path}] `) ? message.slice(this.path.length + 3) : message];
+        }
+      },
+    });
   }
 }

@@ -12,7 +12,7 @@
  *   templates, volumeClaimTemplates, SidecarSet volumes and containers) and inlines the structural
  *   schema elsewhere;
  * - the JSON-schema exporter copies the definitions it needs.
- * TypeScript types come from `@kubernetes/client-node` (type-only imports, no runtime cost).
+ * TypeScript types come from `core/k8s-core-types.ts`, generated from the same definitions.
  *
  * @module
  */
@@ -24,7 +24,7 @@ import type {
   V1PersistentVolumeClaim,
   V1PodTemplateSpec,
   V1Volume,
-} from '@kubernetes/client-node';
+} from './core/k8s-core-types.js';
 
 /** Marker key naming a core definition (client-node model name, e.g. `V1Container`). */
 export const CORE_REF = 'x-kruise-core';
@@ -104,5 +104,5 @@ export const LocalObjectReferenceSchema = (options: CoreOptions = {}) =>
 export const ObjectFieldSelectorSchema = (options: CoreOptions = {}) =>
   CoreRef<V1ObjectFieldSelector>('ObjectFieldSelector', options);
 
-/** Core types as `@kubernetes/client-node` declares them (JSON field names). */
+/** Core types as the core definitions declare them (JSON field names). */
 export type { V1Container, V1Volume, V1PodTemplateSpec, V1PersistentVolumeClaim, V1LocalObjectReference };

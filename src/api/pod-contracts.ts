@@ -6,7 +6,7 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1Container, V1EnvVar } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar } from './core/k8s-core-types.js';
 import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,

@@ -14,6 +14,7 @@ import addFormatsModule from 'ajv-formats';
 import { coreDefinitions, resolveSchema, type Json } from './resolve.js';
 import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './registry.js';
 import { listNames, quoteValue, truncate } from './quote.js';
+import { PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
 
 /** One schema problem, located by a JSON pointer into the validated object. */
 export interface SchemaIssue {
@@ -53,27 +54,35 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   formats: string[],
 ) => Ajv;
 
+/**
+ * A new ajv instance with our options, keywords, formats and the core definitions. `code` adds code
+ * generation options (the build passes `source`/`esm` to emit standalone validators).
+ */
+export function createValidatorAjv(code: Record<string, unknown> = {}): Ajv {
+  const a = new Ajv({
+    allErrors: true,
+    verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
+    strict: true,
+    strictTypes: false,
+    allowUnionTypes: true,
+    // Kubernetes schemas use regexes without the unicode flag semantics; plain RegExp is faster.
+    unicodeRegExp: false,
+    // ajv's code optimizer makes compiling the pod-spec closure ~3-4× slower for a few percent of
+    // validation speed (measured by bench/api-validate.bench.ts); a CLI run pays compile time once.
+    code: { optimize: false, ...code },
+  });
+  a.addVocabulary(ANNOTATION_KEYWORDS);
+  addFormats(a, [...VALIDATOR_FORMATS]);
+  a.addSchema({ $id: CORE_ID, definitions: coreDefinitions() });
+  return a;
+}
+
+/** The ajv-formats formats our schemas use. */
+export const VALIDATOR_FORMATS = ['date-time', 'int32', 'int64', 'byte', 'double', 'float'] as const;
+
 let ajvInstance: Ajv | undefined;
 function ajv(): Ajv {
-  if (!ajvInstance) {
-    const a = new Ajv({
-      allErrors: true,
-      verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
-      strict: true,
-      strictTypes: false,
-      allowUnionTypes: true,
-      // Kubernetes schemas use regexes without the unicode flag semantics; plain RegExp is faster.
-      unicodeRegExp: false,
-      // ajv's code optimizer makes compiling the pod-spec closure ~3-4× slower for a few percent of
-      // validation speed (measured by bench/api-validate.bench.ts); a CLI run pays compile time once.
-      code: { optimize: false },
-    });
-    a.addVocabulary(ANNOTATION_KEYWORDS);
-    addFormats(a, ['date-time', 'int32', 'int64', 'byte', 'double', 'float']);
-    a.addSchema({ $id: CORE_ID, definitions: coreDefinitions() });
-    ajvInstance = a;
-  }
-  return ajvInstance;
+  return (ajvInstance ??= createValidatorAjv());
 }
 
 /** The plain JSON Schema our validator compiles for `def` (core types referenced via `k8s-core`). */
@@ -83,11 +92,14 @@ export function validationSchema(def: KindDefinition): Json {
 
 const compiled = new Map<KindDefinition, ValidateFunction>();
 
-/** The compiled ajv function for `def` (compiled once, cached). */
+/**
+ * The compiled ajv function for `def`: precompiled by the package build when present, else compiled once
+ * on first use and cached.
+ */
 export function validatorFor(def: KindDefinition): ValidateFunction {
   let fn = compiled.get(def);
   if (!fn) {
-    fn = ajv().compile(validationSchema(def));
+    fn = PRECOMPILED_VALIDATORS[def.kind] ?? ajv().compile(validationSchema(def));
     compiled.set(def, fn);
   }
   return fn;

@@ -1,10 +1,6 @@
-import { formatJson } from '../policy/format/json.js';
-import { formatSarif } from '../policy/format/sarif.js';
-import { formatText } from '../policy/format/text.js';
-import { UsageError, type FindingWindow } from '../policy/engine.js';
+// Kept free of the policy engine: every command module imports this at start-up (--version, --help).
+import { UsageError } from '../policy/usage-error.js';
 import { escapeControl } from '../api/quote.js';
-import type { Finding } from '../policy/types.js';
-import { packageVersion } from '../version.js';
 import type { Command } from 'commander';
 
 export const FORMATS = ['text', 'json', 'sarif'] as const;
@@ -23,18 +19,6 @@ export function parseMaxFindings(v: string): number {
   if (!/^\d{1,9}$/.test(v.trim())) throw new UsageError(`--max-findings must be a whole number (0 lists every finding), got "${escapeControl(v.slice(0, 40))}"`);
   const n = Number(v);
   return n === 0 ? Infinity : n;
-}
-
-export function renderReport(format: Format, findings: readonly Finding[] | FindingWindow, counts: { documents: number; files: number }, limit = DEFAULT_MAX_FINDINGS): string {
-  const stats = { documents: counts.documents, files: counts.files };
-  switch (format) {
-    case 'json':
-      return formatJson(findings, stats, limit);
-    case 'sarif':
-      return formatSarif(findings, packageVersion(), limit);
-    default:
-      return formatText(findings, stats, limit);
-  }
 }
 
 /** Progress and timing go to stderr, and only when a person is watching (a TTY) or --verbose is given. */

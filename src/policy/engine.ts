@@ -8,9 +8,9 @@ const MAX_POINTER = 1024;
 const MAX_MESSAGE = 2000;
 
 /** A mistake in how the engine was called (unknown rule id...): the CLI maps it to exit code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+// Defined apart so the CLI can recognize usage errors without loading the engine and its rules.
+import { UsageError } from './usage-error.js';
+export { UsageError };
 
 export interface RuleSelection {
   /** Run only these rule ids (default: all). */

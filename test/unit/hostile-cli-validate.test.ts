@@ -194,3 +194,11 @@ describe('messages are bounded and cannot forge output', () => {
     expect(safeLine('file.yaml:1: error ::x')).toBe('file.yaml:1: error ::x');
   });
 });
+
+describe('validate --max-file-size default', () => {
+  it('the flag default and the inputs module agree', async () => {
+    const { DEFAULT_MAX_FILE_SIZE_MIB } = await import('../../src/cli/commands/validate.js');
+    const { DEFAULT_MAX_FILE_SIZE } = await import('../../src/policy/inputs.js');
+    expect(DEFAULT_MAX_FILE_SIZE_MIB * 1024 * 1024).toBe(DEFAULT_MAX_FILE_SIZE);
+  });
+});

@@ -1,6 +1,7 @@
-// The package's entry points (package.json main/exports/bin) against the sources they are built from: the
-// documented names exist, the root entry loads no cdk8s, and everything the shipped code imports is a
-// dependency or peer (a devDependency would install fine here but break `npm install cdk8s-kruise`).
+// The package's entry points (package.json main/exports/bin) against the build that produces them: the
+// documented names exist, the root entry loads no cdk8s, and everything the library entries import is a
+// dependency or peer (a devDependency would install fine here but break `npm install cdk8s-kruise`), while
+// the runtime's libraries stay devDependencies (bundled, never installed into apps).
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
@@ -8,15 +9,17 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import * as root from '../../src/index.js';
+import { LIBRARY_ENTRIES } from '../../scripts/build-package.js';
+import { MIN_CLI_NODE, MIN_RUNTIME_NODE, nodeAtLeast, unsupportedNodeMessage } from '../../src/cli/node-support.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-  main: string; types: string; bin: Record<string, string>; exports: Record<string, string>; files: string[];
+  main: string; types: string; bin: Record<string, string>; files: string[]; engines: { node: string };
+  exports: Record<string, string | Record<string, string>>;
+  typesVersions: Record<string, Record<string, string[]>>;
   scripts: Record<string, string>; dependencies: Record<string, string>; peerDependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 };
-
-/** `lib/src/x.js` -> `src/x.ts` (tsc's rootDir is the repo root, outDir lib). */
-const sourceOf = (target: string) => target.replace(/^\.\//, '').replace(/^lib\//, '').replace(/\.js$/, '.ts');
 
 /** Bare package names an entry imports (transitively through our own modules), by esbuild's module graph. */
 async function packagesImportedBy(entry: string): Promise<Set<string>> {
@@ -52,26 +55,38 @@ describe('package entry points', () => {
       .some((f) => f.severity === 'error')).toBe(true);
   });
 
-  it('main, types, exports and bin point at files built from existing sources and shipped in `files`', () => {
-    expect(pkg.main).toBe(pkg.exports['.']?.replace(/^\.\//, ''));
-    expect(pkg.types).toBe(pkg.main.replace(/\.js$/, '.d.ts'));
-    const shipped = (p: string) => pkg.files.some((f) => !f.startsWith('!') && (p === f || p.startsWith(`${f}/`)));
+  it('main, types, exports and bin point at outputs of the package build, all shipped in `files`', () => {
+    const shipped = (p: string) => pkg.files.some((f) => p === f || p.startsWith(`${f}/`));
+    const targets: string[] = [pkg.main, pkg.types, ...Object.values(pkg.bin)];
     for (const [sub, target] of Object.entries(pkg.exports)) {
-      const rel = target.replace(/^\.\//, '');
       if (sub === './package.json') continue;
-      expect(shipped(rel), `${sub} -> ${rel} is in "files"`).toBe(true);
-      if (rel.endsWith('.cjs')) {
-        // Bundled by esbuild, not tsc: `npm run build` must produce it.
-        expect(pkg.scripts['build:plugin']).toContain(`--outfile=${rel}`);
-        expect(pkg.scripts.build).toContain('npm run build:plugin');
-      } else {
-        expect(existsSync(path.join(repoRoot, sourceOf(rel))), `${sub} -> ${rel} is built from ${sourceOf(rel)}`).toBe(true);
-      }
+      if (typeof target === 'string') targets.push(target);
+      else targets.push(...Object.values(target));
     }
-    for (const target of Object.values(pkg.bin)) {
-      expect(shipped(target), `bin ${target} is in "files"`).toBe(true);
-      expect(existsSync(path.join(repoRoot, sourceOf(target)))).toBe(true);
+    for (const target of targets) expect(shipped(target.replace(/^\.\//, '')), `${target} is in "files"`).toBe(true);
+    // Every library entry is built for import and require, with typings for both, from LIBRARY_ENTRIES.
+    for (const [name, source] of Object.entries(LIBRARY_ENTRIES)) {
+      const sub = name === 'index' ? '.' : `./${name}`;
+      const typesPath = `./lib/types/${source.replace(/\.ts$/, '.d.ts')}`;
+      expect(pkg.exports[sub]).toEqual({ types: typesPath, import: `./lib/esm/${name}.js`, require: `./lib/cjs/${name}.cjs` });
+      expect(existsSync(path.join(repoRoot, source))).toBe(true);
     }
+    // node10 resolution (the `cdk8s init` app) reads main/types and typesVersions, not exports.
+    expect(pkg.main).toBe('lib/cjs/index.cjs');
+    expect(pkg.types).toBe('lib/types/src/index.d.ts');
+    expect(pkg.typesVersions['*']!.constructs).toEqual(['lib/types/constructs/index.d.ts']);
+    expect(pkg.bin['cdk8s-kruise']).toBe('lib/cli/cdk8s-kruise.mjs');
+    expect(pkg.scripts.prepare).toBe('npm run build');
+    expect(pkg.scripts.build).toContain('scripts/build-package.ts');
+  });
+
+  it('engines states the oldest Node the compiler commands support, the one bin.ts checks', () => {
+    expect(pkg.engines.node).toBe(`>=${MIN_CLI_NODE}`);
+    expect(nodeAtLeast('v20.19.0', MIN_CLI_NODE)).toBe(true);
+    expect(nodeAtLeast('v18.20.4', MIN_CLI_NODE)).toBe(false);
+    expect(unsupportedNodeMessage('cdk8s-kruise', 'v18.20.4', MIN_CLI_NODE)).toMatch(/needs Node\.js >= 20\.19\.0, but this is Node\.js v18\.20\.4/);
+    expect(unsupportedNodeMessage('`cdk8s-kruise controller`', 'v22.12.0', MIN_RUNTIME_NODE)).toMatch(/controller.*needs Node\.js >= 24/);
+    expect(unsupportedNodeMessage('cdk8s-kruise', 'v24.21.0', MIN_RUNTIME_NODE)).toBeUndefined();
   });
 
   it('the root entry loads no cdk8s (manifests can be checked without the peers installed)', async () => {
@@ -79,17 +94,25 @@ describe('package entry points', () => {
     for (const peer of ['cdk8s', 'cdk8s-plus-27', 'constructs']) expect(imported).not.toContain(peer);
   });
 
-  it('everything the shipped entry points import is a dependency or a peer dependency', async () => {
+  it('everything the library entries import is a dependency or a peer dependency', async () => {
     const declared = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]);
-    const entries = [...Object.values(pkg.exports), ...Object.values(pkg.bin)]
-      .map((t) => t.replace(/^\.\//, ''))
-      .filter((t) => t.endsWith('.js'))
-      .map(sourceOf);
-    entries.push('src/policy/cdk8s-plugin.ts');
     const undeclared: string[] = [];
-    for (const entry of entries) {
+    for (const entry of [...Object.values(LIBRARY_ENTRIES), 'src/policy/cdk8s-plugin.ts']) {
       for (const name of await packagesImportedBy(entry)) if (!declared.has(name)) undeclared.push(`${entry}: ${name}`);
     }
     expect(undeclared).toEqual([]);
+  });
+
+  it('the runtime-only libraries are devDependencies, bundled into the CLI and the image, never installed into apps', async () => {
+    const runtimeOnly = ['@kubernetes/client-node', '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'pino', 'prom-client', '@peculiar/x509', 'commander'];
+    for (const name of runtimeOnly) {
+      expect(pkg.dependencies, name).not.toHaveProperty(name);
+      expect(pkg.devDependencies, name).toHaveProperty(name);
+    }
+    // The library entries reach none of them, not even through a type the published typings would name.
+    for (const entry of Object.values(LIBRARY_ENTRIES)) {
+      const imported = await packagesImportedBy(entry);
+      for (const name of runtimeOnly.filter((n) => n !== 'commander')) expect(imported, `${entry} imports ${name}`).not.toContain(name);
+    }
   });
 });

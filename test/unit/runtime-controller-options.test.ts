@@ -13,6 +13,13 @@ describe('typed controller options', () => {
     expect(daemonControllerOptions()).toContain(MAX_PULL_WORKERS);
   });
 
+  it('the light lists the CLI builds flags from equal what the registered controllers declare', async () => {
+    const { MANAGER_CONTROLLER_OPTIONS } = await import('../../src/runtime/manager/options.js');
+    const { DAEMON_CONTROLLER_OPTIONS } = await import('../../src/runtime/daemon/options.js');
+    expect(new Set(MANAGER_CONTROLLER_OPTIONS)).toEqual(new Set(managerControllerOptions()));
+    expect(new Set(DAEMON_CONTROLLER_OPTIONS)).toEqual(new Set(daemonControllerOptions()));
+  });
+
   it('values: given, else the default (which may read the environment); typed by the declaring option', () => {
     const declared = [SHARED_OPTIONS.daemonConfigNamespace, MAX_PULL_WORKERS];
     const defaults = new ControllerOptionValues(declared, {}, {});

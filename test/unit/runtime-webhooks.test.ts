@@ -3,7 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from '../../src/runtime/webhooks/containerrecreaterequest/decision.js';
 import { schemaOnlyValidator, validateWith } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
-import { policyObjectValidator } from '../../src/cli/commands/controller.js';
+import { policyObjectValidator } from '../../src/cli/policy-validator.js';
 
 const validateWithPolicy = (o: Parameters<typeof validateWith>[1]) => validateWith(policyObjectValidator, o);
 import type { Pod } from '../../src/runtime/core/types.js';

@@ -9,7 +9,7 @@ import type * as G from '../types/generated.js';
 import { IntOrPercent, Int32, Int64, KindObject, LabelSelector, StringEnum, StringMap, Struct } from '../common.js';
 import { CoreExtend, LocalObjectReferenceSchema, ObjectFieldSelectorSchema, VolumeSchema } from '../core.js';
 import { UpdatePriorityStrategySchema } from './cloneset.js';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container } from '../core/k8s-core-types.js';
 
 /** Where an injected container goes relative to the pod's own containers. */
 export const PodInjectPolicyValues = ['BeforeAppContainer', 'AfterAppContainer'] as const;

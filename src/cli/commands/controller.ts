@@ -1,17 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { installProcessGuards } from '../../runtime/core/process-guard.js';
-import { installShutdown } from '../../runtime/core/shutdown.js';
-import { DEFAULT_MANAGER_OPTIONS, Manager, type ManagerOptions } from '../../runtime/manager/manager.js';
-import { managerControllerOptions } from '../../runtime/manager/registry.js';
+import { DEFAULT_MANAGER_OPTIONS, MANAGER_CONTROLLER_OPTIONS, type ManagerOptions } from '../../runtime/manager/options.js';
+import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
-import { validateManifests } from '../../policy/index.js';
-import type { ObjectValidator } from '../../runtime/core/controller.js';
 
-/** The policy engine as the runtime's admission validator: error findings of one object. */
-export const policyObjectValidator: ObjectValidator = (obj) =>
-  validateManifests([obj])
-    .filter((f) => f.severity === 'error')
-    .map((f) => ({ ruleId: f.ruleId, jsonPointer: f.jsonPointer, message: f.message, hint: f.hint }));
 
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
@@ -66,7 +57,7 @@ function durationOption(flags: string, description: string, defaultMs: number): 
 /** `cdk8s-kruise controller`: the controller-manager the KruiseRuntime Deployment runs. */
 export function register(program: Command): void {
   const d = DEFAULT_MANAGER_OPTIONS;
-  const controllerOptions = managerControllerOptions();
+  const controllerOptions = MANAGER_CONTROLLER_OPTIONS;
   const command = program
     .command('controller')
     .description('Run the controller-manager: Job sidecar terminator, admission webhooks (leader-elected)')
@@ -136,15 +127,22 @@ export function register(program: Command): void {
         accessLogFile: o.accessLog as string | undefined,
         gracefulShutdownMs: o.gracefulShutdownTimeout as number,
         controllerOptions: givenControllerOptions(o, controllerOptions),
-        // Admission runs the same rules as `cdk8s-kruise validate`.
-        objectValidator: policyObjectValidator,
       };
       if (opts.webhookCertRenewBeforeMs >= opts.webhookCertValidityMs) {
         throw new InvalidArgumentError(
           `--webhook-cert-renew-before (${ms(opts.webhookCertRenewBeforeMs)}) must be shorter than --webhook-cert-validity (${ms(opts.webhookCertValidityMs)})`,
         );
       }
-      const manager = new Manager(opts);
+      requireRuntimeNode('controller');
+      // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
+      const [{ Manager }, { installShutdown }, { installProcessGuards }, objectValidator] = await Promise.all([
+        import('../../runtime/manager/manager.js'),
+        import('../../runtime/core/shutdown.js'),
+        import('../../runtime/core/process-guard.js'),
+        // Admission runs the same rules as `cdk8s-kruise validate`.
+        import('../policy-validator.js'),
+      ]);
+      const manager = new Manager({ ...opts, objectValidator: objectValidator.policyObjectValidator });
       installProcessGuards(manager.logger);
       installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
       await manager.start();

@@ -1,8 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { installProcessGuards } from '../../runtime/core/process-guard.js';
-import { installShutdown } from '../../runtime/core/shutdown.js';
-import { DEFAULT_DAEMON_OPTIONS, Daemon, type DaemonOptions } from '../../runtime/daemon/daemon.js';
-import { daemonControllerOptions } from '../../runtime/daemon/registry.js';
+import { DAEMON_CONTROLLER_OPTIONS, DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from '../../runtime/daemon/options.js';
+import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions } from './controller-options.js';
 import { parseDuration } from './controller.js';
 
@@ -15,7 +13,7 @@ function parseBool(value: string): boolean {
 /** `cdk8s-kruise daemon`: the per-node daemon the KruiseRuntime DaemonSet runs. */
 export function register(program: Command): void {
   const d = DEFAULT_DAEMON_OPTIONS;
-  const controllerOptions = daemonControllerOptions();
+  const controllerOptions = DAEMON_CONTROLLER_OPTIONS;
   const command = program
     .command('daemon')
     .description('Run the node daemon: executes ContainerRecreateRequests and pulls NodeImage images through the node\'s CRI runtime')
@@ -47,6 +45,13 @@ export function register(program: Command): void {
         accessLogFile: o.accessLog as string | undefined,
       };
       if (!opts.nodeName) cmd.error('error: the daemon needs its node name: pass --node-name or set NODE_NAME (downward API fieldRef spec.nodeName)', { exitCode: 2 });
+      requireRuntimeNode('daemon');
+      // The runtime's libraries (Kubernetes client, gRPC, metrics, logs) load only here.
+      const [{ Daemon }, { installShutdown }, { installProcessGuards }] = await Promise.all([
+        import('../../runtime/daemon/daemon.js'),
+        import('../../runtime/core/shutdown.js'),
+        import('../../runtime/core/process-guard.js'),
+      ]);
       const daemon = new Daemon(opts);
       installProcessGuards(daemon.logger);
       installShutdown(() => daemon.stop(), daemon.logger);

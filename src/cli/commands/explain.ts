@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError, selectRules } from '../../policy/engine.js';
-import { RULES, findRule } from '../../policy/rules/index.js';
+import { UsageError } from '../../policy/usage-error.js';
 import { guarded, usageExitCodes } from '../report.js';
 
 function wrap(text: string, width = 100): string {
@@ -23,6 +22,8 @@ export function register(program: Command): void {
     .argument('[ruleId]', 'a rule id such as KRUISE-SIDECAR-001 (omit to list all rules)')
     .action(
       guarded(async (ruleId?: string) => {
+        // The rules load only when the command runs (--help/--version stay fast).
+        const [{ selectRules }, { RULES, findRule }] = await Promise.all([import('../../policy/engine.js'), import('../../policy/rules/index.js')]);
         if (!ruleId) {
           for (const r of RULES) process.stdout.write(`${r.id.padEnd(26)} ${r.severity.padEnd(8)} ${r.title}\n`);
           return 0;

@@ -1,8 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { jsonSchemaFileName, jsonSchemaFor } from '../../api/json-schema.js';
-import { KINDS } from '../../api/registry.js';
 import { guarded, progress, usageExitCodes } from '../report.js';
 
 interface SchemaOptions {
@@ -24,6 +22,8 @@ export function register(program: Command): void {
     .action(
       guarded(async (opts: SchemaOptions) => {
         const log = progress(opts.verbose);
+        // The API model loads only when the command runs (--help/--version stay fast).
+        const [{ jsonSchemaFileName, jsonSchemaFor }, { KINDS }] = await Promise.all([import('../../api/json-schema.js'), import('../../api/registry.js')]);
         if (!opts.out) {
           const all = Object.fromEntries(KINDS.map((def) => [`${def.group}/${def.version}/${def.kind}`, jsonSchemaFor(def)]));
           process.stdout.write(JSON.stringify(all, null, 2) + '\n');

@@ -1,31 +1,6 @@
-import { rmSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Command, Option } from 'commander';
-import { checkParsed, failing, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
-import type { Finding } from '../../policy/types.js';
-import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
-import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
-import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
-import { escapeControl } from '../../api/quote.js';
-import { readCdk8sConfig } from '../synth/config.js';
-import { layout, type SynthDoc } from '../synth/layout.js';
-import { runApp, stopApp } from '../synth/run-app.js';
-
-interface SynthOptions {
-  app?: string;
-  output?: string;
-  config: string;
-  syncWaves?: boolean;
-  format: string;
-  report?: string;
-  rule?: string[];
-  skipRule?: string[];
-  warningsAsErrors?: boolean;
-  verbose?: boolean;
-  allowEmpty?: boolean;
-  maxFindings: string;
-}
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, usageExitCodes } from '../report.js';
+import type { SynthOptions } from './synth-run.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -52,122 +27,9 @@ export function register(program: Command): void {
         'directory or its parents. Concurrent synths into one directory: the second fails (lock file beside it).\n' +
         'Exit codes: 0 written, 1 the app failed or findings failed the synth (output left untouched), 2 usage error.',
     )
-    .action(guarded((opts: SynthOptions) => synth(opts)));
-  usageExitCodes(cmd);
-}
-
-async function synth(opts: SynthOptions): Promise<number> {
-  const log = progress(opts.verbose);
-  const format = parseFormat(opts.format);
-  const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
-  const maxFindings = parseMaxFindings(opts.maxFindings);
-  const config = await readCdk8sConfig(opts.config);
-  const app = opts.app ?? config.app;
-  if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
-  const outDir = opts.output ?? config.output ?? 'dist';
-  // Refused before the app runs (fail fast), and again under the lock just before the swap.
-  await assertReplaceable(outDir);
-  const lock = await lockOutput(outDir);
-  let stage: string;
-  try {
-    stage = await makeStage(outDir);
-  } catch (e) {
-    lock.release();
-    throw e;
-  }
-  // The output path as printed: control characters in it cannot forge terminal or CI log lines.
-  const shownOut = escapeControl(outDir);
-  // An interrupted synth must not leave its stage directory beside the output either. Signals that arrive during
-  // the swap are held back by the gate until the new output is in place.
-  const gate = new SignalGate((signal) => {
-    stopApp();
-    rmSync(stage, { recursive: true, force: true });
-    lock.release();
-    process.stderr.write(
-      gate.completed
-        ? `cdk8s-kruise: interrupted (${signal}) after the new output was in place; ${shownOut} holds it.\n`
-        : `cdk8s-kruise: interrupted (${signal}); ${shownOut} was left unchanged.\n`,
+    .action(
+      // The app runner, engine and rules load only when the command runs (--help/--version stay fast).
+      guarded(async (opts: SynthOptions) => (await import('./synth-run.js')).synth(opts)),
     );
-    process.exit(130);
-  });
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  for (const s of signals) process.on(s, gate.handle);
-  try {
-    const raw = path.join(stage, 'raw');
-    const t0 = performance.now();
-    log(`running the app: ${app}`);
-    const result = await runApp(app, raw, process.cwd());
-    if (result.code !== 0) {
-      process.stderr.write(
-        `cdk8s-kruise: the cdk8s app failed (${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}): ${app}\n` +
-          `cdk8s-kruise: ${shownOut} was left unchanged.\n`,
-      );
-      return 1;
-    }
-    const t1 = performance.now();
-    const inputs = await readSynthesized(raw);
-    const parsed = parseInputs(inputs);
-    const constructPaths = await readConstructMetadata(raw);
-    const findings = withConstructPaths(checkParsed(parsed, rules, inputs.map((i) => i.file)), constructPaths);
-    const t2 = performance.now();
-    const stats = { documents: parsed.manifests.length, files: inputs.length };
-    if (findings.length > 0 || format !== 'text' || opts.report) {
-      const report = renderReport(format, findings, stats, maxFindings);
-      if (opts.report) await writeFile(opts.report, report);
-      else process.stdout.write(report);
-    }
-    const s = summarize(findings);
-    log(`app ran in ${(t1 - t0).toFixed(0)} ms; checked ${stats.documents} object(s) in ${(t2 - t1).toFixed(0)} ms: ${s.errors} error(s), ${s.warnings} warning(s)`);
-    if (failing(findings, opts.warningsAsErrors)) {
-      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${shownOut} was left unchanged.\n`);
-      return 1;
-    }
-    const docs: SynthDoc[] = parsed.manifests.map((m) => ({
-      chartFile: m.source!.file,
-      object: m.object,
-      text: m.source!.fileText.slice(m.source!.start, m.source!.end),
-    }));
-    if (docs.length === 0 && !opts.allowEmpty) {
-      process.stderr.write(
-        `cdk8s-kruise: the app produced no manifests; ${shownOut} was left unchanged. An empty output would make a GitOps sync ` +
-          `with pruning delete everything deployed from it; pass --allow-empty if that is intended.\n`,
-      );
-      return 1;
-    }
-    const files = layout(docs, { syncWaves: opts.syncWaves });
-    await assertReplaceable(outDir);
-    await replaceDirectory(stage, outDir, files, { gate });
-    log(`wrote ${files.length} file(s) to ${shownOut} in ${(performance.now() - t0).toFixed(0)} ms`);
-    return 0;
-  } finally {
-    for (const s of signals) process.off(s, gate.handle);
-    await rm(stage, { recursive: true, force: true });
-    lock.release();
-  }
-}
-
-/** The YAML files cdk8s wrote, relative to its output directory, in sorted (chart) order. */
-async function readSynthesized(dir: string): Promise<TextInput[]> {
-  let entries: string[];
-  try {
-    entries = (await readdir(dir, { recursive: true })).map(String);
-  } catch {
-    return [];
-  }
-  const files = entries.filter((f) => /\.ya?ml$/i.test(f)).sort();
-  return Promise.all(files.map(async (file) => ({ file: file.split(path.sep).join('/'), content: await readFile(path.join(dir, file)) })));
-}
-
-/** cdk8s's construct metadata (resource name → construct path), written when CDK8S_RECORD_CONSTRUCT_METADATA=true. */
-async function readConstructMetadata(dir: string): Promise<Map<string, string>> {
-  try {
-    const json = JSON.parse(await readFile(path.join(dir, 'construct-metadata.json'), 'utf8')) as { resources?: Record<string, { path?: string }> };
-    return new Map(Object.entries(json.resources ?? {}).flatMap(([name, v]) => (v.path ? [[name, v.path] as [string, string]] : [])));
-  } catch {
-    return new Map();
-  }
-}
-
-function withConstructPaths(findings: Finding[], paths: Map<string, string>): Finding[] {
-  return findings.map((f) => (paths.has(f.resource.name) ? { ...f, constructPath: paths.get(f.resource.name) } : f));
+  usageExitCodes(cmd);
 }

@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { checkParsedWindow, parseInputStream, selectRules } from '../../policy/engine.js';
-import { DEFAULT_MAX_FILE_SIZE, iterateInputs, parseSize } from '../../policy/inputs.js';
-import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, renderReport, usageExitCodes } from '../report.js';
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, usageExitCodes } from '../report.js';
+
+/** The largest input file read by default; the policy engine's inputs module holds the same figure (a unit test checks). */
+export const DEFAULT_MAX_FILE_SIZE_MIB = 64;
 
 interface ValidateOptions {
   format: string;
@@ -28,7 +29,7 @@ export function register(program: Command): void {
     .option('-W, --warnings-as-errors', 'exit 1 on warnings too')
     .option('-o, --output <file>', 'write the report to a file instead of stdout')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
-    .option('--max-file-size <size>', 'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read', `${DEFAULT_MAX_FILE_SIZE / 1024 / 1024}MiB`)
+    .option('--max-file-size <size>', 'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read', `${DEFAULT_MAX_FILE_SIZE_MIB}MiB`)
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .addHelpText(
       'after',
@@ -40,8 +41,14 @@ export function register(program: Command): void {
       guarded(async (paths: string[], opts: ValidateOptions) => {
         const log = progress(opts.verbose);
         const format = parseFormat(opts.format);
-        const maxFileSize = parseSize(opts.maxFileSize);
         const maxFindings = parseMaxFindings(opts.maxFindings);
+        // The engine, its rules and validators load only when the command runs (--help/--version stay fast).
+        const [{ checkParsedWindow, parseInputStream, selectRules }, { iterateInputs, parseSize }, { renderReport }] = await Promise.all([
+          import('../../policy/engine.js'),
+          import('../../policy/inputs.js'),
+          import('../render-report.js'),
+        ]);
+        const maxFileSize = parseSize(opts.maxFileSize);
         const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
         const t0 = performance.now();
         const parsed = await parseInputStream(iterateInputs(paths, { maxFileSize }));

@@ -16,41 +16,13 @@ import {
 import { Gauge } from 'prom-client';
 import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
-import { DAEMON_CONFIG_NAMESPACE, daemonScopes, RUNTIME_ENV } from '../../contracts/index.js';
+import { daemonScopes } from '../../contracts/index.js';
 import type { DaemonContext } from './context.js';
 import { DAEMON_CONTROLLERS, daemonControllerOptions } from './registry.js';
 import { ControllerOptionValues } from '../core/options.js';
 
-/** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
-export interface DaemonOptions {
-  nodeName: string;
-  kubeconfig?: string;
-  /** CRI socket; probed among the default paths when unset. */
-  criSocket?: string;
-  /** Namespace holding pull secrets copied for the daemon (upstream `kruise-daemon-config`). */
-  configNamespace: string;
-  /** /healthz, /readyz and /metrics. */
-  healthProbeAddr: string;
-  featureGates?: string;
-  /** Concurrent CRI pulls (upstream --max-workers-for-pull-image). */
-  maxPullWorkers: number;
-  workers: Record<string, number>;
-  logLevel: string;
-  strictPermissions: boolean;
-  accessLogFile?: string;
-  /** How often the CRI connection is checked (health, reconnect logging). */
-  criCheckIntervalMs: number;
-}
-
-export const DEFAULT_DAEMON_OPTIONS: Omit<DaemonOptions, 'nodeName'> = {
-  configNamespace: process.env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE,
-  healthProbeAddr: ':10221',
-  maxPullWorkers: 2,
-  workers: {},
-  logLevel: 'info',
-  strictPermissions: false,
-  criCheckIntervalMs: 5_000,
-};
+import type { DaemonOptions } from './options.js';
+export { DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from './options.js';
 
 /**
  * The node daemon: per-node informers (only this node's CRRs and NodeImage), controllers acting

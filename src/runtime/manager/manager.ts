@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { KubeClient, loadKubeConfig } from '../core/client.js';
-import { cachePlanOf, ControllerRunner, createRunners, type ControllerContext, type ObjectValidator } from '../core/controller.js';
+import { cachePlanOf, ControllerRunner, createRunners, type ControllerContext } from '../core/controller.js';
 import { EventRecorder } from '../core/events.js';
 import { parseFeatureGates } from '../../contracts/features.js';
 import { HealthServer } from '../core/health.js';
@@ -13,15 +13,8 @@ import { RuntimeMetrics } from '../core/metrics.js';
 import { CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
 import {
-  LEADER_ELECTION_LEASE,
-  MUTATING_WEBHOOK_CONFIGURATION,
-  VALIDATING_WEBHOOK_CONFIGURATION,
-  WEBHOOK_CERT_SECRET,
   managerScopes,
   MANAGER_NODE_OPTIONS,
-  DEFAULT_RUNTIME_NAMESPACE,
-  NAMES,
-  RUNTIME_ENV,
 } from '../../contracts/index.js';
 import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
@@ -31,74 +24,8 @@ import { getHeapStatistics } from 'node:v8';
 
 export { MANAGER_NODE_OPTIONS };
 
-/** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */
-export interface ManagerOptions {
-  kubeconfig?: string;
-  namespace: string;
-  featureGates?: string;
-  enableLeaderElection: boolean;
-  leaderElectionNamespace?: string;
-  leaderElectionId: string;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
-  metricsAddr: string;
-  healthProbeAddr: string;
-  /** 0 disables the webhook server. */
-  webhookPort: number;
-  webhookHost?: string;
-  webhookServiceName: string;
-  webhookCertHosts: string[];
-  webhookSecretName: string;
-  /** `self`: the runtime issues and rotates its certificates; `cert-manager`: it only reads the Secret. */
-  webhookCertMode: 'self' | 'cert-manager';
-  mutatingWebhookConfiguration: string;
-  validatingWebhookConfiguration: string;
-  webhookCaValidityMs: number;
-  webhookCertValidityMs: number;
-  webhookCertRenewBeforeMs: number;
-  webhookCertCheckIntervalMs: number;
-  syncPeriodMs: number;
-  workers: Record<string, number>;
-  logLevel: string;
-  /** Refuse API calls not declared in src/contracts/permissions.ts. */
-  strictPermissions: boolean;
-  /** Append every API call as a JSON line to this file (permission-coverage tests). */
-  accessLogFile?: string;
-  gracefulShutdownMs: number;
-  /** Values of the options the controllers declared (`managerControllerOptions()`), by key; defaults otherwise. */
-  controllerOptions: Record<string, unknown>;
-  /** Validator of our kinds at admission; the API model's schema check when unset. */
-  objectValidator?: ObjectValidator;
-}
-
-export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {
-  namespace: process.env[RUNTIME_ENV.podNamespace] ?? DEFAULT_RUNTIME_NAMESPACE,
-  enableLeaderElection: false,
-  leaderElectionId: LEADER_ELECTION_LEASE,
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-  metricsAddr: ':8080',
-  healthProbeAddr: ':8000',
-  webhookPort: Number(process.env.WEBHOOK_PORT ?? 9876),
-  webhookServiceName: NAMES.webhookService,
-  webhookCertHosts: [],
-  webhookSecretName: WEBHOOK_CERT_SECRET,
-  webhookCertMode: 'self',
-  mutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATION,
-  validatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATION,
-  webhookCaValidityMs: 10 * 365 * 24 * 3600_000,
-  webhookCertValidityMs: 365 * 24 * 3600_000,
-  webhookCertRenewBeforeMs: 30 * 24 * 3600_000,
-  webhookCertCheckIntervalMs: 60_000,
-  syncPeriodMs: 0,
-  workers: {},
-  logLevel: 'info',
-  strictPermissions: false,
-  gracefulShutdownMs: 8_000,
-  controllerOptions: {},
-};
+import type { ManagerOptions } from './options.js';
+export { DEFAULT_MANAGER_OPTIONS, type ManagerOptions } from './options.js';
 
 /**
  * The controller-manager process: shared informers and webhooks on every replica (standbys keep warm

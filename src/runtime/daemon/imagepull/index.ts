@@ -1,10 +1,9 @@
-import { positiveIntOption, SHARED_OPTIONS } from '../../core/options.js';
+import { SHARED_OPTIONS } from '../../core/options.js';
+import { MAX_PULL_WORKERS } from './options.js';
+export { MAX_PULL_WORKERS };
 import { NODE_IMAGES } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
 import { NodeImageReconciler, type NodeImage } from './reconcile.js';
-
-/** Concurrent CRI pulls of one node (upstream's flag name). */
-export const MAX_PULL_WORKERS = positiveIntOption('maxPullWorkers', '--max-workers-for-pull-image <n>', 'images pulled at once', 2);
 
 /**
  * Image pulls for ImagePullJobs (upstream kruise-daemon `imagepuller`). Each daemon watches exactly

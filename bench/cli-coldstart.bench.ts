@@ -1,0 +1,135 @@
+// Cold start of the published `cdk8s-kruise` binary (the esbuild bundle `npm run build` writes to lib/cli/)
+// against kubeconform, the validator teams run on cdk8s output, built from Go modules as users install it.
+// Same run, interleaved, whole-process wall time and peak RSS (GNU time's %M) of:
+//   --version                          vs `kubeconform -v`
+//   validate of one CloneSet manifest  vs kubeconform on the same file against our editor JSON Schema of
+//                                        CloneSet (`cdk8s-kruise schema`), so both check the same schema offline.
+// Targets: --version <= 100 ms, validate <= 200 ms and <= 80 MB; reported next to the ratios, since absolute
+// times move with the machine's load.
+// Usage: npm run build && npm run bench:cli-coldstart [-- --reps N --warmup N --node /path/to/node --json]
+// kubeconform is built once into ${XDG_CACHE_HOME:-~/.cache}/cdk8s-kruise/kubeconform/<version>/ (Go needed).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { benchArgs, median, ratio, repeat } from './lib.js';
+
+const KUBECONFORM_VERSION = 'v0.7.0';
+const TARGETS = { versionMs: 100, validateMs: 200, validateMb: 80 };
+
+const args = benchArgs({ reps: 15, warmup: 3 }, { node: { type: 'string', default: process.execPath } });
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const cli = path.join(repoRoot, 'lib', 'cli', 'cdk8s-kruise.mjs');
+const node = args.extra.node;
+const GNU_TIME = '/usr/bin/time';
+
+if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (the benchmark measures the published bundle)`);
+if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for peak RSS: apt-get install time`);
+
+function kubeconform(): string {
+  const dir = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'cdk8s-kruise', 'kubeconform', KUBECONFORM_VERSION);
+  const bin = path.join(dir, 'kubeconform');
+  if (!existsSync(bin)) {
+    mkdirSync(dir, { recursive: true });
+    process.stderr.write(`building kubeconform ${KUBECONFORM_VERSION} from Go modules into ${dir}\n`);
+    execFileSync('go', ['install', `github.com/yannh/kubeconform/cmd/kubeconform@${KUBECONFORM_VERSION}`], {
+      env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
+      stdio: 'inherit',
+    });
+  }
+  return bin;
+}
+
+interface Sample {
+  readonly wallMs: number;
+  readonly rssMb: number;
+}
+
+/** One whole process under GNU time: wall time by our clock, peak RSS from time's report. */
+function runOnce(argv: readonly string[], expectStatus: number): Sample {
+  const t0 = performance.now();
+  const r = spawnSync(GNU_TIME, ['-f', '%M', ...argv], { encoding: 'utf8' });
+  const wallMs = performance.now() - t0;
+  if (r.status !== expectStatus) throw new Error(`${argv.join(' ')} exited ${r.status}, expected ${expectStatus}:\n${r.stdout}\n${r.stderr}`);
+  const kb = Number(r.stderr.trim().split('\n').at(-1));
+  return { wallMs, rssMb: kb / 1024 };
+}
+
+const work = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-coldstart-'));
+try {
+  const manifest = path.join(work, 'cloneset.yaml');
+  writeFileSync(
+    manifest,
+    `apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 3
+  selector:
+    matchLabels: { app: web }
+  updateStrategy: { type: InPlaceIfPossible, maxUnavailable: 1 }
+  template:
+    metadata:
+      labels: { app: web }
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+          ports: [{ containerPort: 80 }]
+          resources: { requests: { cpu: 100m, memory: 128Mi } }
+`,
+  );
+  const schemas = path.join(work, 'schemas');
+  execFileSync(node, [cli, 'schema', '--out', schemas], { stdio: 'ignore' });
+  const kc = kubeconform();
+
+  const variants = {
+    // The floor: starting Node itself with nothing to load.
+    'node (empty script)': () => runOnce([node, '-e', '0'], 0),
+    'cdk8s-kruise --version': () => runOnce([node, cli, '--version'], 0),
+    'kubeconform -v': () => runOnce([kc, '-v'], 0),
+    'cdk8s-kruise validate': () => runOnce([node, cli, 'validate', manifest], 0),
+    'kubeconform (same file)': () => runOnce([kc, '-strict', '-schema-location', path.join(schemas, '{{ .ResourceKind }}.json'), manifest], 0),
+  } as const;
+  type Name = keyof typeof variants;
+  const samples = repeat(Object.keys(variants) as Name[], { warmup: args.warmup, reps: args.reps, order: 'rotate' }, (n) => variants[n]());
+  const med = (n: Name, k: keyof Sample) => median(samples[n].map((s) => s[k]));
+
+  const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  const result = {
+    node: nodeVersion,
+    kubeconform: KUBECONFORM_VERSION,
+    reps: args.reps,
+    medians: Object.fromEntries((Object.keys(variants) as Name[]).map((n) => [n, { wallMs: +med(n, 'wallMs').toFixed(1), rssMb: +med(n, 'rssMb').toFixed(1) }])),
+    ratios: {
+      versionWall: ratio(med('cdk8s-kruise --version', 'wallMs'), med('kubeconform -v', 'wallMs')),
+      versionRss: ratio(med('cdk8s-kruise --version', 'rssMb'), med('kubeconform -v', 'rssMb')),
+      validateWall: ratio(med('cdk8s-kruise validate', 'wallMs'), med('kubeconform (same file)', 'wallMs')),
+      validateRss: ratio(med('cdk8s-kruise validate', 'rssMb'), med('kubeconform (same file)', 'rssMb')),
+      versionOverNodeStart: ratio(med('cdk8s-kruise --version', 'wallMs'), med('node (empty script)', 'wallMs')),
+      validateOverNodeStart: ratio(med('cdk8s-kruise validate', 'wallMs'), med('node (empty script)', 'wallMs')),
+    },
+    targets: {
+      versionMs: { target: TARGETS.versionMs, met: med('cdk8s-kruise --version', 'wallMs') <= TARGETS.versionMs },
+      validateMs: { target: TARGETS.validateMs, met: med('cdk8s-kruise validate', 'wallMs') <= TARGETS.validateMs },
+      validateMb: { target: TARGETS.validateMb, met: med('cdk8s-kruise validate', 'rssMb') <= TARGETS.validateMb },
+    },
+    loadAverage: (await import('node:os')).loadavg().map((x) => +x.toFixed(1)),
+  };
+  if (args.json) {
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  } else {
+    process.stdout.write(`CLI cold start, Node ${nodeVersion} vs kubeconform ${KUBECONFORM_VERSION}; medians of ${args.reps} (load average ${result.loadAverage.join(' ')})\n`);
+    for (const [n, m] of Object.entries(result.medians)) process.stdout.write(`  ${n.padEnd(26)} ${m.wallMs.toFixed(1).padStart(7)} ms ${m.rssMb.toFixed(1).padStart(7)} MB\n`);
+    const r = result.ratios;
+    process.stdout.write(`  ratios to kubeconform: --version ${r.versionWall}x wall, ${r.versionRss}x RSS; validate ${r.validateWall}x wall, ${r.validateRss}x RSS\n`);
+    process.stdout.write(`  ratios to Node's own start: --version ${r.versionOverNodeStart}x, validate ${r.validateOverNodeStart}x\n`);
+    for (const [k, t] of Object.entries(result.targets)) process.stdout.write(`  target ${k} <= ${t.target}: ${t.met ? 'met' : 'NOT met'}\n`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

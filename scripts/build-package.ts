@@ -1,0 +1,190 @@
+/**
+ * Builds what the npm package ships into `lib/` (run by `npm run build`, hence by `prepare` on `npm ci`,
+ * `npm pack`, `npm publish` and git installs):
+ *
+ * - `lib/esm/` — the library entries (`cdk8s-kruise`, `cdk8s-kruise/constructs`) as ES modules sharing
+ *   chunks; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs.
+ * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
+ *   runs ts-node and jest in CommonJS).
+ * - `lib/types/` — declarations from tsc (`stripInternal`), one tree for both formats: it is marked
+ *   CommonJS, which `require` consumers need under node16/nodenext resolution, and ES module consumers may
+ *   import named exports from CommonJS typings.
+ * - `lib/cli/` — the `cdk8s-kruise` binary: one bundle with every library it needs (it loads in tens of
+ *   milliseconds instead of resolving hundreds of modules) and the kind validators precompiled, split so the runtime commands' libraries live in
+ *   chunks loaded only by `controller` and `daemon`. Those libraries are devDependencies: a constructs/CLI
+ *   user never installs them.
+ * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (`npm run build:plugin`, CommonJS as cdk8s-cli
+ *   requires).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { precompiledValidatorsSource } from '../src/api/validate-standalone.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const lib = path.join(repoRoot, 'lib');
+
+interface PackageJson {
+  readonly dependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+}
+const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as PackageJson;
+
+/** Packages an installed app provides: our dependencies and peers (and their subpaths). */
+export const providedPackages = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+const external = providedPackages.flatMap((name) => [name, `${name}/*`]);
+
+/** The library entry points, by output name. */
+export const LIBRARY_ENTRIES = {
+  index: 'src/index.ts',
+  constructs: 'constructs/index.ts',
+} as const;
+
+/**
+ * The constructs built once more against the newest cdk8s-plus (the sources import cdk8s-plus-27, the
+ * default; this entry rewrites that import), so `CloneSet` extends that version's `Workload` and the props
+ * take its types: `cdk8s-kruise/constructs/plus-33`.
+ */
+export const PLUS_VARIANTS = { 'cdk8s-plus-33': 'constructs-plus-33' } as const;
+const DEFAULT_PLUS = 'cdk8s-plus-27';
+
+/** The oldest Node the compiler side targets (package.json `engines`). */
+const LIBRARY_TARGET = 'node20';
+
+// CommonJS dependencies bundled into the CLI call `require` for Node built-ins; an ES module has no
+// `require` unless one is made from its own URL.
+const REQUIRE_SHIM = "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+// In CommonJS output `import.meta.url` is empty; version.ts reads package.json relative to it.
+const IMPORT_META_URL_SHIM = "const __cdk8sKruiseImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
+
+const common: BuildOptions = {
+  absWorkingDir: repoRoot,
+  bundle: true,
+  platform: 'node',
+  logLevel: 'warning',
+  // Class names stay readable in error messages and stack traces.
+  keepNames: true,
+  legalComments: 'none',
+};
+
+export async function buildLibraryEsm(): Promise<void> {
+  await build({
+    ...common,
+    entryPoints: LIBRARY_ENTRIES,
+    format: 'esm',
+    target: LIBRARY_TARGET,
+    splitting: true,
+    outdir: path.join(lib, 'esm'),
+    outExtension: { '.js': '.js' },
+    chunkNames: 'chunks/[name]-[hash]',
+    external,
+  });
+}
+
+export async function buildPlusVariants(): Promise<void> {
+  for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
+    const alias = { [DEFAULT_PLUS]: plus };
+    await build({
+      ...common, entryPoints: { [name]: LIBRARY_ENTRIES.constructs }, format: 'esm', target: LIBRARY_TARGET,
+      outdir: path.join(lib, 'esm'), external: [...external, plus], alias,
+    });
+    await build({
+      ...common, entryPoints: [LIBRARY_ENTRIES.constructs], format: 'cjs', target: LIBRARY_TARGET, outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      external: [...external, plus], alias, banner: { js: IMPORT_META_URL_SHIM }, define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+    });
+  }
+}
+
+/**
+ * The typings of the constructs for a cdk8s-plus variant: the default tree with the package name swapped,
+ * in a sibling directory so its relative imports of `../src/…` still resolve.
+ */
+function buildPlusVariantTypes(): void {
+  const from = path.join(lib, 'types', 'constructs');
+  for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
+    const to = path.join(lib, 'types', name);
+    for (const file of readdirSync(from, { recursive: true, encoding: 'utf8' })) {
+      const src = path.join(from, file);
+      if (!statSync(src).isFile()) continue;
+      mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
+      writeFileSync(path.join(to, file), readFileSync(src, 'utf8').replaceAll(`'${DEFAULT_PLUS}'`, `'${plus}'`));
+    }
+  }
+}
+
+export async function buildLibraryCjs(): Promise<void> {
+  for (const [name, entry] of Object.entries(LIBRARY_ENTRIES)) {
+    await build({
+      ...common,
+      entryPoints: [entry],
+      format: 'cjs',
+      target: LIBRARY_TARGET,
+      outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      external,
+      banner: { js: IMPORT_META_URL_SHIM },
+      define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+    });
+  }
+}
+
+/**
+ * Replaces `src/api/precompiled-validators.ts` with ajv standalone code of every kind's validator, so the
+ * CLI does not compile schemas at start (most of a one-file `validate`). Only the CLI gets it: the
+ * generated code is about 1.5 MB, and library users (tests, the plugin) pay the compile once per process.
+ */
+function precompiledValidatorsPlugin(): Plugin {
+  return {
+    name: 'precompiled-validators',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]src[\\/]api[\\/]precompiled-validators\.ts$/ }, () => ({
+        contents: precompiledValidatorsSource(),
+        loader: 'js',
+        resolveDir: repoRoot,
+      }));
+    },
+  };
+}
+
+export async function buildCli(): Promise<void> {
+  await build({
+    plugins: [precompiledValidatorsPlugin()],
+    ...common,
+    entryPoints: { 'cdk8s-kruise': 'src/cli/bin.ts' },
+    format: 'esm',
+    target: LIBRARY_TARGET,
+    splitting: true,
+    outdir: path.join(lib, 'cli'),
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    minify: true,
+    banner: { js: REQUIRE_SHIM },
+  });
+}
+
+export function buildTypes(): void {
+  const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: repoRoot, stdio: 'inherit' });
+  writeFileSync(path.join(lib, 'types', 'package.json'), '{ "type": "commonjs" }\n');
+}
+
+export function buildPlugin(): void {
+  execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repoRoot, stdio: 'inherit' });
+}
+
+async function main(): Promise<void> {
+  for (const dir of ['esm', 'cjs', 'cli', 'types']) rmSync(path.join(lib, dir), { recursive: true, force: true });
+  mkdirSync(lib, { recursive: true });
+  await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildPlusVariants(), buildCli()]);
+  buildTypes();
+  buildPlusVariantTypes();
+  buildPlugin();
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`build failed: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  });
+}

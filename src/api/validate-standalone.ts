@@ -1,0 +1,27 @@
+/**
+ * Build-time code generation of the kind validators (ajv standalone code), used by the package build
+ * to replace `precompiled-validators.ts`. Same ajv options, keywords, formats and schemas as
+ * `validate.ts` compiles at run time, so both give the same issues (a unit test compares them).
+ *
+ * @module
+ */
+import standaloneCode from 'ajv/dist/standalone/index.js';
+import { _ } from 'ajv';
+import { KINDS } from './registry.js';
+import { createValidatorAjv, validationSchema } from './validate.js';
+
+const KIND_SCHEMA_ID = (kind: string) => `kruise-kind-${kind}`;
+
+/** An ES module exporting `PRECOMPILED_VALIDATORS` (kind name → validate function). */
+export function precompiledValidatorsSource(): string {
+  const kinds = KINDS.map((def) => def.kind);
+  if (new Set(kinds).size !== kinds.length) throw new Error(`kind names must be unique to key precompiled validators: ${kinds.join(', ')}`);
+  // Generated code gets the format checks from ajv-formats' own module, as the run-time instance does.
+  const ajv = createValidatorAjv({ source: true, esm: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` });
+  for (const def of KINDS) ajv.addSchema({ ...validationSchema(def), $id: KIND_SCHEMA_ID(def.kind) });
+  // ajv's standalone module is CommonJS with a default export; under NodeNext the callable sits on .default.
+  type Generate = (ajv: unknown, refs: Record<string, string>) => string;
+  const generate = ((standaloneCode as unknown as { default?: Generate }).default ?? standaloneCode) as Generate;
+  const code = generate(ajv, Object.fromEntries(KINDS.map((def) => [`validate${def.kind}`, KIND_SCHEMA_ID(def.kind)])));
+  return `${code}\nexport const PRECOMPILED_VALIDATORS = { ${KINDS.map((def) => `${JSON.stringify(def.kind)}: validate${def.kind}`).join(', ')} };\n`;
+}

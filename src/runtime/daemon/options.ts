@@ -1,0 +1,42 @@
+// The node daemon's options and defaults, apart from the Daemon so the CLI can declare the `daemon`
+// flags without loading the runtime's libraries (they load only when the command runs).
+import { DAEMON_CONFIG_NAMESPACE, RUNTIME_ENV } from '../../contracts/index.js';
+import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
+import { MAX_PULL_WORKERS } from './imagepull/options.js';
+
+/**
+ * The options the daemon's registered controllers declare, listed here so the CLI builds the flags
+ * without loading the controllers; a unit test holds it equal to the registry's declarations.
+ */
+export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [SHARED_OPTIONS.daemonConfigNamespace, MAX_PULL_WORKERS];
+
+/** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
+export interface DaemonOptions {
+  nodeName: string;
+  kubeconfig?: string;
+  /** CRI socket; probed among the default paths when unset. */
+  criSocket?: string;
+  /** Namespace holding pull secrets copied for the daemon (upstream `kruise-daemon-config`). */
+  configNamespace: string;
+  /** /healthz, /readyz and /metrics. */
+  healthProbeAddr: string;
+  featureGates?: string;
+  /** Concurrent CRI pulls (upstream --max-workers-for-pull-image). */
+  maxPullWorkers: number;
+  workers: Record<string, number>;
+  logLevel: string;
+  strictPermissions: boolean;
+  accessLogFile?: string;
+  /** How often the CRI connection is checked (health, reconnect logging). */
+  criCheckIntervalMs: number;
+}
+
+export const DEFAULT_DAEMON_OPTIONS: Omit<DaemonOptions, 'nodeName'> = {
+  configNamespace: process.env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE,
+  healthProbeAddr: ':10221',
+  maxPullWorkers: 2,
+  workers: {},
+  logLevel: 'info',
+  strictPermissions: false,
+  criCheckIntervalMs: 5_000,
+};
