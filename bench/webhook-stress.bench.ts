@@ -36,7 +36,7 @@ const { port, ca } = await new Promise<{ port: number; ca: string }>((resolve, r
   child.stdout!.on('data', (c: Buffer) => {
     buf += c.toString();
     const nl = buf.indexOf('\n');
-    if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)));
+    if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)) as { port: number; ca: string });
   });
   child.once('exit', () => reject(new Error('webhook server exited before listening')));
 });
@@ -77,9 +77,9 @@ function review(): Promise<{ ms: number; ok: boolean }> {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        let ok = false;
+        let ok: boolean;
         try {
-          ok = res.statusCode === 200 && JSON.parse(Buffer.concat(chunks).toString()).response.allowed === true;
+          ok = res.statusCode === 200 && (JSON.parse(Buffer.concat(chunks).toString()) as { response?: { allowed?: unknown } }).response?.allowed === true;
         } catch {
           ok = false;
         }

@@ -40,7 +40,7 @@ export function describeValue(v: unknown): string {
   try {
     return JSON.stringify(v);
   } catch {
-    return String(v);
+    return Object.prototype.toString.call(v);
   }
 }
 

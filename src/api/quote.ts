@@ -70,6 +70,7 @@ export function listNames(names: readonly string[], max = MAX_LISTED): string {
 
 // C0 controls, DEL, C1 controls (ESC starts ANSI sequences; CR and LF forge lines), and the Unicode line
 // separators and bidirectional overrides that make terminals and CI logs show something other than the bytes.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: they are escaped
 const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text safe for a terminal or CI log line: every control character replaced by its escape (`\n`, `\x1b`, `\u202e`). */

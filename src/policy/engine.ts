@@ -97,7 +97,7 @@ function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rul
  * the next is built, so memory does not grow with the findings.
  */
 function materialize(raw: readonly RawFinding[]): Finding[] {
-  const positions: Array<{ line: number; column: number } | undefined> = new Array(raw.length);
+  const positions: Array<{ line: number; column: number } | undefined> = new Array<{ line: number; column: number } | undefined>(raw.length);
   const byDocument = new Map<string, number[]>();
   raw.forEach(({ finding }, i) => {
     const src = finding.manifest.source;

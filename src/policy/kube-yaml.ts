@@ -1,3 +1,6 @@
+
+/** 2^64 - 1 as a double (the nearest one is 2^64): values above it are beyond uint64. */
+const UINT64_MAX = 2 ** 64 - 1;
 import { CORE_SCHEMA, defineScalarTag, mergeTag, NOT_RESOLVED } from 'js-yaml';
 
 /*
@@ -47,7 +50,7 @@ export function plainInt(source: string): number | undefined {
         : m[5] !== undefined ? parseInt(m[5], 8)
           : Number(m[6]);
   // Beyond uint64 go-yaml tries a float instead (decimal) or keeps the text (hex, octal, binary).
-  if (value > 18446744073709551615) return undefined;
+  if (value > UINT64_MAX) return undefined;
   return sign * value || 0;
 }
 

@@ -39,7 +39,7 @@ async function sh(cwd: string, file: string, args: string[], env: Record<string,
     return await run(file, args, { cwd, env: { ...appEnv(), npm_config_cache: npmCache, npm_config_update_notifier: 'false', NO_COLOR: '1', FORCE_COLOR: '0', ...env }, maxBuffer: 64 << 20 });
   } catch (e) {
     const err = e as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} failed in ${cwd}:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`);
+    throw new Error(`${file} ${args.join(' ')} failed in ${cwd}:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`, { cause: e });
   }
 }
 

@@ -58,7 +58,7 @@ export async function waitForJobComplete(ns: string, name: string, timeoutMs = 9
   } catch (error) {
     const pods = await jobPods(ns, name).catch(() => []);
     const states = pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => ({ n: c.name, s: c.state, r: c.restartCount })))}`);
-    throw new Error(`${(error as Error).message}\njob status: ${JSON.stringify(job?.status)}\npods:\n${states.join('\n')}`);
+    throw new Error(`${(error as Error).message}\njob status: ${JSON.stringify(job?.status)}\npods:\n${states.join('\n')}`, { cause: error });
   }
   return job!;
 }
@@ -68,7 +68,7 @@ export async function waitForPod(ns: string, name: string, what: string, check: 
   try {
     await waitFor(`pod ${ns}/${name}: ${what}`, async () => check((pod = await core().readNamespacedPod({ name, namespace: ns }))), timeoutMs, 200);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nlast status: ${JSON.stringify(pod?.status)}`);
+    throw new Error(`${(error as Error).message}\nlast status: ${JSON.stringify(pod?.status)}`, { cause: error });
   }
   return pod!;
 }

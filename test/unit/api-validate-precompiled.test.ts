@@ -21,6 +21,7 @@ beforeAll(async () => {
     bundle: true, write: false, format: 'cjs', platform: 'node', logLevel: 'silent',
   });
   const module = { exports: {} as { PRECOMPILED_VALIDATORS?: Record<string, ValidateFunction> } };
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the bundled validators exactly as the CLI bundle does
   new Function('module', 'exports', 'require', out.outputFiles[0]!.text)(module, module.exports, createRequire(import.meta.url));
   precompiled = module.exports.PRECOMPILED_VALIDATORS!;
 }, 120_000);

@@ -174,6 +174,7 @@ describe('messages are bounded and cannot forge output', () => {
     expect(r.code).toBe(1);
     for (const line of r.stdout.split('\n')) {
       expect(line, line).not.toMatch(/^\s*::/);
+      // eslint-disable-next-line no-control-regex -- asserting that no control character reaches the output
       expect(line).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
     }
     expect(r.stdout).toContain('\\n::error file=app.ts');

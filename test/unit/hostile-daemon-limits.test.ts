@@ -39,7 +39,7 @@ describe('timer clamping', () => {
     [MAX_TIMER_MS, MAX_TIMER_MS],
     [MAX_TIMER_MS + 1, MAX_TIMER_MS],
     [Number.POSITIVE_INFINITY, MAX_TIMER_MS],
-    [9_223_372_036_854_775_807 * 1000, MAX_TIMER_MS],
+    [2 ** 63 * 1000, MAX_TIMER_MS],
   ])('clampTimerMs(%s) = %s', (ms, want) => expect(clampTimerMs(ms)).toBe(want));
 
   it.each([

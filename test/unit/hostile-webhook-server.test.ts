@@ -27,6 +27,7 @@ const rejectingWithString: AdmissionHandler = {
   name: 'rejecting',
   path: '/rejects',
   type: 'validating',
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a handler that rejects with a non-Error is the case under test
   handle: () => Promise.reject('not an Error'),
 };
 

@@ -35,7 +35,7 @@ function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
           const universe = new Set(bundled ? Object.keys(BUNDLED_RUNTIME_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
           const values = resolveGates([], Object.fromEntries(explicit)).values;
           const meta = obj(m.object.metadata);
-          out.push({ where: `${String(m.object.kind)} ${meta.namespace ? `${String(meta.namespace)}/` : ''}${quoteValue(meta.name)} container ${quoteValue(c.name)}`, explicit, values, universe });
+          out.push({ where: `${String(m.object.kind)} ${typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/` : ''}${quoteValue(meta.name)} container ${quoteValue(c.name)}`, explicit, values, universe });
         }
       }
     }

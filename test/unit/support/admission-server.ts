@@ -103,7 +103,7 @@ export function review(object: Record<string, unknown>, over: Record<string, unk
     kind: 'AdmissionReview',
     request: {
       uid: 'e911857d-c318-11e8-bbad-025000000001',
-      kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: String(object.kind ?? 'SidecarSet') },
+      kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: typeof object.kind === 'string' ? object.kind : 'SidecarSet' },
       resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'sidecarsets' },
       operation: 'CREATE',
       object,

@@ -41,7 +41,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function quote(v: unknown): string {
   let s: string;
   try {
-    s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v));
+    s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? Object.prototype.toString.call(v));
   } catch {
     s = Object.prototype.toString.call(v);
   }
