@@ -45,7 +45,9 @@ function cloneSet(i: number): Record<string, unknown> {
           volumes: [{ name: 'tmp', emptyDir: {} }],
         },
       },
-      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+      volumeClaimTemplates: [
+        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      ],
       updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '20%', partition: 0 },
       scaleStrategy: { disablePVCReuse: i % 2 === 0 },
       lifecycle: { preNormal: { finalizersHandler: ['example.io/unready-blocker'] } },

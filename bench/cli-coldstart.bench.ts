@@ -52,7 +52,8 @@ function runOnce(argv: readonly string[], expectStatus: number): Sample {
   const t0 = performance.now();
   const r = spawnSync(GNU_TIME, ['-f', '%M', ...argv], { encoding: 'utf8' });
   const wallMs = performance.now() - t0;
-  if (r.status !== expectStatus) throw new Error(`${argv.join(' ')} exited ${r.status}, expected ${expectStatus}:\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== expectStatus)
+    throw new Error(`${argv.join(' ')} exited ${r.status}, expected ${expectStatus}:\n${r.stdout}\n${r.stderr}`);
   const kb = Number(r.stderr.trim().split('\n').at(-1));
   return { wallMs, rssMb: kb / 1024 };
 }
@@ -93,7 +94,8 @@ spec:
     'cdk8s-kruise --version': () => runOnce([node, cli, '--version'], 0),
     'kubeconform -v': () => runOnce([kc, '-v'], 0),
     'cdk8s-kruise validate': () => runOnce([node, cli, 'validate', manifest], 0),
-    'kubeconform (same file)': () => runOnce([kc, '-strict', '-schema-location', path.join(schemas, '{{ .ResourceKind }}.json'), manifest], 0),
+    'kubeconform (same file)': () =>
+      runOnce([kc, '-strict', '-schema-location', path.join(schemas, '{{ .ResourceKind }}.json'), manifest], 0),
   } as const;
   type Name = keyof typeof variants;
   const samples = repeat(Object.keys(variants) as Name[], { warmup: args.warmup, reps: args.reps, order: 'rotate' }, (n) => variants[n]());
@@ -104,7 +106,9 @@ spec:
     node: nodeVersion,
     kubeconform: KUBECONFORM_VERSION,
     reps: args.reps,
-    medians: Object.fromEntries((Object.keys(variants) as Name[]).map((n) => [n, { wallMs: +med(n, 'wallMs').toFixed(1), rssMb: +med(n, 'rssMb').toFixed(1) }])),
+    medians: Object.fromEntries(
+      (Object.keys(variants) as Name[]).map((n) => [n, { wallMs: +med(n, 'wallMs').toFixed(1), rssMb: +med(n, 'rssMb').toFixed(1) }]),
+    ),
     ratios: {
       versionWall: ratio(med('cdk8s-kruise --version', 'wallMs'), med('kubeconform -v', 'wallMs')),
       versionRss: ratio(med('cdk8s-kruise --version', 'rssMb'), med('kubeconform -v', 'rssMb')),
@@ -123,12 +127,18 @@ spec:
   if (args.json) {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {
-    process.stdout.write(`CLI cold start, Node ${nodeVersion} vs kubeconform ${KUBECONFORM_VERSION}; medians of ${args.reps} (load average ${result.loadAverage.join(' ')})\n`);
-    for (const [n, m] of Object.entries(result.medians)) process.stdout.write(`  ${n.padEnd(26)} ${m.wallMs.toFixed(1).padStart(7)} ms ${m.rssMb.toFixed(1).padStart(7)} MB\n`);
+    process.stdout.write(
+      `CLI cold start, Node ${nodeVersion} vs kubeconform ${KUBECONFORM_VERSION}; medians of ${args.reps} (load average ${result.loadAverage.join(' ')})\n`,
+    );
+    for (const [n, m] of Object.entries(result.medians))
+      process.stdout.write(`  ${n.padEnd(26)} ${m.wallMs.toFixed(1).padStart(7)} ms ${m.rssMb.toFixed(1).padStart(7)} MB\n`);
     const r = result.ratios;
-    process.stdout.write(`  ratios to kubeconform: --version ${r.versionWall}x wall, ${r.versionRss}x RSS; validate ${r.validateWall}x wall, ${r.validateRss}x RSS\n`);
+    process.stdout.write(
+      `  ratios to kubeconform: --version ${r.versionWall}x wall, ${r.versionRss}x RSS; validate ${r.validateWall}x wall, ${r.validateRss}x RSS\n`,
+    );
     process.stdout.write(`  ratios to Node's own start: --version ${r.versionOverNodeStart}x, validate ${r.validateOverNodeStart}x\n`);
-    for (const [k, t] of Object.entries(result.targets)) process.stdout.write(`  target ${k} <= ${t.target}: ${t.met ? 'met' : 'NOT met'}\n`);
+    for (const [k, t] of Object.entries(result.targets))
+      process.stdout.write(`  target ${k} <= ${t.target}: ${t.met ? 'met' : 'NOT met'}\n`);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -26,7 +26,6 @@ const REPS = args.reps;
 const run = promisify(execFile);
 bypassProxyForLoopback();
 
-
 const env = await startCriEnvironment();
 const plane = await ControlPlane.start();
 let daemon: Daemon | undefined;
@@ -36,12 +35,24 @@ try {
   const apply = run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'apply', '--server-side', '-f', '-']);
   apply.child.stdin!.end(JSON.stringify(crds));
   await apply;
-  await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/nodeimages.apps.kruise.io']);
+  await run(kubectl, [
+    '--kubeconfig',
+    plane.kubeconfigPath,
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/nodeimages.apps.kruise.io',
+  ]);
 
   const image = env.images.big;
   const { image: name, tag } = splitImageRef(image);
   const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath));
-  await client.create(NODE_IMAGES, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'NodeImage', metadata: { name: 'bench-node' }, spec: {} });
+  await client.create(NODE_IMAGES, {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'NodeImage',
+    metadata: { name: 'bench-node' },
+    spec: {},
+  });
   daemon = new Daemon({
     ...DEFAULT_DAEMON_OPTIONS,
     nodeName: 'bench-node',
@@ -60,7 +71,9 @@ try {
   const manifestDigest = first?.repoDigests[0]?.split('@')[1];
   if (!manifestDigest) throw new Error('could not read the image digest');
   const clean = async () => {
-    const refs = (await env.containerd.ctr(['images', 'ls', '-q'])).stdout.split('\n').filter((r) => r.includes('/test/big') || (first && r === first.id));
+    const refs = (await env.containerd.ctr(['images', 'ls', '-q'])).stdout
+      .split('\n')
+      .filter((r) => r.includes('/test/big') || (first && r === first.id));
     if (refs.length) await env.containerd.ctr(['images', 'rm', '--sync', ...refs]);
     if (await env.cri.imageStatus(image)) throw new Error('image still present after removal');
     const content = (await env.containerd.ctr(['content', 'ls', '-q'])).stdout;
@@ -68,9 +81,15 @@ try {
   };
 
   const puller = (onDone: () => void) =>
-    new Puller(env.cri, async () => null, 1, pino({ level: 'silent' }), (r) => {
-      if (r.status.phase === 'Succeeded' || r.status.phase === 'Failed') onDone();
-    });
+    new Puller(
+      env.cri,
+      async () => null,
+      1,
+      pino({ level: 'silent' }),
+      (r) => {
+        if (r.status.phase === 'Succeeded' || r.status.phase === 'Failed') onDone();
+      },
+    );
 
   let version = 0;
   const ways: Record<string, () => Promise<void>> = {
@@ -80,15 +99,34 @@ try {
     cri: () =>
       new Promise<void>((resolve) => {
         version++;
-        puller(resolve).submit({ ref: image, image: name, tag, version, imagePullPolicy: 'Always', timeoutSeconds: 60, backoffLimit: 0, pullSecrets: [] });
+        puller(resolve).submit({
+          ref: image,
+          image: name,
+          tag,
+          version,
+          imagePullPolicy: 'Always',
+          timeoutSeconds: 60,
+          backoffLimit: 0,
+          pullSecrets: [],
+        });
       }),
     daemon: async () => {
       version++;
       const v = version;
       if (args.extra['daemon-log'] !== 'error') console.error(JSON.stringify({ time: Date.now(), msg: 'bench: tag version bumped', v }));
-      await client.patch(NODE_IMAGES, 'bench-node', undefined, { spec: { images: { [name]: { tags: [{ tag, version: v, imagePullPolicy: 'Always' }] } } } }, PatchStrategy.MergePatch);
+      await client.patch(
+        NODE_IMAGES,
+        'bench-node',
+        undefined,
+        { spec: { images: { [name]: { tags: [{ tag, version: v, imagePullPolicy: 'Always' }] } } } },
+        PatchStrategy.MergePatch,
+      );
       for (;;) {
-        const ni = await client.get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ version?: number; phase: string; message?: string }> }> } }>(NODE_IMAGES, 'bench-node');
+        const ni = await client.get<
+          KubeObject & {
+            status?: { imageStatuses?: Record<string, { tags: Array<{ version?: number; phase: string; message?: string }> }> };
+          }
+        >(NODE_IMAGES, 'bench-node');
         const st = ni.status?.imageStatuses?.[name]?.tags[0];
         if (st?.version === v && st.phase === 'Succeeded') return;
         if (st?.version === v && st.phase === 'Failed') throw new Error(`daemon pull failed: ${st.message}`);
@@ -111,11 +149,19 @@ try {
     }
   }
   const base = median(times.ctr!);
-  const rows = names.map((n) => ({ way: n, medianMs: +median(times[n]!).toFixed(1), p90Ms: +percentile(times[n]!, 0.9).toFixed(1), ratioToCtr: ratio(median(times[n]!), base) }));
+  const rows = names.map((n) => ({
+    way: n,
+    medianMs: +median(times[n]!).toFixed(1),
+    p90Ms: +percentile(times[n]!, 0.9).toFixed(1),
+    ratioToCtr: ratio(median(times[n]!), base),
+  }));
   if (args.json) console.log(JSON.stringify({ image, bytes: size, reps: REPS, rows }, null, 2));
   else {
     console.log(`cold pull of ${image} (${(size / 1e6).toFixed(2)} MB in containerd's store), ${REPS} reps each, interleaved`);
-    for (const r of rows) console.log(`${r.way.padEnd(7)} median ${String(r.medianMs).padStart(7)} ms  p90 ${String(r.p90Ms).padStart(7)} ms  x${r.ratioToCtr} of ctr`);
+    for (const r of rows)
+      console.log(
+        `${r.way.padEnd(7)} median ${String(r.medianMs).padStart(7)} ms  p90 ${String(r.p90Ms).padStart(7)} ms  x${r.ratioToCtr} of ctr`,
+      );
   }
 } finally {
   await daemon?.stop();

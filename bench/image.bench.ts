@@ -23,7 +23,10 @@ const EPOCH = 1_700_000_000;
 
 const repoRoot = findRepoRoot();
 const node = npmNodeBinary(repoRoot);
-const layers: LayerEntry[][] = [baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }), await appEntries(repoRoot)];
+const layers: LayerEntry[][] = [
+  baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }),
+  await appEntries(repoRoot),
+];
 const work = mkdtempSync(join(tmpdir(), 'cdk8s-kruise-image-bench-'));
 const dirs = layers.map((entries, i) => {
   const dir = join(work, `layer${i}`);
@@ -41,9 +44,13 @@ async function ours(): Promise<number> {
 function baseline(): number {
   let bytes = 0;
   for (const dir of dirs) {
-    const out = execFileSync('sh', ['-c', `tar --sort=name --mtime=@${EPOCH} --owner=0 --group=0 --numeric-owner -C "$1" -cf - . | gzip -9 -n`, 'sh', dir], {
-      maxBuffer: 1 << 30,
-    });
+    const out = execFileSync(
+      'sh',
+      ['-c', `tar --sort=name --mtime=@${EPOCH} --owner=0 --group=0 --numeric-owner -C "$1" -cf - . | gzip -9 -n`, 'sh', dir],
+      {
+        maxBuffer: 1 << 30,
+      },
+    );
     bytes += out.length;
   }
   return bytes;

@@ -19,7 +19,12 @@ function buildApp(app: App): void {
   const chart = new Chart(app, 'app');
   for (let i = 0; i < N; i++) {
     if (i % 10 === 0) {
-      new ApiObject(chart, `ipj${i}`, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: `ipj${i}` }, spec: { image: `example.io/app:${i}`, completionPolicy: { type: 'Always' } } });
+      new ApiObject(chart, `ipj${i}`, {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ImagePullJob',
+        metadata: { name: `ipj${i}` },
+        spec: { image: `example.io/app:${i}`, completionPolicy: { type: 'Always' } },
+      });
       continue;
     }
     const job = new kplus.Job(chart, `w${i}`, {
@@ -76,5 +81,7 @@ else {
   console.log(`  baseline (no KruiseRuntime)   ${result.baselineMs} ms`);
   console.log(`  with KruiseRuntime            ${result.withRuntimeMs} ms  (ratio ${result.ratio}x)`);
   console.log(`  KruiseRuntime, empty app      ${result.runtimeAloneMs} ms`);
-  console.log(`install: ${result.install.crds} CRDs (${result.install.crdBytes} bytes YAML), ${result.install.runtimeObjects} runtime objects (${result.install.runtimeBytes} bytes YAML)`);
+  console.log(
+    `install: ${result.install.crds} CRDs (${result.install.crdBytes} bytes YAML), ${result.install.runtimeObjects} runtime objects (${result.install.runtimeBytes} bytes YAML)`,
+  );
 }

@@ -60,7 +60,11 @@ export function repeat<K extends string, M>(names: readonly K[], opts: RepeatOpt
 }
 
 /** `repeat` for asynchronous measurements (one at a time, never overlapping). */
-export async function repeatAsync<K extends string, M>(names: readonly K[], opts: RepeatOptions, measure: (name: K) => Promise<M>): Promise<Record<K, M[]>> {
+export async function repeatAsync<K extends string, M>(
+  names: readonly K[],
+  opts: RepeatOptions,
+  measure: (name: K) => Promise<M>,
+): Promise<Record<K, M[]>> {
   const out = Object.fromEntries(names.map((n) => [n, [] as M[]])) as Record<K, M[]>;
   for (let round = 0; round < opts.warmup + opts.reps; round++) {
     for (const name of roundOrder(names, round, opts.order)) {

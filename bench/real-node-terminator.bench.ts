@@ -20,7 +20,11 @@ import { installRuntime } from '../test/harness/runtime-install.js';
 import { seedJob } from '../test/node/jobs.js';
 
 const { values } = parseArgs({
-  options: { jobs: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '4' }, json: { type: 'boolean', default: false } },
+  options: {
+    jobs: { type: 'string', default: '20' },
+    concurrency: { type: 'string', default: '4' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
@@ -84,7 +88,13 @@ async function main(): Promise<void> {
     const ns = 'bench';
     await core.createNamespace({ body: { metadata: { name: ns } } });
     for (let i = 0; ; i++) {
-      if (await core.readNamespacedServiceAccount({ name: 'default', namespace: ns }).then(() => true, () => false)) break;
+      if (
+        await core.readNamespacedServiceAccount({ name: 'default', namespace: ns }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       if (i > 300) throw new Error('no default ServiceAccount');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -92,13 +102,18 @@ async function main(): Promise<void> {
     // Job Complete as seen on a watch, timestamped on arrival.
     const completedAt = new Map<string, number>();
     const waiters = new Map<string, () => void>();
-    const watch = await new Watch(kc).watch(`/apis/batch/v1/namespaces/${ns}/jobs`, {}, (_type: string, job: V1Job) => {
-      const name = job.metadata!.name!;
-      if (!completedAt.has(name) && job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) {
-        completedAt.set(name, Date.now());
-        waiters.get(name)?.();
-      }
-    }, () => undefined);
+    const watch = await new Watch(kc).watch(
+      `/apis/batch/v1/namespaces/${ns}/jobs`,
+      {},
+      (_type: string, job: V1Job) => {
+        const name = job.metadata!.name!;
+        if (!completedAt.has(name) && job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) {
+          completedAt.set(name, Date.now());
+          waiters.get(name)?.();
+        }
+      },
+      () => undefined,
+    );
 
     async function runOne(mode: Mode, index: number): Promise<Sample> {
       const name = `${mode}-${index}`;
@@ -132,7 +147,10 @@ async function main(): Promise<void> {
     watch.abort();
 
     const stats = (mode: Mode, key: 'sidecarStopMs' | 'jobCompleteMs') => {
-      const sorted = samples.filter((s) => s.mode === mode).map((s) => s[key]).sort((a, b) => a - b);
+      const sorted = samples
+        .filter((s) => s.mode === mode)
+        .map((s) => s[key])
+        .sort((a, b) => a - b);
       return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: sorted.length };
     };
     const runtimePods = (await core.listNamespacedPod({ namespace: 'kruise-system' })).items.map((p) => ({
@@ -164,7 +182,9 @@ async function main(): Promise<void> {
             `ratio p50 ${(r.runtime.p50 / r.native.p50).toFixed(2)} p99 ${(r.runtime.p99 / r.native.p99).toFixed(2)} (n=${r.runtime.n}+${r.native.n})`,
         );
       }
-      console.log(`RSS: kubelet ${report.rssMiB.kubelet.toFixed(0)} MiB, containerd ${report.rssMiB.containerd.toFixed(0)} MiB, shims ${report.rssMiB.shims.toFixed(0)} MiB`);
+      console.log(
+        `RSS: kubelet ${report.rssMiB.kubelet.toFixed(0)} MiB, containerd ${report.rssMiB.containerd.toFixed(0)} MiB, shims ${report.rssMiB.shims.toFixed(0)} MiB`,
+      );
       for (const p of runtimePods) console.log(`RSS: ${p.pod} ${p.rssMiB.toFixed(1)} MiB`);
     }
   } finally {

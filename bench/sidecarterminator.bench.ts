@@ -87,7 +87,10 @@ function rssBytes(pid: number): number {
 /** A pod like a real Job pod: labels, annotations, env, resources, mounts, volumes, tolerations. */
 function jobPod(name: string, namespace: string, nodeName: string | undefined, sidecar: boolean): Pod {
   const env = Array.from({ length: 6 }, (_, i) => ({ name: `SETTING_${i}`, value: `value-${i}-${name}` }));
-  const mounts = [{ name: 'data', mountPath: '/data' }, { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }];
+  const mounts = [
+    { name: 'data', mountPath: '/data' },
+    { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+  ];
   const resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
   return {
     apiVersion: 'v1',
@@ -143,8 +146,24 @@ function statusOf(appState: object): object {
       startTime: now,
       conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: now }],
       containerStatuses: [
-        { name: 'app', image: 'registry.example.io/batch/app:1.2.3', imageID: '', ready: false, restartCount: 0, containerID: 'containerd://app', state: appState },
-        { name: 'envoy', image: 'registry.example.io/mesh/envoy:1.30', imageID: '', ready: true, restartCount: 0, containerID: 'containerd://envoy', state: { running: { startedAt: now } } },
+        {
+          name: 'app',
+          image: 'registry.example.io/batch/app:1.2.3',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          containerID: 'containerd://app',
+          state: appState,
+        },
+        {
+          name: 'envoy',
+          image: 'registry.example.io/mesh/envoy:1.30',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          containerID: 'containerd://envoy',
+          state: { running: { startedAt: now } },
+        },
       ],
     },
   };
@@ -157,24 +176,48 @@ try {
   const crd = run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'apply', '--server-side', '-f', '-']);
   crd.child.stdin!.end(JSON.stringify(toCustomResourceDefinition(ContainerRecreateRequestDefinition)));
   await crd;
-  await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/containerrecreaterequests.apps.kruise.io']);
+  await run(kubectl, [
+    '--kubeconfig',
+    plane.kubeconfigPath,
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/containerrecreaterequests.apps.kruise.io',
+  ]);
 
   const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
   for (const ns of ['kruise-system', 'bench-jobs', 'bench-base', 'bench-fill']) {
     await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   }
-  await client.create(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'bench-node', labels: { 'kubernetes.io/hostname': 'bench-node' } } });
+  await client.create(NODES, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'bench-node', labels: { 'kubernetes.io/hostname': 'bench-node' } },
+  });
 
   // The controller as shipped: the CLI bundle (no tsx, no node_modules).
   const dir = mkdtempSync(path.join(tmpdir(), 'kruise-bench-'));
   mkdirSync(path.join(dir, 'bin'));
   const main = path.join(dir, 'bin', 'cdk8s-kruise.mjs');
   writeFileSync(main, (await bundleCli(repoRoot)).code);
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: readPackageJson(repoRoot).name, version: readPackageJson(repoRoot).version, type: 'module' }));
-  ctl = await ControllerProcess.start(plane.kubeconfigPath, 'kruise-system', ['--feature-gates=SidecarTerminator=true', '--webhook-port', '0', ...(args.extra.workers ? ['--workers', `sidecarterminator=${args.extra.workers}`] : [])], {
-    logLevel: 'info',
-    entry: [...String(args.extra['node-flags']).split(' ').filter(Boolean), main],
-  });
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: readPackageJson(repoRoot).name, version: readPackageJson(repoRoot).version, type: 'module' }),
+  );
+  ctl = await ControllerProcess.start(
+    plane.kubeconfigPath,
+    'kruise-system',
+    [
+      '--feature-gates=SidecarTerminator=true',
+      '--webhook-port',
+      '0',
+      ...(args.extra.workers ? ['--workers', `sidecarterminator=${args.extra.workers}`] : []),
+    ],
+    {
+      logLevel: 'info',
+      entry: [...String(args.extra['node-flags']).split(' ').filter(Boolean), main],
+    },
+  );
   await ctl.waitReady();
   await sleep(2_000);
   const idleRss = rssBytes(ctl.pid);
@@ -187,7 +230,9 @@ try {
   await pool(names, C, async (name) => {
     const p = await client.create<Pod>(PODS, jobPod(name, 'bench-jobs', 'bench-node', true));
     uids.set(name, p.metadata.uid!);
-    await client.patch(PODS, name, 'bench-jobs', statusOf({ running: { startedAt: new Date().toISOString() } }), PatchStrategy.MergePatch, { subresource: 'status' });
+    await client.patch(PODS, name, 'bench-jobs', statusOf({ running: { startedAt: new Date().toISOString() } }), PatchStrategy.MergePatch, {
+      subresource: 'status',
+    });
   });
   log(`${N} running job pods created in ${Math.round(performance.now() - t)} ms`);
   // Let the controller's informer see them all (the running pods need no action).
@@ -224,9 +269,16 @@ try {
   const burstStart = performance.now();
   await pool(names, C, async (name) => {
     sent.set(name, performance.now());
-    await client.patch(PODS, name, 'bench-jobs', statusOf({ terminated: { exitCode: 0, reason: 'Completed', finishedAt: new Date().toISOString() } }), PatchStrategy.MergePatch, {
-      subresource: 'status',
-    });
+    await client.patch(
+      PODS,
+      name,
+      'bench-jobs',
+      statusOf({ terminated: { exitCode: 0, reason: 'Completed', finishedAt: new Date().toISOString() } }),
+      PatchStrategy.MergePatch,
+      {
+        subresource: 'status',
+      },
+    );
     written.set(name, performance.now());
   });
   const writesDone = performance.now();
@@ -239,7 +291,9 @@ try {
   const latency = names.map((n) => crrSeen.get(n)! - written.get(n)!);
   const watchLag = names.filter((n) => podSeen.has(n)).map((n) => podSeen.get(n)! - sent.get(n)!);
   const writeRtt = names.map((n) => written.get(n)! - sent.get(n)!);
-  log(`${N} status writes in ${Math.round(writesDone - burstStart)} ms; last CRR ${Math.round(lastCrr - burstStart)} ms after the burst began`);
+  log(
+    `${N} status writes in ${Math.round(writesDone - burstStart)} ms; last CRR ${Math.round(lastCrr - burstStart)} ms after the burst began`,
+  );
 
   // Exactly one CRR per pod.
   const allCrrs = await client.list(CONTAINER_RECREATE_REQUESTS, { namespace: 'bench-jobs' });
@@ -263,9 +317,13 @@ try {
   // --- memory: 10,000 pods in the cache
   const fill = Math.max(0, FILL - N);
   t = performance.now();
-  await pool(Array.from({ length: fill }, (_, i) => `web-${i}`), C, async (name) => {
-    await client.create(PODS, jobPod(name, 'bench-fill', undefined, false));
-  });
+  await pool(
+    Array.from({ length: fill }, (_, i) => `web-${i}`),
+    C,
+    async (name) => {
+      await client.create(PODS, jobPod(name, 'bench-fill', undefined, false));
+    },
+  );
   log(`${fill} more pods created in ${Math.round(performance.now() - t)} ms`);
   for (let i = 0; i < 120; i++) {
     if ((await ctl.metric('informer_cached_objects', { resource: 'pods' })) >= FILL) break;
@@ -305,12 +363,22 @@ try {
   };
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
-    console.log(`Sidecar terminator: ${N} job pods finishing together (${C} status writes in flight), real kube-apiserver; controller node flags: ${args.extra['node-flags'] || '(none)'}, workers: ${args.extra.workers ?? 'default'}`);
-    console.log(`  status write -> CRR seen     p50 ${result.controller.p50Ms} ms   p99 ${result.controller.p99Ms} ms   max ${result.controller.maxMs} ms   (target p99 <= 100 ms)`);
-    console.log(`  baseline: CRR create (API)   p50 ${result.baselineCrrCreate.p50Ms} ms   p99 ${result.baselineCrrCreate.p99Ms} ms   -> ratio p50 ${result.ratioToCrrCreate.p50}x, p99 ${result.ratioToCrrCreate.p99}x`);
-    console.log(`  baseline: watch delivery     p50 ${result.baselineWatchDelivery.p50Ms} ms   p99 ${result.baselineWatchDelivery.p99Ms} ms   (write sent -> event seen; the write's round trip: p50 ${result.statusWriteRtt.p50Ms} ms, p99 ${result.statusWriteRtt.p99Ms} ms)`);
+    console.log(
+      `Sidecar terminator: ${N} job pods finishing together (${C} status writes in flight), real kube-apiserver; controller node flags: ${args.extra['node-flags'] || '(none)'}, workers: ${args.extra.workers ?? 'default'}`,
+    );
+    console.log(
+      `  status write -> CRR seen     p50 ${result.controller.p50Ms} ms   p99 ${result.controller.p99Ms} ms   max ${result.controller.maxMs} ms   (target p99 <= 100 ms)`,
+    );
+    console.log(
+      `  baseline: CRR create (API)   p50 ${result.baselineCrrCreate.p50Ms} ms   p99 ${result.baselineCrrCreate.p99Ms} ms   -> ratio p50 ${result.ratioToCrrCreate.p50}x, p99 ${result.ratioToCrrCreate.p99}x`,
+    );
+    console.log(
+      `  baseline: watch delivery     p50 ${result.baselineWatchDelivery.p50Ms} ms   p99 ${result.baselineWatchDelivery.p99Ms} ms   (write sent -> event seen; the write's round trip: p50 ${result.statusWriteRtt.p50Ms} ms, p99 ${result.statusWriteRtt.p99Ms} ms)`,
+    );
     console.log(`  burst: writes ${result.burst.statusWritesMs} ms, all ${N} CRRs ${result.burst.allCrrsMs} ms after start`);
-    console.log(`  memory: ${cached} pods cached, RSS ${result.memory.rssMiB} MiB (idle ${result.memory.idleRssMiB} MiB, ${result.memory.ratioToIdle}x), heap used ${result.memory.heapUsedMiB} MiB; the pods as JSON: ${result.memory.podsJsonMiB} MiB (target RSS <= 150 MB)`);
+    console.log(
+      `  memory: ${cached} pods cached, RSS ${result.memory.rssMiB} MiB (idle ${result.memory.idleRssMiB} MiB, ${result.memory.ratioToIdle}x), heap used ${result.memory.heapUsedMiB} MiB; the pods as JSON: ${result.memory.podsJsonMiB} MiB (target RSS <= 150 MB)`,
+    );
   }
 } finally {
   await ctl?.stop('SIGTERM');

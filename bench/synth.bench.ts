@@ -19,7 +19,9 @@ const WARMUP = args.warmup;
 function containers(i: number): kplus.ContainerProps[] {
   return [
     {
-      name: 'app', image: `example.io/app-${i % 50}:1.0.${i}`, portNumber: 8080,
+      name: 'app',
+      image: `example.io/app-${i % 50}:1.0.${i}`,
+      portNumber: 8080,
       envVariables: { INDEX: kplus.EnvValue.fromValue(String(i)) },
       readiness: kplus.Probe.fromHttpGet('/healthz'),
     },
@@ -75,22 +77,28 @@ function timeSynth(build: (app: App) => void): { ms: number; cpu: number; bytes:
 function main(): void {
   const oursApp = new App({ outdir: 'unused' });
   buildOurs(oursApp);
-  const manifests = oursApp.charts.flatMap(c => c.toJson() as ApiObjectProps[]);
+  const manifests = oursApp.charts.flatMap((c) => c.toJson() as ApiObjectProps[]);
   const variants: Array<[string, (app: App) => void]> = [
-    ['ours', buildOurs], ['plus', buildPlus], ['raw', buildRawFrom(manifests)],
+    ['ours', buildOurs],
+    ['plus', buildPlus],
+    ['raw', buildRawFrom(manifests)],
   ];
   const builds = new Map(variants);
   const bytes = new Map<string, number>();
   // Rotating order: drift on a shared machine hits every variant alike.
-  const runs = repeat(variants.map(([name]) => name), { warmup: WARMUP, reps: REPS, order: 'rotate' }, (name) => {
-    const build = builds.get(name)!;
-    collectGarbage();
-    const render = timeRender(build);
-    collectGarbage();
-    const synth = timeSynth(build);
-    bytes.set(name, synth.bytes);
-    return { render, synth };
-  });
+  const runs = repeat(
+    variants.map(([name]) => name),
+    { warmup: WARMUP, reps: REPS, order: 'rotate' },
+    (name) => {
+      const build = builds.get(name)!;
+      collectGarbage();
+      const render = timeRender(build);
+      collectGarbage();
+      const synth = timeSynth(build);
+      bytes.set(name, synth.bytes);
+      return { render, synth };
+    },
+  );
   const perVariant = (pick: (run: (typeof runs)[string][number]) => number) =>
     new Map<string, number[]>(Object.entries(runs).map(([name, rs]) => [name, rs.map(pick)]));
   const samples = perVariant((r) => r.synth.ms);
@@ -111,7 +119,9 @@ function main(): void {
     };
   };
   const result = {
-    workloads: N, reps: REPS, warmup: WARMUP,
+    workloads: N,
+    reps: REPS,
+    warmup: WARMUP,
     render: phase(renderSamples, renderCpuSamples),
     synth: phase(samples, cpuSamples),
     yamlBytes: Object.fromEntries(bytes),
@@ -132,9 +142,14 @@ function main(): void {
   ] as const) {
     console.log(`  ${label} ${f(r.medianCpuMs[key])}    ${f(r.medianWallMs[key])}   ${f(s.medianCpuMs[key])}   ${f(s.medianWallMs[key])}`);
   }
-  for (const [name, p] of [['render', r], ['synth', s]] as const) {
-    console.log(`  ${name.padEnd(6)} (CPU): ours/(a) = ${x(p.ratios.oursVsPlus)} (target <= 1.20x), ours/(b) = ${x(p.ratios.oursVsRaw)}, `
-      + `(a)/(b) = ${x(p.ratios.plusVsRaw)}; wall ours/(a) = ${x(p.wallRatios.oursVsPlus)}`);
+  for (const [name, p] of [
+    ['render', r],
+    ['synth', s],
+  ] as const) {
+    console.log(
+      `  ${name.padEnd(6)} (CPU): ours/(a) = ${x(p.ratios.oursVsPlus)} (target <= 1.20x), ours/(b) = ${x(p.ratios.oursVsRaw)}, ` +
+        `(a)/(b) = ${x(p.ratios.plusVsRaw)}; wall ours/(a) = ${x(p.wallRatios.oursVsPlus)}`,
+    );
   }
   if (result.render.ratios.oursVsPlus > 1.2 || result.synth.ratios.oursVsPlus > 1.2) process.exitCode = 1;
 }

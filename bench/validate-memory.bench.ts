@@ -22,8 +22,19 @@ const bundleDir = path.join(repo, 'node_modules/.cache/cdk8s-kruise-bench');
 const cli = path.join(bundleDir, 'app/cli.mjs');
 const pkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { name: string; version: string };
 mkdirSync(bundleDir, { recursive: true });
-writeFileSync(path.join(bundleDir, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true }));
-await build({ entryPoints: [path.join(repo, 'src/cli/main.ts')], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: cli, logLevel: 'warning' });
+writeFileSync(
+  path.join(bundleDir, 'package.json'),
+  JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module', private: true }),
+);
+await build({
+  entryPoints: [path.join(repo, 'src/cli/main.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  packages: 'external',
+  outfile: cli,
+  logLevel: 'warning',
+});
 
 function erroringDoc(i: number): string {
   return `---
@@ -71,12 +82,27 @@ function peakRssMb(file: string, format: string): { mb: number; code: number | n
   rmSync(rssFile, { force: true });
   const r = spawnSync(
     process.execPath,
-    ['--import', path.join(repo, 'bench/support/report-max-rss.mjs'), cli, 'validate', '--format', format, '--max-file-size', '1GiB', '--output', path.join(dir, `report.${format}`), file],
+    [
+      '--import',
+      path.join(repo, 'bench/support/report-max-rss.mjs'),
+      cli,
+      'validate',
+      '--format',
+      format,
+      '--max-file-size',
+      '1GiB',
+      '--output',
+      path.join(dir, `report.${format}`),
+      file,
+    ],
     { cwd: repo, encoding: 'utf8', env: { ...process.env, BENCH_MAX_RSS_FILE: rssFile }, maxBuffer: 1 << 20 },
   );
   if (r.status !== 1) throw new Error(`validate exited ${r.status} (expected 1: findings): ${r.stderr.slice(0, 2000)}`);
   const report = readFileSync(path.join(dir, `report.${format}`), 'utf8');
-  const summary = format === 'json' ? JSON.stringify((JSON.parse(report) as { summary: unknown }).summary) : report.trimEnd().split('\n').slice(-2).join(' | ');
+  const summary =
+    format === 'json'
+      ? JSON.stringify((JSON.parse(report) as { summary: unknown }).summary)
+      : report.trimEnd().split('\n').slice(-2).join(' | ');
   return { mb: Number(readFileSync(rssFile, 'utf8')) / 1024, code: r.status, findings: summary };
 }
 
@@ -89,7 +115,13 @@ try {
   for (const format of ['text', 'json']) {
     const baseline = peakRssMb(small, format);
     const peak = peakRssMb(big, format);
-    results[format] = { baselineMb: Math.round(baseline.mb), peakMb: Math.round(peak.mb), ratio: ratio(peak.mb, baseline.mb), withinLimit: peak.mb <= args.limitMb, summary: peak.findings };
+    results[format] = {
+      baselineMb: Math.round(baseline.mb),
+      peakMb: Math.round(peak.mb),
+      ratio: ratio(peak.mb, baseline.mb),
+      withinLimit: peak.mb <= args.limitMb,
+      summary: peak.findings,
+    };
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

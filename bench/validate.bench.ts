@@ -41,7 +41,11 @@ function doc(i: number): Record<string, unknown> {
             metadata: { labels: { app: `web-${i}` }, annotations: { 'kruise.io/container-exit-priority': '{"log-agent":1,"envoy":2}' } },
             spec: {
               containers: [
-                { ...container('app', `example.io/app-${i % 50}:1.0.${i}`), ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: { path: '/healthz', port: 8080 } } },
+                {
+                  ...container('app', `example.io/app-${i % 50}:1.0.${i}`),
+                  ports: [{ containerPort: 8080 }],
+                  readinessProbe: { httpGet: { path: '/healthz', port: 8080 } },
+                },
                 container('log-agent', 'fluent/fluent-bit:3.0'),
                 container('envoy', 'envoyproxy/envoy:v1.30.0'),
               ],
@@ -89,7 +93,10 @@ function doc(i: number): Record<string, unknown> {
           parallelism: broken ? '50%' : 10,
           pullPolicy: { timeoutSeconds: 300, backoffLimit: 3 },
           completionPolicy: { type: 'Always', activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 },
-          sandboxConfig: { annotations: { 'io.kubernetes.image.metrics.tags': 'cluster=cn-shanghai' }, labels: { 'io.kubernetes.image.app': 'foo' } },
+          sandboxConfig: {
+            annotations: { 'io.kubernetes.image.metrics.tags': 'cluster=cn-shanghai' },
+            labels: { 'io.kubernetes.image.app': 'foo' },
+          },
         },
       };
     case 4:
@@ -104,7 +111,12 @@ function doc(i: number): Record<string, unknown> {
         },
       };
     default:
-      return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cfg-${i}`, namespace: ns }, data: { 'app.properties': `key=${i}\nother=value\n` } };
+      return {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `cfg-${i}`, namespace: ns },
+        data: { 'app.properties': `key=${i}\nother=value\n` },
+      };
   }
 }
 
@@ -135,7 +147,14 @@ const validateRow = rows.find((r) => r.name === 'cdk8s-kruise validate')!;
 if (args.json) {
   console.log(JSON.stringify({ docs: N, bytes: bytes.length, reps: REPS, findings, rows }, null, 2));
 } else {
-  console.log(`validate benchmark: ${N} documents, ${(bytes.length / 1e6).toFixed(1)} MB of YAML, ${findings} findings, median of ${REPS} runs`);
-  for (const r of rows) console.log(`  ${r.name.padEnd(36)} ${String(r.ms).padStart(9)} ms  ${String(r.docsPerSecond).padStart(9)} docs/s  ratio ${r.ratioToYamlParse}`);
-  console.log(`validate / yaml.parseAllDocuments = ${validateRow.ratioToYamlParse} (target < 1.0: ${validateRow.ratioToYamlParse < 1 ? 'met' : 'NOT met'})`);
+  console.log(
+    `validate benchmark: ${N} documents, ${(bytes.length / 1e6).toFixed(1)} MB of YAML, ${findings} findings, median of ${REPS} runs`,
+  );
+  for (const r of rows)
+    console.log(
+      `  ${r.name.padEnd(36)} ${String(r.ms).padStart(9)} ms  ${String(r.docsPerSecond).padStart(9)} docs/s  ratio ${r.ratioToYamlParse}`,
+    );
+  console.log(
+    `validate / yaml.parseAllDocuments = ${validateRow.ratioToYamlParse} (target < 1.0: ${validateRow.ratioToYamlParse < 1 ? 'met' : 'NOT met'})`,
+  );
 }

@@ -31,7 +31,9 @@ function open(kind: 'slow' | 'partial'): void {
       return;
     }
     stats.partialOpened++;
-    sock.write(`POST ${path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${partialBytes}\r\n\r\n{"a":"`);
+    sock.write(
+      `POST ${path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${partialBytes}\r\n\r\n{"a":"`,
+    );
     // Send the bulk unless already refused (saves this process the encryption of bodies nobody reads).
     setTimeout(() => {
       if (answered || sock.destroyed) return;

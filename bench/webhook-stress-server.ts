@@ -25,5 +25,7 @@ loop.enable();
 process.on('SIGTERM', () => {
   loop.disable();
   const ms = (ns: number) => Math.round(ns / 1e5) / 10;
-  process.stdout.write(`${JSON.stringify({ loopDelayP99Ms: ms(loop.percentile(99)), loopDelayMaxMs: ms(loop.max) })}\n`, () => process.exit(0));
+  process.stdout.write(`${JSON.stringify({ loopDelayP99Ms: ms(loop.percentile(99)), loopDelayMaxMs: ms(loop.max) })}\n`, () =>
+    process.exit(0),
+  );
 });

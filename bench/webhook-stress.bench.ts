@@ -73,19 +73,32 @@ const agent = new Agent({ keepAlive: true, maxSockets: 8, ca, servername: 'local
 function review(): Promise<{ ms: number; ok: boolean }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: PATH, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let ok: boolean;
-        try {
-          ok = res.statusCode === 200 && (JSON.parse(Buffer.concat(chunks).toString()) as { response?: { allowed?: unknown } }).response?.allowed === true;
-        } catch {
-          ok = false;
-        }
-        resolve({ ms: performance.now() - t0, ok });
-      });
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: PATH,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let ok: boolean;
+          try {
+            ok =
+              res.statusCode === 200 &&
+              (JSON.parse(Buffer.concat(chunks).toString()) as { response?: { allowed?: unknown } }).response?.allowed === true;
+          } catch {
+            ok = false;
+          }
+          resolve({ ms: performance.now() - t0, ok });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve({ ms: performance.now() - t0, ok: false }));
     req.end(body);
@@ -127,7 +140,17 @@ const caFile = join(mkdtempSync(join(tmpdir(), 'webhook-stress-')), 'ca.pem');
 writeFileSync(caFile, ca);
 const attacker = spawn(
   process.execPath,
-  ['--import', 'tsx', fileURLToPath(new URL('./webhook-stress-attacker.ts', import.meta.url)), String(port), caFile, String(args.slow), String(args.partial), String(partialBytes), PATH],
+  [
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('./webhook-stress-attacker.ts', import.meta.url)),
+    String(port),
+    caFile,
+    String(args.slow),
+    String(args.partial),
+    String(partialBytes),
+    PATH,
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 let attackOut = '';
@@ -155,12 +178,33 @@ agent.destroy();
 
 const p = (xs: number[], q: number) => (xs.length ? Math.round(percentile(xs, q) * 10) / 10 : NaN);
 const result = {
-  server: { nodeOptions: MANAGER_NODE_OPTIONS, stayedUp, exitCode: exited ?? null, peakRssMiB: Math.round(peakMiB), containerLimitMiB: CONTAINER_LIMIT_MIB, underLimit: peakMiB < CONTAINER_LIMIT_MIB, rssBeforeAttackMiB: Math.round(rssBeforeAttack), eventLoopDelay: loop, maxSampledRssMiB: Math.round(Math.max(...sampleRss.filter(Number.isFinite))) },
+  server: {
+    nodeOptions: MANAGER_NODE_OPTIONS,
+    stayedUp,
+    exitCode: exited ?? null,
+    peakRssMiB: Math.round(peakMiB),
+    containerLimitMiB: CONTAINER_LIMIT_MIB,
+    underLimit: peakMiB < CONTAINER_LIMIT_MIB,
+    rssBeforeAttackMiB: Math.round(rssBeforeAttack),
+    eventLoopDelay: loop,
+    maxSampledRssMiB: Math.round(Math.max(...sampleRss.filter(Number.isFinite))),
+  },
   attack: { slowConnections: args.slow, partialBodies: args.partial, partialBodyBytes: partialBytes, seconds: args.seconds, ...stats },
   validReviews: {
     ratePerSecond: args.rate,
-    baseline: { answered: baseline.latencies.length, failed: baseline.failed, p50Ms: p(baseline.latencies, 0.5), p99Ms: p(baseline.latencies, 0.99) },
-    stress: { answered: stressed.latencies.length, failed: stressed.failed, p50Ms: p(stressed.latencies, 0.5), p99Ms: p(stressed.latencies, 0.99), maxMs: p(stressed.latencies, 1) },
+    baseline: {
+      answered: baseline.latencies.length,
+      failed: baseline.failed,
+      p50Ms: p(baseline.latencies, 0.5),
+      p99Ms: p(baseline.latencies, 0.99),
+    },
+    stress: {
+      answered: stressed.latencies.length,
+      failed: stressed.failed,
+      p50Ms: p(stressed.latencies, 0.5),
+      p99Ms: p(stressed.latencies, 0.99),
+      maxMs: p(stressed.latencies, 1),
+    },
     p99StressOverBaseline: ratio(percentile(stressed.latencies, 0.99), percentile(baseline.latencies, 0.99)),
   },
   machine: { loadAverage: loadavg(), cpus: availableParallelism() },
@@ -169,13 +213,29 @@ const result = {
 if (args.json) console.log(JSON.stringify(result, null, 2));
 else {
   const v = result.validReviews;
-  console.log(`webhook server (${MANAGER_NODE_OPTIONS}) under ${args.slow} slow connections + ${args.partial} partial ${args['partial-mb']} MB bodies for ${args.seconds} s:`);
-  console.log(`  stayed up: ${stayedUp}   peak RSS: ${result.server.peakRssMiB} MiB (limit ${CONTAINER_LIMIT_MIB} MiB; before the attack ${result.server.rssBeforeAttackMiB} MiB)`);
-  console.log(`  valid reviews at ${args.rate}/s  baseline p50 ${v.baseline.p50Ms} ms p99 ${v.baseline.p99Ms} ms (${v.baseline.failed} failed)`);
-  console.log(`                        stress   p50 ${v.stress.p50Ms} ms p99 ${v.stress.p99Ms} ms max ${v.stress.maxMs} ms (${v.stress.failed} failed of ${v.stress.answered + v.stress.failed})`);
-  console.log(`  p99 stress/baseline: ${v.p99StressOverBaseline}x   server event-loop delay over the run: p99 ${loop.loopDelayP99Ms} ms, max ${loop.loopDelayMaxMs} ms`);
-  console.log(`  machine load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${availableParallelism()} CPUs`);
-  console.log(`  attack: ${stats.slowOpened} slow and ${stats.partialOpened} partial connections opened (${stats.partialBodiesSent} sent their body), ${stats.refused503} refused with 503, ${stats.cutOff} cut off by the server`);
+  console.log(
+    `webhook server (${MANAGER_NODE_OPTIONS}) under ${args.slow} slow connections + ${args.partial} partial ${args['partial-mb']} MB bodies for ${args.seconds} s:`,
+  );
+  console.log(
+    `  stayed up: ${stayedUp}   peak RSS: ${result.server.peakRssMiB} MiB (limit ${CONTAINER_LIMIT_MIB} MiB; before the attack ${result.server.rssBeforeAttackMiB} MiB)`,
+  );
+  console.log(
+    `  valid reviews at ${args.rate}/s  baseline p50 ${v.baseline.p50Ms} ms p99 ${v.baseline.p99Ms} ms (${v.baseline.failed} failed)`,
+  );
+  console.log(
+    `                        stress   p50 ${v.stress.p50Ms} ms p99 ${v.stress.p99Ms} ms max ${v.stress.maxMs} ms (${v.stress.failed} failed of ${v.stress.answered + v.stress.failed})`,
+  );
+  console.log(
+    `  p99 stress/baseline: ${v.p99StressOverBaseline}x   server event-loop delay over the run: p99 ${loop.loopDelayP99Ms} ms, max ${loop.loopDelayMaxMs} ms`,
+  );
+  console.log(
+    `  machine load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')} on ${availableParallelism()} CPUs`,
+  );
+  console.log(
+    `  attack: ${stats.slowOpened} slow and ${stats.partialOpened} partial connections opened (${stats.partialBodiesSent} sent their body), ${stats.refused503} refused with 503, ${stats.cutOff} cut off by the server`,
+  );
   console.log(`  targets: ${JSON.stringify(result.targets)}`);
 }
 process.exit(0);

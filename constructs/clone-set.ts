@@ -81,7 +81,8 @@ export class CloneSetUpdateStrategy {
     public readonly type: CloneSetUpdateStrategyType,
     private readonly options: CloneSetUpdateStrategyOptions,
   ) {
-    for (const field of ['partition', 'maxUnavailable', 'maxSurge'] as const) percentOrAbsoluteValue(options[field], `CloneSetUpdateStrategy: ${field}`);
+    for (const field of ['partition', 'maxUnavailable', 'maxSurge'] as const)
+      percentOrAbsoluteValue(options[field], `CloneSetUpdateStrategy: ${field}`);
   }
 
   /** @internal */
@@ -93,9 +94,7 @@ export class CloneSetUpdateStrategy {
       maxUnavailable: percentOrAbsoluteValue(o.maxUnavailable, 'CloneSetUpdateStrategy: maxUnavailable'),
       maxSurge: percentOrAbsoluteValue(o.maxSurge, 'CloneSetUpdateStrategy: maxSurge'),
       paused: o.paused,
-      inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod
-        ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() }
-        : undefined,
+      inPlaceUpdateStrategy: o.inPlaceUpdateGracePeriod ? { gracePeriodSeconds: o.inPlaceUpdateGracePeriod.toSeconds() } : undefined,
     };
   }
 }
@@ -237,8 +236,7 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
     if (props.replicas !== undefined && (!Number.isSafeInteger(props.replicas) || props.replicas < 0)) {
       throw new Error(`[${this.node.path}] replicas must be a non-negative integer, got ${props.replicas}.`);
     }
-    if (props.revisionHistoryLimit !== undefined
-      && (!Number.isSafeInteger(props.revisionHistoryLimit) || props.revisionHistoryLimit < 0)) {
+    if (props.revisionHistoryLimit !== undefined && (!Number.isSafeInteger(props.revisionHistoryLimit) || props.revisionHistoryLimit < 0)) {
       throw new Error(`[${this.node.path}] revisionHistoryLimit must be a non-negative integer, got ${props.revisionHistoryLimit}.`);
     }
     this.replicas = props.replicas ?? 1;
@@ -260,7 +258,13 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
 
   /** @see kplus.IScalable.toScalingTarget */
   public toScalingTarget(): kplus.ScalingTarget {
-    return { kind: this.apiObject.kind, apiVersion: this.apiObject.apiVersion, name: this.name, containers: this.containers, replicas: this.givenReplicas };
+    return {
+      kind: this.apiObject.kind,
+      apiVersion: this.apiObject.apiVersion,
+      name: this.name,
+      containers: this.containers,
+      replicas: this.givenReplicas,
+    };
   }
 
   /**
@@ -269,7 +273,8 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
    */
   public exposeViaService(options: kplus.DeploymentExposeViaServiceOptions = {}): kplus.Service {
     const containerPorts = this.containers.flatMap((c) => c.ports);
-    const ports = options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
+    const ports =
+      options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
     if (ports.length === 0) {
       throw new Error(`[${this.node.path}] exposeViaService: no ports to expose; pass ports, or give a container portNumber/ports.`);
     }
@@ -280,7 +285,9 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
     for (const port of ports) {
       const target = port.targetPort ?? port.port;
       if (!exposed.includes(target)) {
-        throw new Error(`[${this.node.path}] exposeViaService: port ${target} is not exposed by any container (container ports: ${exposed.join(', ') || 'none'}).`);
+        throw new Error(
+          `[${this.node.path}] exposeViaService: port ${target} is not exposed by any container (container ports: ${exposed.join(', ') || 'none'}).`,
+        );
       }
     }
     return new kplus.Service(this, `${options.name ?? ''}Service`, {
@@ -319,7 +326,7 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
     const podSpec = kplus.k8s.toJson_PodSpec(this._toPodSpec()) as V1PodSpec;
     // The CloneSet controller supplies the volumes of claim templates itself.
     if (this._claimTemplates.size > 0 && Array.isArray(podSpec.volumes)) {
-      const kept = podSpec.volumes.filter(v => !this._claimTemplates.has(v.name));
+      const kept = podSpec.volumes.filter((v) => !this._claimTemplates.has(v.name));
       podSpec.volumes = kept.length > 0 ? kept : undefined;
     }
     const scale = this.scaleStrategy;
@@ -327,19 +334,24 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
       replicas: this.hasAutoscaler ? undefined : this.replicas,
       selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
       template: { metadata: this.podMetadata.toJson() as Record<string, unknown>, spec: podSpec },
-      volumeClaimTemplates: this._claimTemplates.size > 0
-        ? [...this._claimTemplates.values()].map(t => ({
-          metadata: { name: t.name },
-          spec: {
-            accessModes: t.accessModes ?? [kplus.PersistentVolumeAccessMode.READ_WRITE_ONCE],
-            resources: { requests: { storage: t.storage.asString() } },
-            storageClassName: t.storageClassName,
-            volumeMode: t.volumeMode,
-          },
-        }))
-        : undefined,
+      volumeClaimTemplates:
+        this._claimTemplates.size > 0
+          ? [...this._claimTemplates.values()].map((t) => ({
+              metadata: { name: t.name },
+              spec: {
+                accessModes: t.accessModes ?? [kplus.PersistentVolumeAccessMode.READ_WRITE_ONCE],
+                resources: { requests: { storage: t.storage.asString() } },
+                storageClassName: t.storageClassName,
+                volumeMode: t.volumeMode,
+              },
+            }))
+          : undefined,
       scaleStrategy: scale
-        ? { disablePVCReuse: scale.disablePVCReuse, podsToDelete: scale.podsToDelete, maxUnavailable: percentOrAbsoluteValue(scale.maxUnavailable, `[${this.node.path}] scaleStrategy.maxUnavailable`) }
+        ? {
+            disablePVCReuse: scale.disablePVCReuse,
+            podsToDelete: scale.podsToDelete,
+            maxUnavailable: percentOrAbsoluteValue(scale.maxUnavailable, `[${this.node.path}] scaleStrategy.maxUnavailable`),
+          }
         : undefined,
       updateStrategy: this.updateStrategy._toKube(),
       lifecycle: renderLifecycle(this.lifecycle, this.node.path),

@@ -87,7 +87,11 @@ export class ContainerRecreateRequest extends kplus.Resource {
   /** The Kubernetes resource type (plural). */
   public readonly resourceType = 'containerrecreaterequests';
 
-  public constructor(scope: Construct, id: string, private readonly props: ContainerRecreateRequestProps) {
+  public constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ContainerRecreateRequestProps,
+  ) {
     super(scope, id);
     const where = this.node.path;
     if (dns1123SubdomainError(props.podName) !== undefined) {
@@ -118,16 +122,16 @@ export class ContainerRecreateRequest extends kplus.Resource {
     const s = p.strategy;
     return {
       podName: p.podName,
-      containers: p.containers.map(name => ({ name })),
+      containers: p.containers.map((name) => ({ name })),
       strategy: s
         ? {
-          failurePolicy: s.failurePolicy,
-          orderedRecreate: s.orderedRecreate,
-          forceRecreate: s.forceRecreate,
-          terminationGracePeriodSeconds: s.terminationGracePeriod?.toSeconds(),
-          unreadyGracePeriodSeconds: s.unreadyGracePeriod?.toSeconds(),
-          minStartedSeconds: s.minStarted?.toSeconds(),
-        }
+            failurePolicy: s.failurePolicy,
+            orderedRecreate: s.orderedRecreate,
+            forceRecreate: s.forceRecreate,
+            terminationGracePeriodSeconds: s.terminationGracePeriod?.toSeconds(),
+            unreadyGracePeriodSeconds: s.unreadyGracePeriod?.toSeconds(),
+            minStartedSeconds: s.minStarted?.toSeconds(),
+          }
         : undefined,
       activeDeadlineSeconds: p.activeDeadline?.toSeconds(),
       ttlSecondsAfterFinished: p.ttlAfterFinished?.toSeconds(),

@@ -178,7 +178,11 @@ export class ImagePullJob extends kplus.Resource {
   /** The image pulled. */
   public readonly image: string;
 
-  public constructor(scope: Construct, id: string, private readonly props: ImagePullJobProps) {
+  public constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ImagePullJobProps,
+  ) {
     super(scope, id);
     const where = this.node.path;
     const imageError = imageReferenceError(props.image);
@@ -197,8 +201,10 @@ export class ImagePullJob extends kplus.Resource {
     if (timeout <= 0) throw new Error(`[${where}] pullPolicy.timeout must be positive.`);
     const deadline = props.completionPolicy?.activeDeadline?.toSeconds();
     if (deadline !== undefined && deadline < timeout) {
-      throw new Error(`[${where}] completionPolicy activeDeadline (${deadline}s) must be at least pullPolicy.timeout `
-        + `(${timeout}s), or no pull could ever finish.`);
+      throw new Error(
+        `[${where}] completionPolicy activeDeadline (${deadline}s) must be at least pullPolicy.timeout ` +
+          `(${timeout}s), or no pull could ever finish.`,
+      );
     }
     this.image = props.image;
     this.apiObject = new ApiObject(this, 'Resource', {
@@ -219,9 +225,7 @@ export class ImagePullJob extends kplus.Resource {
       selector: p.selector?._toKube(),
       podSelector: p.podSelector ? kplus.k8s.toJson_LabelSelector(p.podSelector._toKube()) : undefined,
       parallelism: p.parallelism,
-      pullPolicy: p.pullPolicy
-        ? { timeoutSeconds: p.pullPolicy.timeout?.toSeconds(), backoffLimit: p.pullPolicy.backoffLimit }
-        : undefined,
+      pullPolicy: p.pullPolicy ? { timeoutSeconds: p.pullPolicy.timeout?.toSeconds(), backoffLimit: p.pullPolicy.backoffLimit } : undefined,
       completionPolicy: {
         type: completion.type,
         activeDeadlineSeconds: completion.activeDeadline?.toSeconds(),

@@ -12,8 +12,10 @@ export function imageReferenceError(image: string): string | undefined {
   const reason = referenceError(image);
   if (reason === undefined) return undefined;
   if (typeof image !== 'string' || image.length === 0) return reason;
-  return `${JSON.stringify(image)} is not a valid image reference (${reason}); expected [registry[:port]/]name[:tag][@sha256:<hex>] `
-    + 'with a lower-case repository name, e.g. "nginx:1.9.1" or "registry.example.com:5000/team/app@sha256:…"';
+  return (
+    `${JSON.stringify(image)} is not a valid image reference (${reason}); expected [registry[:port]/]name[:tag][@sha256:<hex>] ` +
+    'with a lower-case repository name, e.g. "nginx:1.9.1" or "registry.example.com:5000/team/app@sha256:…"'
+  );
 }
 
 /** How a sidecar is stopped once the Job's main containers are done. */
@@ -89,8 +91,10 @@ export class JobSidecarTermination {
 
   private constructor(private readonly owner: IConstruct) {
     if (isPlusPodOwner(owner) && owner.restartPolicy === 'Always') {
-      throw new Error(`[${owner.node.path}] Job sidecar termination needs restartPolicy Never or OnFailure, but this `
-        + 'pod template uses Always. Fix: pass restartPolicy: RestartPolicy.NEVER (or ON_FAILURE).');
+      throw new Error(
+        `[${owner.node.path}] Job sidecar termination needs restartPolicy Never or OnFailure, but this ` +
+          'pod template uses Always. Fix: pass restartPolicy: RestartPolicy.NEVER (or ON_FAILURE).',
+      );
     }
     this.features = PodFeatures.of(owner);
   }
@@ -105,8 +109,10 @@ export class JobSidecarTermination {
     checkContainerName(name, where);
     const quickExitImage = options.mode?.quickExitImage;
     if (quickExitImage !== undefined && options.ignoreExitCode) {
-      throw new Error(`[${where}] sidecar "${name}": ignoreExitCode is only honoured in kill mode; `
-        + 'a quick-exit image must itself exit 0. Fix: drop ignoreExitCode or use SidecarTerminationMode.kill().');
+      throw new Error(
+        `[${where}] sidecar "${name}": ignoreExitCode is only honoured in kill mode; ` +
+          'a quick-exit image must itself exit 0. Fix: drop ignoreExitCode or use SidecarTerminationMode.kill().',
+      );
     }
     this.features.sidecars.set(name, { quickExitImage, ignoreExitCode: options.ignoreExitCode ?? false });
     return this;
@@ -119,9 +125,11 @@ export class JobSidecarTermination {
    */
   public addSidecar(props: kplus.ContainerProps, options: SidecarTerminationOptions = {}): kplus.Container {
     if (!isPlusPodOwner(this.owner)) {
-      throw new Error(`[${this.owner.node.path}] addSidecar needs a cdk8s-plus pod owner (a Pod, Job, CronJob, Deployment, `
-        + `StatefulSet, DaemonSet or CloneSet, from any cdk8s-plus-NN), but got ${describeConstruct(this.owner)}. `
-        + 'For a raw ApiObject, put the container in its spec and call terminate(name).');
+      throw new Error(
+        `[${this.owner.node.path}] addSidecar needs a cdk8s-plus pod owner (a Pod, Job, CronJob, Deployment, ` +
+          `StatefulSet, DaemonSet or CloneSet, from any cdk8s-plus-NN), but got ${describeConstruct(this.owner)}. ` +
+          'For a raw ApiObject, put the container in its spec and call terminate(name).',
+      );
     }
     if (!props.name) {
       throw new Error(`[${this.owner.node.path}] addSidecar: the sidecar needs a name (the default "main" is for the main container).`);

@@ -264,8 +264,14 @@ export interface KruiseRuntimeReport {
   readonly gatesTable: string;
 }
 
-const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } };
-const DEFAULT_DAEMON_RESOURCES: ResourceRequirements = { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '200m', memory: '192Mi' } };
+const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = {
+  requests: { cpu: '100m', memory: '256Mi' },
+  limits: { cpu: '500m', memory: '512Mi' },
+};
+const DEFAULT_DAEMON_RESOURCES: ResourceRequirements = {
+  requests: { cpu: '10m', memory: '64Mi' },
+  limits: { cpu: '200m', memory: '192Mi' },
+};
 const CRD_WAVE = -2;
 const RUNTIME_WAVE = -1;
 
@@ -297,7 +303,6 @@ class RenderedObject extends ApiObject {
     super(scope, id, { apiVersion: first.apiVersion, kind: first.kind, metadata: first.metadata as never, ...body });
   }
 }
-
 
 /**
  * Everything a cluster needs to run the app's OpenKruise resources: a chart with the runtime
@@ -342,9 +347,13 @@ export class KruiseRuntime extends Chart {
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
     super(scope, id);
     Object.defineProperty(this, KRUISE_RUNTIME, { value: true });
-    const other = App.of(this).node.findAll().find((c) => c !== this && KruiseRuntime.isKruiseRuntime(c));
+    const other = App.of(this)
+      .node.findAll()
+      .find((c) => c !== this && KruiseRuntime.isKruiseRuntime(c));
     if (other) {
-      throw new Error(`${this.node.path}: the app already has a KruiseRuntime at ${other.node.path}; one runtime (and one set of CRDs) serves the whole cluster`);
+      throw new Error(
+        `${this.node.path}: the app already has a KruiseRuntime at ${other.node.path}; one runtime (and one set of CRDs) serves the whole cluster`,
+      );
     }
     this.props = props;
     this.target = props.target ?? RuntimeTarget.BUNDLED;
@@ -352,19 +361,27 @@ export class KruiseRuntime extends Chart {
     this.image = props.image ?? RuntimeImage.bundled();
     this.overrides = { ...(props.featureGates ?? {}) };
     checkGateNames(this.overrides, `${this.node.path}: featureGates`);
-    for (const [field, value] of [['namespace', this.runtimeNamespace], ['daemonConfigNamespace', props.daemonConfigNamespace]] as const) {
+    for (const [field, value] of [
+      ['namespace', this.runtimeNamespace],
+      ['daemonConfigNamespace', props.daemonConfigNamespace],
+    ] as const) {
       if (value !== undefined && dns1123LabelError(value) !== undefined) {
-        throw new Error(`${this.node.path}: ${field} "${value}" is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)`);
+        throw new Error(
+          `${this.node.path}: ${field} "${value}" is not a valid namespace name (lowercase RFC 1123 label, at most 63 characters)`,
+        );
       }
     }
     const replicas = props.replicas ?? 2;
-    if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`${this.node.path}: replicas must be an integer >= 1 (got ${replicas})`);
+    if (!Number.isInteger(replicas) || replicas < 1)
+      throw new Error(`${this.node.path}: replicas must be an integer >= 1 (got ${replicas})`);
     const timeout = props.webhookTimeout?.toSeconds() ?? 10;
     if (!Number.isInteger(timeout) || timeout < 1 || timeout > 30) {
       throw new Error(`${this.node.path}: webhookTimeout must be between 1 and 30 whole seconds (the API server's limit), got ${timeout}s`);
     }
     if (props.alwaysRegisterPodWebhook && this.target === RuntimeTarget.BUNDLED && !bundledServesPods()) {
-      throw new Error(`${this.node.path}: alwaysRegisterPodWebhook: this version of the bundled runtime does not serve the pod webhook (/mutate-pod); registering it would make every pod creation fail`);
+      throw new Error(
+        `${this.node.path}: alwaysRegisterPodWebhook: this version of the bundled runtime does not serve the pod webhook (/mutate-pod); registering it would make every pod creation fail`,
+      );
     }
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
       throw new Error(`${this.node.path}: daemon.criSocketGroup must be a non-negative integer group id`);
@@ -441,16 +458,27 @@ export class KruiseRuntime extends Chart {
         );
       }
       const servesPods = bundledServesPods();
-      podWebhook = servesPods && (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
+      podWebhook =
+        servesPods &&
+        (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
       warnings.push(...runtimeSupport(uses, 'bundled').warnings);
       for (const g of Object.keys(this.overrides)) {
-        if (!(g in BUNDLED_RUNTIME_GATES)) warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
+        if (!(g in BUNDLED_RUNTIME_GATES))
+          warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);
       }
     } else {
       errors.push(...this.upstreamSchemaErrors(objects));
       errors.push(...runtimeSupport(uses, 'upstream').errors);
     }
-    return { uses, gates, daemon, podWebhook, errors: [...new Set(errors)], warnings: [...new Set(warnings)], gatesTable: gatesMarkdownTable(gates) };
+    return {
+      uses,
+      gates,
+      daemon,
+      podWebhook,
+      errors: [...new Set(errors)],
+      warnings: [...new Set(warnings)],
+      gatesTable: gatesMarkdownTable(gates),
+    };
   }
 
   /**

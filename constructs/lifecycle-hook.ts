@@ -70,8 +70,10 @@ const QUALIFIED = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9]
 function checkQualifiedName(name: string, what: string): void {
   const [prefix, local] = name.includes('/') ? name.split('/', 2) : [undefined, name];
   if (!QUALIFIED.test(name) || local!.length > 63 || (prefix !== undefined && prefix.length > 253)) {
-    throw new Error(`LifecycleHook: ${what} ${JSON.stringify(name)} is not a qualified name ([prefix/]name, `
-      + 'name at most 63 characters of alphanumerics, "-", "_", ".").');
+    throw new Error(
+      `LifecycleHook: ${what} ${JSON.stringify(name)} is not a qualified name ([prefix/]name, ` +
+        'name at most 63 characters of alphanumerics, "-", "_", ".").',
+    );
   }
 }
 
@@ -79,8 +81,10 @@ function checkQualifiedName(name: string, what: string): void {
 export function renderLifecycle(lifecycle: CloneSetLifecycle | undefined, where: string) {
   if (!lifecycle) return undefined;
   if (lifecycle.preNormal?.markPodNotReady) {
-    throw new Error(`[${where}] lifecycle.preNormal: markPodNotReady has no effect on preNormal hooks `
-      + '(the pod is not ready yet); only preDelete and inPlaceUpdate honour it. Fix: remove it.');
+    throw new Error(
+      `[${where}] lifecycle.preNormal: markPodNotReady has no effect on preNormal hooks ` +
+        '(the pod is not ready yet); only preDelete and inPlaceUpdate honour it. Fix: remove it.',
+    );
   }
   const out = {
     preNormal: lifecycle.preNormal?._toKube(),

@@ -157,7 +157,8 @@ export class SidecarSetUpdateStrategy {
     public readonly type: 'RollingUpdate' | 'NotUpdate',
     private readonly options: SidecarSetRollingUpdateOptions,
   ) {
-    for (const field of ['maxUnavailable', 'partition'] as const) percentOrAbsoluteValue(options[field], `SidecarSetUpdateStrategy: ${field}`);
+    for (const field of ['maxUnavailable', 'partition'] as const)
+      percentOrAbsoluteValue(options[field], `SidecarSetUpdateStrategy: ${field}`);
   }
 
   /** @internal */
@@ -328,17 +329,25 @@ export class SidecarSet extends kplus.Resource {
   private readonly _initContainers: Array<{ container: kplus.Container; props: SidecarInitContainerProps }> = [];
   private readonly _volumes = new Map<string, kplus.Volume>();
 
-  public constructor(scope: Construct, id: string, private readonly props: SidecarSetProps) {
+  public constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: SidecarSetProps,
+  ) {
     super(scope, id);
     // Plain JavaScript (or a cast) can leave out the required props; say what is missing instead of a TypeError.
     if (!props || !props.selector || typeof props.selector.isEmpty !== 'function') {
-      throw new Error(`[${this.node.path}] SidecarSet needs a selector (a cdk8s-plus LabelSelector of the pods to inject into), `
-        + `but got ${props?.selector === undefined ? 'none' : describeConstruct(props.selector)}. `
-        + 'Fix: selector: LabelSelector.of({ labels: { app: "..." } }).');
+      throw new Error(
+        `[${this.node.path}] SidecarSet needs a selector (a cdk8s-plus LabelSelector of the pods to inject into), ` +
+          `but got ${props?.selector === undefined ? 'none' : describeConstruct(props.selector)}. ` +
+          'Fix: selector: LabelSelector.of({ labels: { app: "..." } }).',
+      );
     }
     if (props.selector.isEmpty()) {
-      throw new Error(`[${this.node.path}] selector must not be empty: an empty SidecarSet selector matches no pod. `
-        + 'Fix: LabelSelector.of({ labels: { app: "..." } }).');
+      throw new Error(
+        `[${this.node.path}] selector must not be empty: an empty SidecarSet selector matches no pod. ` +
+          'Fix: LabelSelector.of({ labels: { app: "..." } }).',
+      );
     }
     if (props.namespace !== undefined && props.namespaceSelector !== undefined) {
       throw new Error(`[${this.node.path}] namespace and namespaceSelector are mutually exclusive; set only one.`);
@@ -364,7 +373,9 @@ export class SidecarSet extends kplus.Resource {
     this.checkName(props.name, 'containers');
     for (const t of props.transferEnv ?? []) {
       if ((t.sourceContainerName === undefined) === (t.sourceContainerNameFromField === undefined)) {
-        throw new Error(`[${this.node.path}] container "${props.name}": transferEnv needs exactly one of sourceContainerName and sourceContainerNameFromField.`);
+        throw new Error(
+          `[${this.node.path}] container "${props.name}": transferEnv needs exactly one of sourceContainerName and sourceContainerNameFromField.`,
+        );
       }
       if ((t.envName === undefined) === (t.envNames === undefined)) {
         throw new Error(`[${this.node.path}] container "${props.name}": transferEnv needs exactly one of envName and envNames.`);
@@ -396,19 +407,19 @@ export class SidecarSet extends kplus.Resource {
 
   /** The sidecar containers (live objects). */
   public get containers(): kplus.Container[] {
-    return this._containers.map(c => c.container);
+    return this._containers.map((c) => c.container);
   }
 
   /** The init containers (live objects). */
   public get initContainers(): kplus.Container[] {
-    return this._initContainers.map(c => c.container);
+    return this._initContainers.map((c) => c.container);
   }
 
   private checkName(name: string | undefined, field: string): void {
     if (!name) {
       throw new Error(`[${this.node.path}] ${field}: injected containers need an explicit name (it must not clash with app containers).`);
     }
-    const all = [...this._containers, ...this._initContainers].map(c => c.container.name);
+    const all = [...this._containers, ...this._initContainers].map((c) => c.container.name);
     if (all.includes(name)) throw new Error(`[${this.node.path}] ${field}: container "${name}" already exists.`);
   }
 
@@ -429,14 +440,13 @@ export class SidecarSet extends kplus.Resource {
       return {
         ...containerJson(container),
         podInjectPolicy: props.podInjectPolicy,
-        shareVolumePolicy: props.shareVolumePolicy !== undefined
-          ? { type: props.shareVolumePolicy ? 'enabled' as const : 'disabled' as const }
-          : undefined,
-        transferEnv: props.transferEnv?.map(t => ({
-          sourceContainerName: t.sourceContainerName,
-          sourceContainerNameFrom: t.sourceContainerNameFromField
-            ? { fieldRef: { fieldPath: t.sourceContainerNameFromField } }
+        shareVolumePolicy:
+          props.shareVolumePolicy !== undefined
+            ? { type: props.shareVolumePolicy ? ('enabled' as const) : ('disabled' as const) }
             : undefined,
+        transferEnv: props.transferEnv?.map((t) => ({
+          sourceContainerName: t.sourceContainerName,
+          sourceContainerNameFrom: t.sourceContainerNameFromField ? { fieldRef: { fieldPath: t.sourceContainerNameFromField } } : undefined,
           envName: t.envName,
           envNames: t.envNames,
         })),
@@ -458,18 +468,18 @@ export class SidecarSet extends kplus.Resource {
       namespaceSelector: p.namespaceSelector ? labelSelectorJson(p.namespaceSelector) : undefined,
       containers: containers.length > 0 ? containers : undefined,
       initContainers: initContainers.length > 0 ? initContainers : undefined,
-      volumes: volumes.size > 0 ? [...volumes.values()].map(v => kplus.k8s.toJson_Volume(v._toKube()) as V1Volume) : undefined,
+      volumes: volumes.size > 0 ? [...volumes.values()].map((v) => kplus.k8s.toJson_Volume(v._toKube()) as V1Volume) : undefined,
       updateStrategy: (p.updateStrategy ?? SidecarSetUpdateStrategy.rollingUpdate())._toKube(),
       injectionStrategy: injection
         ? {
-          paused: injection.paused,
-          revision: pinned
-            ? { customVersion: injection.customVersion, revisionName: injection.revisionName, policy: injection.policy }
-            : undefined,
-        }
+            paused: injection.paused,
+            revision: pinned
+              ? { customVersion: injection.customVersion, revisionName: injection.revisionName, policy: injection.policy }
+              : undefined,
+          }
         : undefined,
       imagePullSecrets: secretNames(p.imagePullSecrets, `[${this.node.path}] imagePullSecrets`)?.map((name) => ({ name })),
-      patchPodMetadata: p.patchPodMetadata?.map(m => ({ annotations: { ...m.annotations }, patchPolicy: m.patchPolicy })),
+      patchPodMetadata: p.patchPodMetadata?.map((m) => ({ annotations: { ...m.annotations }, patchPolicy: m.patchPolicy })),
       revisionHistoryLimit: p.revisionHistoryLimit,
     };
   }

@@ -36,13 +36,17 @@ export const NATIVE_SIDECARS_MIN_MINOR = 29;
 /** Parses `"1.29"`, `"v1.29.3"` or `"1.29.0-gke.1"` into `{major, minor}`. */
 export function parseKubernetesVersion(value: unknown, where: string): { major: number; minor: number } {
   if (typeof value !== 'string') {
-    throw new Error(`[${where}] context "${KUBERNETES_VERSION_CONTEXT}" must be a string like "1.29" `
-      + `(got ${typeof value} ${JSON.stringify(value)}; numbers lose precision: 1.30 === 1.3). Fix: quote the version.`);
+    throw new Error(
+      `[${where}] context "${KUBERNETES_VERSION_CONTEXT}" must be a string like "1.29" ` +
+        `(got ${typeof value} ${JSON.stringify(value)}; numbers lose precision: 1.30 === 1.3). Fix: quote the version.`,
+    );
   }
   const m = /^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$/.exec(value.trim());
   if (!m) {
-    throw new Error(`[${where}] context "${KUBERNETES_VERSION_CONTEXT}" = ${JSON.stringify(value)} is not a Kubernetes version; `
-      + 'expected "<major>.<minor>[.<patch>]", e.g. "1.29".');
+    throw new Error(
+      `[${where}] context "${KUBERNETES_VERSION_CONTEXT}" = ${JSON.stringify(value)} is not a Kubernetes version; ` +
+        'expected "<major>.<minor>[.<patch>]", e.g. "1.29".',
+    );
   }
   return { major: Number(m[1]), minor: Number(m[2]) };
 }
@@ -57,8 +61,10 @@ export function sidecarStrategyOf(scope: IConstruct): SidecarStrategy {
   const forced: unknown = scope.node.tryGetContext(SIDECAR_STRATEGY_CONTEXT);
   if (forced !== undefined) {
     if (forced === SidecarStrategy.KRUISE || forced === SidecarStrategy.NATIVE) return forced;
-    throw new Error(`[${where()}] context "${SIDECAR_STRATEGY_CONTEXT}" = ${JSON.stringify(forced)} is invalid; `
-      + `use "${SidecarStrategy.KRUISE}" or "${SidecarStrategy.NATIVE}".`);
+    throw new Error(
+      `[${where()}] context "${SIDECAR_STRATEGY_CONTEXT}" = ${JSON.stringify(forced)} is invalid; ` +
+        `use "${SidecarStrategy.KRUISE}" or "${SidecarStrategy.NATIVE}".`,
+    );
   }
   const version: unknown = scope.node.tryGetContext(KUBERNETES_VERSION_CONTEXT);
   if (version === undefined) return SidecarStrategy.KRUISE;

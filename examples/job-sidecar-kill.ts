@@ -10,17 +10,22 @@ export class JobSidecarKill extends Construct {
     const job = new kplus.Job(this, 'job', {
       metadata: { name: 'job-with-sidecar' },
       backoffLimit: 2,
-      containers: [{
-        name: 'main',
-        image: 'busybox:1.36',
-        command: ['sh', '-c', 'echo computing; sleep 30; echo done'],
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox:1.36',
+          command: ['sh', '-c', 'echo computing; sleep 30; echo done'],
+        },
+      ],
     });
-    JobSidecarTermination.of(job).addSidecar({
-      name: 'log-shipper',
-      image: 'fluent/fluent-bit:3.0',
-      args: ['-i', 'dummy', '-o', 'stdout'],
-    }, { ignoreExitCode: true });
+    JobSidecarTermination.of(job).addSidecar(
+      {
+        name: 'log-shipper',
+        image: 'fluent/fluent-bit:3.0',
+        args: ['-i', 'dummy', '-o', 'stdout'],
+      },
+      { ignoreExitCode: true },
+    );
   }
 }
 

@@ -12,18 +12,23 @@ export class JobSidecarVirtualNodeChart extends Chart {
     super(scope, id, props);
     const job = new kplus.Job(this, 'job', {
       metadata: { name: 'job-with-sidecar-on-vk' },
-      containers: [{
-        name: 'main',
-        image: 'busybox:1.36',
-        command: ['sh', '-c', 'echo computing; sleep 30; echo done'],
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox:1.36',
+          command: ['sh', '-c', 'echo computing; sleep 30; echo done'],
+        },
+      ],
     });
     job.scheduling.attract(kplus.Node.labeled(kplus.NodeLabelQuery.is('type', 'virtual-kubelet')));
     job.scheduling.tolerate(kplus.Node.tainted(kplus.NodeTaintQuery.exists('virtual-kubelet.io/provider')));
-    JobSidecarTermination.of(job).addSidecar({
-      name: 'log-shipper',
-      image: 'fluent/fluent-bit:3.0',
-      args: ['-i', 'dummy', '-o', 'stdout'],
-    }, { mode: SidecarTerminationMode.quickExitImage('example.io/quick-exit:v1.0.0') });
+    JobSidecarTermination.of(job).addSidecar(
+      {
+        name: 'log-shipper',
+        image: 'fluent/fluent-bit:3.0',
+        args: ['-i', 'dummy', '-o', 'stdout'],
+      },
+      { mode: SidecarTerminationMode.quickExitImage('example.io/quick-exit:v1.0.0') },
+    );
   }
 }

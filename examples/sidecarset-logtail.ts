@@ -12,16 +12,18 @@ export class SidecarSetLogtailChart extends Chart {
       metadata: { name: 'logtail' },
       selector: kplus.LabelSelector.of({ labels: { app: 'webserver' } }),
       updateStrategy: SidecarSetUpdateStrategy.rollingUpdate({ maxUnavailable: kplus.PercentOrAbsolute.absolute(1) }),
-      containers: [{
-        name: 'logtail',
-        image: 'example.io/logtail:1.0.0',
-        command: ['/logtail', '--dir=/var/log/app'],
-        volumeMounts: [{ path: '/var/log/app', volume: logs }],
-        shareVolumePolicy: true,
-        resources: {
-          cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(200) },
+      containers: [
+        {
+          name: 'logtail',
+          image: 'example.io/logtail:1.0.0',
+          command: ['/logtail', '--dir=/var/log/app'],
+          volumeMounts: [{ path: '/var/log/app', volume: logs }],
+          shareVolumePolicy: true,
+          resources: {
+            cpu: { request: kplus.Cpu.millis(50), limit: kplus.Cpu.millis(200) },
+          },
         },
-      }],
+      ],
     });
   }
 }

@@ -55,7 +55,8 @@ const LIBRARY_TARGET = 'node20';
 
 // CommonJS dependencies bundled into the CLI call `require` for Node built-ins; an ES module has no
 // `require` unless one is made from its own URL.
-const REQUIRE_SHIM = "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+const REQUIRE_SHIM =
+  "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
 // In CommonJS output `import.meta.url` is empty; version.ts reads package.json relative to it.
 const IMPORT_META_URL_SHIM = "const __cdk8sKruiseImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
 
@@ -87,12 +88,24 @@ export async function buildPlusVariants(): Promise<void> {
   for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
     const alias = { [DEFAULT_PLUS]: plus };
     await build({
-      ...common, entryPoints: { [name]: LIBRARY_ENTRIES.constructs }, format: 'esm', target: LIBRARY_TARGET,
-      outdir: path.join(lib, 'esm'), external: [...external, plus], alias,
+      ...common,
+      entryPoints: { [name]: LIBRARY_ENTRIES.constructs },
+      format: 'esm',
+      target: LIBRARY_TARGET,
+      outdir: path.join(lib, 'esm'),
+      external: [...external, plus],
+      alias,
     });
     await build({
-      ...common, entryPoints: [LIBRARY_ENTRIES.constructs], format: 'cjs', target: LIBRARY_TARGET, outfile: path.join(lib, 'cjs', `${name}.cjs`),
-      external: [...external, plus], alias, banner: { js: IMPORT_META_URL_SHIM }, define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+      ...common,
+      entryPoints: [LIBRARY_ENTRIES.constructs],
+      format: 'cjs',
+      target: LIBRARY_TARGET,
+      outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      external: [...external, plus],
+      alias,
+      banner: { js: IMPORT_META_URL_SHIM },
+      define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
     });
   }
 }

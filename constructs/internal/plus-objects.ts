@@ -36,7 +36,8 @@ export function describeConstruct(c: unknown): string {
 /** A value as a person would write it in an error message: JSON for data, the class name for objects. */
 export function describeValue(v: unknown): string {
   if (v === undefined || typeof v === 'function') return String(v);
-  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) !== Object.prototype && !Array.isArray(v)) return describeConstruct(v);
+  if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) !== Object.prototype && !Array.isArray(v))
+    return describeConstruct(v);
   try {
     return JSON.stringify(v);
   } catch {
@@ -53,8 +54,10 @@ export function percentOrAbsoluteValue(v: unknown, where: string): number | stri
   const raw = v !== null && typeof v === 'object' && 'value' in v ? (v as { value: unknown }).value : v;
   if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) return raw;
   if (typeof raw === 'string' && /^\d+%$/.test(raw)) return raw;
-  throw new Error(`${where}: expected PercentOrAbsolute.percent(N) or PercentOrAbsolute.absolute(N) (or, from JavaScript, `
-    + `a non-negative integer or a string like "50%"), but got ${describeValue(v)}.`);
+  throw new Error(
+    `${where}: expected PercentOrAbsolute.percent(N) or PercentOrAbsolute.absolute(N) (or, from JavaScript, ` +
+      `a non-negative integer or a string like "50%"), but got ${describeValue(v)}.`,
+  );
 }
 
 /**
@@ -66,7 +69,8 @@ export type SecretReference = string | { readonly name: string };
 /** The names of `secrets`, each checked: a non-empty string or an object with a string `name`. */
 export function secretNames(secrets: readonly SecretReference[] | undefined, where: string): string[] | undefined {
   if (secrets === undefined) return undefined;
-  if (!Array.isArray(secrets)) throw new Error(`${where}: expected a list of Secrets (cdk8s-plus ISecret or Secret names), but got ${describeValue(secrets)}.`);
+  if (!Array.isArray(secrets))
+    throw new Error(`${where}: expected a list of Secrets (cdk8s-plus ISecret or Secret names), but got ${describeValue(secrets)}.`);
   return secrets.map((s: unknown, i) => {
     const name = typeof s === 'string' ? s : s !== null && typeof s === 'object' ? (s as { name?: unknown }).name : undefined;
     if (typeof name !== 'string' || name === '') {

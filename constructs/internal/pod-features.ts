@@ -28,14 +28,16 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Throws when `name` cannot be a container name. */
 export function checkContainerName(name: string, where: string): void {
   if (typeof name !== 'string' || name.length > 63 || !DNS_LABEL.test(name)) {
-    throw new Error(`[${where}] ${JSON.stringify(name)} is not a valid container name `
-      + '(a DNS-1123 label: lower-case alphanumerics and "-", at most 63 characters).');
+    throw new Error(
+      `[${where}] ${JSON.stringify(name)} is not a valid container name ` +
+        '(a DNS-1123 label: lower-case alphanumerics and "-", at most 63 characters).',
+    );
   }
 }
 
 function setEnv(container: ContainerJson, name: string, value: string): void {
   const env = container.env ?? [];
-  const existing = env.findIndex(e => e.name === name);
+  const existing = env.findIndex((e) => e.name === name);
   if (existing >= 0) env[existing] = { name, value };
   else env.push({ name, value });
   container.env = env;
@@ -53,7 +55,10 @@ function sortedKeys<T extends Record<string, unknown>>(obj: T): T {
  * `path` is the owning construct's path, used in every error. Pure apart from the mutation.
  */
 export function compilePodFeatures(
-  manifest: Record<string, unknown>, decls: PodFeatureDecls, strategy: SidecarStrategy, path: string,
+  manifest: Record<string, unknown>,
+  decls: PodFeatureDecls,
+  strategy: SidecarStrategy,
+  path: string,
 ): void {
   if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) return;
   const fail = (message: string, pointer: string): never => {
@@ -63,41 +68,51 @@ export function compilePodFeatures(
   if (typeof located === 'string') return fail(located, '/spec');
   const { spec, specPointer } = located;
   const containers = spec.containers ?? [];
-  const names = containers.map(c => c.name);
+  const names = containers.map((c) => c.name);
 
   if (decls.sidecars.size > 0) {
     const policy = spec.restartPolicy ?? 'Always';
     if (policy !== 'Never' && policy !== 'OnFailure') {
-      fail(`Job sidecar termination needs restartPolicy Never or OnFailure, but the pod template has ${policy}`
-        + `${spec.restartPolicy === undefined ? ' (the Kubernetes default when unset)' : ''}. `
-        + 'Fix: set restartPolicy to Never or OnFailure, or remove the sidecar termination', `${specPointer}/restartPolicy`);
+      fail(
+        `Job sidecar termination needs restartPolicy Never or OnFailure, but the pod template has ${policy}` +
+          `${spec.restartPolicy === undefined ? ' (the Kubernetes default when unset)' : ''}. ` +
+          'Fix: set restartPolicy to Never or OnFailure, or remove the sidecar termination',
+        `${specPointer}/restartPolicy`,
+      );
     }
   }
   const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys()];
   for (const name of new Set(declared)) {
     if (!names.includes(name)) {
-      const isInit = (spec.initContainers ?? []).some(c => c.name === name);
-      fail(`container "${name}" does not exist; the pod template's containers are: ${names.join(', ') || '(none)'}`
-        + (isInit ? ` ("${name}" is an init container; only spec.containers entries can be sidecars or have an exit priority)` : '')
-        + '. Fix: add the container before synth or correct the name', `${specPointer}/containers`);
+      const isInit = (spec.initContainers ?? []).some((c) => c.name === name);
+      fail(
+        `container "${name}" does not exist; the pod template's containers are: ${names.join(', ') || '(none)'}` +
+          (isInit ? ` ("${name}" is an init container; only spec.containers entries can be sidecars or have an exit priority)` : '') +
+          '. Fix: add the container before synth or correct the name',
+        `${specPointer}/containers`,
+      );
     }
   }
   const priorityOf = (name: string): number => decls.exitPriority.get(name) ?? 0;
   const isSidecar = (name: string): boolean => decls.sidecars.has(name) || priorityOf(name) > 0;
-  if (!names.some(n => !isSidecar(n))) {
-    fail(`no main container would remain: every container (${names.join(', ')}) is a terminated sidecar or has `
-      + 'an exit priority above 0. Fix: leave at least one main container undeclared (or at priority 0)', `${specPointer}/containers`);
+  if (!names.some((n) => !isSidecar(n))) {
+    fail(
+      `no main container would remain: every container (${names.join(', ')}) is a terminated sidecar or has ` +
+        'an exit priority above 0. Fix: leave at least one main container undeclared (or at priority 0)',
+      `${specPointer}/containers`,
+    );
   }
 
   if (strategy === SidecarStrategy.NATIVE) {
     // Native sidecars stop after the main containers, in reverse declaration order, so the
     // container that must exit last (highest priority) is declared first.
-    const sidecars = containers.filter(c => isSidecar(c.name))
+    const sidecars = containers
+      .filter((c) => isSidecar(c.name))
       .map((c, index) => ({ c, index }))
       .sort((a, b) => priorityOf(b.c.name) - priorityOf(a.c.name) || a.index - b.index)
       .map(({ c }) => sortedKeys({ ...c, restartPolicy: 'Always' }));
     if (sidecars.length === 0) return;
-    spec.containers = containers.filter(c => !isSidecar(c.name));
+    spec.containers = containers.filter((c) => !isSidecar(c.name));
     spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
     located.replaceSpec(sortedKeys(spec));
     return;
@@ -148,8 +163,7 @@ export class PodFeatures implements PodFeatureDecls {
 
   private constructor(apiObject: ApiObject, owner: IConstruct) {
     this.path = owner.node.path;
-    addManifestTransform(apiObject, manifest =>
-      compilePodFeatures(manifest, this, sidecarStrategyOf(apiObject), this.path));
+    addManifestTransform(apiObject, (manifest) => compilePodFeatures(manifest, this, sidecarStrategyOf(apiObject), this.path));
     // Also checked in cdk8s's validation phase, which runs for every construct before anything renders and
     // reports all failures together: one synth then names every invalid construct, not only the first.
     owner.node.addValidation({

@@ -50,15 +50,17 @@ export function locatePodTemplate(manifest: Record<string, unknown>): LocatedPod
     return {
       metadata: () => child(manifest, 'metadata'),
       spec: manifest.spec as PodSpecJson,
-      replaceMetadata: metadata => { manifest.metadata = metadata; },
-      replaceSpec: spec => { manifest.spec = spec; },
+      replaceMetadata: (metadata) => {
+        manifest.metadata = metadata;
+      },
+      replaceSpec: (spec) => {
+        manifest.spec = spec;
+      },
       specPointer: '/spec',
     };
   }
   const ownerSpec = manifest.spec as OwnerSpecJson | undefined;
-  const template = kind === 'CronJob'
-    ? ownerSpec?.jobTemplate?.spec?.template
-    : ownerSpec?.template;
+  const template = kind === 'CronJob' ? ownerSpec?.jobTemplate?.spec?.template : ownerSpec?.template;
   const pointer = kind === 'CronJob' ? '/spec/jobTemplate/spec/template' : '/spec/template';
   if (!template?.spec) {
     return `kind ${kind} has no pod template at ${pointer}/spec (supported: Pod, CronJob, and kinds with spec.template)`;
@@ -66,8 +68,12 @@ export function locatePodTemplate(manifest: Record<string, unknown>): LocatedPod
   return {
     metadata: () => child(template, 'metadata'),
     spec: template.spec,
-    replaceMetadata: metadata => { template.metadata = metadata; },
-    replaceSpec: spec => { template.spec = spec; },
+    replaceMetadata: (metadata) => {
+      template.metadata = metadata;
+    },
+    replaceSpec: (spec) => {
+      template.spec = spec;
+    },
     specPointer: `${pointer}/spec`,
   };
 }

@@ -74,7 +74,7 @@ export const LabelSelectorRequirementSchema = Struct(
   {
     key: Type.String({ description: 'The label key that the selector applies to.' }),
     operator: StringEnum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, {
-      description: "How the key relates to the values: In, NotIn, Exists or DoesNotExist.",
+      description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.',
     }),
     values: Type.Optional(
       Type.Array(Type.String(), {
@@ -89,9 +89,7 @@ export const LabelSelectorRequirementSchema = Struct(
 export const LabelSelectorSchema = Struct(
   {
     matchLabels: Type.Optional(StringMap({ description: 'Labels that must all match exactly.' })),
-    matchExpressions: Type.Optional(
-      Type.Array(LabelSelectorRequirementSchema, { description: 'Requirements that must all be met.' }),
-    ),
+    matchExpressions: Type.Optional(Type.Array(LabelSelectorRequirementSchema, { description: 'Requirements that must all be met.' })),
   },
   { description: 'A label query over a set of resources (metav1.LabelSelector).' },
 );
@@ -214,7 +212,9 @@ export const ObjectMetaSchema = Struct(
       }),
     ),
     finalizers: Type.Optional(Type.Array(Type.String(), { description: 'Finalizers that must be removed before the object is deleted.' })),
-    ownerReferences: Type.Optional(Type.Array(OwnerReferenceSchema, { description: 'Objects this object depends on (garbage collection).' })),
+    ownerReferences: Type.Optional(
+      Type.Array(OwnerReferenceSchema, { description: 'Objects this object depends on (garbage collection).' }),
+    ),
     uid: Type.Optional(Type.String({ description: 'Server-set unique id.' })),
     resourceVersion: Type.Optional(Type.String({ description: 'Server-set version for optimistic concurrency.' })),
     generation: Type.Optional(Int64({ description: 'Server-set sequence number of spec changes.' })),
@@ -243,12 +243,7 @@ export const API_VERSION = KRUISE_API_VERSION;
  * Envelope of a top-level object: apiVersion, kind, metadata, spec and (optional) status.
  * Pass `Type.Optional(spec)` for kinds whose spec may be omitted.
  */
-export function KindObject<K extends string, S extends TSchema, St extends TSchema>(
-  kind: K,
-  spec: S,
-  status: St,
-  description: string,
-) {
+export function KindObject<K extends string, S extends TSchema, St extends TSchema>(kind: K, spec: S, status: St, description: string) {
   return Struct(
     {
       apiVersion: Type.Literal(API_VERSION, { description: `Always \`${API_VERSION}\`.` }),

@@ -92,17 +92,14 @@ export const ContainerSchema = (options: CoreOptions = {}) => CoreRef<V1Containe
 /** corev1.Volume. */
 export const VolumeSchema = (options: CoreOptions = {}) => CoreRef<V1Volume>('Volume', options);
 /** corev1.PodTemplateSpec: metadata + PodSpec. */
-export const PodTemplateSpecSchema = (options: CoreOptions = {}) =>
-  CoreRef<V1PodTemplateSpec>('PodTemplateSpec', options);
+export const PodTemplateSpecSchema = (options: CoreOptions = {}) => CoreRef<V1PodTemplateSpec>('PodTemplateSpec', options);
 /** corev1.PersistentVolumeClaim, as used in volumeClaimTemplates. */
 export const PersistentVolumeClaimSchema = (options: CoreOptions = {}) =>
   CoreRef<V1PersistentVolumeClaim>('PersistentVolumeClaim', options);
 /** corev1.LocalObjectReference (`{name}`), e.g. imagePullSecrets. */
-export const LocalObjectReferenceSchema = (options: CoreOptions = {}) =>
-  CoreRef<V1LocalObjectReference>('LocalObjectReference', options);
+export const LocalObjectReferenceSchema = (options: CoreOptions = {}) => CoreRef<V1LocalObjectReference>('LocalObjectReference', options);
 /** corev1.ObjectFieldSelector (`{fieldPath, apiVersion}`). */
-export const ObjectFieldSelectorSchema = (options: CoreOptions = {}) =>
-  CoreRef<V1ObjectFieldSelector>('ObjectFieldSelector', options);
+export const ObjectFieldSelectorSchema = (options: CoreOptions = {}) => CoreRef<V1ObjectFieldSelector>('ObjectFieldSelector', options);
 
 /** Core types as the core definitions declare them (JSON field names). */
 export type { V1Container, V1Volume, V1PodTemplateSpec, V1PersistentVolumeClaim, V1LocalObjectReference };

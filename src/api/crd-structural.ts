@@ -72,14 +72,16 @@ export function structuralSchemaProblems(root: Json): string[] {
     const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
     if (!inJunctor) {
       if (node.type === undefined && !intOrString && !preserve) add(path, 'has no type (nor int-or-string / preserve-unknown-fields)');
-      if (node.type !== undefined && (typeof node.type !== 'string' || !TYPES.has(node.type))) add(path, `invalid type ${JSON.stringify(node.type)}`);
+      if (node.type !== undefined && (typeof node.type !== 'string' || !TYPES.has(node.type)))
+        add(path, `invalid type ${JSON.stringify(node.type)}`);
       if (node.nullable !== undefined && node.type === undefined && !preserve) add(path, 'nullable without type');
     } else {
       for (const k of FORBIDDEN_IN_JUNCTORS) if (k in node) add(path, `"${k}" inside a logical junctor`);
     }
     if (intOrString) {
       if (node.type !== undefined) add(path, 'int-or-string must not set type');
-      if (node.anyOf !== undefined && !isIntOrStringAnyOf(node.anyOf)) add(path, 'int-or-string anyOf must be [{type: integer}, {type: string}]');
+      if (node.anyOf !== undefined && !isIntOrStringAnyOf(node.anyOf))
+        add(path, 'int-or-string anyOf must be [{type: integer}, {type: string}]');
     }
     if (node.properties !== undefined && node.additionalProperties !== undefined)
       add(path, 'properties and additionalProperties are mutually exclusive');
@@ -98,7 +100,8 @@ export function structuralSchemaProblems(root: Json): string[] {
       }
     }
     if (Array.isArray(node.required) && node.properties && typeof node.properties === 'object') {
-      for (const r of node.required) if (!(String(r) in (node.properties as Json))) add(path, `required field "${String(r)}" is not in properties`);
+      for (const r of node.required)
+        if (!(String(r) in (node.properties as Json))) add(path, `required field "${String(r)}" is not in properties`);
     }
     if (node.type === 'array' && node.items === undefined) add(path, 'arrays need items');
     if (node.properties && typeof node.properties === 'object') {

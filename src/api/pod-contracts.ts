@@ -22,9 +22,6 @@ export { DAEMON_CONFIG_NAMESPACE, sidecarTerminationCrrName } from '../contracts
 // Job sidecar terminator
 // ---------------------------------------------------------------------------------------------
 
-
-
-
 function envValue(container: Pick<V1Container, 'env'>, name: string): string | undefined {
   const env: V1EnvVar[] | undefined = container.env;
   if (!env) return undefined;
@@ -57,16 +54,10 @@ export function isSidecar(container: Pick<V1Container, 'env'>): boolean {
 // Container exit priority (proposal semantics; not shipped upstream, implemented by our runtime)
 // ---------------------------------------------------------------------------------------------
 
-
 /** Schema of the exit-priority annotation value (after JSON.parse). */
-export const ContainerExitPrioritySchema = Type.Record(
-  Type.String({ minLength: 1 }),
-  Type.Integer({ minimum: 0, maximum: 2147483647 }),
-  {
-    description:
-      'Container name → exit priority. Main containers (priority 0 by default) exit first; larger values exit later.',
-  },
-);
+export const ContainerExitPrioritySchema = Type.Record(Type.String({ minLength: 1 }), Type.Integer({ minimum: 0, maximum: 2147483647 }), {
+  description: 'Container name → exit priority. Main containers (priority 0 by default) exit first; larger values exit later.',
+});
 /** Parsed value of {@link ANNOTATION_CONTAINER_EXIT_PRIORITY}. */
 export type ContainerExitPriority = Static<typeof ContainerExitPrioritySchema>;
 
@@ -111,7 +102,9 @@ export function parseExitPriority(raw: string, containerNames?: readonly string[
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return {
-      issues: [{ jsonPointer: '', message: 'must be a JSON object mapping container names to integers', hint: 'e.g. {"log-agent":1,"envoy":2}' }],
+      issues: [
+        { jsonPointer: '', message: 'must be a JSON object mapping container names to integers', hint: 'e.g. {"log-agent":1,"envoy":2}' },
+      ],
     };
   }
   const issues: ContractIssue[] = [];
@@ -176,7 +169,6 @@ export function parseLaunchPriority(raw: string | undefined): ParseResult<number
 // ContainerRecreateRequest labels
 // ---------------------------------------------------------------------------------------------
 
-
 // ---------------------------------------------------------------------------------------------
 // Lifecycle hooks (CloneSet)
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +181,6 @@ export type LifecycleState = (typeof LifecycleStateValues)[number];
 // ---------------------------------------------------------------------------------------------
 // SidecarSet injection
 // ---------------------------------------------------------------------------------------------
-
 
 /** Value of the sidecarset-hash annotations on a pod, keyed by SidecarSet name. */
 export const SidecarSetHashEntrySchema = Type.Object({
@@ -205,4 +196,3 @@ export type SidecarSetHashEntry = Static<typeof SidecarSetHashEntrySchema>;
 // ---------------------------------------------------------------------------------------------
 // ImagePullJob / daemon
 // ---------------------------------------------------------------------------------------------
-

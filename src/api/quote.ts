@@ -26,7 +26,8 @@ export function quoteValue(value: unknown, max = MAX_QUOTED): string {
   };
   const walk = (v: unknown, depth: number): boolean => {
     if (typeof v === 'string') return emit(JSON.stringify(v.length > max ? v.slice(0, max + 1) : v));
-    if (v === null || typeof v !== 'object') return emit(v === undefined ? 'undefined' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v);
+    if (v === null || typeof v !== 'object')
+      return emit(v === undefined ? 'undefined' : typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v);
     if (depth > 20) return emit('…');
     if (Array.isArray(v)) {
       if (!emit('[')) return false;

@@ -99,14 +99,42 @@ export const CloneSetDefinition = def('CloneSet', {
   printerColumns: [
     { name: 'DESIRED', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of pods.' },
     { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedReplicas', description: 'The number of pods updated.' },
-    { name: 'UPDATED_READY', type: 'integer', jsonPath: '.status.updatedReadyReplicas', description: 'The number of pods updated and ready.' },
-    { name: 'UPDATED_AVAILABLE', type: 'integer', jsonPath: '.status.updatedAvailableReplicas', description: 'The number of pods updated and available.' },
+    {
+      name: 'UPDATED_READY',
+      type: 'integer',
+      jsonPath: '.status.updatedReadyReplicas',
+      description: 'The number of pods updated and ready.',
+    },
+    {
+      name: 'UPDATED_AVAILABLE',
+      type: 'integer',
+      jsonPath: '.status.updatedAvailableReplicas',
+      description: 'The number of pods updated and available.',
+    },
     { name: 'READY', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of pods ready.' },
     { name: 'TOTAL', type: 'integer', jsonPath: '.status.replicas', description: 'The number of currently all pods.' },
     AGE,
-    { name: 'CONTAINERS', type: 'string', jsonPath: '.spec.template.spec.containers[*].name', priority: 1, description: 'The containers of currently cloneset.' },
-    { name: 'IMAGES', type: 'string', jsonPath: '.spec.template.spec.containers[*].image', priority: 1, description: 'The images of currently cloneset.' },
-    { name: 'SELECTOR', type: 'string', jsonPath: '.status.labelSelector', priority: 1, description: 'The selector of currently cloneset.' },
+    {
+      name: 'CONTAINERS',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].name',
+      priority: 1,
+      description: 'The containers of currently cloneset.',
+    },
+    {
+      name: 'IMAGES',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].image',
+      priority: 1,
+      description: 'The images of currently cloneset.',
+    },
+    {
+      name: 'SELECTOR',
+      type: 'string',
+      jsonPath: '.status.labelSelector',
+      priority: 1,
+      description: 'The selector of currently cloneset.',
+    },
   ],
 });
 

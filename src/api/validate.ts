@@ -124,7 +124,13 @@ export function validateObject(obj: unknown): ValidationResult {
     if (!isKruiseApiVersion(o.apiVersion)) return { issues: [] };
     const known = KINDS.map((k) => `${k.group}/${k.version} ${k.kind}`);
     const sameName = typeof o.kind === 'string' ? KINDS.find((k) => k.kind === o.kind) : undefined;
-    const guess = typeof o.kind === 'string' && !sameName ? closestMatch(o.kind, KINDS.map((k) => k.kind)) : undefined;
+    const guess =
+      typeof o.kind === 'string' && !sameName
+        ? closestMatch(
+            o.kind,
+            KINDS.map((k) => k.kind),
+          )
+        : undefined;
     return {
       issues: [
         {
@@ -232,7 +238,10 @@ const FORMAT_TEXT: Record<string, { what: string; hint: string }> = {
     what: 'is not a valid object name',
     hint: "use lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (at most 253 characters)",
   },
-  'generate-name': { what: 'is not a valid name prefix', hint: "use lower-case letters, digits, '-' and '.', starting with a letter or digit" },
+  'generate-name': {
+    what: 'is not a valid name prefix',
+    hint: "use lower-case letters, digits, '-' and '.', starting with a letter or digit",
+  },
   'dns-label': {
     what: 'is not a valid namespace name',
     hint: "use lower-case letters, digits and '-', starting and ending with a letter or digit (at most 63 characters)",
@@ -318,7 +327,10 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
           jsonPointer: at,
           keyword: e.keyword,
           message: `expected a non-negative integer or a percentage such as "25%", got ${describe(e.data)}`,
-          hint: typeof e.data === 'string' && /^\d+$/.test(e.data) ? `write ${truncate(e.data)} without quotes, or ${quoteValue(`${truncate(e.data)}%`)}` : undefined,
+          hint:
+            typeof e.data === 'string' && /^\d+$/.test(e.data)
+              ? `write ${truncate(e.data)} without quotes, or ${quoteValue(`${truncate(e.data)}%`)}`
+              : undefined,
         };
       }
       if (fmt === 'quantity') {
@@ -333,12 +345,24 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
     }
     case 'minimum':
     case 'exclusiveMinimum':
-      return { jsonPointer: at, keyword: e.keyword, message: `must be ${e.keyword === 'minimum' ? '≥' : '>'} ${String(p.limit)}, got ${String(e.data)}` };
+      return {
+        jsonPointer: at,
+        keyword: e.keyword,
+        message: `must be ${e.keyword === 'minimum' ? '≥' : '>'} ${String(p.limit)}, got ${String(e.data)}`,
+      };
     case 'maximum':
     case 'exclusiveMaximum':
-      return { jsonPointer: at, keyword: e.keyword, message: `must be ${e.keyword === 'maximum' ? '≤' : '<'} ${String(p.limit)}, got ${String(e.data)}` };
+      return {
+        jsonPointer: at,
+        keyword: e.keyword,
+        message: `must be ${e.keyword === 'maximum' ? '≤' : '<'} ${String(p.limit)}, got ${String(e.data)}`,
+      };
     case 'minLength':
-      return { jsonPointer: at, keyword: e.keyword, message: Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long` };
+      return {
+        jsonPointer: at,
+        keyword: e.keyword,
+        message: Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`,
+      };
     case 'maxLength':
       return { jsonPointer: at, keyword: e.keyword, message: `must be at most ${String(p.limit)} characters long` };
     case 'minItems':
@@ -349,7 +373,13 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
       return { jsonPointer: at, keyword: e.keyword, message: `must have at most ${String(p.limit)} entries` };
     case 'format': {
       const f = String(p.format);
-      if (f === 'date-time') return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} is not an RFC 3339 timestamp`, hint: 'e.g. 2024-01-02T15:04:05Z' };
+      if (f === 'date-time')
+        return {
+          jsonPointer: at,
+          keyword: e.keyword,
+          message: `${describe(e.data)} is not an RFC 3339 timestamp`,
+          hint: 'e.g. 2024-01-02T15:04:05Z',
+        };
       if (f === 'int32' || f === 'int64') return { jsonPointer: at, keyword: e.keyword, message: `${String(e.data)} is out of ${f} range` };
       return { jsonPointer: at, keyword: e.keyword, message: `${describe(e.data)} is not a valid ${f}` };
     }

@@ -13,7 +13,10 @@ export const MIN_CLI_NODE = '20.19.0';
 export const MIN_RUNTIME_NODE = '24.0.0';
 
 function parse(version: string): number[] {
-  return version.replace(/^v/, '').split('.').map((p) => Number.parseInt(p, 10) || 0);
+  return version
+    .replace(/^v/, '')
+    .split('.')
+    .map((p) => Number.parseInt(p, 10) || 0);
 }
 
 /** True when `version` (e.g. `v20.19.1` or `20.19.1`) is at least `minimum`. */

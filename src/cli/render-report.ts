@@ -6,7 +6,12 @@ import type { Finding } from '../policy/types.js';
 import { packageVersion } from '../version.js';
 import { DEFAULT_MAX_FINDINGS, type Format } from './report.js';
 
-export function renderReport(format: Format, findings: readonly Finding[] | FindingWindow, counts: { documents: number; files: number }, limit = DEFAULT_MAX_FINDINGS): string {
+export function renderReport(
+  format: Format,
+  findings: readonly Finding[] | FindingWindow,
+  counts: { documents: number; files: number },
+  limit = DEFAULT_MAX_FINDINGS,
+): string {
   const stats = { documents: counts.documents, files: counts.files };
   switch (format) {
     case 'json':

@@ -16,7 +16,8 @@ export const DEFAULT_MAX_FINDINGS = 1000;
 
 /** Parses --max-findings: a positive integer, or 0 for no limit. */
 export function parseMaxFindings(v: string): number {
-  if (!/^\d{1,9}$/.test(v.trim())) throw new UsageError(`--max-findings must be a whole number (0 lists every finding), got "${escapeControl(v.slice(0, 40))}"`);
+  if (!/^\d{1,9}$/.test(v.trim()))
+    throw new UsageError(`--max-findings must be a whole number (0 lists every finding), got "${escapeControl(v.slice(0, 40))}"`);
   const n = Number(v);
   return n === 0 ? Infinity : n;
 }

@@ -94,15 +94,30 @@ export const GATE_CASCADES: readonly GateCascade[] = [
     parent: 'PodWebhook',
     when: false,
     to: false,
-    forces: ['KruisePodReadinessGate', 'PodUnavailableBudgetDeleteGate', 'PodUnavailableBudgetUpdateGate', 'WorkloadSpread',
-      'SidecarSetPatchPodMetadataDefaultsAllowed', 'EnhancedLivenessProbe', 'ContainerExitPriority'],
+    forces: [
+      'KruisePodReadinessGate',
+      'PodUnavailableBudgetDeleteGate',
+      'PodUnavailableBudgetUpdateGate',
+      'WorkloadSpread',
+      'SidecarSetPatchPodMetadataDefaultsAllowed',
+      'EnhancedLivenessProbe',
+      'ContainerExitPriority',
+    ],
   },
   {
     parent: 'KruiseDaemon',
     when: false,
     to: false,
-    forces: ['PreDownloadImageForInPlaceUpdate', 'DaemonWatchingPod', 'InPlaceUpdateEnvFromMetadata', 'PreDownloadImageForDaemonSetUpdate',
-      'PodProbeMarkerGate', 'SidecarTerminator', 'ImagePullJobGate', 'EnhancedLivenessProbe'],
+    forces: [
+      'PreDownloadImageForInPlaceUpdate',
+      'DaemonWatchingPod',
+      'InPlaceUpdateEnvFromMetadata',
+      'PreDownloadImageForDaemonSetUpdate',
+      'PodProbeMarkerGate',
+      'SidecarTerminator',
+      'ImagePullJobGate',
+      'EnhancedLivenessProbe',
+    ],
   },
   { parent: 'PreDownloadImageForInPlaceUpdate', when: true, to: true, forces: ['ImagePullJobGate'] },
   { parent: 'PreDownloadImageForDaemonSetUpdate', when: true, to: true, forces: ['ImagePullJobGate'] },
@@ -226,7 +241,13 @@ export function carriesOut(runtime: RuntimeName, f: AppFeature): boolean {
  */
 export const BUNDLED_RUNTIME_GATES: Readonly<Record<string, boolean>> = Object.freeze(
   Object.fromEntries(
-    [...new Set(Object.values(FEATURES).filter((f) => f.carriedOutBy.bundled).flatMap((f) => f.gates.flatMap((g) => [g, ...prerequisitesOf(g)])))]
+    [
+      ...new Set(
+        Object.values(FEATURES)
+          .filter((f) => f.carriedOutBy.bundled)
+          .flatMap((f) => f.gates.flatMap((g) => [g, ...prerequisitesOf(g)])),
+      ),
+    ]
       .sort()
       .map((g) => [g, gateSpec(g)!.default]),
   ),
@@ -236,9 +257,15 @@ export const BUNDLED_RUNTIME_GATES: Readonly<Record<string, boolean>> = Object.f
  * Parses `--feature-gates=A=true,B=false` as upstream kruise-manager takes it, against the gates `known`
  * (default: the bundled runtime's), then applies upstream's "parent off forces children off" cascades.
  */
-export function parseFeatureGates(spec: string | undefined, known: Readonly<Record<string, boolean>> = BUNDLED_RUNTIME_GATES): Map<string, boolean> {
+export function parseFeatureGates(
+  spec: string | undefined,
+  known: Readonly<Record<string, boolean>> = BUNDLED_RUNTIME_GATES,
+): Map<string, boolean> {
   const gates = new Map(Object.entries(known));
-  for (const part of (spec ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of (spec ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z0-9]+)=(true|false)$/i.exec(part);
     if (!m) throw new Error(`--feature-gates: "${part}" is not Name=true|false (e.g. --feature-gates=SidecarTerminator=true)`);
     const name = m[1]!;

@@ -55,7 +55,10 @@ export const RUNTIME_ENV = {
 export const POD_MUTATING_PATH = '/mutate-pod';
 
 /** `/mutate-<group with dots as dashes>-<version>-<kind lowercase>`, or `/validate-...`. */
-export function kindWebhookPath(op: 'mutate' | 'validate', k: { readonly group: string; readonly version: string; readonly kind: string }): string {
+export function kindWebhookPath(
+  op: 'mutate' | 'validate',
+  k: { readonly group: string; readonly version: string; readonly kind: string },
+): string {
   return `/${op}-${k.group.replace(/\./g, '-')}-${k.version}-${k.kind.toLowerCase()}`;
 }
 

@@ -26,9 +26,19 @@ export const SECRETS = rt('', 'v1', 'secrets', 'Secret', true);
 export const NAMESPACES = rt('', 'v1', 'namespaces', 'Namespace', false);
 export const LEASES = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
-  'admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false);
+  'admissionregistration.k8s.io',
+  'v1',
+  'mutatingwebhookconfigurations',
+  'MutatingWebhookConfiguration',
+  false,
+);
 export const VALIDATING_WEBHOOK_CONFIGURATIONS = rt(
-  'admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false);
+  'admissionregistration.k8s.io',
+  'v1',
+  'validatingwebhookconfigurations',
+  'ValidatingWebhookConfiguration',
+  false,
+);
 
 /**
  * Names and scope of one kind we model. The API model (`src/api/registry.ts`) adds the schema, printer

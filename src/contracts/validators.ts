@@ -40,14 +40,16 @@ export function qualifiedNameError(key: string): string | undefined {
   }
   if (name.length === 0) return 'the name part is empty';
   if (name.length > 63) return 'the name part is longer than 63 characters';
-  if (!QUALIFIED_NAME_PART.test(name)) return `the name part "${name}" must be alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric`;
+  if (!QUALIFIED_NAME_PART.test(name))
+    return `the name part "${name}" must be alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric`;
   return undefined;
 }
 
 /** Why `value` is not a label value, or undefined. */
 export function labelValueError(value: string): string | undefined {
   if (value.length > 63) return 'a label value is at most 63 characters';
-  if (!LABEL_VALUE.test(value)) return 'a label value must be empty or alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric';
+  if (!LABEL_VALUE.test(value))
+    return 'a label value must be empty or alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric';
   return undefined;
 }
 

@@ -9,7 +9,8 @@ const CLI_ENTRY = 'src/cli/main.ts';
 
 // Some dependencies are CommonJS and call `require` for Node built-ins; an ESM bundle has no `require`
 // unless one is made from the bundle's own URL.
-const REQUIRE_SHIM = "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+const REQUIRE_SHIM =
+  "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
 
 interface PackageJson {
   readonly name: string;
@@ -77,9 +78,17 @@ const LICENSE_FILE = /^(licen[cs]e|copying)(\.(md|txt|markdown))?$/i;
 export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[]): Buffer {
   const roots = [...new Set(inputs.map(packageRootOf).filter((r): r is string => r !== undefined))];
   const sections = roots.map((root) => {
-    const pkg = JSON.parse(readFileSync(join(repoRoot, root, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
-    const file = readdirSync(join(repoRoot, root)).sort().find((f) => LICENSE_FILE.test(f));
-    const text = file ? readFileSync(join(repoRoot, root, file), 'utf8').trim() : `(the package ships no licence file; package.json declares "${pkg.license ?? 'nothing'}")`;
+    const pkg = JSON.parse(readFileSync(join(repoRoot, root, 'package.json'), 'utf8')) as {
+      name: string;
+      version: string;
+      license?: string;
+    };
+    const file = readdirSync(join(repoRoot, root))
+      .sort()
+      .find((f) => LICENSE_FILE.test(f));
+    const text = file
+      ? readFileSync(join(repoRoot, root, file), 'utf8').trim()
+      : `(the package ships no licence file; package.json declares "${pkg.license ?? 'nothing'}")`;
     return { id: `${pkg.name}@${pkg.version}`, text: `${pkg.name}@${pkg.version} (${pkg.license ?? 'no license field'})\n\n${text}\n` };
   });
   const unique = [...new Map(sections.map((s) => [s.id, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -29,7 +29,12 @@ export interface BuildResult {
   readonly compressedBytes: number;
   /** Sum of the uncompressed layer tars (roughly the unpacked root filesystem). */
   readonly uncompressedBytes: number;
-  readonly layers: ReadonlyArray<{ readonly digest: string; readonly compressedBytes: number; readonly uncompressedBytes: number; readonly files: number }>;
+  readonly layers: ReadonlyArray<{
+    readonly digest: string;
+    readonly compressedBytes: number;
+    readonly uncompressedBytes: number;
+    readonly files: number;
+  }>;
   readonly sourceDateEpoch: number;
   readonly seconds: number;
 }
@@ -73,7 +78,8 @@ export function npmNodeBinary(repoRoot: string): { path: string; version: string
   }
   const path = join(dirname(pkgJson), 'bin', 'node');
   const [version, arch] = execFileSync(path, ['-p', 'process.version + " " + process.arch'], { encoding: 'utf8' }).trim().split(' ');
-  if (!version?.startsWith('v24.')) throw new Error(`${path} is Node ${version}; the image ships Node 24 LTS (package.json devDependency "node")`);
+  if (!version?.startsWith('v24.'))
+    throw new Error(`${path} is Node ${version}; the image ships Node 24 LTS (package.json devDependency "node")`);
   return { path, version, arch: arch === 'x64' ? 'amd64' : arch! };
 }
 
@@ -99,8 +105,14 @@ export async function buildRuntimeImage(options: BuildOptions): Promise<{ image:
     created,
     runtime: { User: IMAGE_USER, Entrypoint: IMAGE_ENTRYPOINT, Env: IMAGE_ENV, WorkingDir: IMAGE_WORKDIR, Labels: labels },
     layers: [
-      { entries: baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }), createdBy: `cdk8s-kruise image: base (Node ${node.version} from npm, stripped; shared libraries, CA certificates, nonroot user)` },
-      { entries: await appEntries(repoRoot), createdBy: `cdk8s-kruise image: app (esbuild bundle of src/cli/main.ts, ${pkg.name}@${pkg.version})` },
+      {
+        entries: baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }),
+        createdBy: `cdk8s-kruise image: base (Node ${node.version} from npm, stripped; shared libraries, CA certificates, nonroot user)`,
+      },
+      {
+        entries: await appEntries(repoRoot),
+        createdBy: `cdk8s-kruise image: app (esbuild bundle of src/cli/main.ts, ${pkg.name}@${pkg.version})`,
+      },
     ],
   });
   const layoutDir = join(options.outDir, 'oci');
@@ -116,7 +128,12 @@ export async function buildRuntimeImage(options: BuildOptions): Promise<{ image:
     archivePath,
     compressedBytes: image.layers.reduce((n, l) => n + l.blob.length, 0),
     uncompressedBytes: image.layers.reduce((n, l) => n + l.tarSize, 0),
-    layers: image.layers.map((l) => ({ digest: l.digest, compressedBytes: l.blob.length, uncompressedBytes: l.tarSize, files: l.paths.length })),
+    layers: image.layers.map((l) => ({
+      digest: l.digest,
+      compressedBytes: l.blob.length,
+      uncompressedBytes: l.tarSize,
+      files: l.paths.length,
+    })),
     sourceDateEpoch: epoch,
     seconds,
   };
@@ -130,7 +147,10 @@ const USAGE = `usage: npm run image [-- --out DIR] | npm run image -- --stage-ap
                    the Dockerfile's build stage copies DIR onto the distroless Node image`;
 
 async function main(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { out: { type: 'string' }, 'stage-app': { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { out: { type: 'string' }, 'stage-app': { type: 'string' }, help: { type: 'boolean' } },
+  });
   if (values.help) {
     console.log(USAGE);
     return;

@@ -89,13 +89,12 @@ export function completeAndSort(entries: readonly LayerEntry[]): LayerEntry[] {
     for (let i = 1; i < parts.length; i++) {
       const parent = parts.slice(0, i).join('/');
       const existing = byPath.get(parent);
-      if (existing && existing.kind !== 'dir') throw new Error(`image path "/${parent}" is a ${existing.kind} but "/${key}" needs it to be a directory`);
+      if (existing && existing.kind !== 'dir')
+        throw new Error(`image path "/${parent}" is a ${existing.kind} but "/${key}" needs it to be a directory`);
       if (!existing) byPath.set(parent, { kind: 'dir', path: `/${parent}`, mode: 0o755 });
     }
   }
-  return [...byPath.keys()]
-    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
-    .map((key) => byPath.get(key)!);
+  return [...byPath.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))).map((key) => byPath.get(key)!);
 }
 
 /**
@@ -115,7 +114,11 @@ export async function writeTar(entries: readonly LayerEntry[], mtime: Date): Pro
     const common = { mtime, uname: '', gname: '', devmajor: 0, devminor: 0 };
     if (entry.kind === 'file') {
       const owner = entry.owner ?? { uid: 0, gid: 0 };
-      await addEntry(pack, { ...common, name, type: 'file', mode: entry.mode, uid: owner.uid, gid: owner.gid, size: entry.content.length }, entry.content);
+      await addEntry(
+        pack,
+        { ...common, name, type: 'file', mode: entry.mode, uid: owner.uid, gid: owner.gid, size: entry.content.length },
+        entry.content,
+      );
     } else if (entry.kind === 'dir') {
       const owner = entry.owner ?? { uid: 0, gid: 0 };
       await addEntry(pack, { ...common, name: `${name}/`, type: 'directory', mode: entry.mode, uid: owner.uid, gid: owner.gid });

@@ -147,6 +147,9 @@ export async function dockerArchive(image: Image, mtime: Date): Promise<Buffer> 
     },
   ];
   const files: Array<[string, Buffer]> = [...layoutFiles(image), ['manifest.json', Buffer.from(JSON.stringify(dockerManifest))]];
-  const { bytes } = await writeTar(files.map(([rel, content]): LayerEntry => ({ kind: 'file', path: `/${rel}`, mode: 0o644, content })), mtime);
+  const { bytes } = await writeTar(
+    files.map(([rel, content]): LayerEntry => ({ kind: 'file', path: `/${rel}`, mode: 0o644, content })),
+    mtime,
+  );
   return bytes;
 }

@@ -88,7 +88,9 @@ export function strippedBinary(binary: string): Buffer {
     try {
       execFileSync('strip', ['--strip-all', '-o', out, binary], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (err) {
-      throw new Error(`strip failed on ${binary} (install binutils; test/prepare.d/40-image.sh does): ${(err as Error).message}`, { cause: err });
+      throw new Error(`strip failed on ${binary} (install binutils; test/prepare.d/40-image.sh does): ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     return readFileSync(out);
   } finally {
@@ -133,7 +135,9 @@ export function baseEntries(inputs: BaseInputs): LayerEntry[] {
     { kind: 'file', path: NODE_PATH, mode: 0o755, content: strippedBinary(inputs.nodeBinary) },
     { kind: 'file', path: `${dirname(dirname(NODE_PATH))}/LICENSE`, mode: 0o644, content: inputs.nodeLicense },
     ...libs.map((lib): LayerEntry => ({ kind: 'file', path: lib.path, mode: 0o755, content: readFileSync(lib.realPath) })),
-    ...packageMetadata([...new Set([...libs.map((l) => owningPackage([l.path, l.realPath])), owningPackage(['/usr/sbin/update-ca-certificates'])])].sort()),
+    ...packageMetadata(
+      [...new Set([...libs.map((l) => owningPackage([l.path, l.realPath])), owningPackage(['/usr/sbin/update-ca-certificates'])])].sort(),
+    ),
     { kind: 'file', path: CA_BUNDLE_PATH, mode: 0o644, content: readFileSync(inputs.caBundle) },
     { kind: 'file', path: '/etc/passwd', mode: 0o644, content: text(`${PASSWD.join('\n')}\n`) },
     { kind: 'file', path: '/etc/group', mode: 0o644, content: text(`${GROUP.join('\n')}\n`) },

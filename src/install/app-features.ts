@@ -29,7 +29,6 @@ export interface FeatureUse {
   readonly pointer: string;
 }
 
-
 /** Kinds that need a feature just by existing, keyed by `group/Kind`. */
 const KIND_FEATURES: Record<string, AppFeature> = {
   [`${KRUISE_GROUP}/SidecarSet`]: AppFeature.SIDECARSET,
@@ -154,7 +153,8 @@ function walkPodParts(node: unknown, pointer: string, add: Add): void {
         v.forEach((c, i) => inspectContainer(c, at(key, i), add));
       } else if (key === 'annotations' && isRecord(v)) {
         if (ANNOTATION_CONTAINER_EXIT_PRIORITY in v) add(AppFeature.CONTAINER_EXIT_PRIORITY, at(key, ANNOTATION_CONTAINER_EXIT_PRIORITY));
-        if (ANNOTATION_CONTAINER_LAUNCH_PRIORITY in v) add(AppFeature.CONTAINER_LAUNCH_PRIORITY, at(key, ANNOTATION_CONTAINER_LAUNCH_PRIORITY));
+        if (ANNOTATION_CONTAINER_LAUNCH_PRIORITY in v)
+          add(AppFeature.CONTAINER_LAUNCH_PRIORITY, at(key, ANNOTATION_CONTAINER_LAUNCH_PRIORITY));
         continue;
       }
       path.push(key);
@@ -189,15 +189,33 @@ export function isKruiseObject(obj: KubeObject): boolean {
  * for feature detection (the deletion-protection label). Lets the runtime skip rendering them.
  */
 const METADATA_ONLY_KINDS = new Set([
-  'v1/ConfigMap', 'v1/Secret', 'v1/Service', 'v1/ServiceAccount', 'v1/Namespace', 'v1/PersistentVolumeClaim',
-  'v1/PersistentVolume', 'v1/Endpoints', 'v1/LimitRange', 'v1/ResourceQuota', 'v1/Event',
-  'rbac.authorization.k8s.io/v1/Role', 'rbac.authorization.k8s.io/v1/ClusterRole',
-  'rbac.authorization.k8s.io/v1/RoleBinding', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
-  'networking.k8s.io/v1/Ingress', 'networking.k8s.io/v1/NetworkPolicy', 'networking.k8s.io/v1/IngressClass',
-  'policy/v1/PodDisruptionBudget', 'autoscaling/v2/HorizontalPodAutoscaler', 'autoscaling/v1/HorizontalPodAutoscaler',
-  'storage.k8s.io/v1/StorageClass', 'scheduling.k8s.io/v1/PriorityClass', 'coordination.k8s.io/v1/Lease',
+  'v1/ConfigMap',
+  'v1/Secret',
+  'v1/Service',
+  'v1/ServiceAccount',
+  'v1/Namespace',
+  'v1/PersistentVolumeClaim',
+  'v1/PersistentVolume',
+  'v1/Endpoints',
+  'v1/LimitRange',
+  'v1/ResourceQuota',
+  'v1/Event',
+  'rbac.authorization.k8s.io/v1/Role',
+  'rbac.authorization.k8s.io/v1/ClusterRole',
+  'rbac.authorization.k8s.io/v1/RoleBinding',
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
+  'networking.k8s.io/v1/Ingress',
+  'networking.k8s.io/v1/NetworkPolicy',
+  'networking.k8s.io/v1/IngressClass',
+  'policy/v1/PodDisruptionBudget',
+  'autoscaling/v2/HorizontalPodAutoscaler',
+  'autoscaling/v1/HorizontalPodAutoscaler',
+  'storage.k8s.io/v1/StorageClass',
+  'scheduling.k8s.io/v1/PriorityClass',
+  'coordination.k8s.io/v1/Lease',
   'apiextensions.k8s.io/v1/CustomResourceDefinition',
-  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
+  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration',
+  'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
 ]);
 
 /** True when only the metadata of an object of this type can use a feature. */

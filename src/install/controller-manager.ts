@@ -67,12 +67,20 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
           affinity: {
             podAntiAffinity: {
               preferredDuringSchedulingIgnoredDuringExecution: [
-                { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { ...MANAGER_SELECTOR } }, topologyKey: 'kubernetes.io/hostname' } },
+                {
+                  weight: 100,
+                  podAffinityTerm: { labelSelector: { matchLabels: { ...MANAGER_SELECTOR } }, topologyKey: 'kubernetes.io/hostname' },
+                },
               ],
             },
           },
           topologySpreadConstraints: [
-            { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { ...MANAGER_SELECTOR } } },
+            {
+              maxSkew: 1,
+              topologyKey: 'topology.kubernetes.io/zone',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: { ...MANAGER_SELECTOR } },
+            },
           ],
           containers: [
             {
@@ -96,7 +104,13 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
               // readyz waits for caches and the webhook certificate, so a replica that cannot serve
               // admission requests never gets Service traffic.
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 3 },
-              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+              livenessProbe: {
+                httpGet: { path: '/healthz', port: 'health' },
+                initialDelaySeconds: 15,
+                periodSeconds: 10,
+                timeoutSeconds: 2,
+                failureThreshold: 3,
+              },
               resources: spec.manager.resources,
               securityContext: restrictedContainerSecurityContext(),
               volumeMounts: [TMP_MOUNT],

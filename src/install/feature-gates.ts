@@ -1,4 +1,14 @@
-import { AppFeature, FEATURE_GATES, FEATURES, GATE_CASCADES, gateSpec, GateStage, prerequisitesOf, type GateCascade, type GateSpec } from '../contracts/features.js';
+import {
+  AppFeature,
+  FEATURE_GATES,
+  FEATURES,
+  GATE_CASCADES,
+  gateSpec,
+  GateStage,
+  prerequisitesOf,
+  type GateCascade,
+  type GateSpec,
+} from '../contracts/features.js';
 import { detectFeatures, type FeatureUse } from './app-features.js';
 import type { KubeObject, SourcedObject } from './types.js';
 import { describeRef } from './types.js';
@@ -29,7 +39,9 @@ export function requiredGates(objects: readonly (KubeObject | SourcedObject)[]):
 }
 
 export function toSourced(o: KubeObject | SourcedObject): SourcedObject {
-  return 'object' in o && typeof (o as SourcedObject).object === 'object' && !('apiVersion' in o) ? (o as SourcedObject) : { object: o as KubeObject };
+  return 'object' in o && typeof (o as SourcedObject).object === 'object' && !('apiVersion' in o)
+    ? (o as SourcedObject)
+    : { object: o as KubeObject };
 }
 
 export function gatesForUses(uses: readonly FeatureUse[]): GateRequirement[] {
@@ -85,7 +97,7 @@ export function resolveGates(requirements: readonly GateRequirement[], overrides
   const conflicts: string[] = [];
   for (const [g, r] of required) {
     if (values.get(g)) continue;
-    const forcedOff = overrides[g] === false ? g : prerequisitesOf(g).find((p) => overrides[p] === false) ?? g;
+    const forcedOff = overrides[g] === false ? g : (prerequisitesOf(g).find((p) => overrides[p] === false) ?? g);
     const needer = r.via ? `${r.via} (which needs ${g})` : g;
     const how = forcedOff === g ? `feature gate ${g} is forced off` : `feature gate ${forcedOff} is forced off, which turns off ${g}`;
     conflicts.push(
@@ -94,14 +106,17 @@ export function resolveGates(requirements: readonly GateRequirement[], overrides
     );
   }
   const flagged = new Set<string>([...required.keys(), ...Object.keys(overrides)]);
-  const flag = [...flagged].sort().map((g) => `${g}=${values.get(g)}`).join(',');
+  const flag = [...flagged]
+    .sort()
+    .map((g) => `${g}=${values.get(g)}`)
+    .join(',');
   return { values, flag, required, conflicts: [...new Set(conflicts)] };
 }
 
 function applyCascades(values: Map<string, boolean>): void {
   // Upstream applies the cascades once in a fixed order; iterate to a fixed point so that chains
   // (ResourcesDeletionProtection → DeletionProtectionForCRDCascadingGate) settle regardless of order.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const c of GATE_CASCADES) {
       if (values.get(c.parent) !== c.when) continue;
@@ -140,7 +155,11 @@ export function gatesMarkdownTable(resolved: ResolvedGates): string {
 export function featureGatesOfInstall(objects: readonly KubeObject[]): Record<string, boolean> | undefined {
   for (const o of objects) {
     if (o.kind !== 'Deployment') continue;
-    const containers = ((o.spec as { template?: { spec?: { containers?: unknown } } } | undefined)?.template?.spec?.containers ?? []) as { name?: string; command?: string[]; args?: string[] }[];
+    const containers = ((o.spec as { template?: { spec?: { containers?: unknown } } } | undefined)?.template?.spec?.containers ?? []) as {
+      name?: string;
+      command?: string[];
+      args?: string[];
+    }[];
     for (const c of containers) {
       const ours = c.command?.[0] === 'cdk8s-kruise' && c.args?.[0] === 'controller';
       const upstream = o.metadata?.name === 'kruise-controller-manager' && c.name === 'manager';
@@ -168,7 +187,7 @@ export function installGateConflicts(objects: readonly (KubeObject | SourcedObje
   const sourced = objects.map(toSourced);
   const overrides = featureGatesOfInstall(sourced.map((s) => s.object));
   if (!overrides) return [];
-  const known = Object.fromEntries(Object.entries(overrides).filter(([g]) => (gateSpec(g) !== undefined)));
+  const known = Object.fromEntries(Object.entries(overrides).filter(([g]) => gateSpec(g) !== undefined));
   return [...resolveGates(requiredGates(sourced), known).conflicts];
 }
 

@@ -47,10 +47,13 @@ export class RuntimeImage {
   public static bundled(options: BundledImageOptions = {}): RuntimeImage {
     const registry = (options.registry ?? DEFAULT_REGISTRY).replace(/\/+$/, '');
     if (!REGISTRY_RE.test(registry)) {
-      throw new Error(`image.registry "${options.registry}" is not a registry host with an optional path (e.g. "registry.example.com/platform")`);
+      throw new Error(
+        `image.registry "${options.registry}" is not a registry host with an optional path (e.g. "registry.example.com/platform")`,
+      );
     }
     const tag = options.tag ?? packageVersion();
-    if (!TAG_RE.test(tag)) throw new Error(`image.tag "${tag}" is not a valid tag (letters, digits, "_", "." and "-", at most 128 characters)`);
+    if (!TAG_RE.test(tag))
+      throw new Error(`image.tag "${tag}" is not a valid tag (letters, digits, "_", "." and "-", at most 128 characters)`);
     if (options.digest !== undefined && !DIGEST_RE.test(options.digest)) {
       throw new Error(`image.digest "${options.digest}" is not a sha256 digest ("sha256:" followed by 64 lowercase hex digits)`);
     }

@@ -9,13 +9,26 @@ import { NAMES, meta, type InstallSpec } from './spec.js';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 
-function role(kind: 'Role' | 'ClusterRole', name: string, rules: readonly PermissionRule[], spec: InstallSpec, namespace?: string): KubeObject {
+function role(
+  kind: 'Role' | 'ClusterRole',
+  name: string,
+  rules: readonly PermissionRule[],
+  spec: InstallSpec,
+  namespace?: string,
+): KubeObject {
   const m = meta(spec, name, kind === 'Role');
   if (namespace) m.namespace = namespace;
   return { apiVersion: RBAC, kind, metadata: m as KubeObject['metadata'], rules: toPolicyRules(rules) };
 }
 
-function binding(kind: 'RoleBinding' | 'ClusterRoleBinding', name: string, roleKind: 'Role' | 'ClusterRole', sa: string, spec: InstallSpec, namespace?: string): KubeObject {
+function binding(
+  kind: 'RoleBinding' | 'ClusterRoleBinding',
+  name: string,
+  roleKind: 'Role' | 'ClusterRole',
+  sa: string,
+  spec: InstallSpec,
+  namespace?: string,
+): KubeObject {
   const m = meta(spec, name, kind === 'RoleBinding');
   if (namespace) m.namespace = namespace;
   return {

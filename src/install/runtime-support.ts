@@ -59,7 +59,9 @@ export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntim
         : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
     if (target === 'bundled') {
-      warnings.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which this version of the bundled runtime does not carry out. ${advice}`);
+      warnings.push(
+        `${describeRef(u.resource)} uses ${u.feature}${at(u)}, which this version of the bundled runtime does not carry out. ${advice}`,
+      );
     } else {
       errors.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which upstream OpenKruise does not carry out. ${advice}`);
     }

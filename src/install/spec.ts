@@ -19,8 +19,7 @@ export interface ServedKind {
 }
 
 export type CertificateSpec =
-  | { readonly mode: 'self' }
-  | { readonly mode: 'cert-manager'; readonly issuerKind: string; readonly issuerName: string };
+  { readonly mode: 'self' } | { readonly mode: 'cert-manager'; readonly issuerKind: string; readonly issuerName: string };
 
 export interface InstallSpec {
   /** Namespace of the manager, the daemon and the webhook Service. */

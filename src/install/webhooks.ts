@@ -39,7 +39,13 @@ function configMeta(spec: InstallSpec, name: string): KubeObject['metadata'] {
 }
 
 function kindRule(k: ServedKind, operations: string[]): Record<string, unknown> {
-  return { apiGroups: [k.group], apiVersions: [k.version], resources: [k.plural], operations, scope: k.namespaced ? 'Namespaced' : 'Cluster' };
+  return {
+    apiGroups: [k.group],
+    apiVersions: [k.version],
+    resources: [k.plural],
+    operations,
+    scope: k.namespaced ? 'Namespaced' : 'Cluster',
+  };
 }
 
 /** `m<kind>.kb.io` style names, as upstream. */

@@ -22,11 +22,15 @@ export interface RuleSelection {
 /** Resolves --rule/--skip-rule to rules, rejecting unknown ids with the closest known ones. */
 export function selectRules(selection: RuleSelection = {}): Rule[] {
   const resolve = (ids: readonly string[] | undefined) =>
-    (ids ?? []).flatMap((raw) => raw.split(',')).map((s) => s.trim()).filter(Boolean).map((id) => {
-      const rule = findRule(id);
-      if (!rule) throw new UsageError(`unknown rule id "${id}"${suggest(id)}. Run \`cdk8s-kruise explain\` to list the rules.`);
-      return rule;
-    });
+    (ids ?? [])
+      .flatMap((raw) => raw.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((id) => {
+        const rule = findRule(id);
+        if (!rule) throw new UsageError(`unknown rule id "${id}"${suggest(id)}. Run \`cdk8s-kruise explain\` to list the rules.`);
+        return rule;
+      });
   const only = resolve(selection.rules);
   const skip = new Set(resolve(selection.skipRules).map((r) => r.id));
   return (only.length > 0 ? only : [...RULES]).filter((r) => !skip.has(r.id));
@@ -97,7 +101,9 @@ function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rul
  * the next is built, so memory does not grow with the findings.
  */
 function materialize(raw: readonly RawFinding[]): Finding[] {
-  const positions: Array<{ line: number; column: number } | undefined> = new Array<{ line: number; column: number } | undefined>(raw.length);
+  const positions: Array<{ line: number; column: number } | undefined> = new Array<{ line: number; column: number } | undefined>(
+    raw.length,
+  );
   const byDocument = new Map<string, number[]>();
   raw.forEach(({ finding }, i) => {
     const src = finding.manifest.source;
@@ -219,7 +225,12 @@ export function windowOf(findings: readonly Finding[] | FindingWindow, limit = I
  * Documents are ordered by (file, first line) before any line is recovered; only the documents that hold the first
  * `limit` findings are located and sorted exactly.
  */
-export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[], limit: number): FindingWindow {
+export function checkParsedWindow(
+  parsed: ParsedInputs,
+  rules: readonly Rule[],
+  fileOrder: readonly string[],
+  limit: number,
+): FindingWindow {
   const selected = new Set(rules.map((r) => r.id));
   const order = new Map(fileOrder.map((f, i) => [f, i]));
   const window = new CoarseWindow(limit);
@@ -256,7 +267,11 @@ export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], 
   return {
     shown,
     total,
-    omitted: { errors: total.errors - shownSummary.errors, warnings: total.warnings - shownSummary.warnings, infos: total.infos - shownSummary.infos },
+    omitted: {
+      errors: total.errors - shownSummary.errors,
+      warnings: total.warnings - shownSummary.warnings,
+      infos: total.infos - shownSummary.infos,
+    },
   };
 }
 
@@ -265,11 +280,25 @@ export function checkParsedWindow(parsed: ParsedInputs, rules: readonly Rule[], 
  * two). Only these may run over batches; a rule missing here (every new rule by default) sees all manifests.
  */
 const PER_DOCUMENT_RULES = new Set([
-  'KRUISE-SCHEMA-001', 'KRUISE-SCHEMA-002', 'KRUISE-SCHEMA-003',
-  'KRUISE-SIDECAR-001', 'KRUISE-SIDECAR-002', 'KRUISE-SIDECAR-003', 'KRUISE-SIDECAR-004', 'KRUISE-SIDECAR-005',
-  'KRUISE-EXITPRIO-001', 'KRUISE-EXITPRIO-002', 'KRUISE-EXITPRIO-003',
-  'KRUISE-IMAGEPULLJOB-001', 'KRUISE-IMAGEPULLJOB-002', 'KRUISE-IMAGEPULLJOB-003', 'KRUISE-IMAGEPULLJOB-004', 'KRUISE-IMAGEPULLJOB-005',
-  'KRUISE-CLONESET-001', 'KRUISE-CLONESET-002', 'KRUISE-CLONESET-003',
+  'KRUISE-SCHEMA-001',
+  'KRUISE-SCHEMA-002',
+  'KRUISE-SCHEMA-003',
+  'KRUISE-SIDECAR-001',
+  'KRUISE-SIDECAR-002',
+  'KRUISE-SIDECAR-003',
+  'KRUISE-SIDECAR-004',
+  'KRUISE-SIDECAR-005',
+  'KRUISE-EXITPRIO-001',
+  'KRUISE-EXITPRIO-002',
+  'KRUISE-EXITPRIO-003',
+  'KRUISE-IMAGEPULLJOB-001',
+  'KRUISE-IMAGEPULLJOB-002',
+  'KRUISE-IMAGEPULLJOB-003',
+  'KRUISE-IMAGEPULLJOB-004',
+  'KRUISE-IMAGEPULLJOB-005',
+  'KRUISE-CLONESET-001',
+  'KRUISE-CLONESET-002',
+  'KRUISE-CLONESET-003',
   'KRUISE-CRR-001',
 ]);
 const RULE_BATCH = 2000;
@@ -303,7 +332,13 @@ class CoarseWindow {
     this.kept.sort((a, b) => a.file - b.file || a.line - b.line);
     if (!Number.isFinite(this.limit)) return;
     let cut = Math.min(this.kept.length, this.limit);
-    while (cut > 0 && cut < this.kept.length && this.kept[cut]!.file === this.kept[cut - 1]!.file && this.kept[cut]!.line === this.kept[cut - 1]!.line) cut++;
+    while (
+      cut > 0 &&
+      cut < this.kept.length &&
+      this.kept[cut]!.file === this.kept[cut - 1]!.file &&
+      this.kept[cut]!.line === this.kept[cut - 1]!.line
+    )
+      cut++;
     if (cut < this.kept.length) this.kept = this.kept.slice(0, cut);
   }
 }
@@ -312,7 +347,15 @@ class CoarseWindow {
 export function validateInputs(inputs: readonly TextInput[], selection: RuleSelection = {}): ValidationResult {
   const rules = selectRules(selection);
   const parsed = parseInputs(inputs);
-  return { findings: checkParsed(parsed, rules, inputs.map((i) => i.file)), documents: parsed.manifests.length, files: inputs.length };
+  return {
+    findings: checkParsed(
+      parsed,
+      rules,
+      inputs.map((i) => i.file),
+    ),
+    documents: parsed.manifests.length,
+    files: inputs.length,
+  };
 }
 
 /**

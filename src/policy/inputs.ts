@@ -13,7 +13,17 @@ const MANIFEST_EXT = /\.(ya?ml|json)$/i;
 export const DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024;
 
 const SIZE_UNITS: Record<string, number> = {
-  '': 1, b: 1, k: 1024, kb: 1000, kib: 1024, m: 1024 ** 2, mb: 1000 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1000 ** 3, gib: 1024 ** 3,
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
 };
 
 /** Parses a size such as `64MiB`, `200MB`, `1G` or `1048576` (bytes); a UsageError says what is accepted. */
@@ -67,12 +77,21 @@ async function readRegular(file: string, limit: number): Promise<InputItem> {
     // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever (regular files ignore it).
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
-    throw new UsageError(`cannot read "${file}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`);
+    throw new UsageError(
+      `cannot read "${file}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`,
+    );
   }
   try {
     const st = await handle.stat();
     if (!st.isFile()) {
-      return { file, finding: inputFinding(file, `the input is ${describeKind(st)}, not a regular file, so it was not read`, 'Pass manifest files or directories; use - to read standard input.') };
+      return {
+        file,
+        finding: inputFinding(
+          file,
+          `the input is ${describeKind(st)}, not a regular file, so it was not read`,
+          'Pass manifest files or directories; use - to read standard input.',
+        ),
+      };
     }
     if (st.size > limit) return { file, finding: tooLarge(file, limit) };
     const buf = Buffer.allocUnsafe(Math.min(st.size, limit) + 1);
@@ -110,7 +129,9 @@ export async function* iterateInputs(paths: readonly string[], opts: ReadOptions
     try {
       st = await stat(p);
     } catch (e) {
-      throw new UsageError(`cannot read "${p}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`);
+      throw new UsageError(
+        `cannot read "${p}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (e as Error).message}`,
+      );
     }
     if (st.isDirectory()) {
       let any = false;
@@ -126,7 +147,11 @@ export async function* iterateInputs(paths: readonly string[], opts: ReadOptions
 }
 
 /** All inputs at once (small inputs, tests); `validate` iterates instead. */
-export async function readInputs(paths: readonly string[], stdin: NodeJS.ReadableStream = process.stdin, opts: ReadOptions = {}): Promise<InputItem[]> {
+export async function readInputs(
+  paths: readonly string[],
+  stdin: NodeJS.ReadableStream = process.stdin,
+  opts: ReadOptions = {},
+): Promise<InputItem[]> {
   const out: InputItem[] = [];
   for await (const item of iterateInputs(paths, { ...opts, stdin })) out.push(item);
   return out;
@@ -169,7 +194,9 @@ async function* walk(dir: string, seen: Set<string>): AsyncGenerator<string | In
           file: full,
           finding: inputFinding(
             full,
-            target ? `the symbolic link points to ${describeKind(target)}, not a regular file, so it was not read` : 'the symbolic link is broken (its target does not exist), so it was not read',
+            target
+              ? `the symbolic link points to ${describeKind(target)}, not a regular file, so it was not read`
+              : 'the symbolic link is broken (its target does not exist), so it was not read',
             'Point the link at a manifest file, or remove it from the directory.',
           ),
         };
@@ -178,7 +205,15 @@ async function* walk(dir: string, seen: Set<string>): AsyncGenerator<string | In
     }
     if (!MANIFEST_EXT.test(e.name)) continue;
     if (e.isFile()) yield full;
-    else yield { file: full, finding: inputFinding(full, `the entry is ${e.isFIFO() ? 'a named pipe (FIFO)' : e.isCharacterDevice() ? 'a character device' : e.isSocket() ? 'a socket' : 'not a regular file'}, so it was not read`, 'Keep only manifest files in the directory.') };
+    else
+      yield {
+        file: full,
+        finding: inputFinding(
+          full,
+          `the entry is ${e.isFIFO() ? 'a named pipe (FIFO)' : e.isCharacterDevice() ? 'a character device' : e.isSocket() ? 'a socket' : 'not a regular file'}, so it was not read`,
+          'Keep only manifest files in the directory.',
+        ),
+      };
   }
 }
 

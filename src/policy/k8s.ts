@@ -2,13 +2,7 @@ import { groupOf, KRUISE_GROUP, KRUISE_GROUPS } from '../contracts/groups.js';
 import { toPointer } from './locate.js';
 import type { Manifest } from './types.js';
 
-export {
-  imageReferenceError,
-  isEmptySelector,
-  labelValueError,
-  qualifiedNameError,
-  selectorMatches,
-} from '../contracts/validators.js';
+export { imageReferenceError, isEmptySelector, labelValueError, qualifiedNameError, selectorMatches } from '../contracts/validators.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -129,4 +123,3 @@ export function envVar(c: Container, name: string): { index: number; value: unkn
   }
   return undefined;
 }
-

@@ -1,4 +1,3 @@
-
 /** 2^64 - 1 as a double (the nearest one is 2^64): values above it are beyond uint64. */
 const UINT64_MAX = 2 ** 64 - 1;
 import { CORE_SCHEMA, defineScalarTag, mergeTag, NOT_RESOLVED } from 'js-yaml';
@@ -15,10 +14,18 @@ const TRUE_WORDS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE
 const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
 const NULL_WORDS = new Set(['', '~', 'null', 'Null', 'NULL']);
 const SPECIAL_FLOATS = new Map<string, number>([
-  ['.nan', NaN], ['.NaN', NaN], ['.NAN', NaN],
-  ['.inf', Infinity], ['.Inf', Infinity], ['.INF', Infinity],
-  ['+.inf', Infinity], ['+.Inf', Infinity], ['+.INF', Infinity],
-  ['-.inf', -Infinity], ['-.Inf', -Infinity], ['-.INF', -Infinity],
+  ['.nan', NaN],
+  ['.NaN', NaN],
+  ['.NAN', NaN],
+  ['.inf', Infinity],
+  ['.Inf', Infinity],
+  ['.INF', Infinity],
+  ['+.inf', Infinity],
+  ['+.Inf', Infinity],
+  ['+.INF', Infinity],
+  ['-.inf', -Infinity],
+  ['-.Inf', -Infinity],
+  ['-.INF', -Infinity],
 ]);
 
 // Go's strconv.ParseInt(s, 0, 64) syntax after go-yaml has removed every underscore.
@@ -44,11 +51,16 @@ export function plainInt(source: string): number | undefined {
   const m = GO_INT.exec(source.includes('_') ? source.replace(/_/g, '') : source);
   if (!m) return undefined;
   const sign = m[1] === '-' ? -1 : 1;
-  const value = m[2] !== undefined ? parseInt(m[2], 16)
-    : m[3] !== undefined ? parseInt(m[3], 8)
-      : m[4] !== undefined ? parseInt(m[4], 2)
-        : m[5] !== undefined ? parseInt(m[5], 8)
-          : Number(m[6]);
+  const value =
+    m[2] !== undefined
+      ? parseInt(m[2], 16)
+      : m[3] !== undefined
+        ? parseInt(m[3], 8)
+        : m[4] !== undefined
+          ? parseInt(m[4], 2)
+          : m[5] !== undefined
+            ? parseInt(m[5], 8)
+            : Number(m[6]);
   // Beyond uint64 go-yaml tries a float instead (decimal) or keeps the text (hex, octal, binary).
   if (value > UINT64_MAX) return undefined;
   return sign * value || 0;

@@ -79,7 +79,11 @@ export function decodeInput(bytes: Uint8Array, file: string): string | Finding {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    return inputFinding(file, 'the input is not valid UTF-8 text, so it is not a YAML or JSON manifest', 'Pass UTF-8 YAML or JSON manifest files only.');
+    return inputFinding(
+      file,
+      'the input is not valid UTF-8 text, so it is not a YAML or JSON manifest',
+      'Pass UTF-8 YAML or JSON manifest files only.',
+    );
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
@@ -96,7 +100,14 @@ export function parseText(text: string, file: string): ParsedInput {
     let value: unknown;
     let parsed = false;
     if (jsonNestingExceeds(text, MAX_NESTING)) {
-      out.findings.push(inputFinding(file, `the JSON input nests deeper than ${MAX_NESTING} levels`, 'Kubernetes objects are far shallower; pass the intended manifest.', 1));
+      out.findings.push(
+        inputFinding(
+          file,
+          `the JSON input nests deeper than ${MAX_NESTING} levels`,
+          'Kubernetes objects are far shallower; pass the intended manifest.',
+          1,
+        ),
+      );
       return out;
     }
     try {
@@ -186,7 +197,12 @@ function addValue(
   const where = `document ${docIndex + 1}${pointerPrefix ? ` at ${pointerPrefix}` : ''}`;
   if (typeof value !== 'object') {
     out.findings.push(
-      inputFinding(file, `${where} is a ${typeof value} (${quoteValue(value, 40)}), not a Kubernetes object`, 'Each YAML document must be a mapping with apiVersion, kind and metadata.', startLine),
+      inputFinding(
+        file,
+        `${where} is a ${typeof value} (${quoteValue(value, 40)}), not a Kubernetes object`,
+        'Each YAML document must be a mapping with apiVersion, kind and metadata.',
+        startLine,
+      ),
     );
     return;
   }
@@ -198,7 +214,12 @@ function addValue(
   const missing = ['apiVersion', 'kind'].filter((k) => typeof obj[k] !== 'string' || obj[k] === '');
   if (missing.length > 0) {
     out.findings.push(
-      inputFinding(file, `${where} has no ${missing.join(' and no ')}, so it is not a Kubernetes object`, 'Add apiVersion and kind (e.g. apiVersion: apps.kruise.io/v1alpha1, kind: CloneSet).', startLine),
+      inputFinding(
+        file,
+        `${where} has no ${missing.join(' and no ')}, so it is not a Kubernetes object`,
+        'Add apiVersion and kind (e.g. apiVersion: apps.kruise.io/v1alpha1, kind: CloneSet).',
+        startLine,
+      ),
     );
     return;
   }
@@ -209,7 +230,12 @@ function addValue(
 export function resourceRef(obj: Record<string, unknown>): ResourceRef {
   const meta = (obj.metadata && typeof obj.metadata === 'object' ? obj.metadata : {}) as Record<string, unknown>;
   // Kubernetes names are at most 253 characters; a longer one is invalid anyway and must not bloat every report.
-  const name = typeof meta.name === 'string' ? truncate(meta.name, MAX_NAME) : typeof meta.generateName === 'string' ? `${truncate(meta.generateName, MAX_NAME)}*` : '<unnamed>';
+  const name =
+    typeof meta.name === 'string'
+      ? truncate(meta.name, MAX_NAME)
+      : typeof meta.generateName === 'string'
+        ? `${truncate(meta.generateName, MAX_NAME)}*`
+        : '<unnamed>';
   const ref: ResourceRef = {
     apiVersion: typeof obj.apiVersion === 'string' ? truncate(obj.apiVersion, MAX_NAME) : undefined,
     kind: typeof obj.kind === 'string' ? truncate(obj.kind, MAX_NAME) : '<no kind>',
@@ -281,7 +307,8 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash escapes the next character
+      if (c === 92)
+        i++; // backslash escapes the next character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) {
@@ -322,7 +349,15 @@ function isBlank(text: string, start: number, end: number): boolean {
       const rest = text.slice(j, Math.min(eol, j + 4));
       const marker = (rest.startsWith('---') || rest.startsWith('...')) && (rest.length === 3 || /[ \t\r]/.test(rest[3]!));
       if (c !== '#' && c !== '%' && !marker) return false;
-      if (marker && text.slice(j + 3, eol).trim() !== '' && !text.slice(j + 3, eol).trim().startsWith('#')) return false;
+      if (
+        marker &&
+        text.slice(j + 3, eol).trim() !== '' &&
+        !text
+          .slice(j + 3, eol)
+          .trim()
+          .startsWith('#')
+      )
+        return false;
     }
     i = eol + 1;
   }

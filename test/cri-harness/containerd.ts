@@ -91,11 +91,16 @@ export class TestContainerd {
     });
     const client = new CriClient(this.socket, { callTimeoutMs: 2000 });
     try {
-      await waitFor('containerd CRI to answer Version', async () => {
-        if (!this.proc) throw new Error(`containerd exited; see ${join(this.dir, 'containerd.log')}`);
-        await client.version();
-        return true;
-      }, 60_000, 200);
+      await waitFor(
+        'containerd CRI to answer Version',
+        async () => {
+          if (!this.proc) throw new Error(`containerd exited; see ${join(this.dir, 'containerd.log')}`);
+          await client.version();
+          return true;
+        },
+        60_000,
+        200,
+      );
     } finally {
       client.close();
     }

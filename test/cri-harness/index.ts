@@ -48,7 +48,9 @@ const SLEEPER = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & 
  */
 export async function startCriEnvironment(): Promise<CriEnvironment> {
   if (process.getuid?.() !== 0) {
-    throw new Error('the CRI e2e tests run a private containerd + runc and need root; run them as root (CI does), after bash test/prepare.sh');
+    throw new Error(
+      'the CRI e2e tests run a private containerd + runc and need root; run them as root (CI does), after bash test/prepare.sh',
+    );
   }
   const dir = await mkdtemp(join(tmpdir(), 'kruise-cri-'));
   const registry = await TestRegistry.create(join(dir, 'registry'));

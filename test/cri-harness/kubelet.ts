@@ -29,7 +29,10 @@ export interface KubeContainerStatus {
   started: boolean;
   image: string;
   imageID: string;
-  state: { running?: { startedAt: string }; terminated?: { exitCode: number; reason: string; startedAt: string; finishedAt: string; containerID: string } };
+  state: {
+    running?: { startedAt: string };
+    terminated?: { exitCode: number; reason: string; startedAt: string; finishedAt: string; containerID: string };
+  };
 }
 
 const nsToIso = (ns: string): string => new Date(Number(BigInt(ns) / 1_000_000n)).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -123,11 +126,26 @@ export class KubeletPod {
       const base = { name: c.name, containerID, restartCount: this.attempts.get(c.name) ?? 0, image: c.image, imageID: st.imageRef };
       if (st.state === 'CONTAINER_EXITED') {
         out.push({
-          ...base, ready: false, started: false,
-          state: { terminated: { exitCode: st.exitCode, reason: st.reason || (st.exitCode === 0 ? 'Completed' : 'Error'), startedAt: nsToIso(st.startedAt), finishedAt: nsToIso(st.finishedAt), containerID } },
+          ...base,
+          ready: false,
+          started: false,
+          state: {
+            terminated: {
+              exitCode: st.exitCode,
+              reason: st.reason || (st.exitCode === 0 ? 'Completed' : 'Error'),
+              startedAt: nsToIso(st.startedAt),
+              finishedAt: nsToIso(st.finishedAt),
+              containerID,
+            },
+          },
         });
       } else {
-        out.push({ ...base, ready: st.state === 'CONTAINER_RUNNING', started: st.state === 'CONTAINER_RUNNING', state: { running: { startedAt: nsToIso(st.startedAt !== '0' ? st.startedAt : st.createdAt) } } });
+        out.push({
+          ...base,
+          ready: st.state === 'CONTAINER_RUNNING',
+          started: st.state === 'CONTAINER_RUNNING',
+          state: { running: { startedAt: nsToIso(st.startedAt !== '0' ? st.startedAt : st.createdAt) } },
+        });
       }
     }
     return out;

@@ -21,28 +21,41 @@ describe('CRI runtime.v1 subset on containerd', () => {
   });
 
   it('round-trips env values as text (KeyValue.value pinned to string), labels, and exit codes', async () => {
-    const pod = await KubeletPod.run(env.cri, {
-      uid: 'uid-cri-1',
-      name: 'cri-pod',
-      namespace: 'default',
-      containers: [
-        { name: 'env', image: env.images.busybox, env: { GREETING: 'héllo wörld=1', B64ISH: 'aGVsbG8=' } },
-        { name: 'exit3', image: env.images.busybox, command: ['/bin/sh', '-c', 'exit 3'] },
-      ],
-    }, join(env.dir, 'logs'));
+    const pod = await KubeletPod.run(
+      env.cri,
+      {
+        uid: 'uid-cri-1',
+        name: 'cri-pod',
+        namespace: 'default',
+        containers: [
+          { name: 'env', image: env.images.busybox, env: { GREETING: 'héllo wörld=1', B64ISH: 'aGVsbG8=' } },
+          { name: 'exit3', image: env.images.busybox, command: ['/bin/sh', '-c', 'exit 3'] },
+        ],
+      },
+      join(env.dir, 'logs'),
+    );
     try {
       const out = await env.cri.execSync(pod.containerIds.get('env')!, ['/bin/sh', '-c', 'printf "%s|%s" "$GREETING" "$B64ISH"'], 5);
       expect(out.exitCode).toBe(0);
       expect(out.stdout.toString('utf8')).toBe('héllo wörld=1|aGVsbG8=');
 
-      const listed = await env.cri.listContainers({ labelSelector: { [KubeletLabels.podUid]: 'uid-cri-1', [KubeletLabels.containerName]: 'env' } });
+      const listed = await env.cri.listContainers({
+        labelSelector: { [KubeletLabels.podUid]: 'uid-cri-1', [KubeletLabels.containerName]: 'env' },
+      });
       expect(listed).toHaveLength(1);
-      expect(listed[0]).toMatchObject({ id: pod.containerIds.get('env'), state: 'CONTAINER_RUNNING', metadata: { name: 'env', attempt: 0 } });
+      expect(listed[0]).toMatchObject({
+        id: pod.containerIds.get('env'),
+        state: 'CONTAINER_RUNNING',
+        metadata: { name: 'env', attempt: 0 },
+      });
       expect(listed[0]!.labels[KubeletLabels.podName]).toBe('cri-pod');
 
       await waitFor('exit3 exited', async () => (await pod.status('exit3')).state === 'CONTAINER_EXITED', 10_000, 50);
       expect(await pod.status('exit3')).toMatchObject({ exitCode: 3, reason: 'Error' });
-      const exited = await env.cri.listContainers({ state: { state: 'CONTAINER_EXITED' }, labelSelector: { [KubeletLabels.podUid]: 'uid-cri-1' } });
+      const exited = await env.cri.listContainers({
+        state: { state: 'CONTAINER_EXITED' },
+        labelSelector: { [KubeletLabels.podUid]: 'uid-cri-1' },
+      });
       expect(exited.map((c) => c.metadata?.name)).toEqual(['exit3']);
     } finally {
       await pod.destroy();
@@ -58,7 +71,9 @@ describe('CRI runtime.v1 subset on containerd', () => {
   it('probes default socket paths in order, skipping missing and dead ones, with a clear error when none answers', async () => {
     expect(await resolveCriEndpoint(undefined, [join(env.dir, 'missing.sock'), env.containerd.socket])).toBe(env.containerd.socket);
     expect(await resolveCriEndpoint('/explicit/path.sock', [env.containerd.socket])).toBe('/explicit/path.sock');
-    await expect(resolveCriEndpoint(undefined, [join(env.dir, 'missing.sock')])).rejects.toThrow(/no CRI runtime found; tried .*missing\.sock \(no socket\).*--cri-socket/);
+    await expect(resolveCriEndpoint(undefined, [join(env.dir, 'missing.sock')])).rejects.toThrow(
+      /no CRI runtime found; tried .*missing\.sock \(no socket\).*--cri-socket/,
+    );
   });
 
   it('one client keeps working across a runtime restart; calls meanwhile fail as UNAVAILABLE', async () => {

@@ -37,7 +37,12 @@ afterAll(async () => {
 /** A container by name, or with the pod-level fields a test needs (e.g. its own lifecycle.preStop). */
 type PodContainerSpec = string | { name: string; lifecycle?: unknown; ports?: unknown };
 
-async function runPod(name: string, containers: PodContainerSpec[], extra: Partial<V1Pod['spec']> = {}, hostDir?: string): Promise<FakeKubelet> {
+async function runPod(
+  name: string,
+  containers: PodContainerSpec[],
+  extra: Partial<V1Pod['spec']> = {},
+  hostDir?: string,
+): Promise<FakeKubelet> {
   const client = adminClient();
   const pod = (await client.create(PODS, {
     apiVersion: 'v1',
@@ -46,7 +51,11 @@ async function runPod(name: string, containers: PodContainerSpec[], extra: Parti
     spec: {
       nodeName: NODE,
       restartPolicy: 'Always',
-      containers: containers.map((c) => ({ ...(typeof c === 'string' ? { name: c } : c), image: env.images.busybox, ...(hostDir ? { volumeMounts: [{ name: 'shared', mountPath: '/shared' }] } : {}) })),
+      containers: containers.map((c) => ({
+        ...(typeof c === 'string' ? { name: c } : c),
+        image: env.images.busybox,
+        ...(hostDir ? { volumeMounts: [{ name: 'shared', mountPath: '/shared' }] } : {}),
+      })),
       ...(hostDir ? { volumes: [{ name: 'shared', hostPath: { path: hostDir } }] } : {}),
       ...extra,
     },
@@ -57,7 +66,13 @@ async function runPod(name: string, containers: PodContainerSpec[], extra: Parti
 }
 
 /** What the CRR webhook adds: node/pod labels, active, and each container's statusContext. */
-async function createCrr(k: FakeKubelet, name: string, containers: Array<{ name: string; preStop?: unknown }>, extra: Record<string, unknown> = {}, strategy: Record<string, unknown> = {}): Promise<KubeObject> {
+async function createCrr(
+  k: FakeKubelet,
+  name: string,
+  containers: Array<{ name: string; preStop?: unknown }>,
+  extra: Record<string, unknown> = {},
+  strategy: Record<string, unknown> = {},
+): Promise<KubeObject> {
   const pod = await adminClient().get<Pod>(PODS, k.pod.metadata!.name!, ns);
   const statuses = new Map((pod.status?.containerStatuses ?? []).map((s) => [s.name, s]));
   return adminClient().create(CONTAINER_RECREATE_REQUESTS, {
@@ -99,10 +114,15 @@ async function getCrr(name: string): Promise<Crr> {
 
 async function waitCompleted(name: string, timeoutMs = 60_000): Promise<Crr> {
   let crr: Crr | undefined;
-  await waitFor(`CRR ${name} Completed`, async () => {
-    crr = await getCrr(name);
-    return crr.status?.phase === 'Completed';
-  }, timeoutMs, 200);
+  await waitFor(
+    `CRR ${name} Completed`,
+    async () => {
+      crr = await getCrr(name);
+      return crr.status?.phase === 'Completed';
+    },
+    timeoutMs,
+    200,
+  );
   return crr!;
 }
 
@@ -120,10 +140,15 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     // The daemon drops the active label in a second write after the status (a status write cannot change
     // labels), so wait for it rather than expect it in the same read as the phase.
     let labels: Record<string, string> | undefined;
-    await waitFor('active label removed from the completed CRR', async () => {
-      labels = (await getCrr('recreate-side')).metadata.labels;
-      return labels?.['crr.apps.kruise.io/active'] === undefined;
-    }, 10_000, 100);
+    await waitFor(
+      'active label removed from the completed CRR',
+      async () => {
+        labels = (await getCrr('recreate-side')).metadata.labels;
+        return labels?.['crr.apps.kruise.io/active'] === undefined;
+      },
+      10_000,
+      100,
+    );
     expect(labels?.['crr.apps.kruise.io/active']).toBeUndefined();
 
     // CRI: the old sidecar instance exited (stopped by SIGTERM, trapped -> exit 0); main untouched.
@@ -191,7 +216,10 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
       const oldSide = k.cri.containerIds.get('side')!;
       await createCrr(k, 'smuggled', [
         { name: 'app', preStop: { exec: { command: ['/bin/sh', '-c', 'echo owned > /shared/foreign-marker'] } } },
-        { name: 'side', preStop: { httpGet: { host: '127.0.0.1', port, path: '/steal', httpHeaders: [{ name: 'Authorization', value: 'x' }] } } },
+        {
+          name: 'side',
+          preStop: { httpGet: { host: '127.0.0.1', port, path: '/steal', httpHeaders: [{ name: 'Authorization', value: 'x' }] } },
+        },
       ]);
       await waitCompleted('smuggled');
       // Both containers were recreated, without the foreign hooks.
@@ -208,7 +236,8 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     const k = await runPod('unready', ['app'], { readinessGates: [{ conditionType: 'KruisePodReady' }] });
     const oldApp = k.cri.containerIds.get('app')!;
     await createCrr(k, 'graceful', [{ name: 'app' }], {}, { unreadyGracePeriodSeconds: 2 });
-    const condition = async () => (await adminClient().get<Pod>(PODS, 'unready', ns)).status?.conditions?.find((c) => c.type === 'KruisePodReady')?.status;
+    const condition = async () =>
+      (await adminClient().get<Pod>(PODS, 'unready', ns)).status?.conditions?.find((c) => c.type === 'KruisePodReady')?.status;
     await waitFor('pod made not-ready for the CRR', async () => (await condition()) === 'False', 20_000, 50);
     // Out of service first, still running: the kill waits for the grace period.
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_RUNNING');
@@ -252,21 +281,28 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     await createCrr(k, 'ghost', [{ name: 'ghost' }], { activeDeadlineSeconds: 3 });
     const crr = await waitCompleted('ghost', 20_000);
     expect(crr.status?.message).toBe('recreating has exceeded the activeDeadlineSeconds');
-    expect(crr.status?.containerRecreateStates).toEqual([{ name: 'ghost', phase: 'Pending', isKilled: false, message: 'not found container on Node' }]);
+    expect(crr.status?.containerRecreateStates).toEqual([
+      { name: 'ghost', phase: 'Pending', isKilled: false, message: 'not found container on Node' },
+    ]);
   });
 
   it('ttlSecondsAfterFinished deletes the CRR after it completed', async () => {
     const k = await runPod('ttl', ['app']);
     await createCrr(k, 'short-lived', [{ name: 'app' }], { ttlSecondsAfterFinished: 1 });
     await waitCompleted('short-lived');
-    await waitFor('CRR deleted after TTL', async () => {
-      try {
-        await getCrr('short-lived');
-        return false;
-      } catch (err) {
-        return isNotFound(err);
-      }
-    }, 15_000, 200);
+    await waitFor(
+      'CRR deleted after TTL',
+      async () => {
+        try {
+          await getCrr('short-lived');
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      },
+      15_000,
+      200,
+    );
   });
 
   it('survives containerd going away and coming back: a CRR made meanwhile completes', async () => {

@@ -6,7 +6,17 @@ import * as grpc from '@grpc/grpc-js';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_PULL_JOBS, NAMESPACES, NODE_IMAGES, PODS, SECRETS, isAlreadyExists, isNotFound, type KubeObject, type Secret } from '../../src/runtime/core/index.js';
+import {
+  IMAGE_PULL_JOBS,
+  NAMESPACES,
+  NODE_IMAGES,
+  PODS,
+  SECRETS,
+  isAlreadyExists,
+  isNotFound,
+  type KubeObject,
+  type Secret,
+} from '../../src/runtime/core/index.js';
 import { criServiceDefinitions, criTarget } from '../../src/runtime/cri/client.js';
 import type { Daemon } from '../../src/runtime/daemon/daemon.js';
 import { DEFAULT_MANAGER_OPTIONS, Manager } from '../../src/runtime/manager/manager.js';
@@ -26,9 +36,11 @@ beforeAll(async () => {
   env = await startCriEnvironment();
   await installCrds();
   ns = await createNamespace('daemon-ipj');
-  await adminClient().create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CONFIG_NS } }).catch((err) => {
-    if (!isAlreadyExists(err)) throw err;
-  });
+  await adminClient()
+    .create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CONFIG_NS } })
+    .catch((err) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
   await createNode(NODE, { labels: { 'pull-test': 'yes' } });
   manager = new Manager({
     ...DEFAULT_MANAGER_OPTIONS,
@@ -45,10 +57,15 @@ beforeAll(async () => {
   await manager.start();
   proxy = await RecordingCriProxy.start(env.dir, env.containerd.socket);
   daemon = await startDaemon(NODE, proxy.socket, { featureGates: 'ImagePullJobGate=true', configNamespace: CONFIG_NS, maxPullWorkers: 2 });
-  await waitFor(`NodeImage ${NODE} created by the nodeimage controller`, async () => {
-    const ni = await adminClient().get(NODE_IMAGES, NODE);
-    return ni.metadata.labels?.['pull-test'] === 'yes';
-  }, 30_000, 200);
+  await waitFor(
+    `NodeImage ${NODE} created by the nodeimage controller`,
+    async () => {
+      const ni = await adminClient().get(NODE_IMAGES, NODE);
+      return ni.metadata.labels?.['pull-test'] === 'yes';
+    },
+    30_000,
+    200,
+  );
 });
 
 afterAll(async () => {
@@ -81,10 +98,15 @@ async function createJob(name: string, spec: Record<string, unknown>): Promise<J
 
 async function waitFinished(name: string, timeoutMs = 60_000): Promise<Job> {
   let job: Job | undefined;
-  await waitFor(`ImagePullJob ${name} finished`, async () => {
-    job = await adminClient().get<Job>(IMAGE_PULL_JOBS, name, ns);
-    return !!job.status?.completionTime;
-  }, timeoutMs, 200);
+  await waitFor(
+    `ImagePullJob ${name} finished`,
+    async () => {
+      job = await adminClient().get<Job>(IMAGE_PULL_JOBS, name, ns);
+      return !!job.status?.completionTime;
+    },
+    timeoutMs,
+    200,
+  );
   return job!;
 }
 
@@ -116,31 +138,39 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     const { stdout } = await env.containerd.ctr(['images', 'ls', '-q']);
     expect(stdout.split('\n')).toContain(env.images.busybox);
 
-    const pulls = proxy.callsOf('PullImage').slice(before).filter((c) => (c.request.image as { image: string }).image === env.images.busybox);
+    const pulls = proxy
+      .callsOf('PullImage')
+      .slice(before)
+      .filter((c) => (c.request.image as { image: string }).image === env.images.busybox);
     expect(pulls).toHaveLength(1);
     expect(pulls[0]!.request.sandboxConfig).toMatchObject({
       labels: { team: 'payments', 'io.kubernetes.pod.namespace': ns },
       annotations: { 'example.com/reason': 'prewarm' },
     });
 
-    const ni = await adminClient().get<KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ tag: string; phase: string; imageID?: string }> }> } }>(NODE_IMAGES, NODE);
+    const ni = await adminClient().get<
+      KubeObject & { status?: { imageStatuses?: Record<string, { tags: Array<{ tag: string; phase: string; imageID?: string }> }> } }
+    >(NODE_IMAGES, NODE);
     const tags = ni.status?.imageStatuses?.[env.images.busybox.replace(/:1$/, '')]?.tags ?? [];
     expect(tags).toEqual([expect.objectContaining({ tag: '1', phase: 'Succeeded', imageID: expect.stringContaining('sha256:') })]);
   });
 
   it('podSelector targets the nodes of matching active pods in the job namespace', async () => {
     await adminClient().create(PODS, {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name: 'consumer', namespace: ns, labels: { app: 'consumer' } },
       spec: { nodeName: NODE, containers: [{ name: 'c', image: env.images.pause }] },
     } as KubeObject);
     await adminClient().create(PODS, {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name: 'other', namespace: ns, labels: { app: 'other' } },
       spec: { nodeName: 'some-other-node', containers: [{ name: 'c', image: env.images.pause }] },
     } as KubeObject);
     await adminClient().create(IMAGE_PULL_JOBS, {
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob',
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'ImagePullJob',
       metadata: { name: 'by-pods', namespace: ns },
       spec: { image: env.images.pause, podSelector: { matchLabels: { app: 'consumer' } }, completionPolicy: { type: 'Always' } },
     });
@@ -156,8 +186,21 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await createNode(node2, { labels: { 'pull-test': 'yes' } });
     const daemon2 = await startDaemon(node2, proxy.socket, { featureGates: 'ImagePullJobGate=true', configNamespace: CONFIG_NS });
     try {
-      await waitFor(`NodeImage ${node2}`, async () => !!(await adminClient().get(NODE_IMAGES, node2).catch(() => undefined)), 30_000, 200);
-      await createJob('two-nodes', { image: env.images.big, imagePullPolicy: 'Always', parallelism: 1, selector: { matchLabels: { 'pull-test': 'yes' } } });
+      await waitFor(
+        `NodeImage ${node2}`,
+        async () =>
+          !!(await adminClient()
+            .get(NODE_IMAGES, node2)
+            .catch(() => undefined)),
+        30_000,
+        200,
+      );
+      await createJob('two-nodes', {
+        image: env.images.big,
+        imagePullPolicy: 'Always',
+        parallelism: 1,
+        selector: { matchLabels: { 'pull-test': 'yes' } },
+      });
       const job = await waitFinished('two-nodes');
       expect(job.status).toMatchObject({ desired: 2, active: 0, succeeded: 2, failed: 0 });
       type NiTags = KubeObject & {
@@ -238,9 +281,17 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
       const image = `127.0.0.1:${(silent.address() as AddressInfo).port}/test/cancelled:1`;
       let status: grpc.ServiceError | null = null;
       // A deadline far beyond the test: only the explicit cancel can end this call in time.
-      const call = client.makeUnaryRequest(md.path, md.requestSerialize, md.responseDeserialize, { image: { image } }, new grpc.Metadata(), { deadline: Date.now() + 120_000 }, (err) => {
-        status = err;
-      });
+      const call = client.makeUnaryRequest(
+        md.path,
+        md.requestSerialize,
+        md.responseDeserialize,
+        { image: { image } },
+        new grpc.Metadata(),
+        { deadline: Date.now() + 120_000 },
+        (err) => {
+          status = err;
+        },
+      );
       // Cancel only once containerd has sent its request: a connection whose dial a cancel
       // overtakes goes to Go's idle pool and stays open, which would prove nothing here.
       await waitFor('containerd asked the silent registry for the manifest', async () => asked, 10_000, 50);
@@ -270,7 +321,8 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
       expect(proxy.inFlight('PullImage')).toBe(0);
       proxy.resetPeaks();
       const before = proxy.callsOf('PullImage').length;
-      for (const i of [1, 2, 3, 4]) await createJob(`queued-${i}`, { image: `${host}/test/q${i}:1`, pullPolicy: { timeoutSeconds: 2, backoffLimit: 0 } });
+      for (const i of [1, 2, 3, 4])
+        await createJob(`queued-${i}`, { image: `${host}/test/q${i}:1`, pullPolicy: { timeoutSeconds: 2, backoffLimit: 0 } });
       for (const i of [1, 2, 3, 4]) expect((await waitFinished(`queued-${i}`, 30_000)).status).toMatchObject({ failed: 1 });
       expect(proxy.callsOf('PullImage').length - before).toBe(4);
       expect(proxy.peakConcurrency('PullImage')).toBe(2);
@@ -302,7 +354,9 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     // The pull itself goes ahead (the image is public), without the refused Secret.
     const job = await waitFinished('foreign-secret');
     expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
-    const copy = await adminClient().get<Secret>(SECRETS, `${ns}.not-a-cred`, CONFIG_NS).catch((err: unknown) => err);
+    const copy = await adminClient()
+      .get<Secret>(SECRETS, `${ns}.not-a-cred`, CONFIG_NS)
+      .catch((err: unknown) => err);
     expect(isNotFound(copy)).toBe(true);
   });
 
@@ -326,19 +380,34 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
   });
 
   it('ttlSecondsAfterFinished deletes the finished job and its tag is pruned from the NodeImage', async () => {
-    const created = await createJob('short-lived', { image: env.images.busybox, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } });
+    const created = await createJob('short-lived', {
+      image: env.images.busybox,
+      completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 },
+    });
     await waitFinished('short-lived');
-    await waitFor('job deleted after its TTL', async () => {
-      try {
-        await adminClient().get(IMAGE_PULL_JOBS, 'short-lived', ns);
-        return false;
-      } catch (err) {
-        return isNotFound(err);
-      }
-    }, 20_000, 200);
-    await waitFor('tag owner pruned from the NodeImage', async () => {
-      const ni = await adminClient().get<KubeObject & { spec?: { images?: Record<string, { tags: Array<{ ownerReferences?: Array<{ uid: string }> }> }> } }>(NODE_IMAGES, NODE);
-      return !JSON.stringify(ni.spec ?? {}).includes(created.metadata.uid!);
-    }, 20_000, 200);
+    await waitFor(
+      'job deleted after its TTL',
+      async () => {
+        try {
+          await adminClient().get(IMAGE_PULL_JOBS, 'short-lived', ns);
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      },
+      20_000,
+      200,
+    );
+    await waitFor(
+      'tag owner pruned from the NodeImage',
+      async () => {
+        const ni = await adminClient().get<
+          KubeObject & { spec?: { images?: Record<string, { tags: Array<{ ownerReferences?: Array<{ uid: string }> }> }> } }
+        >(NODE_IMAGES, NODE);
+        return !JSON.stringify(ni.spec ?? {}).includes(created.metadata.uid!);
+      },
+      20_000,
+      200,
+    );
   });
 });

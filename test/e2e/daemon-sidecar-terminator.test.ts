@@ -40,7 +40,12 @@ beforeAll(async () => {
   await createNode(NODE);
   const port = await freePort();
   const nsSelector = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [ns] }] };
-  const crrRule = { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], resources: ['containerrecreaterequests'], scope: 'Namespaced' as const };
+  const crrRule = {
+    apiGroups: ['apps.kruise.io'],
+    apiVersions: ['v1alpha1'],
+    resources: ['containerrecreaterequests'],
+    scope: 'Namespaced' as const,
+  };
   const adm = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
   // Left over by an aborted run of another file: replace.
   await adm.deleteMutatingWebhookConfiguration({ name: mutatingName }).catch(() => undefined);
@@ -48,21 +53,35 @@ beforeAll(async () => {
   await adm.createMutatingWebhookConfiguration({
     body: {
       metadata: { name: mutatingName },
-      webhooks: [{
-        name: 'mcontainerrecreaterequest.kb.io', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10,
-        namespaceSelector: nsSelector, rules: [{ ...crrRule, operations: ['CREATE'] }],
-        clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('mutate', ContainerRecreateRequestDefinition)}` },
-      }],
+      webhooks: [
+        {
+          name: 'mcontainerrecreaterequest.kb.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          namespaceSelector: nsSelector,
+          rules: [{ ...crrRule, operations: ['CREATE'] }],
+          clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('mutate', ContainerRecreateRequestDefinition)}` },
+        },
+      ],
     },
   });
   await adm.createValidatingWebhookConfiguration({
     body: {
       metadata: { name: validatingName },
-      webhooks: [{
-        name: 'vcontainerrecreaterequest.kb.io', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10,
-        namespaceSelector: nsSelector, rules: [{ ...crrRule, operations: ['CREATE', 'UPDATE'] }],
-        clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('validate', ContainerRecreateRequestDefinition)}` },
-      }],
+      webhooks: [
+        {
+          name: 'vcontainerrecreaterequest.kb.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          namespaceSelector: nsSelector,
+          rules: [{ ...crrRule, operations: ['CREATE', 'UPDATE'] }],
+          clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('validate', ContainerRecreateRequestDefinition)}` },
+        },
+      ],
     },
   });
   manager = new Manager({
@@ -112,18 +131,35 @@ describe('Job sidecar terminator on a normal node', () => {
     const mainId = kubelet.cri.containerIds.get('main')!;
 
     // Main exits by itself; the sidecar (a sleep loop) would run forever.
-    await waitFor('main container exited in containerd', async () => (await env.cri.containerStatus(mainId)).state === 'CONTAINER_EXITED', 20_000, 100);
+    await waitFor(
+      'main container exited in containerd',
+      async () => (await env.cri.containerStatus(mainId)).state === 'CONTAINER_EXITED',
+      20_000,
+      100,
+    );
 
     const crrName = sidecarTerminationCrrName(pod.metadata!.uid!);
     let crr: KubeObject | undefined;
-    await waitFor(`CRR ${crrName} created by the controller`, async () => {
-      crr = await adminClient().get(CONTAINER_RECREATE_REQUESTS, crrName, ns).catch(() => undefined);
-      return !!crr;
-    }, 30_000, 200);
+    await waitFor(
+      `CRR ${crrName} created by the controller`,
+      async () => {
+        crr = await adminClient()
+          .get(CONTAINER_RECREATE_REQUESTS, crrName, ns)
+          .catch(() => undefined);
+        return !!crr;
+      },
+      30_000,
+      200,
+    );
     // The webhook routed it to this node's daemon.
     expect(crr!.metadata.labels).toMatchObject({ 'crr.apps.kruise.io/node-name': NODE, 'crr.apps.kruise.io/pod-uid': pod.metadata!.uid });
 
-    await waitFor('sidecar stopped through CRI', async () => (await env.cri.containerStatus(sidecarId)).state === 'CONTAINER_EXITED', 30_000, 100);
+    await waitFor(
+      'sidecar stopped through CRI',
+      async () => (await env.cri.containerStatus(sidecarId)).state === 'CONTAINER_EXITED',
+      30_000,
+      100,
+    );
     const side = await env.cri.containerStatus(sidecarId);
     const main = await env.cri.containerStatus(mainId);
     expect(main).toMatchObject({ state: 'CONTAINER_EXITED', exitCode: 0 });
@@ -132,11 +168,21 @@ describe('Job sidecar terminator on a normal node', () => {
     expect(BigInt(side.finishedAt)).toBeGreaterThan(BigInt(main.finishedAt));
 
     // No restart under restartPolicy Never: the kubelet reports the pod finished.
-    await waitFor('pod Succeeded', async () => (await adminClient().get<Pod>(PODS, 'job-pod', ns)).status?.phase === 'Succeeded', 20_000, 200);
-    await waitFor('CRR completed', async () => {
-      const c = await adminClient().get<KubeObject & { status?: { phase?: string } }>(CONTAINER_RECREATE_REQUESTS, crrName, ns);
-      return c.status?.phase === 'Completed';
-    }, 20_000, 200);
+    await waitFor(
+      'pod Succeeded',
+      async () => (await adminClient().get<Pod>(PODS, 'job-pod', ns)).status?.phase === 'Succeeded',
+      20_000,
+      200,
+    );
+    await waitFor(
+      'CRR completed',
+      async () => {
+        const c = await adminClient().get<KubeObject & { status?: { phase?: string } }>(CONTAINER_RECREATE_REQUESTS, crrName, ns);
+        return c.status?.phase === 'Completed';
+      },
+      20_000,
+      200,
+    );
     const list = await adminClient().list(CONTAINER_RECREATE_REQUESTS, { namespace: ns });
     expect(list.items.map((c) => c.metadata.name)).toEqual([crrName]);
     expect(kubelet.errors).toEqual([]);

@@ -20,7 +20,9 @@ let crdsInstalled = false;
 export async function installCrds(): Promise<void> {
   if (crdsInstalled) return;
   const list = { apiVersion: 'v1', kind: 'List', items: customResourceDefinitions() };
-  await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager', 'daemon-e2e', '-f', '-'], { input: JSON.stringify(list) });
+  await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager', 'daemon-e2e', '-f', '-'], {
+    input: JSON.stringify(list),
+  });
   for (const crd of list.items) {
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crd.metadata!.name}`]);
   }
@@ -62,7 +64,13 @@ export class FakeKubelet {
   ) {}
 
   /** `hostPaths` maps a pod volume name to a host directory (hostPath volumes, bind-mounted through CRI). */
-  static async start(cri: CriClient, pod: V1Pod, logRoot: string, periodMs = 200, hostPaths: Record<string, string> = {}): Promise<FakeKubelet> {
+  static async start(
+    cri: CriClient,
+    pod: V1Pod,
+    logRoot: string,
+    periodMs = 200,
+    hostPaths: Record<string, string> = {},
+  ): Promise<FakeKubelet> {
     const md = pod.metadata!;
     const kubeletPod = await KubeletPod.run(
       cri,
@@ -74,7 +82,9 @@ export class FakeKubelet {
           name: c.name,
           image: c.image!,
           ...(c.command ? { command: c.command } : {}),
-          mounts: (c.volumeMounts ?? []).filter((m) => hostPaths[m.name]).map((m) => ({ containerPath: m.mountPath, hostPath: hostPaths[m.name]! })),
+          mounts: (c.volumeMounts ?? [])
+            .filter((m) => hostPaths[m.name])
+            .map((m) => ({ containerPath: m.mountPath, hostPath: hostPaths[m.name]! })),
         })),
       },
       logRoot,

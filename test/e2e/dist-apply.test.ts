@@ -60,9 +60,7 @@ const crds = all.filter((d) => isCrd(d.object));
 // Webhook configurations go last: they point at a manager that does not run here, so once applied
 // they would (with failurePolicy Fail) reject the remaining objects.
 const webhookConfigs = all.filter((d) => isWebhookConfig(d.object));
-const rest = all
-  .filter((d) => !isCrd(d.object) && !isWebhookConfig(d.object))
-  .sort((a, b) => applyRank(a.object) - applyRank(b.object));
+const rest = all.filter((d) => !isCrd(d.object) && !isWebhookConfig(d.object)).sort((a, b) => applyRank(a.object) - applyRank(b.object));
 
 function applyRank(o: KubernetesObject): number {
   const order = ['Namespace', 'ServiceAccount', 'ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding', 'ConfigMap', 'Secret'];
@@ -107,7 +105,10 @@ describe('dist/ on a real kube-apiserver', () => {
       // dist/ may place objects in a namespace it does not create itself (the user's own). Create,
       // never apply: applying a bare Namespace could strip labels the dist/ Namespace set.
       if ((await rawRequest('GET', `/api/v1/namespaces/${namespace}`)).status === 404) {
-        await rawRequest('POST', '/api/v1/namespaces', { body: JSON.stringify({ metadata: { name: namespace } }), contentType: 'application/json' });
+        await rawRequest('POST', '/api/v1/namespaces', {
+          body: JSON.stringify({ metadata: { name: namespace } }),
+          contentType: 'application/json',
+        });
       }
     }
     try {

@@ -66,7 +66,10 @@ function kubeconfigInImage(): string {
  * then stops it with SIGTERM as the kubelet would; returns its logs and exit code.
  */
 async function serveInImage(args: string[], ready: () => Promise<boolean>): Promise<{ logs: string; code: number | null }> {
-  const child = spawn('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], { env: imageEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('chroot', [`--userspec=${IMAGE_USER}`, rootfs, ...IMAGE_ENTRYPOINT, ...args], {
+    env: imageEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let logs = '';
   child.stdout.on('data', (d: Buffer) => (logs += d.toString()));
   child.stderr.on('data', (d: Buffer) => (logs += d.toString()));
@@ -101,7 +104,9 @@ async function layerHeaders(blob: Buffer): Promise<tar.Header[]> {
 
 beforeAll(() => {
   if (process.getuid?.() !== 0) {
-    throw new Error('the image smoke test unpacks with owners and runs the entrypoint via chroot --userspec, which needs root (CI runs as root)');
+    throw new Error(
+      'the image smoke test unpacks with owners and runs the entrypoint via chroot --userspec, which needs root (CI runs as root)',
+    );
   }
   work = mkdtempSync(join(tmpdir(), 'cdk8s-kruise-image-'));
   // Both builds read one snapshot of HEAD: "two builds from the same commit", immune to edits in the
@@ -110,7 +115,10 @@ beforeAll(() => {
   source = snapshot('src');
   epoch = Number(run('git', ['log', '-1', '--format=%ct', 'HEAD']).trim());
   // The documented command, exactly as a user runs it.
-  const out = run('npm', ['run', '--silent', 'image', '--', '--out', join(work, 'a')], source, { ...process.env, SOURCE_DATE_EPOCH: String(epoch) });
+  const out = run('npm', ['run', '--silent', 'image', '--', '--out', join(work, 'a')], source, {
+    ...process.env,
+    SOURCE_DATE_EPOCH: String(epoch),
+  });
   first = JSON.parse(readFileSync(join(work, 'a', 'build.json'), 'utf8')) as BuildResult;
   console.log(`[image] ${out.trim()}`);
   run('umoci', ['unpack', '--image', `${first.layoutDir}:${pkg.version}`, join(work, 'bundle')]);
@@ -123,7 +131,11 @@ afterAll(() => {
 
 describe('offline runtime image', () => {
   it('is reproducible: a second build from the same commit, checked out elsewhere, has the same manifest digest and archive bytes', async () => {
-    const { result: second } = await buildRuntimeImage({ repoRoot: snapshot('elsewhere/checkout'), outDir: join(work, 'b'), sourceDateEpoch: epoch });
+    const { result: second } = await buildRuntimeImage({
+      repoRoot: snapshot('elsewhere/checkout'),
+      outDir: join(work, 'b'),
+      sourceDateEpoch: epoch,
+    });
     console.log(`[image] rebuild ${second.manifestDigest} in ${second.seconds.toFixed(1)} s (first: ${first.seconds.toFixed(1)} s)`);
     expect(second.manifestDigest).toBe(first.manifestDigest);
     expect(second.layers).toEqual(first.layers);
@@ -133,7 +145,10 @@ describe('offline runtime image', () => {
   });
 
   it('is a valid OCI layout whose config skopeo reads back as built, and matches the Dockerfile', () => {
-    const inspected = JSON.parse(run('skopeo', ['inspect', `oci:${first.layoutDir}:${pkg.version}`])) as { Digest: string; Architecture: string };
+    const inspected = JSON.parse(run('skopeo', ['inspect', `oci:${first.layoutDir}:${pkg.version}`])) as {
+      Digest: string;
+      Architecture: string;
+    };
     expect(inspected.Digest).toBe(first.manifestDigest);
     expect(inspected.Architecture).toBe('amd64');
     const config = JSON.parse(run('skopeo', ['inspect', '--config', `oci:${first.layoutDir}:${pkg.version}`])) as {
@@ -152,13 +167,20 @@ describe('offline runtime image', () => {
 
   it('is a docker-archive skopeo can read and copy (what docker load and pushes consume)', () => {
     const inspected = JSON.parse(run('skopeo', ['inspect', `docker-archive:${first.archivePath}`])) as { Layers: string[] };
-    const config = JSON.parse(run('skopeo', ['inspect', '--config', `oci:${first.layoutDir}:${pkg.version}`])) as { rootfs: { diff_ids: string[] } };
+    const config = JSON.parse(run('skopeo', ['inspect', '--config', `oci:${first.layoutDir}:${pkg.version}`])) as {
+      rootfs: { diff_ids: string[] };
+    };
     expect(inspected.Layers).toEqual(config.rootfs.diff_ids);
     // dir: keeps blobs as the source hands them out (no recompression), so the copy is cheap; skopeo
     // verifies every blob against the digests, and the config must come through byte for byte.
     run('skopeo', ['copy', '--quiet', `docker-archive:${first.archivePath}`, `dir:${join(work, 'copied')}`]);
-    const copied = JSON.parse(readFileSync(join(work, 'copied', 'manifest.json'), 'utf8')) as { config: { digest: string }; layers: Array<{ digest: string }> };
-    const ours = JSON.parse(readFileSync(join(first.layoutDir, 'blobs', ...first.manifestDigest.split(':')), 'utf8')) as { config: { digest: string } };
+    const copied = JSON.parse(readFileSync(join(work, 'copied', 'manifest.json'), 'utf8')) as {
+      config: { digest: string };
+      layers: Array<{ digest: string }>;
+    };
+    const ours = JSON.parse(readFileSync(join(first.layoutDir, 'blobs', ...first.manifestDigest.split(':')), 'utf8')) as {
+      config: { digest: string };
+    };
     expect(copied.config.digest).toBe(ours.config.digest);
     expect(copied.layers.map((l) => l.digest)).toEqual(config.rootfs.diff_ids);
   });
@@ -172,7 +194,15 @@ describe('offline runtime image', () => {
     }
     expect(readlinkSync(join(stage, 'usr/local/bin/cdk8s-kruise'))).toBe(readlinkSync(join(rootfs, 'usr/local/bin/cdk8s-kruise')));
     expect(execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual([
-      './app', './app/THIRD-PARTY-LICENSES.txt', './app/bin', './app/bin/cdk8s-kruise.mjs', './app/package.json', './usr', './usr/local', './usr/local/bin', './usr/local/bin/cdk8s-kruise',
+      './app',
+      './app/THIRD-PARTY-LICENSES.txt',
+      './app/bin',
+      './app/bin/cdk8s-kruise.mjs',
+      './app/package.json',
+      './usr',
+      './usr/local',
+      './usr/local/bin',
+      './usr/local/bin/cdk8s-kruise',
     ]);
   });
 
@@ -180,12 +210,22 @@ describe('offline runtime image', () => {
     const registry = await TestRegistry.create(join(work, 'registry'));
     try {
       // The documented push: OCI layout -> registry, blobs and manifest copied as they are.
-      run('skopeo', ['copy', '--quiet', '--dest-tls-verify=false', `oci:${first.layoutDir}:${pkg.version}`, `docker://${registry.host}/cdk8s-kruise:${pkg.version}`]);
+      run('skopeo', [
+        'copy',
+        '--quiet',
+        '--dest-tls-verify=false',
+        `oci:${first.layoutDir}:${pkg.version}`,
+        `docker://${registry.host}/cdk8s-kruise:${pkg.version}`,
+      ]);
       const image = RuntimeImage.bundled({ registry: registry.host, digest: first.manifestDigest });
       expect(image.reference).toBe(`${registry.host}/cdk8s-kruise:${pkg.version}@${first.manifestDigest}`);
-      const byDigest = JSON.parse(run('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/cdk8s-kruise@${first.manifestDigest}`])) as { Digest: string };
+      const byDigest = JSON.parse(
+        run('skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/cdk8s-kruise@${first.manifestDigest}`]),
+      ) as { Digest: string };
       expect(byDigest.Digest).toBe(first.manifestDigest);
-      const byTag = JSON.parse(run('skopeo', ['inspect', '--tls-verify=false', `docker://${RuntimeImage.bundled({ registry: registry.host }).reference}`])) as { Digest: string };
+      const byTag = JSON.parse(
+        run('skopeo', ['inspect', '--tls-verify=false', `docker://${RuntimeImage.bundled({ registry: registry.host }).reference}`]),
+      ) as { Digest: string };
       expect(byTag.Digest).toBe(first.manifestDigest);
     } finally {
       await registry.stop();
@@ -193,7 +233,9 @@ describe('offline runtime image', () => {
   });
 
   it(`stays within the size budget (compressed layers <= 50 MB)`, () => {
-    console.log(`[image] ${(first.compressedBytes / MB).toFixed(1)} MB compressed, ${(first.uncompressedBytes / MB).toFixed(1)} MB uncompressed; layers ${first.layers.map((l) => `${(l.compressedBytes / MB).toFixed(2)}/${(l.uncompressedBytes / MB).toFixed(2)} MB (${l.files} entries)`).join(', ')}`);
+    console.log(
+      `[image] ${(first.compressedBytes / MB).toFixed(1)} MB compressed, ${(first.uncompressedBytes / MB).toFixed(1)} MB uncompressed; layers ${first.layers.map((l) => `${(l.compressedBytes / MB).toFixed(2)}/${(l.uncompressedBytes / MB).toFixed(2)} MB (${l.files} entries)`).join(', ')}`,
+    );
     expect(first.compressedBytes).toBeLessThanOrEqual(50 * MB);
   });
 
@@ -207,12 +249,28 @@ describe('offline runtime image', () => {
     }
     const names = headers.map((h) => h.name);
     expect(names.filter((n) => n.includes('node_modules'))).toEqual([]);
-    expect(new Set(names.map((n) => n.split('/')[0]))).toEqual(new Set(['app', 'etc', 'home', 'lib', 'lib64', 'nodejs', 'root', 'tmp', 'usr', 'var']));
-    expect(names).toEqual(expect.arrayContaining(['nodejs/bin/node', 'etc/ssl/certs/ca-certificates.crt', 'etc/passwd', 'etc/group', 'app/bin/cdk8s-kruise.mjs', 'app/package.json', 'usr/local/bin/cdk8s-kruise',
-      'nodejs/LICENSE', 'app/THIRD-PARTY-LICENSES.txt', 'usr/share/doc/libc6/copyright', 'var/lib/dpkg/status.d/libc6']));
+    expect(new Set(names.map((n) => n.split('/')[0]))).toEqual(
+      new Set(['app', 'etc', 'home', 'lib', 'lib64', 'nodejs', 'root', 'tmp', 'usr', 'var']),
+    );
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'nodejs/bin/node',
+        'etc/ssl/certs/ca-certificates.crt',
+        'etc/passwd',
+        'etc/group',
+        'app/bin/cdk8s-kruise.mjs',
+        'app/package.json',
+        'usr/local/bin/cdk8s-kruise',
+        'nodejs/LICENSE',
+        'app/THIRD-PARTY-LICENSES.txt',
+        'usr/share/doc/libc6/copyright',
+        'var/lib/dpkg/status.d/libc6',
+      ]),
+    );
     // Every npm package inside the bundle has its licence text in the image.
     const notices = readFileSync(join(rootfs, 'app/THIRD-PARTY-LICENSES.txt'), 'utf8');
-    for (const dep of ['@kubernetes/client-node@', '@grpc/grpc-js@', 'pino@', 'prom-client@', 'commander@', 'yaml@', 'ajv@']) expect(notices).toContain(`\n${dep}`);
+    for (const dep of ['@kubernetes/client-node@', '@grpc/grpc-js@', 'pino@', 'prom-client@', 'commander@', 'yaml@', 'ajv@'])
+      expect(notices).toContain(`\n${dep}`);
     expect(statSync(join(rootfs, 'tmp')).mode & 0o7777).toBe(0o1777);
     expect(readFileSync(join(rootfs, 'etc/passwd'), 'utf8')).toContain('nonroot:x:65532:65532:');
     expect(readFileSync(join(rootfs, 'etc/group'), 'utf8')).toContain('nonroot:x:65532:');
@@ -235,7 +293,14 @@ describe('offline runtime image', () => {
       { encoding: 'utf8', env: imageEnv() },
     );
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual({ uid: 65532, gid: 65532, user: 'nonroot', node: expect.stringMatching(/^v24\./), ca: true, writable: ['/tmp', '/home/nonroot'] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      uid: 65532,
+      gid: 65532,
+      user: 'nonroot',
+      node: expect.stringMatching(/^v24\./),
+      ca: true,
+      writable: ['/tmp', '/home/nonroot'],
+    });
   });
 
   it('entrypoint prints the package version', () => {
@@ -255,11 +320,32 @@ describe('offline runtime image', () => {
     await installCrds([ContainerRecreateRequestDefinition]);
     const [probe, metrics] = [await freePort(), await freePort()];
     const { logs, code } = await serveInImage(
-      ['controller', '--kubeconfig', kubeconfigInImage(), '--namespace', 'default', '--feature-gates', 'SidecarTerminator=true',
-        '--webhook-port', '0', '--health-probe-addr', `127.0.0.1:${probe}`, '--metrics-addr', `127.0.0.1:${metrics}`],
+      [
+        'controller',
+        '--kubeconfig',
+        kubeconfigInImage(),
+        '--namespace',
+        'default',
+        '--feature-gates',
+        'SidecarTerminator=true',
+        '--webhook-port',
+        '0',
+        '--health-probe-addr',
+        `127.0.0.1:${probe}`,
+        '--metrics-addr',
+        `127.0.0.1:${metrics}`,
+      ],
       async () =>
-        (await fetch(`http://127.0.0.1:${probe}/readyz`).then((r) => r.status, () => 0)) === 200 &&
-        (await fetch(`http://127.0.0.1:${metrics}/metrics`).then((r) => r.text(), () => '')).includes('process_cpu_seconds_total'),
+        (await fetch(`http://127.0.0.1:${probe}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200 &&
+        (
+          await fetch(`http://127.0.0.1:${metrics}/metrics`).then(
+            (r) => r.text(),
+            () => '',
+          )
+        ).includes('process_cpu_seconds_total'),
     );
     expect(logs).toContain('caches synced');
     expect(code, logs).toBe(0);
@@ -273,9 +359,24 @@ describe('offline runtime image', () => {
       chownSync(containerd.socket, 0, NONROOT.gid);
       const health = await freePort();
       const { logs, code } = await serveInImage(
-        ['daemon', '--node-name', 'image-test-node', '--kubeconfig', kubeconfigInImage(), '--cri-socket', '/run/cri/containerd.sock',
-          '--health-probe-addr', `127.0.0.1:${health}`],
-        async () => /^kruise_daemon_cri_up 1$/m.test(await fetch(`http://127.0.0.1:${health}/metrics`).then((r) => r.text(), () => '')),
+        [
+          'daemon',
+          '--node-name',
+          'image-test-node',
+          '--kubeconfig',
+          kubeconfigInImage(),
+          '--cri-socket',
+          '/run/cri/containerd.sock',
+          '--health-probe-addr',
+          `127.0.0.1:${health}`,
+        ],
+        async () =>
+          /^kruise_daemon_cri_up 1$/m.test(
+            await fetch(`http://127.0.0.1:${health}/metrics`).then(
+              (r) => r.text(),
+              () => '',
+            ),
+          ),
       );
       expect(logs).toMatch(/"runtime":"containerd".*"msg":"CRI runtime reachable"/);
       expect(code, logs).toBe(0);
@@ -290,7 +391,9 @@ describe('offline runtime image', () => {
       const r = entrypoint([command, '--help']);
       expect(r.stderr, `cdk8s-kruise ${command} --help failed in the image (is src/cli/commands/${command}.ts registered?)`).toBe('');
       expect(r.status).toBe(0);
-      expect(r.stdout, `\`${command}\` is not a sub-command of the bundled CLI at HEAD (root help printed instead)`).toMatch(new RegExp(`^Usage: cdk8s-kruise ${command}\\b`, 'm'));
+      expect(r.stdout, `\`${command}\` is not a sub-command of the bundled CLI at HEAD (root help printed instead)`).toMatch(
+        new RegExp(`^Usage: cdk8s-kruise ${command}\\b`, 'm'),
+      );
     });
   }
 });

@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findCoveringRule, PERMISSIONS, type ApiAccess, type PermissionRule, type PermissionScope, type Verb } from '../../src/contracts/index.js';
+import {
+  findCoveringRule,
+  PERMISSIONS,
+  type ApiAccess,
+  type PermissionRule,
+  type PermissionScope,
+  type Verb,
+} from '../../src/contracts/index.js';
 import { canI, createNamespace, describeCheck, kubectl, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,7 +40,9 @@ rbacObjects.sort((a, b) => rank(a) - rank(b));
 // without a namespace controller they would hang in Terminating.
 afterAll(async () => {
   const applied = rbacObjects.filter((o) => o.kind !== 'Namespace');
-  await kubectl(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], { input: applied.map((o) => `---\n${stringify(o)}`).join('') });
+  await kubectl(['delete', '--ignore-not-found', '--wait=false', '-f', '-'], {
+    input: applied.map((o) => `---\n${stringify(o)}`).join(''),
+  });
 });
 
 /** The runtime components whose ServiceAccount we check, found by the workload that runs them. */
@@ -54,7 +63,12 @@ const COMPONENTS: readonly Component[] = [
       { role: 'kruise-manager-secret-role', rules: PERMISSIONS.MANAGER_DAEMON_CONFIG },
     ],
   },
-  { name: 'daemon', workloadKind: 'DaemonSet', cluster: PERMISSIONS.DAEMON, namespaced: [{ role: 'kruise-daemon-secret-role', rules: PERMISSIONS.DAEMON_NAMESPACED }] },
+  {
+    name: 'daemon',
+    workloadKind: 'DaemonSet',
+    cluster: PERMISSIONS.DAEMON,
+    namespaced: [{ role: 'kruise-daemon-secret-role', rules: PERMISSIONS.DAEMON_NAMESPACED }],
+  },
 ];
 
 function serviceAccountOf(component: Component): { namespace: string; name: string } {
@@ -72,7 +86,9 @@ function serviceAccountOf(component: Component): { namespace: string; name: stri
 function roleBindingsOf(sa: { namespace: string; name: string }): V1RoleBinding[] {
   return objects
     .filter((o): o is V1RoleBinding => o.kind === 'RoleBinding')
-    .filter((b) => b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace));
+    .filter((b) =>
+      b.subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace),
+    );
 }
 
 /**
@@ -144,7 +160,10 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
     const check = async (access: ApiAccess) => {
       const expected = findCoveringRule(access, scopes) !== undefined;
       const { allowed } = await canI(user, toCheck(access));
-      if (allowed !== expected) mismatches.push(`${allowed ? 'allowed' : 'denied'} but declared ${expected ? 'needed' : 'not needed'}: ${describeCheck(toCheck(access))}`);
+      if (allowed !== expected)
+        mismatches.push(
+          `${allowed ? 'allowed' : 'denied'} but declared ${expected ? 'needed' : 'not needed'}: ${describeCheck(toCheck(access))}`,
+        );
     };
     // A few reviews in flight at a time: each is one small request.
     for (let i = 0; i < accesses.length; i += 8) await Promise.all(accesses.slice(i, i + 8).map(check));
@@ -156,7 +175,7 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
   it('uses no wildcards', () => {
     const sa = serviceAccountOf(component);
     const roleNames = objects
-      .filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding'))
+      .filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')
       .filter((b) => (b as V1RoleBinding).subjects?.some((s) => s.kind === 'ServiceAccount' && s.name === sa.name))
       .map((b) => `${(b as V1RoleBinding).roleRef.kind}/${(b as V1RoleBinding).roleRef.name}`);
     const rules = objects

@@ -20,7 +20,10 @@ const ns = `kruise-e2e-${randomBytes(3).toString('hex')}`;
 const daemonConfigNs = `${ns}-daemon`;
 let dir: string;
 let files: string[];
-const docsOf = (file: string): Obj[] => parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const docsOf = (file: string): Obj[] =>
+  parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJS())
+    .filter(Boolean);
 
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-install-'));
@@ -28,10 +31,22 @@ beforeAll(() => {
   new KruiseRuntime(app, 'kruise', { namespace: ns, daemonConfigNamespace: daemonConfigNs, daemon: { placement: DaemonPlacement.AUTO } });
   const chart = new Chart(app, 'app', { namespace: ns });
   const job = new kplus.Job(chart, 'job', { containers: [{ name: 'main', image: 'busybox' }] });
-  job.addContainer({ name: 'sidecar', image: 'envoy', envVariables: { KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT: kplus.EnvValue.fromValue('true') } });
-  new ApiObject(chart, 'ipj', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: 'prepull' }, spec: { image: 'nginx:1.9.1', completionPolicy: { type: 'Always' } } });
+  job.addContainer({
+    name: 'sidecar',
+    image: 'envoy',
+    envVariables: { KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT: kplus.EnvValue.fromValue('true') },
+  });
+  new ApiObject(chart, 'ipj', {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ImagePullJob',
+    metadata: { name: 'prepull' },
+    spec: { image: 'nginx:1.9.1', completionPolicy: { type: 'Always' } },
+  });
   app.synth();
-  files = readdirSync(dir).filter((f) => f.endsWith('.k8s.yaml')).sort().map((f) => path.join(dir, f));
+  files = readdirSync(dir)
+    .filter((f) => f.endsWith('.k8s.yaml'))
+    .sort()
+    .map((f) => path.join(dir, f));
 });
 
 afterAll(() => {
@@ -45,7 +60,15 @@ describe('install manifests on a real kube-apiserver', () => {
 
   it('CRDs are accepted and become Established (kubectl wait, as documented)', async () => {
     await kubectl(['apply', '--server-side', '--field-manager=cdk8s-kruise-e2e', '-f', files[0]!]);
-    const out = await kubectl(['wait', '--for', 'condition=established', '--timeout=60s', 'crd', '-l', 'app.kubernetes.io/part-of=cdk8s-kruise']);
+    const out = await kubectl([
+      'wait',
+      '--for',
+      'condition=established',
+      '--timeout=60s',
+      'crd',
+      '-l',
+      'app.kubernetes.io/part-of=cdk8s-kruise',
+    ]);
     const names = docsOf(files[0]!).map((d) => d.metadata.name);
     for (const n of names) expect(out).toContain(`customresourcedefinition.apiextensions.k8s.io/${n} condition met`);
   });
@@ -64,7 +87,9 @@ describe('install manifests on a real kube-apiserver', () => {
   it('every runtime object, webhook configurations included, passes server-side dry-run once the namespaces exist', async () => {
     const out = await kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=cdk8s-kruise-e2e', '-f', files[1]!]);
     const docs = docsOf(files[1]!);
-    expect(docs.map((d) => d.kind)).toEqual(expect.arrayContaining(['Deployment', 'DaemonSet', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']));
+    expect(docs.map((d) => d.kind)).toEqual(
+      expect.arrayContaining(['Deployment', 'DaemonSet', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']),
+    );
     for (const d of docs) expect(out).toMatch(new RegExp(`${d.metadata.name} serverside-applied \\(server dry run\\)`));
   });
 
@@ -86,7 +111,11 @@ describe('install manifests on a real kube-apiserver', () => {
     it('the manager may make every declared call', async () => {
       const user = serviceAccountUser(ns, 'kruise-manager');
       const denied: string[] = [];
-      for (const c of [...checks(PERMISSIONS.MANAGER), ...checks(PERMISSIONS.MANAGER_NAMESPACED, ns), ...checks(PERMISSIONS.MANAGER_DAEMON_CONFIG, daemonConfigNs)]) {
+      for (const c of [
+        ...checks(PERMISSIONS.MANAGER),
+        ...checks(PERMISSIONS.MANAGER_NAMESPACED, ns),
+        ...checks(PERMISSIONS.MANAGER_DAEMON_CONFIG, daemonConfigNs),
+      ]) {
         if (!(await canI(user, c)).allowed) denied.push(JSON.stringify(c));
       }
       expect(denied).toEqual([]);
@@ -128,9 +157,12 @@ describe('install manifests on a real kube-apiserver', () => {
       ] as const) {
         for (const p of probes) {
           const resource = p.subresource ? `${p.resource}/${p.subresource}` : p.resource;
-          const declared = findCoveringRule({ apiGroup: p.group ?? '', resource, verb: p.verb as Verb, namespace: p.namespace, name: p.name }, scopes) !== undefined;
+          const declared =
+            findCoveringRule({ apiGroup: p.group ?? '', resource, verb: p.verb as Verb, namespace: p.namespace, name: p.name }, scopes) !==
+            undefined;
           const { allowed } = await canI(user, p);
-          if (allowed !== declared) mismatches.push(`${user} ${JSON.stringify(p)}: apiserver ${allowed ? 'allows' : 'denies'}, declared ${declared}`);
+          if (allowed !== declared)
+            mismatches.push(`${user} ${JSON.stringify(p)}: apiserver ${allowed ? 'allows' : 'denies'}, declared ${declared}`);
         }
       }
       expect(mismatches).toEqual([]);

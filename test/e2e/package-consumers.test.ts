@@ -30,13 +30,20 @@ let tarball: string;
  */
 function appEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
-  const PATH = (env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.startsWith(repoRoot)).join(path.delimiter);
+  const PATH = (env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => !dir.startsWith(repoRoot))
+    .join(path.delimiter);
   return { ...env, PATH };
 }
 
 async function sh(cwd: string, file: string, args: string[], env: Record<string, string> = {}) {
   try {
-    return await run(file, args, { cwd, env: { ...appEnv(), npm_config_cache: npmCache, npm_config_update_notifier: 'false', NO_COLOR: '1', FORCE_COLOR: '0', ...env }, maxBuffer: 64 << 20 });
+    return await run(file, args, {
+      cwd,
+      env: { ...appEnv(), npm_config_cache: npmCache, npm_config_update_notifier: 'false', NO_COLOR: '1', FORCE_COLOR: '0', ...env },
+      maxBuffer: 64 << 20,
+    });
   } catch (e) {
     const err = e as Error & { stdout?: string; stderr?: string };
     throw new Error(`${file} ${args.join(' ')} failed in ${cwd}:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`, { cause: e });
@@ -84,7 +91,10 @@ app.synth();
 // ${plus}
 `;
 
-const testSource = (framework: 'jest' | 'vitest', plus: string) => `${framework === 'vitest' ? "import { expect, test } from 'vitest';\n" : ''}import { Chart, Testing } from 'cdk8s';
+const testSource = (
+  framework: 'jest' | 'vitest',
+  plus: string,
+) => `${framework === 'vitest' ? "import { expect, test } from 'vitest';\n" : ''}import { Chart, Testing } from 'cdk8s';
 import * as kplus from '${plus}';
 import { validateManifests } from 'cdk8s-kruise';
 import { JobSidecarTermination } from 'cdk8s-kruise/constructs';
@@ -105,7 +115,9 @@ test('validateManifests passes the synthesized chart and reports a broken object
 async function synthAndValidate(app: string): Promise<void> {
   const synth = await sh(app, cdk8sCli, ['synth']);
   expect(synth.stdout + synth.stderr).toMatch(/Validations ended succesfully|Validations finished/i);
-  const yamls = readdirSync(path.join(app, 'dist')).filter((f) => f.endsWith('.yaml')).map((f) => path.join('dist', f));
+  const yamls = readdirSync(path.join(app, 'dist'))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => path.join('dist', f));
   expect(yamls.length).toBeGreaterThanOrEqual(3);
   const validate = await sh(app, 'npx', ['--no-install', 'cdk8s-kruise', 'validate', ...yamls]);
   expect(validate.stdout).toMatch(/^0 error\(s\), 0 warning\(s\)/m);
@@ -116,17 +128,33 @@ beforeAll(async () => {
   mkdirSync(npmCache, { recursive: true });
   // `npm pack` runs `prepare`, the full package build, as `npm publish` and git installs do.
   const { stdout } = await sh(repoRoot, 'npm', ['pack', '--json', '--pack-destination', work]);
-  const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+  const [info] = JSON.parse(stdout.slice(stdout.indexOf('['))) as {
+    filename: string;
+    size: number;
+    unpackedSize: number;
+    files: { path: string }[];
+  }[];
   tarball = path.join(work, info!.filename);
   const { stdout: nodeVersion } = await sh(work, 'node', ['--version']);
   process.stderr.write(`apps run on Node ${nodeVersion.trim()}\n`);
   process.stderr.write(`tarball: ${info!.size} bytes packed, ${info!.unpackedSize} unpacked, ${info!.files.length} files\n`);
   const paths = info!.files.map((f) => f.path);
-  for (const required of ['lib/esm/index.js', 'lib/esm/constructs.js', 'lib/cjs/index.cjs', 'lib/cjs/constructs.cjs', 'lib/types/src/index.d.ts', 'lib/types/constructs/index.d.ts', 'lib/cli/cdk8s-kruise.mjs', 'lib/cdk8s-plugin.cjs']) {
+  for (const required of [
+    'lib/esm/index.js',
+    'lib/esm/constructs.js',
+    'lib/cjs/index.cjs',
+    'lib/cjs/constructs.cjs',
+    'lib/types/src/index.d.ts',
+    'lib/types/constructs/index.d.ts',
+    'lib/cli/cdk8s-kruise.mjs',
+    'lib/cdk8s-plugin.cjs',
+  ]) {
     expect(paths, required).toContain(required);
   }
   // Nothing test-, build- or image-only.
-  expect(paths.filter((p) => !/^(lib\/(esm|cjs|cli|types)\/|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([]);
+  expect(paths.filter((p) => !/^(lib\/(esm|cjs|cli|types)\/|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual(
+    [],
+  );
   expect(paths.filter((p) => /\.map$|\.test\.|\/image\/|\/generate(-types)?\.|build-package/.test(p))).toEqual([]);
 }, SLOW);
 
@@ -135,78 +163,164 @@ afterAll(() => {
 });
 
 describe('the packed package in fresh apps', () => {
-  it('the `cdk8s init typescript-app` CommonJS layout: tsc (node10), cdk8s synth via ts-node with the plugin, jest + ts-jest, npx validate', async () => {
-    const app = path.join(work, 'cjs-app');
-    writeFiles(app, {
-      'package.json': JSON.stringify({ name: 'cjs-app', version: '1.0.0', main: 'main.js', types: 'main.ts', license: 'Apache-2.0', private: true, scripts: { synth: 'cdk8s synth', test: 'jest' } }, null, 2),
-      'tsconfig.json': JSON.stringify({
-        compilerOptions: {
-          alwaysStrict: true, declaration: true, experimentalDecorators: true, inlineSourceMap: true, inlineSources: true,
-          lib: ['es2016'], module: 'CommonJS', noEmitOnError: true, noFallthroughCasesInSwitch: true, noImplicitAny: true,
-          noImplicitReturns: true, noImplicitThis: true, noUnusedLocals: true, noUnusedParameters: true, resolveJsonModule: true,
-          strict: true, strictNullChecks: true, strictPropertyInitialization: true, stripInternal: true, target: 'ES2017',
-          moduleResolution: 'node',
-        },
-        include: ['**/*.ts'],
-        exclude: ['node_modules', 'cdk8s.out'],
-      }, null, 2),
-      'jest.config.js': "module.exports = { testEnvironment: 'node', roots: ['<rootDir>'], testMatch: ['**/*.test.ts'], transform: { '^.+\\\\.tsx?$': 'ts-jest' } };\n",
-      'cdk8s.yaml': `language: typescript\napp: npx ts-node main.ts\n${PLUGIN_CONFIG}`,
-      'main.ts': "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-27';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs';\n" + chartSource('cdk8s-plus-27'),
-      'main.test.ts': testSource('jest', 'cdk8s-plus-27'),
-    });
-    await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-27@2', 'constructs@10', tarball]);
-    await npmInstall(app, ['-D', 'jest@29', 'ts-jest@29', '@types/jest@29', 'ts-node@10', 'typescript@5', '@types/node@20']);
-    await sh(app, 'npx', ['--no-install', 'tsc', '--noEmit', '-p', '.']);
-    await synthAndValidate(app);
-    const jest = await sh(app, 'npx', ['--no-install', 'jest']);
-    expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
-  }, SLOW);
+  it(
+    'the `cdk8s init typescript-app` CommonJS layout: tsc (node10), cdk8s synth via ts-node with the plugin, jest + ts-jest, npx validate',
+    async () => {
+      const app = path.join(work, 'cjs-app');
+      writeFiles(app, {
+        'package.json': JSON.stringify(
+          {
+            name: 'cjs-app',
+            version: '1.0.0',
+            main: 'main.js',
+            types: 'main.ts',
+            license: 'Apache-2.0',
+            private: true,
+            scripts: { synth: 'cdk8s synth', test: 'jest' },
+          },
+          null,
+          2,
+        ),
+        'tsconfig.json': JSON.stringify(
+          {
+            compilerOptions: {
+              alwaysStrict: true,
+              declaration: true,
+              experimentalDecorators: true,
+              inlineSourceMap: true,
+              inlineSources: true,
+              lib: ['es2016'],
+              module: 'CommonJS',
+              noEmitOnError: true,
+              noFallthroughCasesInSwitch: true,
+              noImplicitAny: true,
+              noImplicitReturns: true,
+              noImplicitThis: true,
+              noUnusedLocals: true,
+              noUnusedParameters: true,
+              resolveJsonModule: true,
+              strict: true,
+              strictNullChecks: true,
+              strictPropertyInitialization: true,
+              stripInternal: true,
+              target: 'ES2017',
+              moduleResolution: 'node',
+            },
+            include: ['**/*.ts'],
+            exclude: ['node_modules', 'cdk8s.out'],
+          },
+          null,
+          2,
+        ),
+        'jest.config.js':
+          "module.exports = { testEnvironment: 'node', roots: ['<rootDir>'], testMatch: ['**/*.test.ts'], transform: { '^.+\\\\.tsx?$': 'ts-jest' } };\n",
+        'cdk8s.yaml': `language: typescript\napp: npx ts-node main.ts\n${PLUGIN_CONFIG}`,
+        'main.ts':
+          "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-27';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs';\n" +
+          chartSource('cdk8s-plus-27'),
+        'main.test.ts': testSource('jest', 'cdk8s-plus-27'),
+      });
+      await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-27@2', 'constructs@10', tarball]);
+      await npmInstall(app, ['-D', 'jest@29', 'ts-jest@29', '@types/jest@29', 'ts-node@10', 'typescript@5', '@types/node@20']);
+      await sh(app, 'npx', ['--no-install', 'tsc', '--noEmit', '-p', '.']);
+      await synthAndValidate(app);
+      const jest = await sh(app, 'npx', ['--no-install', 'jest']);
+      expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+    },
+    SLOW,
+  );
 
-  it('an ES module app (NodeNext, skipLibCheck false): tsc, cdk8s synth with the plugin, vitest, npx validate; adds few packages', async () => {
-    const app = path.join(work, 'esm-app');
-    writeFiles(app, {
-      'package.json': JSON.stringify({ name: 'esm-app', version: '1.0.0', private: true, type: 'module' }, null, 2),
-      'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, include: ['*.ts'] }, null, 2),
-      'cdk8s.yaml': `language: typescript\napp: npx tsx main.ts\n${PLUGIN_CONFIG}`,
-      'main.ts': "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-27';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs';\n" + chartSource('cdk8s-plus-27'),
-      'main.test.ts': testSource('vitest', 'cdk8s-plus-27'),
-    });
-    // A synth-only app: what adding cdk8s-kruise costs on top of cdk8s, cdk8s-plus and constructs.
-    await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-27@2', 'constructs@10']);
-    const before = { packages: await installedPackages(app), bytes: treeBytes(path.join(app, 'node_modules')) };
-    await npmInstall(app, [tarball]);
-    const after = { packages: await installedPackages(app), bytes: treeBytes(path.join(app, 'node_modules')) };
-    const added = { packages: after.packages - before.packages, megabytes: (after.bytes - before.bytes) / 1e6 };
-    process.stderr.write(`synth-only app: +${added.packages} packages, +${added.megabytes.toFixed(1)} MB\n`);
-    expect(added.packages).toBeLessThanOrEqual(15);
-    expect(added.megabytes).toBeLessThanOrEqual(15);
+  it(
+    'an ES module app (NodeNext, skipLibCheck false): tsc, cdk8s synth with the plugin, vitest, npx validate; adds few packages',
+    async () => {
+      const app = path.join(work, 'esm-app');
+      writeFiles(app, {
+        'package.json': JSON.stringify({ name: 'esm-app', version: '1.0.0', private: true, type: 'module' }, null, 2),
+        'tsconfig.json': JSON.stringify(
+          {
+            compilerOptions: {
+              target: 'ES2022',
+              module: 'NodeNext',
+              moduleResolution: 'NodeNext',
+              strict: true,
+              skipLibCheck: false,
+              noEmit: true,
+              types: ['node'],
+            },
+            include: ['*.ts'],
+          },
+          null,
+          2,
+        ),
+        'cdk8s.yaml': `language: typescript\napp: npx tsx main.ts\n${PLUGIN_CONFIG}`,
+        'main.ts':
+          "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-27';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs';\n" +
+          chartSource('cdk8s-plus-27'),
+        'main.test.ts': testSource('vitest', 'cdk8s-plus-27'),
+      });
+      // A synth-only app: what adding cdk8s-kruise costs on top of cdk8s, cdk8s-plus and constructs.
+      await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-27@2', 'constructs@10']);
+      const before = { packages: await installedPackages(app), bytes: treeBytes(path.join(app, 'node_modules')) };
+      await npmInstall(app, [tarball]);
+      const after = { packages: await installedPackages(app), bytes: treeBytes(path.join(app, 'node_modules')) };
+      const added = { packages: after.packages - before.packages, megabytes: (after.bytes - before.bytes) / 1e6 };
+      process.stderr.write(`synth-only app: +${added.packages} packages, +${added.megabytes.toFixed(1)} MB\n`);
+      expect(added.packages).toBeLessThanOrEqual(15);
+      expect(added.megabytes).toBeLessThanOrEqual(15);
 
-    await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
-    await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
-    await synthAndValidate(app);
-    const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
-    expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
-  }, SLOW);
+      await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
+      await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
+      await synthAndValidate(app);
+      const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
+      expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+    },
+    SLOW,
+  );
 
-  it('a cdk8s-plus-33 app (what cdk8s init installs today) with `cdk8s-kruise/constructs/plus-33`: tsc, synth, vitest, validate', async () => {
-    const app = path.join(work, 'plus33-app');
-    const imports = "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-33';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs/plus-33';\n";
-    writeFiles(app, {
-      'package.json': JSON.stringify({ name: 'plus33-app', version: '1.0.0', private: true, type: 'module' }, null, 2),
-      'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] }, include: ['*.ts'] }, null, 2),
-      'cdk8s.yaml': `language: typescript\napp: npx tsx main.ts\n${PLUGIN_CONFIG}`,
-      // The CloneSet is a cdk8s-plus-33 Workload: it takes that version's props and can be selected by its Services.
-      'main.ts': imports + chartSource('cdk8s-plus-33') + "new kplus.Service(chart, 'svc', { ports: [{ port: 80 }] }).select(new CloneSet(chart, 'api', { containers: [{ name: 'api', image: 'nginx:1.27' }] }));\n",
-      'main.test.ts': testSource('vitest', 'cdk8s-plus-33').replace("from 'cdk8s-kruise/constructs'", "from 'cdk8s-kruise/constructs/plus-33'"),
-    });
-    await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-33@2', 'constructs@10', tarball]);
-    await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
-    // The optional cdk8s-plus-27 peer is not pulled in.
-    expect(readdirSync(path.join(app, 'node_modules'))).not.toContain('cdk8s-plus-27');
-    await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
-    await synthAndValidate(app);
-    const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
-    expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
-  }, SLOW);
+  it(
+    'a cdk8s-plus-33 app (what cdk8s init installs today) with `cdk8s-kruise/constructs/plus-33`: tsc, synth, vitest, validate',
+    async () => {
+      const app = path.join(work, 'plus33-app');
+      const imports =
+        "import { App, Chart } from 'cdk8s';\nimport * as kplus from 'cdk8s-plus-33';\nimport { CloneSet, JobSidecarTermination, KruiseRuntime } from 'cdk8s-kruise/constructs/plus-33';\n";
+      writeFiles(app, {
+        'package.json': JSON.stringify({ name: 'plus33-app', version: '1.0.0', private: true, type: 'module' }, null, 2),
+        'tsconfig.json': JSON.stringify(
+          {
+            compilerOptions: {
+              target: 'ES2022',
+              module: 'NodeNext',
+              moduleResolution: 'NodeNext',
+              strict: true,
+              skipLibCheck: false,
+              noEmit: true,
+              types: ['node'],
+            },
+            include: ['*.ts'],
+          },
+          null,
+          2,
+        ),
+        'cdk8s.yaml': `language: typescript\napp: npx tsx main.ts\n${PLUGIN_CONFIG}`,
+        // The CloneSet is a cdk8s-plus-33 Workload: it takes that version's props and can be selected by its Services.
+        'main.ts':
+          imports +
+          chartSource('cdk8s-plus-33') +
+          "new kplus.Service(chart, 'svc', { ports: [{ port: 80 }] }).select(new CloneSet(chart, 'api', { containers: [{ name: 'api', image: 'nginx:1.27' }] }));\n",
+        'main.test.ts': testSource('vitest', 'cdk8s-plus-33').replace(
+          "from 'cdk8s-kruise/constructs'",
+          "from 'cdk8s-kruise/constructs/plus-33'",
+        ),
+      });
+      await npmInstall(app, ['cdk8s@2', 'cdk8s-plus-33@2', 'constructs@10', tarball]);
+      await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
+      // The optional cdk8s-plus-27 peer is not pulled in.
+      expect(readdirSync(path.join(app, 'node_modules'))).not.toContain('cdk8s-plus-27');
+      await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
+      await synthAndValidate(app);
+      const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
+      expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+    },
+    SLOW,
+  );
 });

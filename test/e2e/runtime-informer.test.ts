@@ -14,7 +14,12 @@ let ns: string;
 let informer: Informer<KubeObject>;
 const seen = { add: [] as string[], update: [] as string[], delete: [] as string[] };
 
-const cm = (name: string, data: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+const cm = (name: string, data: Record<string, string> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: ns },
+  data,
+});
 
 beforeAll(async () => {
   client = new KubeClient(loadKubeConfig(kubeconfigPath()));
@@ -45,7 +50,12 @@ afterAll(() => informer?.stop());
 describe('informer on the real API server', () => {
   it('lists in pages into the cache, applying the transform', () => {
     expect(informer.stats.lists).toBeGreaterThanOrEqual(3);
-    expect(informer.list().map((o) => o.metadata.name).sort()).toEqual(Array.from({ length: 7 }, (_, i) => `pre-${i}`));
+    expect(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(Array.from({ length: 7 }, (_, i) => `pre-${i}`));
     expect(informer.get(`${ns}/pre-0`)?.metadata.managedFields).toBeUndefined();
     expect(informer.get(`${ns}/pre-0`)?.kind).toBe('ConfigMap');
   });

@@ -27,10 +27,14 @@ function leaderArgs(extra: string[] = []): string[] {
   return [
     '--feature-gates=SidecarTerminator=true',
     '--leader-elect',
-    '--leader-election-lease-duration', `${LEASE.duration}ms`,
-    '--leader-election-renew-deadline', `${LEASE.renew}ms`,
-    '--leader-election-retry-period', `${LEASE.retry}ms`,
-    '--webhook-port', '0',
+    '--leader-election-lease-duration',
+    `${LEASE.duration}ms`,
+    '--leader-election-renew-deadline',
+    `${LEASE.renew}ms`,
+    '--leader-election-retry-period',
+    `${LEASE.retry}ms`,
+    '--webhook-port',
+    '0',
     ...extra,
   ];
 }
@@ -50,7 +54,12 @@ async function holder(namespace = runtimeNs): Promise<string | undefined> {
   }
 }
 
-async function crrs(namespace = ns): Promise<Array<{ metadata: { name: string; ownerReferences?: Array<{ uid: string; kind: string; controller?: boolean }> }; spec: Record<string, unknown> }>> {
+async function crrs(namespace = ns): Promise<
+  Array<{
+    metadata: { name: string; ownerReferences?: Array<{ uid: string; kind: string; controller?: boolean }> };
+    spec: Record<string, unknown>;
+  }>
+> {
   const list = (await custom.listNamespacedCustomObject({
     group: 'apps.kruise.io',
     version: 'v1alpha1',
@@ -75,20 +84,33 @@ async function runningJobPod(name: string, node: string, o: JobPodOptions = {}):
         restartPolicy: o.restartPolicy ?? 'Never',
         containers: [
           { name: 'app', image: 'example.io/app:1' },
-          { name: 'envoy', image: 'example.io/envoy:1', env: o.sidecarEnv ?? [{ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' }] },
+          {
+            name: 'envoy',
+            image: 'example.io/envoy:1',
+            env: o.sidecarEnv ?? [{ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' }],
+          },
         ],
       },
     },
   });
   await bindPod(pod, node);
-  await setPodStatus(pod, { phase: 'Running', containerStatuses: [{ name: 'app', state: { running: {} } }, { name: 'envoy', state: { running: {} } }] });
+  await setPodStatus(pod, {
+    phase: 'Running',
+    containerStatuses: [
+      { name: 'app', state: { running: {} } },
+      { name: 'envoy', state: { running: {} } },
+    ],
+  });
   return pod;
 }
 
 async function finishMain(pod: V1Pod, exitCode: number): Promise<number> {
   await setPodStatus(pod, {
     phase: 'Running',
-    containerStatuses: [{ name: 'app', state: { terminated: { exitCode } } }, { name: 'envoy', state: { running: {} } }],
+    containerStatuses: [
+      { name: 'app', state: { terminated: { exitCode } } },
+      { name: 'envoy', state: { running: {} } },
+    ],
   });
   return Date.now();
 }
@@ -134,13 +156,21 @@ describe('sidecar terminator on the real API server', () => {
     await finishMain(pod, 0);
     const crr = await waitForCrr(pod);
     expect(crr.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Pod', uid: pod.metadata!.uid, controller: true })]);
-    expect(crr.spec).toMatchObject({ podName: 'job-normal', containers: [{ name: 'envoy' }], strategy: { forceRecreate: true, failurePolicy: 'Ignore' } });
+    expect(crr.spec).toMatchObject({
+      podName: 'job-normal',
+      containers: [{ name: 'envoy' }],
+      strategy: { forceRecreate: true, failurePolicy: 'Ignore' },
+    });
     // The Event is written after the CRR (events are best-effort and asynchronous), so wait for it.
-    const reasons = await eventually(async () => {
-      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=job-normal` });
-      const seen = events.items.map((e) => e.reason);
-      return seen.includes('SidecarTerminator') ? seen : undefined;
-    }, 10_000, 'a SidecarTerminator Event on the pod');
+    const reasons = await eventually(
+      async () => {
+        const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=job-normal` });
+        const seen = events.items.map((e) => e.reason);
+        return seen.includes('SidecarTerminator') ? seen : undefined;
+      },
+      10_000,
+      'a SidecarTerminator Event on the pod',
+    );
     expect(reasons).toContain('SidecarTerminator');
     // More status writes (the kubelet keeps reporting) do not create a second one.
     await finishMain(pod, 0);
@@ -163,10 +193,14 @@ describe('sidecar terminator on the real API server', () => {
       sidecarEnv: [{ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: QUICK_EXIT }],
     });
     await finishMain(pod, 0);
-    const updated = await eventually(async () => {
-      const p = await core.readNamespacedPod({ name: 'job-vk', namespace: ns });
-      return p.spec!.containers.find((c) => c.name === 'envoy')!.image === QUICK_EXIT ? p : undefined;
-    }, 20_000, 'quick-exit image');
+    const updated = await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: 'job-vk', namespace: ns });
+        return p.spec!.containers.find((c) => c.name === 'envoy')!.image === QUICK_EXIT ? p : undefined;
+      },
+      20_000,
+      'quick-exit image',
+    );
     expect(updated.spec!.containers.find((c) => c.name === 'app')!.image).toBe('example.io/app:1');
     expect((await crrs()).some((c) => c.metadata.name.endsWith(pod.metadata!.uid!))).toBe(false);
   });
@@ -179,20 +213,29 @@ describe('sidecar terminator on the real API server', () => {
       ],
     });
     await finishMain(pod, 0);
-    const p = await eventually(async () => {
-      const x = await core.readNamespacedPodStatus({ name: 'job-ignore', namespace: ns });
-      return x.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True') ? x : undefined;
-    }, 20_000, 'SidecarTerminated condition');
+    const p = await eventually(
+      async () => {
+        const x = await core.readNamespacedPodStatus({ name: 'job-ignore', namespace: ns });
+        return x.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True') ? x : undefined;
+      },
+      20_000,
+      'SidecarTerminated condition',
+    );
     expect(p.status!.phase).toBe('Succeeded');
     expect(p.status!.conditions!.find((c) => c.type === 'SidecarTerminated')!.message).toBe('Terminated by Sidecar Terminator');
-    expect(p.status!.conditions!.some((c) => c.type === 'PodScheduled'), 'other conditions kept').toBe(true);
+    expect(
+      p.status!.conditions!.some((c) => c.type === 'PodScheduled'),
+      'other conditions kept',
+    ).toBe(true);
     await waitForCrr(pod);
   });
 
   let handled: V1Pod[] = [];
 
   it('restarting the controller does not create a second CRR', async () => {
-    handled = (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.metadata!.name !== 'job-onfailure-fail' && p.metadata!.name !== 'job-vk');
+    handled = (await core.listNamespacedPod({ namespace: ns })).items.filter(
+      (p) => p.metadata!.name !== 'job-onfailure-fail' && p.metadata!.name !== 'job-vk',
+    );
     const before = await crrs();
     expect(await a.stop('SIGTERM')).toBe(0);
     // A clean stop releases the lease: the next replica leads at once.
@@ -236,7 +279,9 @@ describe('sidecar terminator on the real API server', () => {
     await waitForCrr(pod, 45_000).catch((err: Error) => {
       throw new Error(`${err.message}\ncontroller log tail:\n${a.tail(40)}`);
     });
-    console.log(`[apiserver restart] restart took ${restartedMs} ms; CRR created ${Date.now() - t0 - restartedMs} ms after the apiserver was back`);
+    console.log(
+      `[apiserver restart] restart took ${restartedMs} ms; CRR created ${Date.now() - t0 - restartedMs} ms after the apiserver was back`,
+    );
     expect(a.pid).toBe(pid);
     expect(a.exitCode).toBeUndefined();
     expect(await holder()).toBe(a.identity);

@@ -14,7 +14,15 @@ import { ContainerRecreateRequestDefinition, SidecarSetDefinition } from '../../
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, setPodStatus } from '../harness/index.js';
-import { accessCoverage, accessLogs, startController, type ControllerProcess, eventually, freePort, installCrds } from './runtime/support.js';
+import {
+  accessCoverage,
+  accessLogs,
+  startController,
+  type ControllerProcess,
+  eventually,
+  freePort,
+  installCrds,
+} from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
@@ -39,7 +47,12 @@ function url(path: string): string {
 
 async function registerConfigs(): Promise<void> {
   const nsSelector = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [ns] }] };
-  const crrRule = { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], resources: ['containerrecreaterequests'], scope: 'Namespaced' };
+  const crrRule = {
+    apiGroups: ['apps.kruise.io'],
+    apiVersions: ['v1alpha1'],
+    resources: ['containerrecreaterequests'],
+    scope: 'Namespaced',
+  };
   const mutating: V1MutatingWebhookConfiguration = {
     metadata: { name: mutatingName },
     webhooks: [
@@ -67,7 +80,15 @@ async function registerConfigs(): Promise<void> {
         timeoutSeconds: 10,
         // Cluster-scoped kind: only objects labelled for this test reach the webhook.
         objectSelector: { matchLabels: { [E2E_LABEL]: id } },
-        rules: [{ apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], resources: ['sidecarsets'], operations: ['CREATE', 'UPDATE'], scope: 'Cluster' }],
+        rules: [
+          {
+            apiGroups: ['apps.kruise.io'],
+            apiVersions: ['v1alpha1'],
+            resources: ['sidecarsets'],
+            operations: ['CREATE', 'UPDATE'],
+            scope: 'Cluster',
+          },
+        ],
         clientConfig: { url: url(kindWebhookPath('validate', SidecarSetDefinition)) },
       },
       {
@@ -127,14 +148,22 @@ beforeAll(async () => {
   port = await freePort();
   await registerConfigs();
   ctl = await startController(runtimeNs, [
-    '--webhook-port', String(port),
-    '--webhook-host', '127.0.0.1',
-    '--webhook-cert-host', '127.0.0.1',
-    '--mutating-webhook-configuration', mutatingName,
-    '--validating-webhook-configuration', validatingName,
-    '--webhook-cert-validity', `${CERT_VALIDITY_S}s`,
-    '--webhook-cert-renew-before', `${RENEW_BEFORE_S}s`,
-    '--webhook-cert-check-interval', '2s',
+    '--webhook-port',
+    String(port),
+    '--webhook-host',
+    '127.0.0.1',
+    '--webhook-cert-host',
+    '127.0.0.1',
+    '--mutating-webhook-configuration',
+    mutatingName,
+    '--validating-webhook-configuration',
+    validatingName,
+    '--webhook-cert-validity',
+    `${CERT_VALIDITY_S}s`,
+    '--webhook-cert-renew-before',
+    `${RENEW_BEFORE_S}s`,
+    '--webhook-cert-check-interval',
+    '2s',
   ]);
   await ctl.waitReady();
 });
@@ -160,28 +189,50 @@ describe('runtime webhooks on the real API server', () => {
     }
   });
 
-  it('a CRR created with kubectl gets the pod-uid / node-name / active labels and the containers\' statusContext', async () => {
+  it("a CRR created with kubectl gets the pod-uid / node-name / active labels and the containers' statusContext", async () => {
     const pod = await core.createNamespacedPod({
       namespace: ns,
-      body: { metadata: { name: 'web' }, spec: { containers: [{ name: 'app', image: 'a:1' }, { name: 'envoy', image: 'e:1' }] } },
+      body: {
+        metadata: { name: 'web' },
+        spec: {
+          containers: [
+            { name: 'app', image: 'a:1' },
+            { name: 'envoy', image: 'e:1' },
+          ],
+        },
+      },
     });
     await bindPod(pod, node);
-    await setPodStatus(pod, { phase: 'Running', containerStatuses: [{ name: 'app', state: { running: {} } }, { name: 'envoy', state: { running: {} }, restartCount: 3 }] });
+    await setPodStatus(pod, {
+      phase: 'Running',
+      containerStatuses: [
+        { name: 'app', state: { running: {} } },
+        { name: 'envoy', state: { running: {} }, restartCount: 3 },
+      ],
+    });
     // The harness's fake kubelet reports no containerIDs; a real kubelet does.
-    await core.patchNamespacedPodStatus(
-      {
-        name: 'web',
-        namespace: ns,
-        body: [
-          { op: 'add', path: '/status/containerStatuses/0/containerID', value: 'containerd://app-1' },
-          { op: 'add', path: '/status/containerStatuses/1/containerID', value: 'containerd://envoy-1' },
-        ],
-      },
-    );
+    await core.patchNamespacedPodStatus({
+      name: 'web',
+      namespace: ns,
+      body: [
+        { op: 'add', path: '/status/containerStatuses/0/containerID', value: 'containerd://app-1' },
+        { op: 'add', path: '/status/containerStatuses/1/containerID', value: 'containerd://envoy-1' },
+      ],
+    });
     // The webhook may be picked up asynchronously by the apiserver: retry until our labels appear.
-    await eventually(async () => (await createCrr(crrBody('probe', 'web'), true)).metadata?.labels?.['crr.apps.kruise.io/active'] === 'true', 20_000, 'mutating webhook live');
+    await eventually(
+      async () => (await createCrr(crrBody('probe', 'web'), true)).metadata?.labels?.['crr.apps.kruise.io/active'] === 'true',
+      20_000,
+      'mutating webhook live',
+    );
     await kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(crrBody('restart-envoy', 'web')) });
-    const crr = (await custom.getNamespacedCustomObject({ group: 'apps.kruise.io', version: 'v1alpha1', namespace: ns, plural: 'containerrecreaterequests', name: 'restart-envoy' })) as Record<string, any>;
+    const crr = (await custom.getNamespacedCustomObject({
+      group: 'apps.kruise.io',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'containerrecreaterequests',
+      name: 'restart-envoy',
+    })) as Record<string, any>;
     expect(crr.metadata.labels).toMatchObject({
       'crr.apps.kruise.io/pod-uid': pod.metadata!.uid,
       'crr.apps.kruise.io/node-name': node,
@@ -192,18 +243,21 @@ describe('runtime webhooks on the real API server', () => {
   });
 
   it('refuses a CRR for a pod that is not active, and for unknown containers, with a clear message', async () => {
-    const done = await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'done' }, spec: { containers: [{ name: 'envoy', image: 'e:1' }] } } });
+    const done = await core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'done' }, spec: { containers: [{ name: 'envoy', image: 'e:1' }] } },
+    });
     await bindPod(done, node);
     await setPodStatus(done, { phase: 'Succeeded', containerStatuses: [{ name: 'envoy', state: { terminated: { exitCode: 0 } } }] });
     await expect(kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(crrBody('for-done', 'done')) })).rejects.toThrow(
       /pod done is not active \(phase Succeeded\)/,
     );
-    await expect(kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(crrBody('bad-container', 'web', [{ name: 'nope' }])) })).rejects.toThrow(
-      /spec.containers\[0\].name: Not found: pod web has no container "nope"/,
-    );
+    await expect(
+      kubectl(['create', '-n', ns, '-f', '-'], { input: JSON.stringify(crrBody('bad-container', 'web', [{ name: 'nope' }])) }),
+    ).rejects.toThrow(/spec.containers\[0\].name: Not found: pod web has no container "nope"/);
   });
 
-  it('an invalid SidecarSet is refused with the policy validator\'s message', async () => {
+  it("an invalid SidecarSet is refused with the policy validator's message", async () => {
     const bad = {
       apiVersion: 'apps.kruise.io/v1alpha1',
       kind: 'SidecarSet',

@@ -3,13 +3,7 @@
 // is rejected by both at the same field (JSON pointer) for the same reason.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  KINDS,
-  findKind,
-  toCustomResourceDefinition,
-  validateObject,
-  type KindDefinition,
-} from '../../src/api/index.js';
+import { KINDS, findKind, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../src/api/index.js';
 import { createNamespace, rawRequest, serverSideApply } from '../harness/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -92,7 +86,10 @@ const KEYWORD: Record<Reason, string> = {
 };
 
 function setAt(obj: unknown, pointer: string, value: unknown): void {
-  const tokens = pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
   let node = obj as Record<string, unknown>;
   for (const t of tokens.slice(0, -1)) node = node[t] as Record<string, unknown>;
   const last = tokens.at(-1)!;
@@ -102,7 +99,11 @@ function setAt(obj: unknown, pointer: string, value: unknown): void {
 
 /** `spec.containers[0].name` (apiserver field path) -> `/spec/containers/0/name`. */
 function fieldToPointer(field: string): string {
-  const tokens = field.replace(/^\./, '').replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
+  const tokens = field
+    .replace(/^\./, '')
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter(Boolean);
   return tokens.map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
@@ -119,12 +120,17 @@ function classify(cause: { reason?: string; message?: string; field?: string }):
   if (unknown) return { pointer: fieldToPointer(unknown[1]!), reason: 'unknown-field', message };
   const pointer = fieldToPointer(cause.field ?? '');
   const reason: Reason | 'other' =
-    cause.reason === 'FieldValueRequired' ? 'required'
-    : cause.reason === 'FieldValueNotSupported' ? 'enum'
-    : /must be of type/.test(message) ? 'type'
-    : /should be greater than or equal to/.test(message) ? 'minimum'
-    : /should match/.test(message) ? 'pattern'
-    : 'other';
+    cause.reason === 'FieldValueRequired'
+      ? 'required'
+      : cause.reason === 'FieldValueNotSupported'
+        ? 'enum'
+        : /must be of type/.test(message)
+          ? 'type'
+          : /should be greater than or equal to/.test(message)
+            ? 'minimum'
+            : /should match/.test(message)
+              ? 'pattern'
+              : 'other';
   return { pointer, reason, message };
 }
 
@@ -136,7 +142,10 @@ async function createDryRun(def: KindDefinition, obj: unknown, namespace: string
     contentType: 'application/json',
   });
   if (res.status < 300) return { status: res.status, rejections: [] };
-  const status = JSON.parse(res.body) as { message?: string; details?: { causes?: { reason?: string; message?: string; field?: string }[] } };
+  const status = JSON.parse(res.body) as {
+    message?: string;
+    details?: { causes?: { reason?: string; message?: string; field?: string }[] };
+  };
   const causes = status.details?.causes ?? [{ message: status.message }];
   return { status: res.status, rejections: causes.map(classify) };
 }
@@ -154,7 +163,8 @@ describe('src/api validator agrees with the real kube-apiserver', () => {
       const name = `${def.plural}.${def.group}`;
       for (let i = 0; ; i++) {
         const res = await rawRequest('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-        const conditions = (JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? [];
+        const conditions =
+          (JSON.parse(res.body) as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions ?? [];
         if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
         if (i > 150) throw new Error(`CRD ${name} not Established`);
         await sleep(200);
@@ -180,7 +190,10 @@ describe('src/api validator agrees with the real kube-apiserver', () => {
     // The scale subresource may add a second cause for the same field (e.g. spec.replicas).
     const detail = JSON.stringify(server.rejections);
     expect([...new Set(server.rejections.map((r) => r.pointer))], detail).toEqual([c.pointer]);
-    expect(server.rejections.map((r) => r.reason), detail).toContain(c.reason);
+    expect(
+      server.rejections.map((r) => r.reason),
+      detail,
+    ).toContain(c.reason);
 
     const ours = validateObject(obj).issues;
     expect([...new Set(ours.map((i) => i.jsonPointer))], JSON.stringify(ours)).toEqual([c.pointer]);

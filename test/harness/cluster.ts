@@ -166,8 +166,13 @@ export async function kubectl(args: readonly string[], options: { input?: string
  * cleaned up: no namespace controller runs, and the whole etcd goes away with the run.
  */
 export async function createNamespace(prefix = 'test', labels: Record<string, string> = {}): Promise<string> {
-  const name = `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 40)}-${randomBytes(3).toString('hex')}`;
-  await adminKubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels } } });
+  const name = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 40)}-${randomBytes(3).toString('hex')}`;
+  await adminKubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name, labels } } });
   return name;
 }
 

@@ -71,7 +71,13 @@ export class ControlPlane {
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     let lastError: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const plane = new ControlPlane(options.assets ?? findAssets(), options.apiServerFlags ?? [], options.address ?? LOOPBACK, options.serviceAccountAdmission ?? false, options.nodeAuthorization ?? false);
+      const plane = new ControlPlane(
+        options.assets ?? findAssets(),
+        options.apiServerFlags ?? [],
+        options.address ?? LOOPBACK,
+        options.serviceAccountAdmission ?? false,
+        options.nodeAuthorization ?? false,
+      );
       try {
         await plane.init();
         return plane;
@@ -181,7 +187,9 @@ export class ControlPlane {
       `--secure-port=${apiPort}`,
       `--bind-address=${this.address}`,
       `--advertise-address=${this.address}`,
-      ...(this.nodeAuthorization ? [`--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`] : [`--authorization-mode=RBAC`]),
+      ...(this.nodeAuthorization
+        ? [`--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`]
+        : [`--authorization-mode=RBAC`]),
       `--service-cluster-ip-range=10.0.0.0/24`,
       `--allow-privileged=true`,
       ...(this.serviceAccountAdmission ? [] : [`--disable-admission-plugins=ServiceAccount`]),
@@ -234,7 +242,11 @@ export class ControlPlane {
   /** Last lines of a component's log, for error messages. */
   logTail(name: ComponentName, lines = 30): string {
     try {
-      return readFileSync(path.join(this.dir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      return readFileSync(path.join(this.dir, `${name}.log`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(-lines)
+        .join('\n');
     } catch {
       return '';
     }

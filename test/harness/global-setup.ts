@@ -23,10 +23,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   const token = randomBytes(16).toString('hex');
   const control = http.createServer((req, res) => {
-    const action = req.url === `/${token}/apiserver/stop` ? () => plane.stopApiServer()
-      : req.url === `/${token}/apiserver/start` ? () => plane.startApiServer()
-      : req.url === `/${token}/apiserver/restart` ? () => plane.restartApiServer()
-      : undefined;
+    const action =
+      req.url === `/${token}/apiserver/stop`
+        ? () => plane.stopApiServer()
+        : req.url === `/${token}/apiserver/start`
+          ? () => plane.startApiServer()
+          : req.url === `/${token}/apiserver/restart`
+            ? () => plane.restartApiServer()
+            : undefined;
     if (req.method !== 'POST' || !action) {
       res.writeHead(404).end();
       return;

@@ -40,7 +40,9 @@ export interface IssueOptions {
 const DAY = 24 * 60 * 60 * 1000;
 
 function serial(): string {
-  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 }
 
 function validity(): { notBefore: Date; notAfter: Date } {

@@ -92,7 +92,9 @@ export class RealNode {
   /** Starts the whole node; on any failure, everything started so far is cleaned up. */
   static async start(): Promise<RealNode> {
     if (process.getuid?.() !== 0) {
-      throw new Error('the real-node tests run kubelet, containerd, CNI and kube-proxy and need root (CI runs as root), after bash test/prepare.sh');
+      throw new Error(
+        'the real-node tests run kubelet, containerd, CNI and kube-proxy and need root (CI runs as root), after bash test/prepare.sh',
+      );
     }
     const node = new RealNode(findNodeAssets(), await mkdtemp(path.join(tmpdir(), 'kruise-node-')));
     try {
@@ -263,9 +265,13 @@ mentioning() { # pids (not us, not our parent) whose command line mentions the n
   done
 }
 # Pod processes first (they do not mention the directory): everything in the kubepods cgroups.
-${cgroupsBefore ? '' : `for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do
+${
+  cgroupsBefore
+    ? ''
+    : `for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do
   for pid in $(cat "$procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
-done`}
+done`
+}
 for pid in $(mentioning); do kill -9 "$pid" 2>/dev/null; done
 for _ in $(seq 50); do [ -z "$(mentioning)" ] && break; sleep 0.1; done
 # iptables: kube-proxy's own cleanup, then any KUBE-* chain left (kubelet's canaries included).
@@ -365,7 +371,11 @@ exit $status
   /** Last lines of a component's log, for error messages. */
   logTail(name: string, lines = 40): string {
     try {
-      return readFileSync(path.join(this.dir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      return readFileSync(path.join(this.dir, `${name}.log`), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .slice(-lines)
+        .join('\n');
     } catch {
       return '';
     }
@@ -488,7 +498,8 @@ exit $status
       `node ${NODE_NAME} Ready`,
       async () => {
         for (const component of this.components) {
-          if (component.child.exitCode !== null) throw new Error(`${component.name} exited (${component.child.exitCode}):\n${this.logTail(component.name)}`);
+          if (component.child.exitCode !== null)
+            throw new Error(`${component.name} exited (${component.child.exitCode}):\n${this.logTail(component.name)}`);
         }
         const node = await core.readNode({ name: NODE_NAME });
         return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;

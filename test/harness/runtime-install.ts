@@ -41,7 +41,16 @@ function kubectl(target: RuntimeInstallTarget, args: string[], input?: string): 
 /** Installs the runtime unless its controller-manager Deployment exists; waits for both rollouts either way. */
 export async function installRuntime(target: RuntimeInstallTarget): Promise<RuntimeInstallTimings> {
   let imageMs = 0;
-  const existing = await kubectl(target, ['get', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', '--ignore-not-found', '-o', 'name']);
+  const existing = await kubectl(target, [
+    'get',
+    'deployment',
+    '-n',
+    'kruise-system',
+    'kruise-controller-manager',
+    '--ignore-not-found',
+    '-o',
+    'name',
+  ]);
   const started = Date.now();
   if (!existing.trim()) {
     const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
@@ -71,7 +80,9 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
 
 /** The image reference the controller-manager Deployment in dist/10-runtime.yaml runs. */
 export function manifestImage(): string {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any> | null);
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map(
+    (d) => d.toJS() as Record<string, any> | null,
+  );
   const deployment = docs.find((d) => d?.kind === 'Deployment');
   const image = deployment?.spec?.template?.spec?.containers?.[0]?.image as string | undefined;
   if (!image) throw new Error('no Deployment image in dist/10-runtime.yaml');
@@ -80,7 +91,9 @@ export function manifestImage(): string {
 
 /** dist/10-runtime.yaml with the daemon's host-run volume on `hostRunDir`. */
 export function runtimeManifests(hostRunDir: string): string {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map((d) => d.toJS() as Record<string, any> | null);
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map(
+    (d) => d.toJS() as Record<string, any> | null,
+  );
   let patched = 0;
   for (const doc of docs) {
     if (doc?.kind !== 'DaemonSet') continue;
@@ -92,5 +105,8 @@ export function runtimeManifests(hostRunDir: string): string {
     }
   }
   if (patched !== 1) throw new Error(`expected one /var/run hostPath in the daemon DaemonSet of dist/10-runtime.yaml, found ${patched}`);
-  return docs.filter(Boolean).map((d) => YAML.stringify(d)).join('---\n');
+  return docs
+    .filter(Boolean)
+    .map((d) => YAML.stringify(d))
+    .join('---\n');
 }

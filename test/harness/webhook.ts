@@ -3,12 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  type V1LabelSelector,
-  type V1RuleWithOperations,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1LabelSelector, type V1RuleWithOperations } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { adminKubeConfig } from './cluster.js';
 import { createCertificateAuthority } from './pki.js';
@@ -150,9 +145,10 @@ export async function registerWebhook(options: WebhookOptions): Promise<Register
 
   const close = async () => {
     const name = configurationName;
-    await (options.type === 'mutating'
-      ? admission.deleteMutatingWebhookConfiguration({ name })
-      : admission.deleteValidatingWebhookConfiguration({ name })
+    await (
+      options.type === 'mutating'
+        ? admission.deleteMutatingWebhookConfiguration({ name })
+        : admission.deleteValidatingWebhookConfiguration({ name })
     ).catch(() => undefined);
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

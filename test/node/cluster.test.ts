@@ -14,7 +14,13 @@ describe('real node', () => {
         metadata: { name: 'hello' },
         spec: {
           restartPolicy: 'Never',
-          containers: [{ name: 'main', image: images.busybox, command: ['sh', '-c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; echo done'] }],
+          containers: [
+            {
+              name: 'main',
+              image: images.busybox,
+              command: ['sh', '-c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; echo done'],
+            },
+          ],
         },
       },
     });
@@ -32,7 +38,9 @@ describe('real node', () => {
         metadata: { name: 'once' },
         spec: {
           backoffLimit: 0,
-          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: node().images.busybox, command: ['sh', '-c', 'exit 0'] }] } },
+          template: {
+            spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: node().images.busybox, command: ['sh', '-c', 'exit 0'] }] },
+          },
         },
       },
     });
@@ -51,7 +59,11 @@ describe('real node', () => {
             {
               name: 'httpd',
               image: node().images.busybox,
-              command: ['sh', '-c', 'mkdir -p /www && echo "hello from $HOSTNAME" > /www/index.html && exec /bin/busybox httpd -f -p 8080 -h /www'],
+              command: [
+                'sh',
+                '-c',
+                'mkdir -p /www && echo "hello from $HOSTNAME" > /www/index.html && exec /bin/busybox httpd -f -p 8080 -h /www',
+              ],
               readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
             },
           ],
@@ -66,11 +78,16 @@ describe('real node', () => {
     const clusterIP = service.spec!.clusterIP!;
     expect(clusterIP).toMatch(/^10\.0\.0\.\d+$/);
     let body = '';
-    await waitFor(`http://${clusterIP}/ through kube-proxy`, async () => {
-      const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(2000) });
-      body = await res.text();
-      return res.status === 200;
-    }, 30_000, 250);
+    await waitFor(
+      `http://${clusterIP}/ through kube-proxy`,
+      async () => {
+        const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(2000) });
+        body = await res.text();
+        return res.status === 200;
+      },
+      30_000,
+      250,
+    );
     expect(body.trim()).toBe('hello from web');
   });
 });

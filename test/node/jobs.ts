@@ -68,9 +68,15 @@ export function seedJob(options: SeedJobOptions): Record<string, any>[] {
       ...(options.preStop
         ? {
             lifecycle: {
-              preStop: kplus.Handler.fromCommand(['sh', '-c', `echo prestop-start >> /events/log; sleep ${options.preStop.seconds}; echo prestop-end >> /events/log`]),
+              preStop: kplus.Handler.fromCommand([
+                'sh',
+                '-c',
+                `echo prestop-start >> /events/log; sleep ${options.preStop.seconds}; echo prestop-end >> /events/log`,
+              ]),
             },
-            volumeMounts: [{ path: '/events', volume: kplus.Volume.fromHostPath(chart, 'events', 'events', { path: options.preStop.eventsDir }) }],
+            volumeMounts: [
+              { path: '/events', volume: kplus.Volume.fromHostPath(chart, 'events', 'events', { path: options.preStop.eventsDir }) },
+            ],
           }
         : {}),
     },

@@ -39,7 +39,12 @@ async function crrOf(ns: string, pod: V1Pod): Promise<any> {
 
 describe('native-sidecar compile target, before the runtime is installed', () => {
   it('the seed Job compiled for Kubernetes 1.29 completes with no runtime on the cluster', async () => {
-    const installed = await core().readNamespace({ name: 'kruise-system' }).then(() => true, () => false);
+    const installed = await core()
+      .readNamespace({ name: 'kruise-system' })
+      .then(
+        () => true,
+        () => false,
+      );
     expect(installed).toBe(false);
     const ns = await namespace('native');
     const manifests = seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'Never', native: true });
@@ -92,13 +97,23 @@ describe('the runtime installed from dist/ and its image', () => {
   it('OnFailure with a sidecar that exits 1 on SIGTERM, restarted by the kubelet: the pod does not hang, it ends Failed', async () => {
     const ns = await namespace('seed-onfailure-nonzero');
     // backoffLimit 6: the Job controller alone would give up only after minutes of kubelet back-off.
-    await apply(ns, seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'OnFailure', sidecarExitOnTerm: 1, backoffLimit: 6 }));
+    await apply(
+      ns,
+      seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'OnFailure', sidecarExitOnTerm: 1, backoffLimit: 6 }),
+    );
     let first: V1Pod | undefined;
-    await waitFor('the first pod terminal', async () => {
-      const pods = (await jobPods(ns, 'seed')).sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
-      first = pods[0];
-      return first?.status?.phase === 'Failed' || first?.status?.phase === 'Succeeded';
-    }, 60_000, 250).catch((error: Error) => {
+    await waitFor(
+      'the first pod terminal',
+      async () => {
+        const pods = (await jobPods(ns, 'seed')).sort((a, b) =>
+          String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)),
+        );
+        first = pods[0];
+        return first?.status?.phase === 'Failed' || first?.status?.phase === 'Succeeded';
+      },
+      60_000,
+      250,
+    ).catch((error: Error) => {
       throw new Error(`${error.message}\n${JSON.stringify(first?.status?.containerStatuses)}`);
     });
     expect(first!.status?.phase).toBe('Failed');
@@ -123,10 +138,20 @@ describe('the runtime installed from dist/ and its image', () => {
       namespace: ns,
       body: {
         metadata: { name: 'app' },
-        spec: { containers: [{ name: 'app', image, imagePullPolicy: 'IfNotPresent' }, { name: 'other', image, imagePullPolicy: 'IfNotPresent' }] },
+        spec: {
+          containers: [
+            { name: 'app', image, imagePullPolicy: 'IfNotPresent' },
+            { name: 'other', image, imagePullPolicy: 'IfNotPresent' },
+          ],
+        },
       },
     });
-    const before = await waitForPod(ns, 'app', 'both containers running', (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2);
+    const before = await waitForPod(
+      ns,
+      'app',
+      'both containers running',
+      (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
+    );
     await apply(ns, [
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
@@ -135,11 +160,25 @@ describe('the runtime installed from dist/ and its image', () => {
         spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
       },
     ]);
-    await waitFor('CRR restart-app Completed', async () => (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed', 60_000, 250);
+    await waitFor(
+      'CRR restart-app Completed',
+      async () =>
+        (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed',
+      60_000,
+      250,
+    );
     // Labels the runtime's mutating webhook adds: the apiserver reached it through the webhook Service (kube-proxy).
     const crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app']);
-    expect(crr.metadata.labels).toMatchObject({ 'crr.apps.kruise.io/node-name': node().nodeName, 'crr.apps.kruise.io/pod-uid': before.metadata!.uid });
-    const after = await waitForPod(ns, 'app', 'app restarted and running', (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined);
+    expect(crr.metadata.labels).toMatchObject({
+      'crr.apps.kruise.io/node-name': node().nodeName,
+      'crr.apps.kruise.io/pod-uid': before.metadata!.uid,
+    });
+    const after = await waitForPod(
+      ns,
+      'app',
+      'app restarted and running',
+      (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined,
+    );
     expect(after.metadata?.uid).toBe(before.metadata?.uid);
     expect(status(after, 'app').containerID).not.toBe(status(before, 'app').containerID);
     expect(status(after, 'other').restartCount).toBe(0);
@@ -148,20 +187,31 @@ describe('the runtime installed from dist/ and its image', () => {
   it('an ImagePullJob pulls an image from the loopback registry onto the node and completes', async () => {
     const ns = await namespace('pull');
     const image = node().images.busybox2;
-    const listed = async () => ((await core().readNode({ name: node().nodeName })).status?.images ?? []).some((i) => i.names?.includes(image));
+    const listed = async () =>
+      ((await core().readNode({ name: node().nodeName })).status?.images ?? []).some((i) => i.names?.includes(image));
     expect(await listed()).toBe(false);
     await apply(ns, [
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
         kind: 'ImagePullJob',
         metadata: { name: 'pull-busybox2' },
-        spec: { image, parallelism: 1, completionPolicy: { type: 'Always', activeDeadlineSeconds: 120 }, pullPolicy: { backoffLimit: 1, timeoutSeconds: 60 } },
+        spec: {
+          image,
+          parallelism: 1,
+          completionPolicy: { type: 'Always', activeDeadlineSeconds: 120 },
+          pullPolicy: { backoffLimit: 1, timeoutSeconds: 60 },
+        },
       },
     ]);
-    await waitFor('ImagePullJob completed', async () => {
-      const job = await getJson(['get', 'imagepulljobs.apps.kruise.io', '-n', ns, 'pull-busybox2']);
-      return job.status?.completionTime !== undefined && job.status?.succeeded === 1;
-    }, 120_000, 500);
+    await waitFor(
+      'ImagePullJob completed',
+      async () => {
+        const job = await getJson(['get', 'imagepulljobs.apps.kruise.io', '-n', ns, 'pull-busybox2']);
+        return job.status?.completionTime !== undefined && job.status?.succeeded === 1;
+      },
+      120_000,
+      500,
+    );
     // The kubelet's image list (node status) now has it: the pull went to the node's containerd.
     await waitFor(`${image} in the kubelet's image list`, listed, 60_000, 500);
   });
@@ -173,15 +223,21 @@ describe('resilience of the installed runtime', () => {
   }, 900_000);
 
   it('the leader controller-manager pod deleted while a Job runs: the other replica takes over, one CRR, Job Complete', async () => {
-    const leaseHolder = async () => ((await getJson(['get', 'lease', '-n', 'kruise-system', 'kruise-manager'])).spec?.holderIdentity as string | undefined) ?? '';
+    const leaseHolder = async () =>
+      ((await getJson(['get', 'lease', '-n', 'kruise-system', 'kruise-manager'])).spec?.holderIdentity as string | undefined) ?? '';
     const leader = (await leaseHolder()).split('_')[0]!;
     expect(leader).toMatch(/^kruise-controller-manager-/);
     const ns = await namespace('resilience-leader');
     await apply(ns, seedJob({ name: 'seed', image: node().images.busybox, restartPolicy: 'Never', mainSeconds: 5 }));
-    await waitFor('main container running', async () => {
-      const [pod] = await jobPods(ns, 'seed');
-      return pod?.status?.containerStatuses?.some((c) => c.name === 'main' && c.state?.running) ?? false;
-    }, 60_000, 200);
+    await waitFor(
+      'main container running',
+      async () => {
+        const [pod] = await jobPods(ns, 'seed');
+        return pod?.status?.containerStatuses?.some((c) => c.name === 'main' && c.state?.running) ?? false;
+      },
+      60_000,
+      200,
+    );
     await kubectl(['delete', 'pod', '-n', 'kruise-system', leader, '--wait=false']);
     await waitForJobComplete(ns, 'seed', 150_000);
     const newLeader = (await leaseHolder()).split('_')[0]!;
@@ -212,13 +268,23 @@ describe('resilience of the installed runtime', () => {
     });
     await waitForPod(ns, 'app', 'running', (p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
     await apply(ns, [
-      { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: 'recreate' }, spec: { podName: 'app', containers: [{ name: 'app' }] } },
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'recreate' },
+        spec: { podName: 'app', containers: [{ name: 'app' }] },
+      },
     ]);
     const pod = await core().readNamespacedPod({ name: 'app', namespace: ns });
     await waitFor('preStop started by the daemon', () => containerLog(pod, 'app').some((l) => l.line === 'prestop'), 30_000, 100);
     const daemons = await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' });
     await kubectl(['delete', 'pod', '-n', 'kruise-system', daemons.items[0]!.metadata!.name!, '--wait=false']);
-    await waitFor('CRR recreate Completed', async () => (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'recreate'])).status?.phase === 'Completed', 120_000, 500);
+    await waitFor(
+      'CRR recreate Completed',
+      async () => (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'recreate'])).status?.phase === 'Completed',
+      120_000,
+      500,
+    );
     await kubectl(['rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=120s']);
     // Give a second kill (the thing that must not happen) time to show.
     await new Promise((r) => setTimeout(r, 5000));

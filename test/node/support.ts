@@ -9,7 +9,6 @@ import { adminKubeConfig, createNamespace } from '../harness/index.js';
 import { installRuntime as installOnNode } from '../harness/runtime-install.js';
 import { waitFor } from '../cri-harness/util.js';
 
-
 export function node() {
   return inject('realNode');
 }
@@ -31,10 +30,15 @@ export { waitFor };
 /** A fresh namespace whose `default` ServiceAccount exists (ServiceAccount admission rejects pods before). */
 export async function namespace(prefix: string): Promise<string> {
   const ns = await createNamespace(prefix);
-  await waitFor(`ServiceAccount default in ${ns}`, async () => {
-    await core().readNamespacedServiceAccount({ name: 'default', namespace: ns });
-    return true;
-  }, 30_000, 100);
+  await waitFor(
+    `ServiceAccount default in ${ns}`,
+    async () => {
+      await core().readNamespacedServiceAccount({ name: 'default', namespace: ns });
+      return true;
+    },
+    30_000,
+    100,
+  );
   return ns;
 }
 
@@ -50,23 +54,44 @@ export function jobCondition(job: V1Job, type: string): boolean {
 export async function waitForJobComplete(ns: string, name: string, timeoutMs = 90_000): Promise<V1Job> {
   let job: V1Job | undefined;
   try {
-    await waitFor(`Job ${ns}/${name} Complete`, async () => {
-      job = await batch().readNamespacedJob({ name, namespace: ns });
-      if (jobCondition(job, 'Failed')) throw new Error(`Job ${name} Failed`);
-      return jobCondition(job, 'Complete');
-    }, timeoutMs, 250);
+    await waitFor(
+      `Job ${ns}/${name} Complete`,
+      async () => {
+        job = await batch().readNamespacedJob({ name, namespace: ns });
+        if (jobCondition(job, 'Failed')) throw new Error(`Job ${name} Failed`);
+        return jobCondition(job, 'Complete');
+      },
+      timeoutMs,
+      250,
+    );
   } catch (error) {
     const pods = await jobPods(ns, name).catch(() => []);
-    const states = pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => ({ n: c.name, s: c.state, r: c.restartCount })))}`);
-    throw new Error(`${(error as Error).message}\njob status: ${JSON.stringify(job?.status)}\npods:\n${states.join('\n')}`, { cause: error });
+    const states = pods.map(
+      (p) =>
+        `${p.metadata?.name} ${p.status?.phase} ${JSON.stringify(p.status?.containerStatuses?.map((c) => ({ n: c.name, s: c.state, r: c.restartCount })))}`,
+    );
+    throw new Error(`${(error as Error).message}\njob status: ${JSON.stringify(job?.status)}\npods:\n${states.join('\n')}`, {
+      cause: error,
+    });
   }
   return job!;
 }
 
-export async function waitForPod(ns: string, name: string, what: string, check: (pod: V1Pod) => boolean, timeoutMs = 60_000): Promise<V1Pod> {
+export async function waitForPod(
+  ns: string,
+  name: string,
+  what: string,
+  check: (pod: V1Pod) => boolean,
+  timeoutMs = 60_000,
+): Promise<V1Pod> {
   let pod: V1Pod | undefined;
   try {
-    await waitFor(`pod ${ns}/${name}: ${what}`, async () => check((pod = await core().readNamespacedPod({ name, namespace: ns }))), timeoutMs, 200);
+    await waitFor(
+      `pod ${ns}/${name}: ${what}`,
+      async () => check((pod = await core().readNamespacedPod({ name, namespace: ns }))),
+      timeoutMs,
+      200,
+    );
   } catch (error) {
     throw new Error(`${(error as Error).message}\nlast status: ${JSON.stringify(pod?.status)}`, { cause: error });
   }
@@ -80,7 +105,9 @@ export async function waitForPod(ns: string, name: string, what: string, check: 
 export function containerLog(pod: V1Pod, container: string): { time: Date; line: string }[] {
   const dir = path.join(node().podLogsDir, `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`, container);
   if (!existsSync(dir)) return [];
-  const files = readdirSync(dir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
+  const files = readdirSync(dir)
+    .filter((f) => /^\d+\.log$/.test(f))
+    .sort((a, b) => parseInt(a) - parseInt(b));
   return files.flatMap((f) =>
     readFileSync(path.join(dir, f), 'utf8')
       .split('\n')

@@ -35,10 +35,13 @@ function objectsUnderTest(): { source: string; obj: Json }[] {
   const out: { source: string; obj: Json }[] = [];
   const distDir = resolve(repoRoot, 'dist');
   if (existsSync(distDir)) {
-    for (const f of readdirSync(distDir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+    for (const f of readdirSync(distDir)
+      .filter((n) => /\.ya?ml$/.test(n))
+      .sort()) {
       parseAllDocuments(readFileSync(resolve(distDir, f), 'utf8')).forEach((d, i) => {
         const obj = d.toJS() as Json | null;
-        if (obj && typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('apps.kruise.io/')) out.push({ source: `dist/${f}#${i}`, obj });
+        if (obj && typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith('apps.kruise.io/'))
+          out.push({ source: `dist/${f}#${i}`, obj });
       });
     }
   }

@@ -32,6 +32,8 @@ describe('k8s core TypeScript types', () => {
     expect(text).toContain('  policy?: "Always" | "Never";');
     expect(text).toContain('  labels?: Record<string, string>;');
     expect(text).toContain('  refs?: V1Other[];');
-    expect(() => generateCoreTypes({ definitions: { V1X: { type: 'object', properties: { a: { $ref: 'http://elsewhere/V1Y' } } } } })).toThrow(/unexpected \$ref/);
+    expect(() =>
+      generateCoreTypes({ definitions: { V1X: { type: 'object', properties: { a: { $ref: 'http://elsewhere/V1Y' } } } } }),
+    ).toThrow(/unexpected \$ref/);
   });
 });

@@ -58,7 +58,8 @@ describe('generated CRDs', () => {
         expect(schema.required).toBeUndefined();
         walk(schema, (n, p) => {
           expect(n.additionalProperties, p).not.toBe(false);
-          for (const k of Object.keys(n)) expect(k.startsWith('x-kruise-') || k === 'const' || k === '$ref' || k === 'patternProperties', `${p}.${k}`).toBe(false);
+          for (const k of Object.keys(n))
+            expect(k.startsWith('x-kruise-') || k === 'const' || k === '$ref' || k === 'patternProperties', `${p}.${k}`).toBe(false);
         });
       });
 
@@ -91,11 +92,19 @@ describe('generated CRDs', () => {
     const item = ss.properties.spec.properties.containers.items;
     expect(item.type).toBe('object');
     expect(item['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(Object.keys(item.properties).sort()).toEqual(
-      ['podInjectPolicy', 'resourcesPolicy', 'shareVolumeDevicePolicy', 'shareVolumePolicy', 'transferEnv', 'upgradeStrategy'],
-    );
+    expect(Object.keys(item.properties).sort()).toEqual([
+      'podInjectPolicy',
+      'resourcesPolicy',
+      'shareVolumeDevicePolicy',
+      'shareVolumePolicy',
+      'transferEnv',
+      'upgradeStrategy',
+    ]);
     // Small core types are inlined as full structural schemas.
-    expect(ss.properties.spec.properties.imagePullSecrets.items).toMatchObject({ type: 'object', properties: { name: { type: 'string' } } });
+    expect(ss.properties.spec.properties.imagePullSecrets.items).toMatchObject({
+      type: 'object',
+      properties: { name: { type: 'string' } },
+    });
   });
 
   it('is deterministic', () => {
@@ -117,9 +126,12 @@ describe('structuralSchemaProblems catches what the API server rejects', () => {
     expect(structuralSchemaProblems({ type: 'object', properties: { a: { description: 'no type' } } })).toEqual([
       '.properties.a: has no type (nor int-or-string / preserve-unknown-fields)',
     ]);
-    expect(structuralSchemaProblems({ type: 'object', properties: { a: { type: 'object', properties: {}, additionalProperties: { type: 'string' } } } })).toEqual([
-      '.properties.a: properties and additionalProperties are mutually exclusive',
-    ]);
+    expect(
+      structuralSchemaProblems({
+        type: 'object',
+        properties: { a: { type: 'object', properties: {}, additionalProperties: { type: 'string' } } },
+      }),
+    ).toEqual(['.properties.a: properties and additionalProperties are mutually exclusive']);
     expect(structuralSchemaProblems({ type: 'object', properties: { a: { type: 'object', additionalProperties: false } } })).toEqual([
       '.properties.a: additionalProperties: false is not allowed',
     ]);
@@ -127,14 +139,20 @@ describe('structuralSchemaProblems catches what the API server rejects', () => {
       '.properties.a: key "const" is not allowed in a CRD schema',
     ]);
     expect(
-      structuralSchemaProblems({ type: 'object', properties: { a: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'boolean' }] } } }),
+      structuralSchemaProblems({
+        type: 'object',
+        properties: { a: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'boolean' }] } },
+      }),
     ).toContain('.properties.a: int-or-string anyOf must be [{type: integer}, {type: string}]');
     expect(structuralSchemaProblems({ type: 'object', properties: { a: { type: 'string', anyOf: [{ type: 'string' }] } } })).toEqual([
       '.properties.a.anyOf[0]: "type" inside a logical junctor',
     ]);
-    expect(structuralSchemaProblems({ type: 'object', properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } } })).toEqual([
-      '.properties.metadata: only name and generateName may be restricted, not "labels"',
-    ]);
+    expect(
+      structuralSchemaProblems({
+        type: 'object',
+        properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } },
+      }),
+    ).toEqual(['.properties.metadata: only name and generateName may be restricted, not "labels"']);
     expect(structuralSchemaProblems({ type: 'object', properties: { a: { type: 'string', enum: [1] } } })).toEqual([
       '.properties.a: enum value 1 does not match type string',
     ]);

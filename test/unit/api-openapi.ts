@@ -35,7 +35,8 @@ export function compileOpenApi(schema: Json): ValidateFunction {
 
 /** JSON pointers of fields that a structural schema would prune from `obj`. */
 export function prunedFields(schema: Json, obj: unknown, at = ''): string[] {
-  if (schema['x-kubernetes-preserve-unknown-fields'] === true && !schema.properties && !schema.items && !schema.additionalProperties) return [];
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true && !schema.properties && !schema.items && !schema.additionalProperties)
+    return [];
   if (Array.isArray(obj)) {
     const items = schema.items as Json | undefined;
     return items ? obj.flatMap((v, i) => prunedFields(items, v, `${at}/${i}`)) : [];
@@ -58,12 +59,14 @@ export function prunedFields(schema: Json, obj: unknown, at = ''): string[] {
 /** Property paths of a schema (`spec.updateStrategy.maxUnavailable`, `[]` for items, `{}` for map values). */
 export function propertyPaths(schema: Json, prefix = '', out = new Set<string>()): Set<string> {
   const props = schema.properties as Json | undefined;
-  if (props) for (const [k, v] of Object.entries(props)) {
-    const p = prefix ? `${prefix}.${k}` : k;
-    out.add(p);
-    propertyPaths(v as Json, p, out);
-  }
+  if (props)
+    for (const [k, v] of Object.entries(props)) {
+      const p = prefix ? `${prefix}.${k}` : k;
+      out.add(p);
+      propertyPaths(v as Json, p, out);
+    }
   if (schema.items && typeof schema.items === 'object') propertyPaths(schema.items as Json, `${prefix}[]`, out);
-  if (schema.additionalProperties && typeof schema.additionalProperties === 'object') propertyPaths(schema.additionalProperties as Json, `${prefix}{}`, out);
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    propertyPaths(schema.additionalProperties as Json, `${prefix}{}`, out);
   return out;
 }

@@ -72,7 +72,9 @@ describe('parseExitPriority', () => {
   it('reports names that are not containers of the pod', () => {
     const r = parseExitPriority('{"envoy":2,"log-agnt":1}', ['app', 'envoy', 'log-agent']);
     expect(r.value).toEqual({ envoy: 2 });
-    expect(r.issues).toEqual([{ jsonPointer: '/log-agnt', message: '"log-agnt" is not a container of this pod', hint: 'containers are: app, envoy, log-agent' }]);
+    expect(r.issues).toEqual([
+      { jsonPointer: '/log-agnt', message: '"log-agnt" is not a container of this pod', hint: 'containers are: app, envoy, log-agent' },
+    ]);
   });
 
   it('formats deterministically and round-trips', () => {

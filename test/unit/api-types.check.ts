@@ -36,12 +36,24 @@ export const sameShape: Record<string, true> = {
   ImagePullJobStatus: true satisfies Same<G.ImagePullJobStatus, Static<typeof S.ImagePullJobStatusSchema>>,
   PullPolicy: true satisfies Same<G.PullPolicy, Static<typeof S.PullPolicySchema>>,
   SandboxConfig: true satisfies Same<G.SandboxConfig, Static<typeof S.SandboxConfigSchema>>,
-  ContainerRecreateRequestContainer: true satisfies Same<G.ContainerRecreateRequestContainer, Static<typeof S.ContainerRecreateRequestContainerSchema>>,
-  ContainerRecreateRequestContainerState: true satisfies Same<G.ContainerRecreateRequestContainerState, Static<typeof S.ContainerRecreateRequestContainerStateSchema>>,
+  ContainerRecreateRequestContainer: true satisfies Same<
+    G.ContainerRecreateRequestContainer,
+    Static<typeof S.ContainerRecreateRequestContainerSchema>
+  >,
+  ContainerRecreateRequestContainerState: true satisfies Same<
+    G.ContainerRecreateRequestContainerState,
+    Static<typeof S.ContainerRecreateRequestContainerStateSchema>
+  >,
   ContainerRecreateRequest: true satisfies Same<G.ContainerRecreateRequest, Static<typeof S.ContainerRecreateRequestSchema>>,
   ContainerRecreateRequestSpec: true satisfies Same<G.ContainerRecreateRequestSpec, Static<typeof S.ContainerRecreateRequestSpecSchema>>,
-  ContainerRecreateRequestStatus: true satisfies Same<G.ContainerRecreateRequestStatus, Static<typeof S.ContainerRecreateRequestStatusSchema>>,
-  ContainerRecreateRequestStrategy: true satisfies Same<G.ContainerRecreateRequestStrategy, Static<typeof S.ContainerRecreateRequestStrategySchema>>,
+  ContainerRecreateRequestStatus: true satisfies Same<
+    G.ContainerRecreateRequestStatus,
+    Static<typeof S.ContainerRecreateRequestStatusSchema>
+  >,
+  ContainerRecreateRequestStrategy: true satisfies Same<
+    G.ContainerRecreateRequestStrategy,
+    Static<typeof S.ContainerRecreateRequestStrategySchema>
+  >,
   ProbeHandler: true satisfies Same<G.ProbeHandler, Static<typeof S.ProbeHandlerSchema>>,
   ImageSpec: true satisfies Same<G.ImageSpec, Static<typeof S.ImageSpecSchema>>,
   ImageTagSpec: true satisfies Same<G.ImageTagSpec, Static<typeof S.ImageTagSpecSchema>>,

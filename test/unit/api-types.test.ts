@@ -16,7 +16,9 @@ describe('generated TypeScript interfaces', () => {
 
   it('carry the schema descriptions as TSDoc', () => {
     const text = readFileSync(TYPES_FILE, 'utf8');
-    expect(text).toContain('  /** Do not reuse PVCs of failed pods; new pods get fresh PVCs (default false). */\n  disablePVCReuse?: boolean;');
+    expect(text).toContain(
+      '  /** Do not reuse PVCs of failed pods; new pods get fresh PVCs (default false). */\n  disablePVCReuse?: boolean;',
+    );
     expect(text).toContain('export interface SidecarContainer extends V1Container {');
   });
 
@@ -25,7 +27,9 @@ describe('generated TypeScript interfaces', () => {
     const config = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
     const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, repoRoot);
     const program = ts.createProgram([resolve(here, 'api-types.check.ts')], { ...parsed.options, noEmit: true });
-    const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.file?.fileName.includes('/src/api/') || d.file?.fileName.endsWith('api-types.check.ts'));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .filter((d) => d.file?.fileName.includes('/src/api/') || d.file?.fileName.endsWith('api-types.check.ts'));
     const text = diagnostics.map((d) => `${d.file?.fileName}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     expect(text).toEqual([]);
   }, 120_000);

@@ -18,7 +18,11 @@ beforeAll(async () => {
   // Bundled the way the package build does (the generated code requires ajv's runtime helpers).
   const out = await build({
     stdin: { contents: precompiledValidatorsSource(), loader: 'js', resolveDir: repoRoot },
-    bundle: true, write: false, format: 'cjs', platform: 'node', logLevel: 'silent',
+    bundle: true,
+    write: false,
+    format: 'cjs',
+    platform: 'node',
+    logLevel: 'silent',
   });
   const module = { exports: {} as { PRECOMPILED_VALIDATORS?: Record<string, ValidateFunction> } };
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the bundled validators exactly as the CLI bundle does

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CloneSetDefinition,
-  KINDS,
-  closestMatch,
-  findKind,
-  validateObject,
-  validatorFor,
-  type SchemaIssue,
-} from '../../src/api/index.js';
+import { CloneSetDefinition, KINDS, closestMatch, findKind, validateObject, validatorFor, type SchemaIssue } from '../../src/api/index.js';
 import { SAMPLES } from './api-samples.js';
 
 type Mutable = Record<string, any>;
@@ -104,15 +96,27 @@ describe('validateObject: errors at the right pointer with clear messages', () =
     const o = sample('CloneSet');
     o.spec.replicas = '3';
     const i = only(o);
-    expect(i).toMatchObject({ jsonPointer: '/spec/replicas', keyword: 'type', message: 'expected an integer, got the string "3"', hint: 'remove the quotes: 3' });
+    expect(i).toMatchObject({
+      jsonPointer: '/spec/replicas',
+      keyword: 'type',
+      message: 'expected an integer, got the string "3"',
+      hint: 'remove the quotes: 3',
+    });
 
     const s = sample('SidecarSet');
     s.spec.selector.matchLabels.app = 1;
-    expect(only(s)).toMatchObject({ jsonPointer: '/spec/selector/matchLabels/app', message: 'expected a string, got the integer 1', hint: 'quote the value: "1"' });
+    expect(only(s)).toMatchObject({
+      jsonPointer: '/spec/selector/matchLabels/app',
+      message: 'expected a string, got the integer 1',
+      hint: 'quote the value: "1"',
+    });
 
     const c = sample('ContainerRecreateRequest');
     c.spec.strategy.forceRecreate = 'yes';
-    expect(only(c)).toMatchObject({ jsonPointer: '/spec/strategy/forceRecreate', message: 'expected a boolean (true/false), got the string "yes"' });
+    expect(only(c)).toMatchObject({
+      jsonPointer: '/spec/strategy/forceRecreate',
+      message: 'expected a boolean (true/false), got the string "yes"',
+    });
   });
 
   it('reports bad enum values with the allowed ones and a guess', () => {
@@ -121,7 +125,9 @@ describe('validateObject: errors at the right pointer with clear messages', () =
     const i = only(o);
     expect(i.jsonPointer).toBe('/spec/updateStrategy/type');
     expect(i.keyword).toBe('enum');
-    expect(i.message).toBe('the string "InPlaceIfPossibe" is not allowed; expected one of: ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete');
+    expect(i.message).toBe(
+      'the string "InPlaceIfPossibe" is not allowed; expected one of: ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete',
+    );
     expect(i.hint).toBe('did you mean "InPlaceIfPossible"?');
 
     const j = sample('ImagePullJob');
@@ -162,7 +168,10 @@ describe('validateObject: errors at the right pointer with clear messages', () =
 
     const float = sample('SidecarSet');
     float.spec.updateStrategy.maxUnavailable = 1.5;
-    expect(only(float)).toMatchObject({ jsonPointer: '/spec/updateStrategy/maxUnavailable', message: 'expected an integer or a string, got the number 1.5' });
+    expect(only(float)).toMatchObject({
+      jsonPointer: '/spec/updateStrategy/maxUnavailable',
+      message: 'expected an integer or a string, got the number 1.5',
+    });
 
     const neg = sample('CloneSet');
     neg.spec.updateStrategy.partition = -1;
@@ -170,7 +179,10 @@ describe('validateObject: errors at the right pointer with clear messages', () =
 
     const port = sample('CloneSet');
     port.spec.template.spec.containers[0].readinessProbe.httpGet.port = true;
-    expect(only(port)).toMatchObject({ jsonPointer: '/spec/template/spec/containers/0/readinessProbe/httpGet/port', message: 'expected an integer or a string, got the boolean true' });
+    expect(only(port)).toMatchObject({
+      jsonPointer: '/spec/template/spec/containers/0/readinessProbe/httpGet/port',
+      message: 'expected an integer or a string, got the boolean true',
+    });
   });
 
   it('checks the value sets of stable core enums (imagePullPolicy, restartPolicy, accessModes)', () => {
@@ -190,11 +202,18 @@ describe('validateObject: errors at the right pointer with clear messages', () =
   it('checks quantities, timestamps and bounds', () => {
     const q = sample('CloneSet');
     q.spec.template.spec.containers[0].resources.limits.cpu = '500mm';
-    expect(only(q)).toMatchObject({ jsonPointer: '/spec/template/spec/containers/0/resources/limits/cpu', message: 'the string "500mm" is not a Kubernetes quantity' });
+    expect(only(q)).toMatchObject({
+      jsonPointer: '/spec/template/spec/containers/0/resources/limits/cpu',
+      message: 'the string "500mm" is not a Kubernetes quantity',
+    });
 
     const t = sample('ImagePullJob');
     t.status.startTime = 'yesterday';
-    expect(only(t)).toMatchObject({ jsonPointer: '/status/startTime', keyword: 'format', message: 'the string "yesterday" is not an RFC 3339 timestamp' });
+    expect(only(t)).toMatchObject({
+      jsonPointer: '/status/startTime',
+      keyword: 'format',
+      message: 'the string "yesterday" is not an RFC 3339 timestamp',
+    });
 
     const d = sample('ContainerRecreateRequest');
     d.spec.activeDeadlineSeconds = 2;
@@ -228,7 +247,11 @@ describe('validateObject: errors at the right pointer with clear messages', () =
     o.spec.updateStrategy.type = 'Rolling';
     o.spec.containers[0].name = 5;
     o.spec.bogus = 1;
-    expect(issuesOf(o).map((i) => i.keyword).sort()).toEqual(['additionalProperties', 'enum', 'type']);
+    expect(
+      issuesOf(o)
+        .map((i) => i.keyword)
+        .sort(),
+    ).toEqual(['additionalProperties', 'enum', 'type']);
   });
 });
 
@@ -254,7 +277,7 @@ describe('metadata checks', () => {
     const o = sample('CloneSet');
     o.metadata.name = 'Web_1';
     o.metadata.namespace = 'team.a';
-    o.metadata.labels = { 'app': 'web server', 'bad key!': 'x', 'example.io/ok': 'y' };
+    o.metadata.labels = { app: 'web server', 'bad key!': 'x', 'example.io/ok': 'y' };
     o.metadata.annotations = { '/nope': 'x', 'kruise.io/container-exit-priority': '{}' };
     const issues = issuesOf(o);
     expect(issues.map((i) => [i.jsonPointer, i.message])).toEqual([

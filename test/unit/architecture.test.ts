@@ -61,7 +61,9 @@ function unitOf(file: string, parent: string): string | undefined {
 describe('architecture', () => {
   it('src/contracts imports nothing of ours outside itself and no library', () => {
     expect(edges('src/contracts/', ['src/', 'constructs/'], (_s, d) => d.startsWith('src/contracts/'))).toEqual([]);
-    const packages = [...GRAPH].filter(([f]) => f.startsWith('src/contracts/')).flatMap(([f, { packages }]) => packages.map((p) => `${f}: ${p}`));
+    const packages = [...GRAPH]
+      .filter(([f]) => f.startsWith('src/contracts/'))
+      .flatMap(([f, { packages }]) => packages.map((p) => `${f}: ${p}`));
     expect(packages).toEqual([]);
   });
 
@@ -88,7 +90,8 @@ describe('architecture', () => {
         if (dst.startsWith(mine)) continue;
         const other = units.map((u) => unitOf(dst, u)).find(Boolean);
         const isDaemonShared = src.startsWith('src/runtime/daemon/') && dst.startsWith('src/runtime/daemon/') && !other;
-        if (other || dst.startsWith('src/runtime/manager/') || (dst.startsWith('src/runtime/daemon/') && !isDaemonShared)) offending.push(`${src} -> ${dst}`);
+        if (other || dst.startsWith('src/runtime/manager/') || (dst.startsWith('src/runtime/daemon/') && !isDaemonShared))
+          offending.push(`${src} -> ${dst}`);
       }
     }
     expect(offending).toEqual([]);

@@ -81,7 +81,9 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     // The marker file says synth created the directory (and may replace it next time).
-    expect(readdirSync(out).sort()).toEqual(['.cdk8s-kruise-synth', '00-crds.yaml', '10-runtime.yaml', '20-app-web.yaml', '20-app-jobs.yaml', 'kustomization.yaml'].sort());
+    expect(readdirSync(out).sort()).toEqual(
+      ['.cdk8s-kruise-synth', '00-crds.yaml', '10-runtime.yaml', '20-app-web.yaml', '20-app-jobs.yaml', 'kustomization.yaml'].sort(),
+    );
     const kust = readFileSync(path.join(out, 'kustomization.yaml'), 'utf8');
     // App charts follow in chart-file order (cdk8s names them after the chart), after CRDs and runtime.
     expect(kust).toContain('resources:\n  - 00-crds.yaml\n  - 10-runtime.yaml\n  - 20-app-jobs.yaml\n  - 20-app-web.yaml\n');
@@ -150,7 +152,19 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
 
     // --warnings-as-errors counts too; a SARIF report is written for CI even when the synth fails.
     const sarif = path.join(dir, 'synth.sarif');
-    const r = await runCli(['synth', '--app', appCmd('bad'), '--output', out, '--format', 'sarif', '--report', sarif, '--config', noConfig()]);
+    const r = await runCli([
+      'synth',
+      '--app',
+      appCmd('bad'),
+      '--output',
+      out,
+      '--format',
+      'sarif',
+      '--report',
+      sarif,
+      '--config',
+      noConfig(),
+    ]);
     expect(r.code).toBe(1);
     expect(JSON.parse(readFileSync(sarif, 'utf8')).runs[0].results[0].ruleId).toBe('KRUISE-IMAGEPULLJOB-002');
     expect(snapshot(out)).toEqual(before);
@@ -171,10 +185,14 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
     const before = snapshot(out);
     const slow = path.join(dir, 'app-slow.cjs');
     writeFileSync(slow, 'setTimeout(() => {}, 60000);\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', cliMain, 'synth', '--app', `${node} ${JSON.stringify(slow)}`, '--output', out, '--config', noConfig()], {
-      cwd: repo,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliMain, 'synth', '--app', `${node} ${JSON.stringify(slow)}`, '--output', out, '--config', noConfig()],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const stages = () => readdirSync(dir).filter((f) => f.startsWith('.dist-int.synth-'));

@@ -13,7 +13,9 @@ import { CLONESET_YAML } from './support/manifests.js';
 const require = createRequire(import.meta.url);
 // Both are CommonJS with a default export; under NodeNext the callable sits on .default.
 type SchemaValidator = ((data: unknown) => boolean) & { errors?: unknown };
-const AjvDraft04 = ((AjvDraft04Module as unknown as { default?: unknown }).default ?? AjvDraft04Module) as new (opts: Record<string, unknown>) => {
+const AjvDraft04 = ((AjvDraft04Module as unknown as { default?: unknown }).default ?? AjvDraft04Module) as new (
+  opts: Record<string, unknown>,
+) => {
   compile(schema: unknown): SchemaValidator;
 };
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: unknown) => void;
@@ -22,7 +24,10 @@ const noStackTrace = (s: string) => expect(s).not.toMatch(/\n\s+at .+:\d+:\d+/);
 
 const VALID = CLONESET_YAML;
 const TYPO = VALID.replace('  replicas: 2\n', '  replicas: 2\n  updateStrategy:\n    maxUnavaliable: 1\n');
-const WARNING_ONLY = VALID.replace('  replicas: 2\n', '  replicas: 2\n  lifecycle:\n    preNormal:\n      finalizersHandler: [example.io/blocker]\n      markPodNotReady: true\n');
+const WARNING_ONLY = VALID.replace(
+  '  replicas: 2\n',
+  '  replicas: 2\n  lifecycle:\n    preNormal:\n      finalizersHandler: [example.io/blocker]\n      markPodNotReady: true\n',
+);
 
 let dir: string;
 beforeAll(() => {
@@ -73,7 +78,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
 
   it('--warnings-as-errors turns warnings into exit 1', async () => {
     const file = path.join(dir, 'warn.yaml');
-    const plain = (await runCli(['validate', file]));
+    const plain = await runCli(['validate', file]);
     expect(plain.code).toBe(0);
     expect(plain.stdout).toContain('warning KRUISE-CLONESET-002');
     expect((await runCli(['validate', '--warnings-as-errors', file])).code).toBe(1);
@@ -82,7 +87,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   it('--rule and --skip-rule select rules', async () => {
     const file = path.join(dir, 'typo.yaml');
     expect((await runCli(['validate', '--skip-rule', 'KRUISE-SCHEMA-001', file])).code).toBe(0);
-    const only = (await runCli(['validate', '--rule', 'KRUISE-CLONESET-001,KRUISE-SCHEMA-001', '--format', 'json', file]));
+    const only = await runCli(['validate', '--rule', 'KRUISE-CLONESET-001,KRUISE-SCHEMA-001', '--format', 'json', file]);
     expect(JSON.parse(only.stdout).findings.map((f: { ruleId: string }) => f.ruleId)).toEqual(['KRUISE-SCHEMA-001']);
   });
 
@@ -94,7 +99,13 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   });
 
   it('reports malformed, binary and empty input clearly (exit 1 / warning), never a stack trace', async () => {
-    const r = (await runCli(['validate', path.join(dir, 'malformed.yaml'), path.join(dir, 'binary.yaml'), path.join(dir, 'empty.yaml'), path.join(dir, 'valid.yaml')]));
+    const r = await runCli([
+      'validate',
+      path.join(dir, 'malformed.yaml'),
+      path.join(dir, 'binary.yaml'),
+      path.join(dir, 'empty.yaml'),
+      path.join(dir, 'valid.yaml'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/malformed\.yaml:\d+:\d+: error KRUISE-INPUT-001: malformed YAML in document 1/);
     expect(r.stdout).toMatch(/binary\.yaml: error KRUISE-INPUT-001: binary input/);
@@ -108,7 +119,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   });
 
   it('walks directories for *.yaml, *.yml and *.json in sorted order', async () => {
-    const r = (await runCli(['validate', '--format', 'json', path.join(dir, 'tree')]));
+    const r = await runCli(['validate', '--format', 'json', path.join(dir, 'tree')]);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
     expect(report.summary).toMatchObject({ errors: 1, documents: 2, files: 2 });
@@ -116,7 +127,7 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
   });
 
   it('--format json is a stable machine-readable report', async () => {
-    const r = (await runCli(['validate', '--format', 'json', path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml')]));
+    const r = await runCli(['validate', '--format', 'json', path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml')]);
     const report = JSON.parse(r.stdout);
     expect(report.version).toBe(1);
     expect(report.summary).toEqual({ errors: 1, warnings: 1, infos: 0, documents: 2, files: 2 });
@@ -140,7 +151,9 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
     addFormats(ajv);
     const validate = ajv.compile(schema);
     const out = path.join(dir, 'report.sarif');
-    const r = spawnCli(['validate', '--format', 'sarif', '--output', out, path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml'), '-'], { input: TYPO });
+    const r = spawnCli(['validate', '--format', 'sarif', '--output', out, path.join(dir, 'typo.yaml'), path.join(dir, 'warn.yaml'), '-'], {
+      input: TYPO,
+    });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const log = JSON.parse(readFileSync(out, 'utf8'));
@@ -152,14 +165,18 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
     expect(sarifRun.results[0]).toMatchObject({
       ruleId: 'KRUISE-SCHEMA-001',
       level: 'error',
-      locations: [{ physicalLocation: { artifactLocation: { uri: expect.stringMatching(/typo\.yaml$/) }, region: { startLine: 7, startColumn: 5 } } }],
+      locations: [
+        { physicalLocation: { artifactLocation: { uri: expect.stringMatching(/typo\.yaml$/) }, region: { startLine: 7, startColumn: 5 } } },
+      ],
     });
     expect(sarifRun.results[1]).toMatchObject({ ruleId: 'KRUISE-CLONESET-002', level: 'warning' });
     // stdin has no artifact: only the logical location (Kind/ns/name + pointer).
     expect(sarifRun.results[2].locations[0].physicalLocation).toBeUndefined();
-    expect(sarifRun.results[2].locations[0].logicalLocations[0].fullyQualifiedName).toBe('CloneSet/default/web/spec/updateStrategy/maxUnavaliable');
+    expect(sarifRun.results[2].locations[0].logicalLocations[0].fullyQualifiedName).toBe(
+      'CloneSet/default/web/spec/updateStrategy/maxUnavaliable',
+    );
     // A clean run is a valid log too.
-    const clean = (await runCli(['validate', '--format', 'sarif', path.join(dir, 'valid.yaml')]));
+    const clean = await runCli(['validate', '--format', 'sarif', path.join(dir, 'valid.yaml')]);
     expect(clean.code).toBe(0);
     expect(validate(JSON.parse(clean.stdout))).toBe(true);
   });
@@ -167,12 +184,12 @@ describe('cdk8s-kruise validate', { timeout: 180_000 }, () => {
 
 describe('cdk8s-kruise explain', () => {
   it('prints a rule doc, lists all rules, and exits 2 for an unknown id', async () => {
-    const one = (await runCli(['explain', 'kruise-sidecar-001']));
+    const one = await runCli(['explain', 'kruise-sidecar-001']);
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(/^KRUISE-SIDECAR-001 \(error\): Job sidecar marker on a pod whose restartPolicy is Always\n\n/);
-    const all = (await runCli(['explain']));
+    const all = await runCli(['explain']);
     expect(all.stdout.trim().split('\n')).toHaveLength(RULES.length);
-    const bad = (await runCli(['explain', 'KRUISE-SIDECAR-1']));
+    const bad = await runCli(['explain', 'KRUISE-SIDECAR-1']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/unknown rule id "KRUISE-SIDECAR-1" \(did you mean KRUISE-SIDECAR-001/);
   });
@@ -181,7 +198,7 @@ describe('cdk8s-kruise explain', () => {
 describe('cdk8s-kruise schema', { timeout: 60_000 }, () => {
   it('writes one draft-07 JSON Schema per kind that accepts valid and rejects mistyped manifests', async () => {
     const out = path.join(dir, 'schemas');
-    const r = (await runCli(['schema', '--out', out]));
+    const r = await runCli(['schema', '--out', out]);
     expect(r.code).toBe(0);
     const { KINDS, jsonSchemaFileName } = await import('../../src/api/index.js');
     const ajv = new Ajv({ strict: false, allErrors: true });
@@ -196,7 +213,7 @@ describe('cdk8s-kruise schema', { timeout: 60_000 }, () => {
     const clone = compiled.get('CloneSet')!;
     expect(clone(parse(VALID))).toBe(true);
     expect(clone(parse(TYPO))).toBe(false);
-    const stdout = (await runCli(['schema']));
+    const stdout = await runCli(['schema']);
     expect(Object.keys(JSON.parse(stdout.stdout))).toEqual(KINDS.map((d) => `${d.group}/${d.version}/${d.kind}`));
   });
 });

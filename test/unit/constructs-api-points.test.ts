@@ -3,7 +3,15 @@
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { CloneSet, CloneSetUpdateStrategy, ImagePullJob, JobSidecarTermination, KruiseRuntime, SidecarSet, SidecarSetUpdateStrategy } from '../../constructs/index.js';
+import {
+  CloneSet,
+  CloneSetUpdateStrategy,
+  ImagePullJob,
+  JobSidecarTermination,
+  KruiseRuntime,
+  SidecarSet,
+  SidecarSetUpdateStrategy,
+} from '../../constructs/index.js';
 
 describe('KruiseRuntime', () => {
   it('works whichever chart is created first, and still refuses a second runtime', () => {
@@ -37,7 +45,10 @@ describe('percent values', () => {
     const chart = Testing.chart();
     new CloneSet(chart, 'a', {
       containers: [{ image: 'nginx:1.27' }],
-      updateStrategy: CloneSetUpdateStrategy.inPlaceIfPossible({ maxUnavailable: kplus.PercentOrAbsolute.percent(50), partition: '20%' as never }),
+      updateStrategy: CloneSetUpdateStrategy.inPlaceIfPossible({
+        maxUnavailable: kplus.PercentOrAbsolute.percent(50),
+        partition: '20%' as never,
+      }),
     });
     const [cloneSet] = Testing.synth(chart);
     expect(cloneSet.spec.updateStrategy).toMatchObject({ maxUnavailable: '50%', partition: '20%' });
@@ -58,7 +69,11 @@ describe('CloneSet as a cdk8s-plus workload', () => {
     expect(cloneSet.spec).not.toHaveProperty('replicas');
     // As with a Deployment, fixed replicas and an autoscaler contradict each other.
     const fixed = Testing.chart();
-    new kplus.HorizontalPodAutoscaler(fixed, 'hpa', { target: new CloneSet(fixed, 'web', { replicas: 3, containers }), maxReplicas: 10, metrics });
+    new kplus.HorizontalPodAutoscaler(fixed, 'hpa', {
+      target: new CloneSet(fixed, 'web', { replicas: 3, containers }),
+      maxReplicas: 10,
+      metrics,
+    });
     expect(() => Testing.synth(fixed)).toThrow(/HorizontalPodAutoscaler target cannot have a fixed number of replicas \(3\)/);
   });
 

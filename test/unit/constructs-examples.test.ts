@@ -28,14 +28,19 @@ function synthExamples(): string {
 function synthLikeNpmRunSynth(): string {
   const out = path.join(tempDir(), 'dist');
   execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'synth', '-o', out], {
-    cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
   return out;
 }
 
 function yamlFiles(dir: string): Map<string, string> {
-  return new Map(readdirSync(dir).filter(f => f.endsWith('.yaml')).sort()
-    .map(f => [f, readFileSync(path.join(dir, f), 'utf8')]));
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .map((f) => [f, readFileSync(path.join(dir, f), 'utf8')]),
+  );
 }
 
 afterAll(() => {

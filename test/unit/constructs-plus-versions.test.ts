@@ -30,7 +30,10 @@ describe('cdk8s-plus versions', () => {
     const chart = new Chart(Testing.app(), 'test');
     const cron = new plus33.CronJob(chart, 'cron', { schedule: Cron.hourly(), containers: [{ name: 'main', image: 'busybox:1.36' }] });
     expect(JobSidecarTermination.of(cron).addSidecar({ name: 'side', image: 'busybox:1.36' }).name).toBe('side');
-    const pod = new plus33.Pod(chart, 'pod', { restartPolicy: plus33.RestartPolicy.ALWAYS, containers: [{ name: 'main', image: 'busybox:1.36' }] });
+    const pod = new plus33.Pod(chart, 'pod', {
+      restartPolicy: plus33.RestartPolicy.ALWAYS,
+      containers: [{ name: 'main', image: 'busybox:1.36' }],
+    });
     expect(() => JobSidecarTermination.of(pod)).toThrow(/\[test\/pod\] Job sidecar termination needs restartPolicy Never or OnFailure/);
   });
 

@@ -2,12 +2,21 @@ import { ApiObject, Cron, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
 import {
-  CloneSet, ContainerExitPriority, JobSidecarTermination, KUBERNETES_VERSION_CONTEXT, parseKubernetesVersion,
-  SIDECAR_STRATEGY_CONTEXT, SidecarStrategy, sidecarStrategyOf, SidecarTerminationMode,
+  CloneSet,
+  ContainerExitPriority,
+  JobSidecarTermination,
+  KUBERNETES_VERSION_CONTEXT,
+  parseKubernetesVersion,
+  SIDECAR_STRATEGY_CONTEXT,
+  SidecarStrategy,
+  sidecarStrategyOf,
+  SidecarTerminationMode,
 } from '../../constructs/index.js';
 import { compilePodFeatures } from '../../constructs/internal/pod-features.js';
 import {
-  ANNOTATION_CONTAINER_EXIT_PRIORITY, ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
+  ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../src/api/pod-contracts.js';
 
@@ -28,7 +37,7 @@ function envOf(container: Json): Record<string, string> {
 }
 
 function named(containers: Json[] | undefined, name: string): Json {
-  const found = (containers ?? []).find(c => c.name === name);
+  const found = (containers ?? []).find((c) => c.name === name);
   if (!found) throw new Error(`no container ${name}`);
   return found;
 }
@@ -59,22 +68,27 @@ describe('Job sidecar termination (Kruise strategy)', () => {
       .terminate('b', { mode: SidecarTerminationMode.quickExitImage('example.io/quick-exit:v1') });
     const spec = podSpec(Testing.synth(chart)[0]);
     expect(envOf(named(spec.containers, 'a'))).toEqual({
-      [ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT]: 'true', [ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE]: 'true',
+      [ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT]: 'true',
+      [ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE]: 'true',
     });
     expect(envOf(named(spec.containers, 'b'))).toEqual({
       [ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE]: 'example.io/quick-exit:v1',
     });
   });
 
-  it('keeps the sidecar\'s own env and overwrites a stale marker instead of duplicating it', () => {
+  it("keeps the sidecar's own env and overwrites a stale marker instead of duplicating it", () => {
     const { chart, job } = jobWithSidecar();
     job.addContainer({
-      name: 'envoy', image: 'envoy',
+      name: 'envoy',
+      image: 'envoy',
       envVariables: { LEVEL: kplus.EnvValue.fromValue('info'), [ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT]: kplus.EnvValue.fromValue('false') },
     });
     JobSidecarTermination.of(job).terminate('envoy');
     const env = named(podSpec(Testing.synth(chart)[0]).containers, 'envoy').env;
-    expect(env).toEqual([{ name: 'LEVEL', value: 'info' }, { name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' }]);
+    expect(env).toEqual([
+      { name: 'LEVEL', value: 'info' },
+      { name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' },
+    ]);
   });
 
   it('is lazy: containers added after terminate() are found at synth', () => {
@@ -88,7 +102,10 @@ describe('Job sidecar termination (Kruise strategy)', () => {
     const chart = Testing.chart();
     const cron = new kplus.CronJob(chart, 'cron', {
       schedule: Cron.daily(),
-      containers: [{ name: 'main', image: 'busybox' }, { name: 'proxy', image: 'envoy' }],
+      containers: [
+        { name: 'main', image: 'busybox' },
+        { name: 'proxy', image: 'envoy' },
+      ],
     });
     JobSidecarTermination.of(cron).terminate('proxy');
     const spec = podSpec(Testing.synth(chart)[0]);
@@ -98,12 +115,39 @@ describe('Job sidecar termination (Kruise strategy)', () => {
   it('works on a raw ApiObject Job and CronJob (OnFailure)', () => {
     const chart = Testing.chart();
     const job = new ApiObject(chart, 'raw-job', {
-      apiVersion: 'batch/v1', kind: 'Job',
-      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'a' }, { name: 'proxy', image: 'b' }] } } },
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      spec: {
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            containers: [
+              { name: 'main', image: 'a' },
+              { name: 'proxy', image: 'b' },
+            ],
+          },
+        },
+      },
     });
     const cron = new ApiObject(chart, 'raw-cron', {
-      apiVersion: 'batch/v1', kind: 'CronJob',
-      spec: { schedule: '0 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'main', image: 'a' }, { name: 'proxy', image: 'b' }] } } } } },
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      spec: {
+        schedule: '0 * * * *',
+        jobTemplate: {
+          spec: {
+            template: {
+              spec: {
+                restartPolicy: 'OnFailure',
+                containers: [
+                  { name: 'main', image: 'a' },
+                  { name: 'proxy', image: 'b' },
+                ],
+              },
+            },
+          },
+        },
+      },
     });
     JobSidecarTermination.of(job).terminate('proxy');
     JobSidecarTermination.of(cron).terminate('proxy');
@@ -118,18 +162,31 @@ describe('Job sidecar termination errors', () => {
   it('rejects a kplus owner with restartPolicy Always eagerly, naming the construct path', () => {
     const chart = Testing.chart();
     const deployment = new kplus.Deployment(chart, 'web', { containers: [{ image: 'nginx' }] });
-    expect(() => JobSidecarTermination.of(deployment)).toThrow(/\[test\/web\] Job sidecar termination needs restartPolicy Never or OnFailure/);
+    expect(() => JobSidecarTermination.of(deployment)).toThrow(
+      /\[test\/web\] Job sidecar termination needs restartPolicy Never or OnFailure/,
+    );
   });
 
   it('rejects a raw Job whose restartPolicy is Always or unset at synth, with path and JSON pointer', () => {
     const chart = Testing.chart();
     const job = new ApiObject(chart, 'raw', {
-      apiVersion: 'batch/v1', kind: 'Job',
-      spec: { template: { spec: { containers: [{ name: 'main', image: 'a' }, { name: 'proxy', image: 'b' }] } } },
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: 'main', image: 'a' },
+              { name: 'proxy', image: 'b' },
+            ],
+          },
+        },
+      },
     });
     JobSidecarTermination.of(job).terminate('proxy');
     expect(() => Testing.synth(chart)).toThrow(
-      /\[test\/raw\] .*has Always \(the Kubernetes default when unset\).*\(at \/spec\/template\/spec\/restartPolicy\)/);
+      /\[test\/raw\] .*has Always \(the Kubernetes default when unset\).*\(at \/spec\/template\/spec\/restartPolicy\)/,
+    );
   });
 
   it('rejects a container name that does not exist, listing the real ones', () => {
@@ -137,7 +194,8 @@ describe('Job sidecar termination errors', () => {
     job.addContainer({ name: 'envoy', image: 'envoy' });
     JobSidecarTermination.of(job).terminate('envoi');
     expect(() => Testing.synth(chart)).toThrow(
-      '[test/job] container "envoi" does not exist; the pod template\'s containers are: main, envoy');
+      '[test/job] container "envoi" does not exist; the pod template\'s containers are: main, envoy',
+    );
   });
 
   it('explains when the named container is an init container', () => {
@@ -157,9 +215,12 @@ describe('Job sidecar termination errors', () => {
     const { job } = jobWithSidecar();
     expect(() => JobSidecarTermination.of(job).terminate('Bad_Name')).toThrow(/not a valid container name/);
     expect(() => SidecarTerminationMode.quickExitImage('Not An Image')).toThrow(/not a valid image reference/);
-    expect(() => JobSidecarTermination.of(job).terminate('main', {
-      mode: SidecarTerminationMode.quickExitImage('busybox'), ignoreExitCode: true,
-    })).toThrow(/ignoreExitCode is only honoured in kill mode/);
+    expect(() =>
+      JobSidecarTermination.of(job).terminate('main', {
+        mode: SidecarTerminationMode.quickExitImage('busybox'),
+        ignoreExitCode: true,
+      }),
+    ).toThrow(/ignoreExitCode is only honoured in kill mode/);
     expect(() => JobSidecarTermination.of(job).addSidecar({ image: 'x' })).toThrow(/needs a name/);
   });
 
@@ -175,14 +236,30 @@ describe('container exit priority (Kruise strategy)', () => {
   it('writes the annotation as a JSON map on a CloneSet, a Deployment and a raw Pod', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', {
-      containers: [{ name: 'app', image: 'a' }, { name: 'log-agent', image: 'b' }, { name: 'envoy', image: 'c' }],
+      containers: [
+        { name: 'app', image: 'a' },
+        { name: 'log-agent', image: 'b' },
+        { name: 'envoy', image: 'c' },
+      ],
     });
     ContainerExitPriority.of(clone).setAll({ envoy: 2, 'log-agent': 1 });
-    const deploy = new kplus.Deployment(chart, 'deploy', { containers: [{ name: 'app', image: 'a' }, { name: 'envoy', image: 'c' }] });
+    const deploy = new kplus.Deployment(chart, 'deploy', {
+      containers: [
+        { name: 'app', image: 'a' },
+        { name: 'envoy', image: 'c' },
+      ],
+    });
     ContainerExitPriority.of(deploy).set('envoy', 3);
     const pod = new ApiObject(chart, 'pod', {
-      apiVersion: 'v1', kind: 'Pod', metadata: { annotations: { keep: 'me' } },
-      spec: { containers: [{ name: 'app', image: 'a' }, { name: 'envoy', image: 'c' }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { annotations: { keep: 'me' } },
+      spec: {
+        containers: [
+          { name: 'app', image: 'a' },
+          { name: 'envoy', image: 'c' },
+        ],
+      },
     });
     ContainerExitPriority.of(pod).set('envoy', 1);
     const [c, d, p] = Testing.synth(chart);
@@ -195,7 +272,9 @@ describe('container exit priority (Kruise strategy)', () => {
   it('rejects negative and non-integer priorities eagerly and unknown names at synth', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
-    expect(() => ContainerExitPriority.of(clone).set('app', -1)).toThrow(/\[test\/clone\] exit priority of container "app" must be a non-negative integer, got -1/);
+    expect(() => ContainerExitPriority.of(clone).set('app', -1)).toThrow(
+      /\[test\/clone\] exit priority of container "app" must be a non-negative integer, got -1/,
+    );
     expect(() => ContainerExitPriority.of(clone).set('app', 1.5)).toThrow(/non-negative integer, got 1.5/);
     ContainerExitPriority.of(clone).set('sidecar', 1);
     expect(() => Testing.synth(chart)).toThrow('[test/clone] container "sidecar" does not exist');
@@ -210,7 +289,12 @@ describe('container exit priority (Kruise strategy)', () => {
 
   it('priority 0 keeps a container with the main containers', () => {
     const chart = chartFor('1.30');
-    const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }, { name: 'b', image: 'b' }] });
+    const clone = new CloneSet(chart, 'clone', {
+      containers: [
+        { name: 'app', image: 'a' },
+        { name: 'b', image: 'b' },
+      ],
+    });
     ContainerExitPriority.of(clone).set('b', 0);
     const spec = podSpec(Testing.synth(chart)[0]);
     expect(spec.containers.map((c: Json) => c.name)).toEqual(['app', 'b']);
@@ -237,7 +321,9 @@ describe('native sidecar strategy (same user code, Kubernetes >= 1.29)', () => {
     const spec = podSpec(manifest);
     expect(spec.containers.map((c: Json) => c.name)).toEqual(['main']);
     expect(spec.initContainers.map((c: Json) => [c.name, c.restartPolicy])).toEqual([
-      ['setup', undefined], ['envoy', 'Always'], ['log-agent', 'Always'],
+      ['setup', undefined],
+      ['envoy', 'Always'],
+      ['log-agent', 'Always'],
     ]);
     expect(named(spec.initContainers, 'envoy').readinessProbe).toEqual({ failureThreshold: 3, tcpSocket: { port: 15001 } });
     expect(named(spec.initContainers, 'envoy').env).toBeUndefined();
@@ -265,7 +351,11 @@ describe('native sidecar strategy (same user code, Kubernetes >= 1.29)', () => {
   it('exit priorities alone on a CloneSet become ordered native sidecars', () => {
     const chart = chartFor('1.31');
     const clone = new CloneSet(chart, 'clone', {
-      containers: [{ name: 'log-agent', image: 'b' }, { name: 'app', image: 'a' }, { name: 'envoy', image: 'c' }],
+      containers: [
+        { name: 'log-agent', image: 'b' },
+        { name: 'app', image: 'a' },
+        { name: 'envoy', image: 'c' },
+      ],
     });
     ContainerExitPriority.of(clone).setAll({ 'log-agent': 1, envoy: 2 });
     const spec = podSpec(Testing.synth(chart)[0]);
@@ -292,7 +382,9 @@ describe('native sidecar strategy (same user code, Kubernetes >= 1.29)', () => {
   });
 
   it.each([
-    ['1.29', { major: 1, minor: 29 }], ['v1.30.2', { major: 1, minor: 30 }], ['1.28.0-gke.100', { major: 1, minor: 28 }],
+    ['1.29', { major: 1, minor: 29 }],
+    ['v1.30.2', { major: 1, minor: 30 }],
+    ['1.28.0-gke.100', { major: 1, minor: 28 }],
   ])('parses version %s', (input, expected) => {
     expect(parseKubernetesVersion(input, 'x')).toEqual(expected);
   });
@@ -305,7 +397,9 @@ describe('native sidecar strategy (same user code, Kubernetes >= 1.29)', () => {
 describe('compilePodFeatures (pure)', () => {
   const manifest = () => ({
     kind: 'Job',
-    spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'm' }, { name: 's', env: [{ name: 'X', value: '1' }] }] } } },
+    spec: {
+      template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'm' }, { name: 's', env: [{ name: 'X', value: '1' }] }] } },
+    },
   });
   const decls = {
     sidecars: new Map([['s', { ignoreExitCode: false }]]),
@@ -322,7 +416,11 @@ describe('compilePodFeatures (pure)', () => {
     const m = manifest();
     compilePodFeatures(m, decls, SidecarStrategy.KRUISE, 'p');
     expect(m.spec.template.spec.containers[1]).toEqual({
-      env: [{ name: 'X', value: '1' }, { name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' }], name: 's',
+      env: [
+        { name: 'X', value: '1' },
+        { name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' },
+      ],
+      name: 's',
     });
   });
 

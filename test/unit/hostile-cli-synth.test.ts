@@ -29,7 +29,8 @@ app.synth();
 let dir: string;
 const appCmd = (name: keyof typeof APPS) => `${node} ${JSON.stringify(path.join(dir, `app-${name}.cjs`))}`;
 const noConfig = () => path.join(dir, 'none.yaml');
-const synth = (app: keyof typeof APPS, out: string, extra: string[] = []) => runCli(['synth', '--app', appCmd(app), '--output', out, '--config', noConfig(), ...extra]);
+const synth = (app: keyof typeof APPS, out: string, extra: string[] = []) =>
+  runCli(['synth', '--app', appCmd(app), '--output', out, '--config', noConfig(), ...extra]);
 
 function files(d: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -101,7 +102,11 @@ describe('synth never deletes what it did not create', { timeout: 180_000 }, () 
     // A marker does not make the working directory replaceable either.
     writeFileSync(path.join(cwd, OUTPUT_MARKER), OUTPUT_MARKER_CONTENT);
     for (const out of ['.', '..']) {
-      const r = spawnSync(tsx, [cliMain, 'synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()], { cwd, encoding: 'utf8', timeout: 120_000 });
+      const r = spawnSync(tsx, [cliMain, 'synth', '--app', appCmd('ok'), '--output', out, '--config', noConfig()], {
+        cwd,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       expect(r.status, `${out}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain('is the working directory or one of its parents');
     }
@@ -141,7 +146,11 @@ describe('interrupted and concurrent synths never lose the output', { timeout: 1
   it('a second synth into the same directory fails clearly while the first runs, and works after it', async () => {
     const out = path.join(dir, 'concurrent');
     expect((await synth('ok', out)).code).toBe(0);
-    const first = spawn(process.execPath, ['--import', 'tsx', cliMain, 'synth', '--app', appCmd('slow'), '--output', out, '--config', noConfig()], { cwd: repoRoot, stdio: 'ignore' });
+    const first = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliMain, 'synth', '--app', appCmd('slow'), '--output', out, '--config', noConfig()],
+      { cwd: repoRoot, stdio: 'ignore' },
+    );
     try {
       for (let i = 0; i < 600 && !existsSync(lockPathOf(out)); i++) await new Promise((r) => setTimeout(r, 100));
       const second = await synth('ok', out);

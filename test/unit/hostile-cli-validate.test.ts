@@ -49,7 +49,9 @@ describe('validate refuses inputs that are not regular files, and bounds what it
     file('with-device/ok.yaml', CLONESET_YAML);
     const walked = await runCli(['validate', tree]);
     expect(walked.code).toBe(1);
-    expect(walked.stdout).toContain(`${path.join(tree, 'zero.yaml')}: error KRUISE-INPUT-001: the symbolic link points to a character device, not a regular file`);
+    expect(walked.stdout).toContain(
+      `${path.join(tree, 'zero.yaml')}: error KRUISE-INPUT-001: the symbolic link points to a character device, not a regular file`,
+    );
     expect(walked.stdout).toContain('in 1 object(s) from 2 input(s)');
   }, 20_000);
 
@@ -81,7 +83,9 @@ describe('validate refuses inputs that are not regular files, and bounds what it
     expect(parseSize('1G')).toBe(1024 ** 3);
     const stdin = Readable.from([Buffer.alloc(3000, 0x61), Buffer.alloc(3000, 0x61)]);
     const items = await readInputs(['-'], stdin, { maxFileSize: 4096 });
-    expect(items).toEqual([{ file: '<stdin>', finding: expect.objectContaining({ message: expect.stringContaining('larger than the 4096 bytes limit') }) }]);
+    expect(items).toEqual([
+      { file: '<stdin>', finding: expect.objectContaining({ message: expect.stringContaining('larger than the 4096 bytes limit') }) },
+    ]);
   });
 
   it('lists at most --max-findings findings (default 1000) and summarises the rest, in text, JSON and SARIF', async () => {
@@ -89,7 +93,9 @@ describe('validate refuses inputs that are not regular files, and bounds what it
     const text = await runCli(['validate', '--max-findings', '5', flood]);
     expect(text.code).toBe(1);
     expect(text.stdout.match(/error KRUISE-IMAGEPULLJOB/g)).toHaveLength(5);
-    expect(text.stdout).toContain('… 25 more finding(s) not shown (25 error(s), 0 warning(s), 0 note(s)); raise the limit with --max-findings');
+    expect(text.stdout).toContain(
+      '… 25 more finding(s) not shown (25 error(s), 0 warning(s), 0 note(s)); raise the limit with --max-findings',
+    );
     expect(text.stdout).toContain('30 error(s), 0 warning(s), 0 note(s) in 30 object(s) from 1 input(s)');
     const json = JSON.parse((await runCli(['validate', '--max-findings', '5', '--format', 'json', flood])).stdout);
     expect(json.findings).toHaveLength(5);
@@ -106,7 +112,12 @@ describe('the findings window lists exactly the first findings of the full repor
     const inputs = [
       { file: 'a.yaml', content: Array.from({ length: 2050 }, (_, i) => badImagePullJob(i)).join('') + '---\nkind: [broken\n' },
       { file: 'b.yaml', content: '' },
-      { file: 'c.yaml', content: CLONESET_YAML.replace('  replicas: 2\n', '  replicas: 2\n  updateStrategy: {maxUnavaliable: 1, partiton: 2}\n') + badImagePullJob(9999) },
+      {
+        file: 'c.yaml',
+        content:
+          CLONESET_YAML.replace('  replicas: 2\n', '  replicas: 2\n  updateStrategy: {maxUnavaliable: 1, partiton: 2}\n') +
+          badImagePullJob(9999),
+      },
     ];
     const parsed = parseInputs(inputs);
     const rules = selectRules();
@@ -145,13 +156,29 @@ describe('messages are bounded and cannot forge output', () => {
     const r = await runCli(['validate', job]);
     expect(r.stdout).toContain('(containers: c0, c1, c2, c3, c4 and 35 more)');
     expect(listNames(['a', 'b'])).toBe('a, b');
-    expect(listNames(Array.from({ length: 9 }, (_, i) => `n${i}`), 3)).toBe('n0, n1, n2 and 6 more');
+    expect(
+      listNames(
+        Array.from({ length: 9 }, (_, i) => `n${i}`),
+        3,
+      ),
+    ).toBe('n0, n1, n2 and 6 more');
   });
 
   it('a YAML alias bomb is refused as excessive aliasing, quickly, and never expanded into a message', async () => {
     const names = 'abcdefghi';
-    const lines = ['apiVersion: apps.kruise.io/v1alpha1', 'kind: ImagePullJob', 'metadata: {name: bomb}', 'x:', `  a: &a [${Array(10).fill('"lol"').join(',')}]`];
-    for (let i = 1; i < names.length; i++) lines.push(`  ${names[i]}: &${names[i]} [${Array(10).fill(`*${names[i - 1]}`).join(',')}]`);
+    const lines = [
+      'apiVersion: apps.kruise.io/v1alpha1',
+      'kind: ImagePullJob',
+      'metadata: {name: bomb}',
+      'x:',
+      `  a: &a [${Array(10).fill('"lol"').join(',')}]`,
+    ];
+    for (let i = 1; i < names.length; i++)
+      lines.push(
+        `  ${names[i]}: &${names[i]} [${Array(10)
+          .fill(`*${names[i - 1]}`)
+          .join(',')}]`,
+      );
     lines.push('spec: {image: "nginx:1.25", completionPolicy: *i}');
     const bomb = file('bomb.yaml', lines.join('\n') + '\n');
     const t0 = performance.now();
@@ -180,7 +207,20 @@ describe('messages are bounded and cannot forge output', () => {
     expect(r.stdout).toContain('\\n::error file=app.ts');
     expect(r.stdout).toContain('\\x1b[31m');
     // A file name that starts a line (given relative, e.g. `validate ::warning::x.yaml`) gets a visible prefix.
-    const report = formatText([{ ruleId: 'KRUISE-INPUT-002', severity: 'warning', file: '::warning::named.yaml', resource: { kind: '', name: '' }, jsonPointer: '', message: 'm', hint: 'h' }], { documents: 0, files: 1 });
+    const report = formatText(
+      [
+        {
+          ruleId: 'KRUISE-INPUT-002',
+          severity: 'warning',
+          file: '::warning::named.yaml',
+          resource: { kind: '', name: '' },
+          jsonPointer: '',
+          message: 'm',
+          hint: 'h',
+        },
+      ],
+      { documents: 0, files: 1 },
+    );
     expect(report.split('\n')[0]).toBe('> ::warning::named.yaml: warning KRUISE-INPUT-002: m');
     // Escapes, table-tested.
     const table: Array<[string, string]> = [

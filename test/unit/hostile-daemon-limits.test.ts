@@ -102,7 +102,13 @@ describe('a pull backing off holds no worker', () => {
       },
     } as unknown as CriClient;
     const results: Array<{ image: string; phase?: string }> = [];
-    const puller = new Puller(cri, async () => null, 1, pino({ level: 'silent' }), (r) => results.push({ image: r.image, phase: r.status.phase }));
+    const puller = new Puller(
+      cri,
+      async () => null,
+      1,
+      pino({ level: 'silent' }),
+      (r) => results.push({ image: r.image, phase: r.status.phase }),
+    );
     puller.submit(task('broken', MAX_PULL_BACKOFF_LIMIT));
     // Let the first attempt fail and the backoff (1 s) begin.
     await new Promise((r) => setTimeout(r, 50));

@@ -68,7 +68,12 @@ describe('redactSecrets', () => {
   it('handles arrays, buffers, errors and cycles without throwing', () => {
     const cyc: Record<string, unknown> = { name: 'n' };
     cyc.self = cyc;
-    const out = redactSecrets({ list: [{ Authorization: 'x' }], buf: Buffer.from(PASSWORD), err: new Error(`Bearer ${JWT}`), cyc }) as Record<string, any>;
+    const out = redactSecrets({
+      list: [{ Authorization: 'x' }],
+      buf: Buffer.from(PASSWORD),
+      err: new Error(`Bearer ${JWT}`),
+      cyc,
+    }) as Record<string, any>;
     expect(out.list).toEqual([{ Authorization: CENSOR }]);
     expect(out.buf).toBe(CENSOR);
     expect(out.err.message).toBe(`Bearer ${CENSOR}`);

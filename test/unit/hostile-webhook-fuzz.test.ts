@@ -11,7 +11,12 @@ import { post, review, startAdmissionServer, type RunningServer } from './suppor
 
 const SEED = 20261124;
 const VALIDATE = kindWebhookPath('validate', SidecarSetDefinition);
-const valid = review({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'ok' }, spec: { selector: { matchLabels: { app: 'x' } }, containers: [{ name: 's', image: 'busybox' }] } });
+const valid = review({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 'ok' },
+  spec: { selector: { matchLabels: { app: 'x' } }, containers: [{ name: 's', image: 'busybox' }] },
+});
 
 /** A valid review with one field (at any depth of the envelope) replaced by an arbitrary JSON value, or removed. */
 const mutatedReview = fc

@@ -61,19 +61,39 @@ describe('malformed AdmissionReviews get 400 and the server keeps serving', () =
     ['not JSON', '{"apiVersion":', /body is not JSON/],
     ['empty body', '', /body is not JSON/],
     ['an empty object', '{}', /apiVersion: Unsupported value: undefined/],
-    ['AdmissionReview v1beta1', JSON.stringify({ ...review(sidecarSet), apiVersion: 'admission.k8s.io/v1beta1' }), /apiVersion: Unsupported value: "admission.k8s.io\/v1beta1"/],
+    [
+      'AdmissionReview v1beta1',
+      JSON.stringify({ ...review(sidecarSet), apiVersion: 'admission.k8s.io/v1beta1' }),
+      /apiVersion: Unsupported value: "admission.k8s.io\/v1beta1"/,
+    ],
     ['another kind', JSON.stringify({ ...review(sidecarSet), kind: 'TokenReview' }), /kind: Unsupported value: "TokenReview"/],
-    ['request null', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: null }), /request: Invalid value: null/],
+    [
+      'request null',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: null }),
+      /request: Invalid value: null/,
+    ],
     ['no request', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }), /request: Required value/],
     ['a numeric uid', JSON.stringify(review(sidecarSet, { uid: 7 })), /request\.uid: Invalid value: 7: must be a non-empty string/],
     ['an object uid', JSON.stringify(review(sidecarSet, { uid: { toString: 1 } })), /request\.uid: Invalid value/],
     ['an empty uid', JSON.stringify(review(sidecarSet, { uid: '' })), /request\.uid/],
     ['a CREATE without object', JSON.stringify(review(sidecarSet, { object: undefined })), /request\.object: Required value/],
     ['a CREATE with object null', JSON.stringify(review(sidecarSet, { object: null })), /request\.object: Required value/],
-    ['an array object', JSON.stringify(review(sidecarSet, { object: [1] })), /request\.object: Invalid value: \[1\]: must be a JSON object/],
+    [
+      'an array object',
+      JSON.stringify(review(sidecarSet, { object: [1] })),
+      /request\.object: Invalid value: \[1\]: must be a JSON object/,
+    ],
     ['metadata a string', JSON.stringify(review({ ...sidecarSet, metadata: 'x' })), /request\.object\.metadata: Invalid value: "x"/],
-    ['a numeric name', JSON.stringify(review({ ...sidecarSet, metadata: { name: 5 } })), /request\.object\.metadata\.name: Invalid value: 5/],
-    ['a label that is not a string', JSON.stringify(review({ ...sidecarSet, metadata: { name: 'a', labels: { a: 1 } } })), /metadata\.labels\["a"\]: Invalid value: 1/],
+    [
+      'a numeric name',
+      JSON.stringify(review({ ...sidecarSet, metadata: { name: 5 } })),
+      /request\.object\.metadata\.name: Invalid value: 5/,
+    ],
+    [
+      'a label that is not a string',
+      JSON.stringify(review({ ...sidecarSet, metadata: { name: 'a', labels: { a: 1 } } })),
+      /metadata\.labels\["a"\]: Invalid value: 1/,
+    ],
     ['an unknown operation', JSON.stringify(review(sidecarSet, { operation: 'PATCH' })), /request\.operation: Unsupported value: "PATCH"/],
     ['an UPDATE without oldObject', JSON.stringify(review(sidecarSet, { operation: 'UPDATE' })), /request\.oldObject: Required value/],
     ['request.kind missing', JSON.stringify(review(sidecarSet, { kind: undefined })), /request\.kind: Invalid value/],
@@ -148,7 +168,12 @@ describe('size, depth and field-count bounds', () => {
     const spec: Record<string, unknown> = {};
     for (let i = 0; i < 150; i++) spec[`f${i}`] = [1, 2];
     const r = parseAdmissionReview(JSON.stringify(review({ ...sidecarSet, spec })), { maxDepth: 64, maxFields: 300 });
-    expect(r).toMatchObject({ ok: false, httpStatus: 413, uid: 'e911857d-c318-11e8-bbad-025000000001', message: expect.stringMatching(/more than 300 fields/) });
+    expect(r).toMatchObject({
+      ok: false,
+      httpStatus: 413,
+      uid: 'e911857d-c318-11e8-bbad-025000000001',
+      message: expect.stringMatching(/more than 300 fields/),
+    });
   });
 
   it('denies an object nested 10,000 levels deep', async () => {
@@ -221,7 +246,9 @@ describe('schema-error floods', () => {
     const r = await post(s, VALIDATE, JSON.stringify(review({ ...sidecarSet, spec })));
     expect(r.json.response.allowed).toBe(false);
     expect(r.json.response.status).toMatchObject({ code: 422, reason: 'Invalid' });
-    expect(r.json.response.status.message).toMatch(/^SidecarSet ok is invalid: 5000 schema errors \(more than 50; not all listed\): \/spec\/unknown0: unknown field "unknown0"/);
+    expect(r.json.response.status.message).toMatch(
+      /^SidecarSet ok is invalid: 5000 schema errors \(more than 50; not all listed\): \/spec\/unknown0: unknown field "unknown0"/,
+    );
     expect(r.json.response.status.message).toMatch(/; and 4995 more$/);
     expect(r.json.response.status.message.length).toBeLessThan(1000);
   });

@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDockerfile } from '../../src/image/dockerfile.js';
-import { ENTRYPOINT_PATH, IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_NAME, IMAGE_USER, IMAGE_WORKDIR, NODE_PATH, NONROOT } from '../../src/image/spec.js';
+import {
+  ENTRYPOINT_PATH,
+  IMAGE_ENTRYPOINT,
+  IMAGE_ENV,
+  IMAGE_NAME,
+  IMAGE_USER,
+  IMAGE_WORKDIR,
+  NODE_PATH,
+  NONROOT,
+} from '../../src/image/spec.js';
 import { RuntimeImage } from '../../src/install/image.js';
 import { RUNTIME_UID } from '../../src/install/pod-security.js';
 
@@ -34,7 +43,9 @@ describe('install manifests run what the image provides', () => {
   it('same non-root uid, repository name and entrypoint name', () => {
     expect(RUNTIME_UID).toBe(NONROOT.uid);
     expect(IMAGE_USER).toBe(`${RUNTIME_UID}:${RUNTIME_UID}`);
-    expect(RuntimeImage.bundled({ registry: 'registry.example.com/platform', tag: '1.2.3' }).reference).toBe(`registry.example.com/platform/${IMAGE_NAME}:1.2.3`);
+    expect(RuntimeImage.bundled({ registry: 'registry.example.com/platform', tag: '1.2.3' }).reference).toBe(
+      `registry.example.com/platform/${IMAGE_NAME}:1.2.3`,
+    );
     // The Deployment/DaemonSet say `command: [cdk8s-kruise]`, found through the image PATH.
     expect(ENTRYPOINT_PATH.split('/').pop()).toBe('cdk8s-kruise');
     expect(IMAGE_ENV).toContain('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
@@ -57,7 +68,15 @@ describe('parseDockerfile', () => {
         'ENTRYPOINT ["/x", "y"]',
       ].join('\n'),
     );
-    expect(parsed).toEqual({ base: 'b:1', user: undefined, workdir: undefined, entrypoint: ['/x', 'y'], env: { A: '1', B: 'two words' }, copies: [], runs: ['make all'] });
+    expect(parsed).toEqual({
+      base: 'b:1',
+      user: undefined,
+      workdir: undefined,
+      entrypoint: ['/x', 'y'],
+      env: { A: '1', B: 'two words' },
+      copies: [],
+      runs: ['make all'],
+    });
   });
 
   it('rejects a shell-form ENTRYPOINT with the line number', () => {

@@ -34,7 +34,19 @@ describe('deterministic layer tar', () => {
     const a = completeAndSort(entries).map((e) => e.path);
     const b = completeAndSort([...entries].reverse()).map((e) => e.path);
     expect(a).toEqual(b);
-    expect(a).toEqual(['/bin', '/bin/tool', '/etc', '/etc/passwd', '/home', '/home/nonroot', '/tmp', '/usr', '/usr/local', '/usr/local/bin', '/usr/local/bin/tool']);
+    expect(a).toEqual([
+      '/bin',
+      '/bin/tool',
+      '/etc',
+      '/etc/passwd',
+      '/home',
+      '/home/nonroot',
+      '/tmp',
+      '/usr',
+      '/usr/local',
+      '/usr/local/bin',
+      '/usr/local/bin/tool',
+    ]);
   });
 
   it('gives byte-identical tars and gzip blobs for the same entries in any order', async () => {
@@ -85,20 +97,29 @@ describe('canonicalJson', () => {
 describe('parseLdd', () => {
   it('keeps resolved libraries and the interpreter, skips the vDSO', () => {
     const libs = parseLdd(
-      ['\tlinux-vdso.so.1 (0x00007ffd)', '\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f00)', '\t/lib64/ld-linux-x86-64.so.2 (0x00007f01)', ''].join('\n'),
+      [
+        '\tlinux-vdso.so.1 (0x00007ffd)',
+        '\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f00)',
+        '\t/lib64/ld-linux-x86-64.so.2 (0x00007f01)',
+        '',
+      ].join('\n'),
       'node',
     );
     expect(libs.map((l) => l.path)).toEqual(['/lib/x86_64-linux-gnu/libc.so.6', '/lib64/ld-linux-x86-64.so.2']);
   });
 
   it('fails naming the missing library', () => {
-    expect(() => parseLdd('\tlibfoo.so.1 => not found\n', '/x/node')).toThrow('/x/node needs libfoo.so.1, which is not installed on this host');
+    expect(() => parseLdd('\tlibfoo.so.1 => not found\n', '/x/node')).toThrow(
+      '/x/node needs libfoo.so.1, which is not installed on this host',
+    );
   });
 });
 
 describe('resolveSourceDateEpoch', () => {
   it('prefers SOURCE_DATE_EPOCH and rejects a malformed one', () => {
     expect(resolveSourceDateEpoch('.', { SOURCE_DATE_EPOCH: '1234' })).toBe(1234);
-    expect(() => resolveSourceDateEpoch('.', { SOURCE_DATE_EPOCH: '2024-01-01' })).toThrow('SOURCE_DATE_EPOCH="2024-01-01" must be a whole number');
+    expect(() => resolveSourceDateEpoch('.', { SOURCE_DATE_EPOCH: '2024-01-01' })).toThrow(
+      'SOURCE_DATE_EPOCH="2024-01-01" must be a whole number',
+    );
   });
 });

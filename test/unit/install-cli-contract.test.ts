@@ -4,7 +4,13 @@
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { DaemonPlacement, IssuerKind, KruiseRuntime, WebhookCertificates, type KruiseRuntimeProps } from '../../constructs/kruise-runtime.js';
+import {
+  DaemonPlacement,
+  IssuerKind,
+  KruiseRuntime,
+  WebhookCertificates,
+  type KruiseRuntimeProps,
+} from '../../constructs/kruise-runtime.js';
 import { register as registerController } from '../../src/cli/commands/controller.js';
 import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../../src/runtime/core/options.js';
@@ -30,7 +36,12 @@ function containers(props: KruiseRuntimeProps): { manager: Obj; daemon: Obj } {
   const app = Testing.app();
   const rt = new KruiseRuntime(app, 'kruise', { daemon: { placement: DaemonPlacement.ALWAYS }, ...props });
   const c = new Chart(app, 'app');
-  new ApiObject(c, 'ipj', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: 'x' }, spec: { image: 'nginx' } });
+  new ApiObject(c, 'ipj', {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ImagePullJob',
+    metadata: { name: 'x' },
+    spec: { image: 'nginx' },
+  });
   new ApiObject(c, 'ss', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', metadata: { name: 'y' }, spec: { selector: {} } });
   const docs = Testing.synth(rt) as Obj[];
   return {

@@ -20,7 +20,13 @@ const job = (env: { name: string; value: string }[], annotations?: Record<string
   spec: {
     template: {
       metadata: annotations ? { annotations } : {},
-      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }, { name: 'sidecar', image: 'envoy', env }] },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          { name: 'main', image: 'busybox' },
+          { name: 'sidecar', image: 'envoy', env },
+        ],
+      },
     },
   },
 });
@@ -36,12 +42,28 @@ const gateNames = (objs: KubeObject[]) => [...new Set(requiredGates(objs).map((r
 
 describe('gate model', () => {
   it('has upstream defaults (v1.9.x)', () => {
-    for (const on of ['PodWebhook', 'KruiseDaemon', 'DaemonWatchingPod', 'WorkloadSpread', 'PodUnavailableBudgetDeleteGate',
-      'InPlaceUpdateEnvFromMetadata', 'StatefulSetAutoDeletePVC', 'PodProbeMarkerGate', 'PodIndexLabel']) {
+    for (const on of [
+      'PodWebhook',
+      'KruiseDaemon',
+      'DaemonWatchingPod',
+      'WorkloadSpread',
+      'PodUnavailableBudgetDeleteGate',
+      'InPlaceUpdateEnvFromMetadata',
+      'StatefulSetAutoDeletePVC',
+      'PodProbeMarkerGate',
+      'PodIndexLabel',
+    ]) {
       expect(gateSpec(on)?.default, on).toBe(true);
     }
-    for (const off of ['SidecarTerminator', 'ImagePullJobGate', 'ResourcesDeletionProtection', 'CloneSetEventHandlerOptimization',
-      'KruisePodReadinessGate', 'EnableExternalCerts', 'ResourceDistributionGate']) {
+    for (const off of [
+      'SidecarTerminator',
+      'ImagePullJobGate',
+      'ResourcesDeletionProtection',
+      'CloneSetEventHandlerOptimization',
+      'KruisePodReadinessGate',
+      'EnableExternalCerts',
+      'ResourceDistributionGate',
+    ]) {
       expect(gateSpec(off)?.default, off).toBe(false);
     }
     expect(new Set(FEATURE_GATES.map((g) => g.name)).size).toBe(FEATURE_GATES.length);
@@ -63,7 +85,10 @@ describe('gate model', () => {
 
 describe('requiredGates', () => {
   it('turns SidecarTerminator (and KruiseDaemon) on for a kill-mode sidecar, case-insensitively', () => {
-    expect(gateNames([job([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'TRUE' }])])).toEqual(['KruiseDaemon', 'SidecarTerminator']);
+    expect(gateNames([job([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'TRUE' }])])).toEqual([
+      'KruiseDaemon',
+      'SidecarTerminator',
+    ]);
   });
 
   it('turns SidecarTerminator on for a quick-exit-image sidecar', () => {
@@ -86,13 +111,18 @@ describe('requiredGates', () => {
     expect(gateNames([kruise('ContainerRecreateRequest')])).toEqual(['KruiseDaemon']);
     expect(gateNames([kruise('SidecarSet', { selector: {} })])).toEqual(['PodWebhook']);
     expect(gateNames([kruise('SidecarSet', { patchPodMetadata: [{ annotations: { a: 'b' } }] })])).toEqual([
-      'PodWebhook', 'SidecarSetPatchPodMetadataDefaultsAllowed',
+      'PodWebhook',
+      'SidecarSetPatchPodMetadataDefaultsAllowed',
     ]);
     expect(gateNames([kruise('PodUnavailableBudget', {}, 'policy.kruise.io')])).toEqual(['PodUnavailableBudgetDeleteGate', 'PodWebhook']);
     expect(gateNames([kruise('CloneSet', { lifecycle: { preDelete: { markPodNotReady: true } } })])).toEqual(['PodWebhook']);
     expect(gateNames([job([], { 'kruise.io/container-exit-priority': '{"envoy":1}' })])).toEqual(['ContainerExitPriority', 'PodWebhook']);
     expect(gateNames([job([{ name: 'KRUISE_CONTAINER_PRIORITY', value: '1' }])])).toEqual(['PodWebhook']);
-    const protectedNs: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': 'Always' } } };
+    const protectedNs: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': 'Always' } },
+    };
     expect(gateNames([protectedNs])).toEqual(['ResourcesDeletionProtection']);
   });
 
@@ -100,7 +130,11 @@ describe('requiredGates', () => {
     const cs = (type: string) =>
       kruise('CloneSet', {
         updateStrategy: { type },
-        template: { spec: { containers: [{ name: 'a', image: 'a', env: [{ name: 'V', valueFrom: { fieldRef: { fieldPath: "metadata.labels['v']" } } }] }] } },
+        template: {
+          spec: {
+            containers: [{ name: 'a', image: 'a', env: [{ name: 'V', valueFrom: { fieldRef: { fieldPath: "metadata.labels['v']" } } }] }],
+          },
+        },
       });
     expect(gateNames([cs('InPlaceIfPossible')])).toEqual(['InPlaceUpdateEnvFromMetadata', 'KruiseDaemon']);
     expect(gateNames([cs('ReCreate')])).toEqual([]);
@@ -111,7 +145,13 @@ describe('requiredGates', () => {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
       metadata: { name: 'c' },
-      spec: { jobTemplate: { spec: { template: (job([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]).spec as { template: unknown }).template } } },
+      spec: {
+        jobTemplate: {
+          spec: {
+            template: (job([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]).spec as { template: unknown }).template,
+          },
+        },
+      },
     };
     expect(gateNames([cron])).toEqual(['KruiseDaemon', 'SidecarTerminator']);
   });
@@ -167,9 +207,12 @@ describe('gates of an install in the same output (for the policy rule)', () => {
 
   it('reads --feature-gates of our manager and of upstream kruise-manager', () => {
     expect(featureGatesOfInstall([deployment(['controller', '--feature-gates=SidecarTerminator=true,KruiseDaemon=false'])])).toEqual({
-      SidecarTerminator: true, KruiseDaemon: false,
+      SidecarTerminator: true,
+      KruiseDaemon: false,
     });
-    expect(featureGatesOfInstall([deployment(['--enable-leader-election', '--feature-gates=ImagePullJobGate=true'], ['/manager'])])).toEqual({ ImagePullJobGate: true });
+    expect(
+      featureGatesOfInstall([deployment(['--enable-leader-election', '--feature-gates=ImagePullJobGate=true'], ['/manager'])]),
+    ).toEqual({ ImagePullJobGate: true });
     expect(featureGatesOfInstall([sidecar])).toBeUndefined();
   });
 

@@ -4,7 +4,11 @@ import type { FeatureUse } from '../../src/install/app-features.js';
 import { runtimeSupport, type TargetRuntime } from '../../src/install/runtime-support.js';
 
 function use(feature: AppFeature): FeatureUse {
-  return { feature, resource: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', namespace: 'default', path: 'app/web' }, pointer: '' };
+  return {
+    feature,
+    resource: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', namespace: 'default', path: 'app/web' },
+    pointer: '',
+  };
 }
 
 describe('runtime-support advice comes from the feature table', () => {
@@ -16,7 +20,12 @@ describe('runtime-support advice comes from the feature table', () => {
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
     { feature: AppFeature.SIDECARSET, target: 'bundled', expect: /Use target openkruise/ },
     // Exit priority: no runtime carries it out, so the advice must never send the user to openkruise.
-    { feature: AppFeature.CONTAINER_EXIT_PRIORITY, target: 'bundled', expect: /No runtime carries it out yet.*native sidecars/, not: /target openkruise/ },
+    {
+      feature: AppFeature.CONTAINER_EXIT_PRIORITY,
+      target: 'bundled',
+      expect: /No runtime carries it out yet.*native sidecars/,
+      not: /target openkruise/,
+    },
     { feature: AppFeature.CONTAINER_EXIT_PRIORITY, target: 'upstream', expect: /No runtime carries it out yet/, not: /target bundled/ },
   ];
   for (const row of rows) {

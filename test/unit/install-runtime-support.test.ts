@@ -11,7 +11,17 @@ describe('bundled runtime webhook paths', () => {
     const ctx = { options: {}, featureGates: new Map() } as unknown as ControllerContext;
     const handlers = WEBHOOKS.flatMap((w) => w.setup(ctx));
     const served = bundledWebhookPaths(servedKinds());
-    expect(handlers.filter((h) => h.type === 'mutating').map((h) => h.path).sort()).toEqual([...served.mutating].sort());
-    expect(handlers.filter((h) => h.type === 'validating').map((h) => h.path).sort()).toEqual([...served.validating].sort());
+    expect(
+      handlers
+        .filter((h) => h.type === 'mutating')
+        .map((h) => h.path)
+        .sort(),
+    ).toEqual([...served.mutating].sort());
+    expect(
+      handlers
+        .filter((h) => h.type === 'validating')
+        .map((h) => h.path)
+        .sort(),
+    ).toEqual([...served.validating].sort());
   });
 });

@@ -34,7 +34,8 @@ function appWith(props: KruiseRuntimeProps = {}, build: (chart: Chart) => void =
 }
 
 const synthRuntime = (runtime: KruiseRuntime): Obj[] => Testing.synth(runtime) as Obj[];
-const find = (docs: Obj[], kind: string, name?: string) => docs.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+const find = (docs: Obj[], kind: string, name?: string) =>
+  docs.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
 
 function sidecarJob(chart: Chart, id = 'job', marker = 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value = 'true') {
   const job = new kplus.Job(chart, id, { containers: [{ name: 'main', image: 'busybox' }] });
@@ -43,7 +44,12 @@ function sidecarJob(chart: Chart, id = 'job', marker = 'KRUISE_TERMINATE_SIDECAR
 }
 
 function kruiseObject(chart: Chart, kind: string, spec: Obj = {}, id = kind) {
-  return new ApiObject(chart, id, { apiVersion: 'apps.kruise.io/v1alpha1', kind, metadata: { name: id.toLowerCase(), namespace: 'default' }, spec });
+  return new ApiObject(chart, id, {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind,
+    metadata: { name: id.toLowerCase(), namespace: 'default' },
+    spec,
+  });
 }
 
 describe('controller-manager Deployment', () => {
@@ -70,40 +76,66 @@ describe('controller-manager Deployment', () => {
     expect(deploy.metadata.namespace).toBe('kruise-system');
     expect(deploy.spec.replicas).toBe(2);
     expect(deploy.spec.strategy.rollingUpdate.maxUnavailable).toBe(0);
-    expect(manager.args).toEqual(expect.arrayContaining(['controller', '--leader-elect=true', '--leader-election-namespace=kruise-system', '--leader-election-id=kruise-manager']));
-    expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey).toBe('kubernetes.io/hostname');
+    expect(manager.args).toEqual(
+      expect.arrayContaining([
+        'controller',
+        '--leader-elect=true',
+        '--leader-election-namespace=kruise-system',
+        '--leader-election-id=kruise-manager',
+      ]),
+    );
+    expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey).toBe(
+      'kubernetes.io/hostname',
+    );
     expect(pod.topologySpreadConstraints[0].topologyKey).toBe('topology.kubernetes.io/zone');
     expect(find(docs, 'PodDisruptionBudget')!.spec.minAvailable).toBe(1);
   });
 
   it('exposes webhook/metrics/health ports with probes, resources and POD_NAMESPACE', () => {
     expect(manager.command).toEqual(['cdk8s-kruise']);
-    expect(manager.ports.map((p: Obj) => [p.name, p.containerPort])).toEqual([['webhook-server', 9876], ['metrics', 8080], ['health', 8000]]);
+    expect(manager.ports.map((p: Obj) => [p.name, p.containerPort])).toEqual([
+      ['webhook-server', 9876],
+      ['metrics', 8080],
+      ['health', 8000],
+    ]);
     expect(manager.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'health' });
     expect(manager.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
     expect(manager.resources.requests).toEqual({ cpu: '100m', memory: '256Mi' });
     expect(manager.resources.limits).toEqual({ cpu: '500m', memory: '512Mi' });
-    expect(manager.env).toContainEqual({ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } });
+    expect(manager.env).toContainEqual({
+      name: 'POD_NAMESPACE',
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } },
+    });
     expect(pod.serviceAccountName).toBe('kruise-manager');
   });
 
   it('passes the manager its V8 limits in NODE_OPTIONS (the value the runtime recommends)', () => {
     expect(manager.env).toContainEqual({ name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS });
     // Node accepts the value and the heap limit it yields is under the manager's in-cluster warning threshold.
-    const limit = Number(execFileSync(process.execPath, ['-e', "process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit))"], {
-      env: { ...process.env, NODE_OPTIONS: MANAGER_NODE_OPTIONS },
-    }).toString());
+    const limit = Number(
+      execFileSync(process.execPath, ['-e', "process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit))"], {
+        env: { ...process.env, NODE_OPTIONS: MANAGER_NODE_OPTIONS },
+      }).toString(),
+    );
     expect(limit).toBeGreaterThan(64 * 2 ** 20);
     expect(limit).toBeLessThanOrEqual(512 * 2 ** 20);
   });
 
   it('takes replicas and resources from props', () => {
-    const d = find(synthRuntime(appWith({
-      replicas: 3,
-      managerResources: { cpu: { limit: kplus.Cpu.millis(900) }, memory: { request: Size.mebibytes(300) } },
-    }).runtime), 'Deployment')!;
+    const d = find(
+      synthRuntime(
+        appWith({
+          replicas: 3,
+          managerResources: { cpu: { limit: kplus.Cpu.millis(900) }, memory: { request: Size.mebibytes(300) } },
+        }).runtime,
+      ),
+      'Deployment',
+    )!;
     expect(d.spec.replicas).toBe(3);
-    expect(d.spec.template.spec.containers[0].resources).toEqual({ requests: { cpu: '100m', memory: '300Mi' }, limits: { cpu: '900m', memory: '512Mi' } });
+    expect(d.spec.template.spec.containers[0].resources).toEqual({
+      requests: { cpu: '100m', memory: '300Mi' },
+      limits: { cpu: '900m', memory: '512Mi' },
+    });
   });
 
   it('creates the namespace labelled control-plane: openkruise and no empty certificate Secret', () => {
@@ -139,14 +171,21 @@ describe('RBAC', () => {
   it('renders exactly the declared permission lists (every rule traceable)', () => {
     expect(find(docs, 'ClusterRole', 'kruise-manager-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.MANAGER));
     expect(find(docs, 'Role', 'kruise-manager-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.MANAGER_NAMESPACED));
-    const declared = new Set(Object.values(PERMISSIONS).flatMap((l) => toPolicyRules(l)).map(canonical));
+    const declared = new Set(
+      Object.values(PERMISSIONS)
+        .flatMap((l) => toPolicyRules(l))
+        .map(canonical),
+    );
     for (const r of roles) for (const rule of r.rules) expect(declared.has(canonical(rule)), canonical(rule)).toBe(true);
-    if (PERMISSIONS.DAEMON.length) expect(find(docs, 'ClusterRole', 'kruise-daemon-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.DAEMON));
+    if (PERMISSIONS.DAEMON.length)
+      expect(find(docs, 'ClusterRole', 'kruise-daemon-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.DAEMON));
   });
 
   it('lets the manager write Secrets only in the daemon-config namespace (pull-secret copies), reading them anywhere', () => {
     const secretRules = (o: Obj) => o.rules.filter((r: Obj) => r.resources.includes('secrets'));
-    expect(secretRules(find(docs, 'ClusterRole', 'kruise-manager-role')!)).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    expect(secretRules(find(docs, 'ClusterRole', 'kruise-manager-role')!)).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+    ]);
     const role = find(docs, 'Role', 'kruise-manager-secret-role')!;
     expect(role.metadata.namespace).toBe('kruise-daemon-config');
     expect(role.rules).toEqual(toPolicyRules(PERMISSIONS.MANAGER_DAEMON_CONFIG));
@@ -156,14 +195,20 @@ describe('RBAC', () => {
     expect(rb.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kruise-manager-secret-role' });
     expect(rb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'kruise-manager', namespace: 'kruise-system' }]);
     // The manager is told the same namespace its Role is bound in.
-    expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({ name: 'KRUISE_DAEMON_CONFIG_NS', value: 'kruise-daemon-config' });
+    expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({
+      name: 'KRUISE_DAEMON_CONFIG_NS',
+      value: 'kruise-daemon-config',
+    });
   });
 
   it('binds the secret Role in a custom daemon-config namespace, and renders none without a daemon', () => {
     const moved = synthRuntime(appWith({ daemonConfigNamespace: 'pull-secrets', daemon: { placement: DaemonPlacement.ALWAYS } }).runtime);
     expect(find(moved, 'Role', 'kruise-manager-secret-role')!.metadata.namespace).toBe('pull-secrets');
     expect(find(moved, 'RoleBinding', 'kruise-manager-secret-role')!.metadata.namespace).toBe('pull-secrets');
-    expect(find(moved, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({ name: 'KRUISE_DAEMON_CONFIG_NS', value: 'pull-secrets' });
+    expect(find(moved, 'Deployment')!.spec.template.spec.containers[0].env).toContainEqual({
+      name: 'KRUISE_DAEMON_CONFIG_NS',
+      value: 'pull-secrets',
+    });
     const none = synthRuntime(appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: {} })).runtime);
     expect(find(none, 'Role', 'kruise-manager-secret-role')).toBeUndefined();
     expect(find(none, 'RoleBinding', 'kruise-manager-secret-role')).toBeUndefined();
@@ -176,7 +221,12 @@ describe('RBAC', () => {
       expect(b.roleRef.name).toBe(b.metadata.name);
       expect(b.subjects[0].name).toBe(b.metadata.name.startsWith('kruise-manager') ? 'kruise-manager' : 'kruise-daemon');
     }
-    expect(docs.filter((d) => d.kind === 'ServiceAccount').map((d) => d.metadata.name).sort()).toEqual(['kruise-daemon', 'kruise-manager']);
+    expect(
+      docs
+        .filter((d) => d.kind === 'ServiceAccount')
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(['kruise-daemon', 'kruise-manager']);
   });
 });
 
@@ -188,16 +238,23 @@ describe('webhooks', () => {
     const docs = synthRuntime(runtime);
     expect(bundledServesPods()).toBe(false);
     expect(find(docs, 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
-    expect(runtime.report().warnings.join('\n')).toMatch(/SidecarSet default\/sidecarset \(app\/SidecarSet\) uses SidecarSet injection, which this version of the bundled runtime does not carry out/);
+    expect(runtime.report().warnings.join('\n')).toMatch(
+      /SidecarSet default\/sidecarset \(app\/SidecarSet\) uses SidecarSet injection, which this version of the bundled runtime does not carry out/,
+    );
     expect(() => appWith({ alwaysRegisterPodWebhook: true })).toThrow(/does not serve the pod webhook/);
   });
 
   it('builds the pod webhook with Fail, CREATE only, and never for kube-system or its own namespace', () => {
     const spec: InstallSpec = {
-      namespace: 'platform-kruise', daemonConfigNamespace: 'cfg', image: 'x', imagePullPolicy: 'IfNotPresent', imagePullSecrets: [],
+      namespace: 'platform-kruise',
+      daemonConfigNamespace: 'cfg',
+      image: 'x',
+      imagePullPolicy: 'IfNotPresent',
+      imagePullSecrets: [],
       manager: { replicas: 2, resources: {}, logLevel: 'info' },
       webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
-      featureGates: '', kinds: servedKinds(),
+      featureGates: '',
+      kinds: servedKinds(),
     };
     const pod = (mutatingWebhookConfiguration(spec).webhooks as Obj[]).find((w) => w.name === 'mpod.kb.io')!;
     expect(pod.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }]);
@@ -206,7 +263,9 @@ describe('webhooks', () => {
     expect(pod.namespaceSelector).toEqual({
       matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform-kruise'] }],
     });
-    expect(pod.clientConfig).toEqual({ service: { name: 'kruise-webhook-service', namespace: 'platform-kruise', path: '/mutate-pod', port: 443 } });
+    expect(pod.clientConfig).toEqual({
+      service: { name: 'kruise-webhook-service', namespace: 'platform-kruise', path: '/mutate-pod', port: 443 },
+    });
   });
 
   it('validates every served kind with bounded timeouts and the same namespace exclusion', () => {
@@ -233,7 +292,9 @@ describe('webhooks', () => {
   });
 
   it('takes certificates from a cert-manager issuer when asked', () => {
-    const docs = synthRuntime(appWith({ certificates: WebhookCertificates.fromCertManager('ca-issuer', IssuerKind.CLUSTER_ISSUER) }).runtime);
+    const docs = synthRuntime(
+      appWith({ certificates: WebhookCertificates.fromCertManager('ca-issuer', IssuerKind.CLUSTER_ISSUER) }).runtime,
+    );
     const cert = find(docs, 'Certificate')!;
     expect(cert.spec).toMatchObject({
       secretName: 'kruise-webhook-certs',
@@ -244,7 +305,9 @@ describe('webhooks', () => {
       expect(find(docs, kind)!.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('kruise-system/kruise-webhook-cert');
     }
     expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].args).toContain('--webhook-cert-mode=cert-manager');
-    expect(find(synthRuntime(appWith().runtime), 'Deployment')!.spec.template.spec.containers[0].args).toContain('--webhook-cert-mode=self');
+    expect(find(synthRuntime(appWith().runtime), 'Deployment')!.spec.template.spec.containers[0].args).toContain(
+      '--webhook-cert-mode=self',
+    );
     expect(() => WebhookCertificates.fromCertManager('Bad Name')).toThrow(/not a valid object name/);
   });
 
@@ -281,7 +344,9 @@ describe('feature-gate inference', () => {
 
   it('fails the synth when a needed gate is forced off, naming both', () => {
     const { app } = appWith({ featureGates: { SidecarTerminator: false } }, (c) => sidecarJob(c));
-    expect(() => app.synthYaml()).toThrow(/\[kruise\] feature gate SidecarTerminator is forced off, but Job .* \(app\/job\/Resource\) uses job sidecar termination \(kill\) at \/spec\/template\/spec\/containers\/1\/env\/0/);
+    expect(() => app.synthYaml()).toThrow(
+      /\[kruise\] feature gate SidecarTerminator is forced off, but Job .* \(app\/job\/Resource\) uses job sidecar termination \(kill\) at \/spec\/template\/spec\/containers\/1\/env\/0/,
+    );
   });
 
   it('fails the synth for setFeatureGate(..., false) too', () => {
@@ -300,22 +365,37 @@ describe('node daemon', () => {
   });
 
   it('appears for a CRR, hardened and kept off virtual-kubelet nodes', () => {
-    const docs = synthRuntime(appWith({}, (c) => kruiseObject(c, 'ContainerRecreateRequest', { podName: 'p', containers: [{ name: 'a' }] })).runtime);
+    const docs = synthRuntime(
+      appWith({}, (c) => kruiseObject(c, 'ContainerRecreateRequest', { podName: 'p', containers: [{ name: 'a' }] })).runtime,
+    );
     const ds = find(docs, 'DaemonSet')!;
     const pod = ds.spec.template.spec;
     const c = pod.containers[0];
     expect(c.image).toBe(find(docs, 'Deployment')!.spec.template.spec.containers[0].image);
-    expect(c.args).toEqual(['daemon', '--health-probe-addr=:10221', '--cri-socket=/hostvarrun/containerd/containerd.sock', '--daemon-config-namespace=kruise-daemon-config',
-      '--feature-gates=KruiseDaemon=true', '--log-level=info']);
+    expect(c.args).toEqual([
+      'daemon',
+      '--health-probe-addr=:10221',
+      '--cri-socket=/hostvarrun/containerd/containerd.sock',
+      '--daemon-config-namespace=kruise-daemon-config',
+      '--feature-gates=KruiseDaemon=true',
+      '--log-level=info',
+    ]);
     expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } });
     expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions).toContainEqual({
-      key: 'type', operator: 'NotIn', values: ['virtual-kubelet'],
+      key: 'type',
+      operator: 'NotIn',
+      values: ['virtual-kubelet'],
     });
     expect(pod.volumes).toContainEqual({ name: 'host-run', hostPath: { path: '/var/run', type: 'Directory' } });
     expect(c.volumeMounts).toContainEqual({ name: 'host-run', mountPath: '/hostvarrun', readOnly: true });
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'health' });
-    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, privileged: false });
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+      privileged: false,
+    });
     expect(pod.hostNetwork).toBeUndefined();
     expect(find(docs, 'Namespace', 'kruise-daemon-config')).toBeDefined();
   });
@@ -344,10 +424,14 @@ describe('node daemon', () => {
   });
 
   it('is not needed for quick-exit-image sidecars (virtual nodes have no daemon)', () => {
-    const { runtime } = appWith({}, (c) => sidecarJob(c, 'vk', 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', 'registry.example.com/exit:0'));
+    const { runtime } = appWith({}, (c) =>
+      sidecarJob(c, 'vk', 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', 'registry.example.com/exit:0'),
+    );
     const docs = synthRuntime(runtime);
     expect(find(docs, 'DaemonSet')).toBeUndefined();
-    expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].args).toContain('--feature-gates=KruiseDaemon=true,SidecarTerminator=true');
+    expect(find(docs, 'Deployment')!.spec.template.spec.containers[0].args).toContain(
+      '--feature-gates=KruiseDaemon=true,SidecarTerminator=true',
+    );
   });
 });
 
@@ -372,7 +456,9 @@ describe('image', () => {
     expect(pod.containers[0].imagePullPolicy).toBe('Always');
     expect(image({ imagePullPolicy: kplus.ImagePullPolicy.NEVER }).containers[0].imagePullPolicy).toBe('Never');
     expect(pod.imagePullSecrets).toEqual([{ name: 'regcred' }]);
-    expect(image({ image: RuntimeImage.fromReference(`mirror.local/kruise@${digest}`) }).containers[0].image).toBe(`mirror.local/kruise@${digest}`);
+    expect(image({ image: RuntimeImage.fromReference(`mirror.local/kruise@${digest}`) }).containers[0].image).toBe(
+      `mirror.local/kruise@${digest}`,
+    );
   });
 
   it('rejects malformed references', () => {
@@ -401,11 +487,20 @@ describe('target openkruise', () => {
   it('refuses features upstream never shipped', () => {
     const { app } = appWith({ target: RuntimeTarget.OPENKRUISE }, (c) => {
       new ApiObject(c, 'pod', {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', annotations: { 'kruise.io/container-exit-priority': '{"envoy":1}' } },
-        spec: { containers: [{ name: 'a', image: 'a' }, { name: 'envoy', image: 'envoy' }] },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p', annotations: { 'kruise.io/container-exit-priority': '{"envoy":1}' } },
+        spec: {
+          containers: [
+            { name: 'a', image: 'a' },
+            { name: 'envoy', image: 'envoy' },
+          ],
+        },
       });
     });
-    expect(() => app.synthYaml()).toThrow(/Pod p \(app\/pod\) uses container exit priority at \/metadata\/annotations\/kruise.io~1container-exit-priority, which upstream OpenKruise does not carry out\. No runtime carries it out yet.*native sidecars/);
+    expect(() => app.synthYaml()).toThrow(
+      /Pod p \(app\/pod\) uses container exit priority at \/metadata\/annotations\/kruise.io~1container-exit-priority, which upstream OpenKruise does not carry out\. No runtime carries it out yet.*native sidecars/,
+    );
   });
 });
 

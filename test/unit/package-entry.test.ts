@@ -14,18 +14,30 @@ import { MIN_CLI_NODE, MIN_RUNTIME_NODE, nodeAtLeast, unsupportedNodeMessage } f
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-  main: string; types: string; bin: Record<string, string>; files: string[]; engines: { node: string };
+  main: string;
+  types: string;
+  bin: Record<string, string>;
+  files: string[];
+  engines: { node: string };
   exports: Record<string, string | Record<string, string>>;
   typesVersions: Record<string, Record<string, string[]>>;
-  scripts: Record<string, string>; dependencies: Record<string, string>; peerDependencies: Record<string, string>;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
 
 /** Bare package names an entry imports (transitively through our own modules), by esbuild's module graph. */
 async function packagesImportedBy(entry: string): Promise<Set<string>> {
   const result = await build({
-    entryPoints: [path.join(repoRoot, entry)], bundle: true, write: false, metafile: true,
-    platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent',
+    entryPoints: [path.join(repoRoot, entry)],
+    bundle: true,
+    write: false,
+    metafile: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'silent',
   });
   const names = new Set<string>();
   for (const input of Object.values(result.metafile.inputs)) {
@@ -41,18 +53,36 @@ describe('package entry points', () => {
   it('root (cdk8s-kruise) exports the documented API', () => {
     for (const name of [
       // API model
-      'validateObject', 'KINDS', 'toCustomResourceDefinition', 'jsonSchemaFor',
+      'validateObject',
+      'KINDS',
+      'toCustomResourceDefinition',
+      'jsonSchemaFor',
       // policy engine, in process
-      'validateManifests', 'validateInputs', 'selectRules', 'summarize', 'RULES', 'findRule', 'KruiseValidation',
-      'formatSarif', 'formatJson', 'formatText',
+      'validateManifests',
+      'validateInputs',
+      'selectRules',
+      'summarize',
+      'RULES',
+      'findRule',
+      'KruiseValidation',
+      'formatSarif',
+      'formatJson',
+      'formatText',
       // feature-gate model
-      'FEATURE_GATES', 'requiredGates', 'resolveGates',
+      'FEATURE_GATES',
+      'requiredGates',
+      'resolveGates',
       'packageVersion',
     ]) {
       expect(root, name).toHaveProperty(name);
     }
-    expect(root.validateManifests([{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'x' }, spec: { replicas: 'two' } }])
-      .some((f) => f.severity === 'error')).toBe(true);
+    expect(
+      root
+        .validateManifests([
+          { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'x' }, spec: { replicas: 'two' } },
+        ])
+        .some((f) => f.severity === 'error'),
+    ).toBe(true);
   });
 
   it('main, types, exports and bin point at outputs of the package build, all shipped in `files`', () => {
@@ -84,7 +114,9 @@ describe('package entry points', () => {
     expect(pkg.engines.node).toBe(`>=${MIN_CLI_NODE}`);
     expect(nodeAtLeast('v20.19.0', MIN_CLI_NODE)).toBe(true);
     expect(nodeAtLeast('v18.20.4', MIN_CLI_NODE)).toBe(false);
-    expect(unsupportedNodeMessage('cdk8s-kruise', 'v18.20.4', MIN_CLI_NODE)).toMatch(/needs Node\.js >= 20\.19\.0, but this is Node\.js v18\.20\.4/);
+    expect(unsupportedNodeMessage('cdk8s-kruise', 'v18.20.4', MIN_CLI_NODE)).toMatch(
+      /needs Node\.js >= 20\.19\.0, but this is Node\.js v18\.20\.4/,
+    );
     expect(unsupportedNodeMessage('`cdk8s-kruise controller`', 'v22.12.0', MIN_RUNTIME_NODE)).toMatch(/controller.*needs Node\.js >= 24/);
     expect(unsupportedNodeMessage('cdk8s-kruise', 'v24.21.0', MIN_RUNTIME_NODE)).toBeUndefined();
   });
@@ -104,7 +136,16 @@ describe('package entry points', () => {
   });
 
   it('the runtime-only libraries are devDependencies, bundled into the CLI and the image, never installed into apps', async () => {
-    const runtimeOnly = ['@kubernetes/client-node', '@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'pino', 'prom-client', '@peculiar/x509', 'commander'];
+    const runtimeOnly = [
+      '@kubernetes/client-node',
+      '@grpc/grpc-js',
+      '@grpc/proto-loader',
+      'protobufjs',
+      'pino',
+      'prom-client',
+      '@peculiar/x509',
+      'commander',
+    ];
     for (const name of runtimeOnly) {
       expect(pkg.dependencies, name).not.toHaveProperty(name);
       expect(pkg.devDependencies, name).toHaveProperty(name);

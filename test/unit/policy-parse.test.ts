@@ -28,17 +28,44 @@ describe('parseText', () => {
 
   it('reads JSON objects, JSON arrays and v1 List objects, with pointers into the list', () => {
     expect(parseText(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'j' } }), 'a.json').manifests).toHaveLength(1);
-    const list = parseText(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'y' } }] }, null, 2), 'l.json');
+    const list = parseText(
+      JSON.stringify(
+        {
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
+            { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'y' } },
+          ],
+        },
+        null,
+        2,
+      ),
+      'l.json',
+    );
     expect(list.manifests.map((m) => m.source!.pointerPrefix)).toEqual(['/items/0', '/items/1']);
     const arr = parseText(`[${JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })}]`, 'arr.json');
     expect(arr.manifests[0]!.source!.pointerPrefix).toBe('/0');
   });
 
   it('locates findings inside List items of a JSON file', () => {
-    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } },
-      { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ImagePullJob', metadata: { name: 'p' }, spec: { image: 'nginx:1.9.1', parallelism: '50%' } },
-    ] }, null, 2);
+    const list = JSON.stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } },
+          {
+            apiVersion: 'apps.kruise.io/v1alpha1',
+            kind: 'ImagePullJob',
+            metadata: { name: 'p' },
+            spec: { image: 'nginx:1.9.1', parallelism: '50%' },
+          },
+        ],
+      },
+      null,
+      2,
+    );
     const r = validateInputs([{ file: 'list.json', content: list }], { rules: ['KRUISE-IMAGEPULLJOB-002'] });
     expect(r.findings).toHaveLength(1);
     expect(r.findings[0]!.line).toBe(list.split('\n').findIndex((l) => l.includes('"parallelism"')) + 1);
@@ -46,7 +73,9 @@ describe('parseText', () => {
   });
 
   it('reads JSON leniently like kubectl (as YAML) and reports real syntax errors with their line', () => {
-    expect(parseText('{\n  "apiVersion": "v1",\n  "kind": ConfigMap,\n  "metadata": {"name": "x"}\n}\n', 'lenient.json').manifests).toHaveLength(1);
+    expect(
+      parseText('{\n  "apiVersion": "v1",\n  "kind": ConfigMap,\n  "metadata": {"name": "x"}\n}\n', 'lenient.json').manifests,
+    ).toHaveLength(1);
     const out = parseText('{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  "metadata": {"name": "x"\n', 'bad.json');
     expect(out.findings[0]).toMatchObject({ ruleId: 'KRUISE-INPUT-001', file: 'bad.json' });
     expect(out.findings[0]!.line).toBeGreaterThanOrEqual(4);
@@ -72,18 +101,30 @@ describe('parseText', () => {
   });
 
   it('handles CRLF line endings and inline content after ---', () => {
-    const out = parseText(cm('a').replace(/\n/g, '\r\n') + '---\r\n' + cm('b').replace(/\n/g, '\r\n') + '--- {apiVersion: v1, kind: Secret, metadata: {name: c}}\r\n', 'crlf.yaml');
+    const out = parseText(
+      cm('a').replace(/\n/g, '\r\n') +
+        '---\r\n' +
+        cm('b').replace(/\n/g, '\r\n') +
+        '--- {apiVersion: v1, kind: Secret, metadata: {name: c}}\r\n',
+      'crlf.yaml',
+    );
     expect(out.findings).toEqual([]);
     expect(out.manifests.map((m) => m.object.kind)).toEqual(['ConfigMap', 'ConfigMap', 'Secret']);
   });
 
   it('resolves anchors, aliases and merge keys like kubectl', () => {
-    const out = parseText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nx: &base {a: "1"}\ndata:\n  <<: *base\n  b: "2"\n', 'merge.yaml');
+    const out = parseText(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nx: &base {a: "1"}\ndata:\n  <<: *base\n  b: "2"\n',
+      'merge.yaml',
+    );
     expect(out.manifests[0]!.object.data).toEqual({ a: '1', b: '2' });
   });
 
-  it('keeps YAML timestamps as strings but reads yes/no as booleans, as kubectl\'s YAML 1.1 decoder does', () => {
-    const out = parseText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, creationTimestamp: 2024-01-02T03:04:05Z}\ndata: {a: yes}\n', 't.yaml');
+  it("keeps YAML timestamps as strings but reads yes/no as booleans, as kubectl's YAML 1.1 decoder does", () => {
+    const out = parseText(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, creationTimestamp: 2024-01-02T03:04:05Z}\ndata: {a: yes}\n',
+      't.yaml',
+    );
     const obj = out.manifests[0]!.object as { metadata: { creationTimestamp: unknown }; data: { a: unknown } };
     expect(obj.metadata.creationTimestamp).toBe('2024-01-02T03:04:05Z');
     expect(obj.data.a).toBe(true);
@@ -95,7 +136,9 @@ describe('decodeInput', () => {
     const bin = decodeInput(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]), 'a.out');
     expect(bin).toMatchObject({ ruleId: 'KRUISE-INPUT-001', file: 'a.out', message: expect.stringMatching(/binary input/) });
     expect(decodeInput(new Uint8Array([0xff, 0xfe, 0x61, 0]), 'u16.yaml')).toMatchObject({ message: expect.stringMatching(/UTF-16/) });
-    expect(decodeInput(new Uint8Array([0x61, 0xc3, 0x28]), 'latin.yaml')).toMatchObject({ message: expect.stringMatching(/not valid UTF-8/) });
+    expect(decodeInput(new Uint8Array([0x61, 0xc3, 0x28]), 'latin.yaml')).toMatchObject({
+      message: expect.stringMatching(/not valid UTF-8/),
+    });
     expect(decodeInput(new TextEncoder().encode('\ufeffkind: x'), 'bom.yaml')).toBe('kind: x');
   });
 });
@@ -137,12 +180,15 @@ describe('in-process API', () => {
   });
 
   it('rejects unknown rule ids with a suggestion', () => {
-    expect(() => validateInputs([], { rules: ['KRUISE-SIDECAR-01'] })).toThrow(/unknown rule id "KRUISE-SIDECAR-01".*did you mean KRUISE-SIDECAR-001/);
+    expect(() => validateInputs([], { rules: ['KRUISE-SIDECAR-01'] })).toThrow(
+      /unknown rule id "KRUISE-SIDECAR-01".*did you mean KRUISE-SIDECAR-001/,
+    );
   });
 
   it('recovers lines only through the fast path parse: many clean documents, one finding at the right line', () => {
     const docs = Array.from({ length: 500 }, (_, i) => cm(`c${i}`)).join('---\n');
-    const bad = 'apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {name: p}\nspec:\n  image: nginx:1.9.1\n  parallelism: "5%"\n';
+    const bad =
+      'apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {name: p}\nspec:\n  image: nginx:1.9.1\n  parallelism: "5%"\n';
     const result = validateInputs([{ file: 'big.yaml', content: `${docs}---\n${bad}` }], { rules: ['KRUISE-IMAGEPULLJOB-002'] });
     expect(result.documents).toBe(501);
     expect(result.findings).toHaveLength(1);

@@ -24,7 +24,8 @@ new ApiObject(chart, 'pull', {
 app.synth();
 `;
 
-const GOOD = 'apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {name: pull}\nspec:\n  image: nginx:1.9.1\n  completionPolicy: {type: Always}\n';
+const GOOD =
+  'apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata: {name: pull}\nspec:\n  image: nginx:1.9.1\n  completionPolicy: {type: Always}\n';
 
 let dir: string;
 beforeAll(() => {
@@ -48,7 +49,9 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
         ruleName: 'KRUISE-IMAGEPULLJOB-002 [error]',
         recommendation: 'parallelism "10%" is a percentage; only integers are supported',
         fix: expect.stringContaining('parallelism: 10'),
-        violatingConstructs: [{ resourceName: 'pull', locations: ['line 7 /spec/parallelism'], manifestPath: bad, constructPath: 'app/jobs/pull' }],
+        violatingConstructs: [
+          { resourceName: 'pull', locations: ['line 7 /spec/parallelism'], manifestPath: bad, constructPath: 'app/jobs/pull' },
+        ],
       },
     ]);
 
@@ -84,7 +87,12 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
         timeout: 240_000,
         env: { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, FORCE_COLOR: '0' },
       });
-      const reports = JSON.parse(readFileSync(path.join(project, 'reports.json'), 'utf8')) as { reports: Array<{ summary: { status: string }; violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath?: string }> }> }> };
+      const reports = JSON.parse(readFileSync(path.join(project, 'reports.json'), 'utf8')) as {
+        reports: Array<{
+          summary: { status: string };
+          violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath?: string }> }>;
+        }>;
+      };
       return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]! };
     };
 

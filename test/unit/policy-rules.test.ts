@@ -132,18 +132,23 @@ const CASES: Record<string, Case> = {
     message: /no main container remains/,
   },
   'KRUISE-SIDECAR-003': {
-    pass: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "registry.example.com/quick-exit:1.0"}]`),
-    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "Quick Exit:latest"}]`),
+    pass: job(
+      `${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "registry.example.com/quick-exit:1.0"}]`,
+    ),
+    fail: job(
+      `${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "Quick Exit:latest"}]`,
+    ),
     pointer: '/spec/template/spec/containers/1/env/0/value',
     line: 15,
     message: /not a valid image reference/,
   },
   'KRUISE-SIDECAR-004': {
-    pass: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`).replace(
-      'restartPolicy: Never',
-      'restartPolicy: Never\n      nodeSelector: {type: virtual-kubelet}',
+    pass: job(
+      `${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`,
+    ).replace('restartPolicy: Never', 'restartPolicy: Never\n      nodeSelector: {type: virtual-kubelet}'),
+    fail: job(
+      `${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`,
     ),
-    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE, value: "quick-exit:1"}]`),
     pointer: '/spec/template/spec/containers/1/env/0',
     line: 15,
     message: /only acts on virtual-kubelet nodes/,
@@ -153,49 +158,84 @@ const CASES: Record<string, Case> = {
       '{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}',
       '{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}, {name: KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: "true"}',
     ),
-    fail: job(`${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: "true"}]`),
+    fail: job(
+      `${main}\n        - name: envoy\n          image: envoy:1\n          env: [{name: KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE, value: "true"}]`,
+    ),
     pointer: '/spec/template/spec/containers/1/env/0',
     line: 15,
     message: /without KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true/,
   },
   'KRUISE-EXITPRIO-001': {
-    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":2}'` }),
-    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{envoy:2}'` }),
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"envoy":2}'`,
+    }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{envoy:2}'`,
+    }),
     pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
     line: 8,
     message: /not valid JSON/,
   },
   'KRUISE-EXITPRIO-002': {
-    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":2}'` }),
-    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoi":2}'` }),
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"envoy":2}'`,
+    }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"envoi":2}'`,
+    }),
     pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
     line: 8,
     message: /names container "envoi", which is not in the pod/,
   },
   'KRUISE-EXITPRIO-003': {
-    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":0}'` }),
-    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, { restartPolicy: 'Never', annotations: `kruise.io/container-exit-priority: '{"envoy":1.5}'` }),
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"envoy":0}'`,
+    }),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"envoy":1.5}'`,
+    }),
     pointer: '/spec/template/metadata/annotations/kruise.io~1container-exit-priority',
     line: 8,
     message: /non-negative integer/,
   },
   'KRUISE-SIDECARSET-001': {
     pass: sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail, image: "busybox:1.36"}]'),
-    fail: sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  initContainers: [{name: logtail, image: "busybox:1.36"}]\n  containers:\n    - {name: logtail, image: "busybox:1.36"}'),
+    fail: sidecarSet(
+      'logtail',
+      '  selector: {matchLabels: {app: webserver}}\n  initContainers: [{name: logtail, image: "busybox:1.36"}]\n  containers:\n    - {name: logtail, image: "busybox:1.36"}',
+    ),
     pointer: '/spec/containers/0/name',
     line: 9,
     message: /appears more than once/,
   },
   'KRUISE-SIDECARSET-002': {
-    pass: deployment + '---' + sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail-agent, image: "busybox:1.36"}]'),
-    fail: deployment + '---' + sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers:\n    - {name: logtail, image: "busybox:1.36"}'),
+    pass:
+      deployment +
+      '---' +
+      sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail-agent, image: "busybox:1.36"}]'),
+    fail:
+      deployment +
+      '---' +
+      sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers:\n    - {name: logtail, image: "busybox:1.36"}'),
     pointer: '/spec/containers/0/name',
     line: 18,
     message: /name of a container of Deployment default\/webserver/,
   },
   'KRUISE-SIDECARSET-003': {
-    pass: sidecarSet('s', '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy: {type: RollingUpdate, maxUnavailable: 1}'),
-    fail: sidecarSet('s', '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy:\n    type: RollingUpdate\n    maxUnavailable: 0'),
+    pass: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy: {type: RollingUpdate, maxUnavailable: 1}',
+    ),
+    fail: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36"}]\n  updateStrategy:\n    type: RollingUpdate\n    maxUnavailable: 0',
+    ),
     pointer: '/spec/updateStrategy/maxUnavailable',
     line: 10,
     message: /can never proceed/,
@@ -242,7 +282,9 @@ const CASES: Record<string, Case> = {
     message: /completionPolicy.type is Never/,
   },
   'KRUISE-IMAGEPULLJOB-004': {
-    pass: imagePullJob('  image: nginx:1.9.1\n  pullPolicy: {timeoutSeconds: 100}\n  completionPolicy: {type: Always, activeDeadlineSeconds: 100}'),
+    pass: imagePullJob(
+      '  image: nginx:1.9.1\n  pullPolicy: {timeoutSeconds: 100}\n  completionPolicy: {type: Always, activeDeadlineSeconds: 100}',
+    ),
     fail: imagePullJob('  image: nginx:1.9.1\n  completionPolicy:\n    type: Always\n    activeDeadlineSeconds: 100'),
     pointer: '/spec/completionPolicy/activeDeadlineSeconds',
     line: 9,
@@ -270,7 +312,9 @@ const CASES: Record<string, Case> = {
     message: /no effect on preNormal/,
   },
   'KRUISE-CLONESET-003': {
-    pass: cloneSet('  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker], labelsHandler: {example.io/block-unready: "true"}}'),
+    pass: cloneSet(
+      '  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker], labelsHandler: {example.io/block-unready: "true"}}',
+    ),
     fail: cloneSet('  lifecycle:\n    preNormal:\n      finalizersHandler:\n        - Example.IO/unready blocker'),
     pointer: '/spec/lifecycle/preNormal/finalizersHandler/0',
     line: 15,

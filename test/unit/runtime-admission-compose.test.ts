@@ -3,13 +3,30 @@ import { composeAdmission, POD_MUTATOR_ORDER, type OrderedAdmissionHandler } fro
 import type { AdmissionRequest, AdmissionResult } from '../../src/runtime/core/webhook/server.js';
 import type { KubeObject } from '../../src/runtime/core/types.js';
 
-const pod = (): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [{ name: 'app', image: 'a' }] } }) as KubeObject;
+const pod = (): KubeObject =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: { containers: [{ name: 'app', image: 'a' }] },
+  }) as KubeObject;
 
 function request(object: KubeObject): AdmissionRequest {
-  return { uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE', object };
+  return {
+    uid: 'u',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    operation: 'CREATE',
+    object,
+  };
 }
 
-function step(name: string, order: number | undefined, handle: (req: AdmissionRequest) => AdmissionResult, type: 'mutating' | 'validating' = 'mutating'): OrderedAdmissionHandler {
+function step(
+  name: string,
+  order: number | undefined,
+  handle: (req: AdmissionRequest) => AdmissionResult,
+  type: 'mutating' | 'validating' = 'mutating',
+): OrderedAdmissionHandler {
   return { name, path: '/mutate-pod', type, order, handle: async (req) => handle(req) };
 }
 
@@ -17,12 +34,16 @@ describe('composable admission', () => {
   it('runs the steps of one path in order; each sees what the previous left; one minimal patch comes back', async () => {
     const seen: string[][] = [];
     const inject = step('inject', POD_MUTATOR_ORDER.sidecarSetInjection, (req) => {
-      seen.push(((req.object!.spec as { containers: Array<{ name: string }> }).containers).map((c) => c.name));
+      seen.push((req.object!.spec as { containers: Array<{ name: string }> }).containers.map((c) => c.name));
       return { allowed: true, patch: [{ op: 'add', path: '/spec/containers/-', value: { name: 'logtail', image: 'l' } }] };
     });
     const gates = step('gates', POD_MUTATOR_ORDER.readinessGates, (req) => {
-      seen.push(((req.object!.spec as { containers: Array<{ name: string }> }).containers).map((c) => c.name));
-      return { allowed: true, patch: [{ op: 'add', path: '/spec/readinessGates', value: [{ conditionType: 'KruisePodReady' }] }], warnings: ['w'] };
+      seen.push((req.object!.spec as { containers: Array<{ name: string }> }).containers.map((c) => c.name));
+      return {
+        allowed: true,
+        patch: [{ op: 'add', path: '/spec/readinessGates', value: [{ conditionType: 'KruisePodReady' }] }],
+        warnings: ['w'],
+      };
     });
     // Registered out of order: `order` decides, not registration.
     const [handler] = composeAdmission([gates, inject]);
@@ -65,8 +86,14 @@ describe('composable admission', () => {
   });
 
   it('refuses shared paths without distinct orders, or mixing mutating and validating', () => {
-    expect(() => composeAdmission([step('a', undefined, () => ({ allowed: true })), step('b', 1, () => ({ allowed: true }))])).toThrow(/each needs a distinct `order`/);
-    expect(() => composeAdmission([step('a', 1, () => ({ allowed: true })), step('b', 1, () => ({ allowed: true }))])).toThrow(/distinct `order`/);
-    expect(() => composeAdmission([step('a', 1, () => ({ allowed: true })), step('b', 2, () => ({ allowed: true }), 'validating')])).toThrow(/mix mutating and validating/);
+    expect(() => composeAdmission([step('a', undefined, () => ({ allowed: true })), step('b', 1, () => ({ allowed: true }))])).toThrow(
+      /each needs a distinct `order`/,
+    );
+    expect(() => composeAdmission([step('a', 1, () => ({ allowed: true })), step('b', 1, () => ({ allowed: true }))])).toThrow(
+      /distinct `order`/,
+    );
+    expect(() =>
+      composeAdmission([step('a', 1, () => ({ allowed: true })), step('b', 2, () => ({ allowed: true }), 'validating')]),
+    ).toThrow(/mix mutating and validating/);
   });
 });

@@ -38,30 +38,55 @@ function fullPod(): KubeObject {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: 'p', namespace: 'ns', uid: 'u', resourceVersion: '7', labels: { app: 'web' }, annotations: { note: 'x'.repeat(1000) },
+      name: 'p',
+      namespace: 'ns',
+      uid: 'u',
+      resourceVersion: '7',
+      labels: { app: 'web' },
+      annotations: { note: 'x'.repeat(1000) },
       ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: 'ju' }],
-      managedFields: [{ manager: 'kubectl' }], deletionTimestamp: '2026-01-01T00:00:00Z',
+      managedFields: [{ manager: 'kubectl' }],
+      deletionTimestamp: '2026-01-01T00:00:00Z',
     },
     spec: {
-      nodeName: 'n1', restartPolicy: 'Never', serviceAccountName: 'sa',
+      nodeName: 'n1',
+      restartPolicy: 'Never',
+      serviceAccountName: 'sa',
       containers: [
         { name: 'main', image: 'busybox', env: [{ name: 'PASSWORD', value: 'hunter2' }], resources: { limits: { cpu: '1' } } },
-        { name: 'sidecar', image: 'envoy', env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }, { name: 'OTHER', value: 'y' }] },
+        {
+          name: 'sidecar',
+          image: 'envoy',
+          env: [
+            { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' },
+            { name: 'OTHER', value: 'y' },
+          ],
+        },
       ],
     },
     status: {
-      phase: 'Running', podIP: '10.0.0.1',
+      phase: 'Running',
+      podIP: '10.0.0.1',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }],
-      containerStatuses: [{ name: 'main', containerID: 'containerd://a', restartCount: 0, state: { running: {} }, image: 'busybox', ready: true }],
+      containerStatuses: [
+        { name: 'main', containerID: 'containerd://a', restartCount: 0, state: { running: {} }, image: 'busybox', ready: true },
+      ],
     },
   } as unknown as KubeObject;
 }
 
 function fullNode(): KubeObject {
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name: 'n1', uid: 'nu', resourceVersion: '3', labels: { type: 'virtual-kubelet' }, annotations: { big: 'y'.repeat(1000) } },
-    status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'MemoryPressure', status: 'False' }], images: [{ names: ['a'] }] },
+    status: {
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'MemoryPressure', status: 'False' },
+      ],
+      images: [{ names: ['a'] }],
+    },
   } as unknown as KubeObject;
 }
 
@@ -94,7 +119,9 @@ describe('cache plans of the registered controllers', () => {
   });
 
   it('the manager pod cache drops what no controller reads (memory budget), including other env values', () => {
-    const cached = cachePlanOf([...CONTROLLERS, ...WEBHOOKS]).for(PODS).transform(fullPod()) as unknown as Record<string, any>;
+    const cached = cachePlanOf([...CONTROLLERS, ...WEBHOOKS])
+      .for(PODS)
+      .transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.metadata.managedFields).toBeUndefined();
     expect(cached.metadata.annotations).toBeUndefined();
     expect(cached.spec.serviceAccountName).toBeUndefined();
@@ -102,7 +129,13 @@ describe('cache plans of the registered controllers', () => {
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
     expect(cached.status.podIP).toBeUndefined();
     expect(cached.status.conditions).toEqual([{ type: 'Ready', status: 'True' }]);
-    expect(cached.metadata).toMatchObject({ name: 'p', namespace: 'ns', uid: 'u', resourceVersion: '7', deletionTimestamp: '2026-01-01T00:00:00Z' });
+    expect(cached.metadata).toMatchObject({
+      name: 'p',
+      namespace: 'ns',
+      uid: 'u',
+      resourceVersion: '7',
+      deletionTimestamp: '2026-01-01T00:00:00Z',
+    });
   });
 
   it('a new reader of pod labels gets them, and the existing readers keep their fields: the union', () => {
@@ -117,7 +150,12 @@ describe('cache plans of the registered controllers', () => {
   });
 
   it('a reader that needs the whole object wins over slimmer readers (less managedFields)', () => {
-    const cached = new CachePlan([{ resource: NODES, fields: ['metadata.labels'] }, { resource: NODES, fields: ['*'] }]).for(NODES).transform(fullNode());
+    const cached = new CachePlan([
+      { resource: NODES, fields: ['metadata.labels'] },
+      { resource: NODES, fields: ['*'] },
+    ])
+      .for(NODES)
+      .transform(fullNode());
     expect(cached).toEqual(fullNode());
   });
 
@@ -125,6 +163,12 @@ describe('cache plans of the registered controllers', () => {
     const plan = cachePlanOf([...CONTROLLERS, ...WEBHOOKS]);
     expect(() => plan.for(SECRETS)).toThrow(/nothing declared that it reads \/secrets; add a CacheRead/);
     expect(() => new CachePlan([{ resource: PODS, fields: ['spec.containers[name'] }])).toThrow(/invalid field path segment/);
-    expect(() => new CachePlan([{ resource: PODS, fields: ['*'] }, { resource: { ...PODS, version: 'v2' }, fields: ['*'] }])).toThrow(/versions v1 and v2/);
+    expect(
+      () =>
+        new CachePlan([
+          { resource: PODS, fields: ['*'] },
+          { resource: { ...PODS, version: 'v2' }, fields: ['*'] },
+        ]),
+    ).toThrow(/versions v1 and v2/);
   });
 });

@@ -25,7 +25,8 @@ function post(port: number, ca: string, path: string, body: unknown): Promise<{ 
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
-          const serial = (res.socket as unknown as { getPeerX509Certificate(): X509Certificate }).getPeerX509Certificate?.()?.serialNumber ?? '';
+          const serial =
+            (res.socket as unknown as { getPeerX509Certificate(): X509Certificate }).getPeerX509Certificate?.()?.serialNumber ?? '';
           const text = Buffer.concat(chunks).toString();
           let json: unknown = text;
           try {
@@ -99,14 +100,22 @@ describe('webhook certificates', () => {
       const review = (name: string) => ({
         apiVersion: 'admission.k8s.io/v1',
         kind: 'AdmissionReview',
-        request: { uid: `u-${name}`, name, operation: 'CREATE', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, object: { metadata: { name } } },
+        request: {
+          uid: `u-${name}`,
+          name,
+          operation: 'CREATE',
+          kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+          object: { metadata: { name } },
+        },
       });
       const ok = await post(port, ca.caCert, '/mutate-test', review('good'));
       expect(ok.status).toBe(200);
       expect(ok.json.response.uid).toBe('u-good');
       expect(ok.json.response.allowed).toBe(true);
       expect(ok.json.response.patchType).toBe('JSONPatch');
-      expect(JSON.parse(Buffer.from(ok.json.response.patch, 'base64').toString())).toEqual([{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }]);
+      expect(JSON.parse(Buffer.from(ok.json.response.patch, 'base64').toString())).toEqual([
+        { op: 'add', path: '/metadata/labels', value: { a: 'b' } },
+      ]);
       const bad = await post(port, ca.caCert, '/mutate-test', review('bad'));
       expect(bad.json.response).toMatchObject({ uid: 'u-bad', allowed: false, status: { code: 422, message: 'bad name' } });
       expect((await post(port, ca.caCert, '/nope', review('x'))).status).toBe(404);

@@ -47,7 +47,10 @@ describe('typed controller options', () => {
       cmd.parse(args, { from: 'user' });
       return givenControllerOptions(cmd.opts(), declared);
     };
-    expect(run(['--daemon-config-namespace', 'secrets', '--max-workers-for-pull-image', '4'])).toEqual({ daemonConfigNamespace: 'secrets', maxPullWorkers: 4 });
+    expect(run(['--daemon-config-namespace', 'secrets', '--max-workers-for-pull-image', '4'])).toEqual({
+      daemonConfigNamespace: 'secrets',
+      maxPullWorkers: 4,
+    });
     expect(run([])).toEqual({});
     expect(() => run(['--max-workers-for-pull-image', '0'])).toThrow(/not a positive integer/);
   });

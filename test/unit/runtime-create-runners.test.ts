@@ -4,7 +4,12 @@
 // gate, so for the registered controllers the two policies agree (last test).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createRunners, type ControllerContext, type RunnableDefinition, type UnknownGatePolicy } from '../../src/runtime/core/controller.js';
+import {
+  createRunners,
+  type ControllerContext,
+  type RunnableDefinition,
+  type UnknownGatePolicy,
+} from '../../src/runtime/core/controller.js';
 import { parseFeatureGates, BUNDLED_RUNTIME_GATES } from '../../src/contracts/features.js';
 import { createLogger } from '../../src/runtime/core/log.js';
 import { RuntimeMetrics } from '../../src/runtime/core/metrics.js';
@@ -22,7 +27,11 @@ function context(gates: ReadonlyMap<string, boolean>, logger: ReturnType<typeof 
   return { featureGates: gates, logger, options: {} } as unknown as ControllerContext;
 }
 
-function def(name: string, featureGate?: string, seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = []): RunnableDefinition<ControllerContext> {
+function def(
+  name: string,
+  featureGate?: string,
+  seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = [],
+): RunnableDefinition<ControllerContext> {
   return {
     name,
     featureGate,
@@ -35,9 +44,15 @@ function def(name: string, featureGate?: string, seen: { ctx?: ControllerContext
   };
 }
 
-function names(defs: readonly RunnableDefinition<ControllerContext>[], gates: ReadonlyMap<string, boolean>, unknownGate: UnknownGatePolicy): string[] {
+function names(
+  defs: readonly RunnableDefinition<ControllerContext>[],
+  gates: ReadonlyMap<string, boolean>,
+  unknownGate: UnknownGatePolicy,
+): string[] {
   const { logger } = capture();
-  return createRunners(defs, context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate }).map((r) => r.name);
+  return createRunners(defs, context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate }).map(
+    (r) => r.name,
+  );
 }
 
 describe('createRunners', () => {
@@ -58,15 +73,27 @@ describe('createRunners', () => {
   it('logs each controller left off with its gate, and does not set it up', () => {
     const { logger, lines } = capture();
     const seen: { ctx?: ControllerContext }[] = [];
-    createRunners([def('gate-off', 'Off', seen)], context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate: 'run' });
+    createRunners([def('gate-off', 'Off', seen)], context(gates, logger), {
+      workers: {},
+      metrics: new RuntimeMetrics(),
+      logger,
+      unknownGate: 'run',
+    });
     expect(seen).toHaveLength(0);
-    expect(lines()).toContainEqual(expect.objectContaining({ msg: 'controller disabled by feature gate', controller: 'gate-off', gate: 'Off' }));
+    expect(lines()).toContainEqual(
+      expect.objectContaining({ msg: 'controller disabled by feature gate', controller: 'gate-off', gate: 'Off' }),
+    );
   });
 
   it("sets each controller up with a child logger bound to its name, and its enqueue feeds that controller's queue", () => {
     const { logger, lines } = capture();
     const seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = [];
-    const [runner] = createRunners([def('alpha', undefined, seen)], context(gates, logger), { workers: {}, metrics: new RuntimeMetrics(), logger, unknownGate: 'skip' });
+    const [runner] = createRunners([def('alpha', undefined, seen)], context(gates, logger), {
+      workers: {},
+      metrics: new RuntimeMetrics(),
+      logger,
+      unknownGate: 'skip',
+    });
     expect(seen).toHaveLength(1);
     seen[0]!.ctx!.logger.info('hello');
     expect(lines()).toContainEqual(expect.objectContaining({ msg: 'hello', controller: 'alpha' }));

@@ -20,7 +20,17 @@ const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.not-for-logs';
 describe('runtime logger', () => {
   it('logs the reconcile key of a failed reconcile (namespace/name), as the controller runner writes it', async () => {
     const { logger, lines } = capture();
-    const runner = new ControllerRunner('imagepulljob', { reconcile: async () => { throw new Error('boom'); } }, 1, new RuntimeMetrics(), logger);
+    const runner = new ControllerRunner(
+      'imagepulljob',
+      {
+        reconcile: async () => {
+          throw new Error('boom');
+        },
+      },
+      1,
+      new RuntimeMetrics(),
+      logger,
+    );
     runner.enqueue('team-a/prepull');
     runner.start();
     for (let i = 0; i < 100 && !lines().some((l) => l.msg === 'reconcile failed'); i++) await sleep(10);
@@ -71,7 +81,15 @@ describe('runtime logger', () => {
 
   it('keeps what is not secret: names, images, nested object keys', () => {
     const { logger, lines } = capture();
-    logger.info({ key: 'kruise-daemon-config/team-a.regcred', job: 'team-a/prepull', image: 'nginx:1.9.1', nested: { key: 'ns/name' } }, 'ok');
-    expect(lines()[0]).toMatchObject({ key: 'kruise-daemon-config/team-a.regcred', job: 'team-a/prepull', image: 'nginx:1.9.1', nested: { key: 'ns/name' } });
+    logger.info(
+      { key: 'kruise-daemon-config/team-a.regcred', job: 'team-a/prepull', image: 'nginx:1.9.1', nested: { key: 'ns/name' } },
+      'ok',
+    );
+    expect(lines()[0]).toMatchObject({
+      key: 'kruise-daemon-config/team-a.regcred',
+      job: 'team-a/prepull',
+      image: 'nginx:1.9.1',
+      nested: { key: 'ns/name' },
+    });
   });
 });

@@ -5,11 +5,20 @@ import { CONTROLLERS, WEBHOOKS } from '../../src/runtime/manager/registry.js';
 import type { KubeObject, Pod } from '../../src/runtime/core/types.js';
 
 // The manager's pod cache, as the registered controllers' declared reads make it.
-const podCacheTransform = (o: KubeObject) => cachePlanOf([...CONTROLLERS, ...WEBHOOKS]).for(PODS).transform(o) as Pod;
+const podCacheTransform = (o: KubeObject) =>
+  cachePlanOf([...CONTROLLERS, ...WEBHOOKS])
+    .for(PODS)
+    .transform(o) as Pod;
 
 describe('pod cache transform: container statuses', () => {
   const pod = (statuses: object[]): KubeObject =>
-    ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [] }, status: { phase: 'Running', containerStatuses: statuses } }) as unknown as KubeObject;
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+      spec: { containers: [] },
+      status: { phase: 'Running', containerStatuses: statuses },
+    }) as unknown as KubeObject;
 
   it('keeps the previous instance exit code (and nothing else of lastState), which the sidecar terminator reads', () => {
     const slim = podCacheTransform(
@@ -25,7 +34,13 @@ describe('pod cache transform: container statuses', () => {
       ]),
     );
     expect(slim.status?.containerStatuses).toEqual([
-      { name: 'sidecar', containerID: 'containerd://b', restartCount: 1, state: { running: { startedAt: 't' } }, lastState: { terminated: { exitCode: 1 } } },
+      {
+        name: 'sidecar',
+        containerID: 'containerd://b',
+        restartCount: 1,
+        state: { running: { startedAt: 't' } },
+        lastState: { terminated: { exitCode: 1 } },
+      },
     ]);
   });
 

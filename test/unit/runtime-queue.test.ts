@@ -119,9 +119,14 @@ describe('WorkQueue', () => {
   it('requeueAfter from a handler is not counted as a failure', async () => {
     const q = new WorkQueue({ qps: 0 });
     let calls = 0;
-    const w = runWorkers(q, 1, async () => (++calls === 1 ? { requeueAfterMs: 30 } : undefined), () => {
-      throw new Error('not an error');
-    });
+    const w = runWorkers(
+      q,
+      1,
+      async () => (++calls === 1 ? { requeueAfterMs: 30 } : undefined),
+      () => {
+        throw new Error('not an error');
+      },
+    );
     q.add('a');
     await sleep(100);
     q.shutDown();
@@ -132,7 +137,12 @@ describe('WorkQueue', () => {
 
   it('shutDown releases waiting workers', async () => {
     const q = new WorkQueue();
-    const w = runWorkers(q, 3, async () => undefined, () => undefined);
+    const w = runWorkers(
+      q,
+      3,
+      async () => undefined,
+      () => undefined,
+    );
     q.shutDown();
     await expect(w).resolves.toBeUndefined();
   });

@@ -4,7 +4,13 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../src/api/pod-contracts.js';
-import { decide, isCandidate, type Decision, type NodeKind, NODE_UNKNOWN_REQUEUE_MS } from '../../src/runtime/controllers/sidecarterminator/decision.js';
+import {
+  decide,
+  isCandidate,
+  type Decision,
+  type NodeKind,
+  NODE_UNKNOWN_REQUEUE_MS,
+} from '../../src/runtime/controllers/sidecarterminator/decision.js';
 import type { Container, ContainerStatus, Pod } from '../../src/runtime/core/types.js';
 
 const UID = '1111-2222';
@@ -87,18 +93,62 @@ interface Row {
 
 const rows: Row[] = [
   // --- Never: any exit code of the mains triggers
-  { name: 'Never, main exit 0, normal node -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
-  { name: 'Never, main exit 1, normal node -> CRR', pod: { mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
-  { name: 'Never, main exit 137, normal node -> CRR', pod: { mains: { app: 137 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
-  { name: 'Never, main still running -> wait', pod: { mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
-  { name: 'Never, one of two mains running -> wait', pod: { mains: { a: 0, b: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
-  { name: 'Never, two mains exited 0 and 2 -> CRR', pod: { mains: { a: 0, b: 2 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
-  { name: 'Never, main waiting -> wait', pod: { mains: { app: 'waiting' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  {
+    name: 'Never, main exit 0, normal node -> CRR',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'Never, main exit 1, normal node -> CRR',
+    pod: { mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'Never, main exit 137, normal node -> CRR',
+    pod: { mains: { app: 137 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'Never, main still running -> wait',
+    pod: { mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'Never, one of two mains running -> wait',
+    pod: { mains: { a: 0, b: 'running' }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'Never, two mains exited 0 and 2 -> CRR',
+    pod: { mains: { a: 0, b: 2 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'Never, main waiting -> wait',
+    pod: { mains: { app: 'waiting' }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
   // --- OnFailure: only when every main exited 0
-  { name: 'OnFailure, main exit 0 -> CRR', pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: crr('envoy') },
-  { name: 'OnFailure, main exit 1 -> wait (kubelet restarts it)', pod: { restartPolicy: 'OnFailure', mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
-  { name: 'OnFailure, mains 0 and 1 -> wait', pod: { restartPolicy: 'OnFailure', mains: { a: 0, b: 1 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
-  { name: 'OnFailure, main running -> wait', pod: { restartPolicy: 'OnFailure', mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  {
+    name: 'OnFailure, main exit 0 -> CRR',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: crr('envoy'),
+  },
+  {
+    name: 'OnFailure, main exit 1 -> wait (kubelet restarts it)',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 1 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'OnFailure, mains 0 and 1 -> wait',
+    pod: { restartPolicy: 'OnFailure', mains: { a: 0, b: 1 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'OnFailure, main running -> wait',
+    pod: { restartPolicy: 'OnFailure', mains: { app: 'running' }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
   // --- OnFailure: a sidecar exiting non-zero on our stop is restarted by the kubelet; the pod must not hang
   {
     name: 'OnFailure, CRR exists, sidecar restarted after exit 1 -> pod Failed',
@@ -114,7 +164,12 @@ const rows: Row[] = [
   },
   {
     name: 'OnFailure, CRR exists, restarted sidecar but pod already Failed -> skip',
-    pod: { restartPolicy: 'OnFailure', phase: 'Failed', mains: { app: 0 }, sidecars: { envoy: ['kill', { restartedAfter: 1, now: 'running' }] } },
+    pod: {
+      restartPolicy: 'OnFailure',
+      phase: 'Failed',
+      mains: { app: 0 },
+      sidecars: { envoy: ['kill', { restartedAfter: 1, now: 'running' }] },
+    },
     crrExists: true,
     expect: { action: 'skip' },
   },
@@ -136,25 +191,84 @@ const rows: Row[] = [
     expect: { action: 'skip' },
   },
   // --- skips
-  { name: 'Always -> skip', pod: { restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
-  { name: 'deleting -> skip', pod: { deleting: true, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
-  { name: 'Pending -> skip', pod: { phase: 'Pending', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'skip' } },
+  {
+    name: 'Always -> skip',
+    pod: { restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'deleting -> skip',
+    pod: { deleting: true, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'Pending -> skip',
+    pod: { phase: 'Pending', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'skip' },
+  },
   { name: 'no sidecars -> skip', pod: { mains: { app: 0, other: 'running' }, sidecars: {} }, expect: { action: 'skip' } },
-  { name: 'marker value false is no sidecar -> skip', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=false', 'running'] } }, expect: { action: 'skip' } },
-  { name: 'marker value TRUE (case-insensitive) -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=TRUE', 'running'] } }, expect: crr('envoy') },
+  {
+    name: 'marker value false is no sidecar -> skip',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=false', 'running'] } },
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'marker value TRUE (case-insensitive) -> CRR',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill=TRUE', 'running'] } },
+    expect: crr('envoy'),
+  },
   { name: 'all sidecars terminated -> skip', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 143] } }, expect: { action: 'skip' } },
-  { name: 'CRR exists -> skip (idempotent)', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, crrExists: true, expect: { action: 'skip' } },
+  {
+    name: 'CRR exists -> skip (idempotent)',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    crrExists: true,
+    expect: { action: 'skip' },
+  },
   // --- partial statuses
-  { name: 'sidecar has no status yet -> wait', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'missing'] } }, expect: { action: 'wait' } },
-  { name: 'main has no status yet -> wait', pod: { mains: { app: 'missing' }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
-  { name: 'node unknown -> wait', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, node: undefined, expect: { action: 'wait' } },
-  { name: 'no nodeName -> wait', pod: { nodeName: null, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, expect: { action: 'wait' } },
+  {
+    name: 'sidecar has no status yet -> wait',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'missing'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'main has no status yet -> wait',
+    pod: { mains: { app: 'missing' }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'node unknown -> wait',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    node: undefined,
+    expect: { action: 'wait' },
+  },
+  {
+    name: 'no nodeName -> wait',
+    pod: { nodeName: null, mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    expect: { action: 'wait' },
+  },
   // --- several sidecars: only the running kill-mode ones
-  { name: 'two kill sidecars, one already exited -> CRR for the other', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 0], log: ['kill', 'running'] } }, expect: crr('log') },
-  { name: 'two kill sidecars running -> one CRR with both', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'], log: ['kill', 'running'] } }, expect: crr('envoy', 'log') },
+  {
+    name: 'two kill sidecars, one already exited -> CRR for the other',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 0], log: ['kill', 'running'] } },
+    expect: crr('log'),
+  },
+  {
+    name: 'two kill sidecars running -> one CRR with both',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'], log: ['kill', 'running'] } },
+    expect: crr('envoy', 'log'),
+  },
   // --- node kinds x marker kinds
-  { name: 'image-only sidecar on normal node -> never stopped (skip)', pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } }, expect: { action: 'skip' } },
-  { name: 'kill-only sidecar on virtual node -> never stopped (skip)', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }, node: 'virtual-kubelet', expect: { action: 'skip' } },
+  {
+    name: 'image-only sidecar on normal node -> never stopped (skip)',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } },
+    expect: { action: 'skip' },
+  },
+  {
+    name: 'kill-only sidecar on virtual node -> never stopped (skip)',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } },
+    node: 'virtual-kubelet',
+    expect: { action: 'skip' },
+  },
   {
     name: 'image sidecar on virtual node -> swap image',
     pod: { mains: { app: 1 }, sidecars: { envoy: ['image', 'running'] } },
@@ -167,14 +281,22 @@ const rows: Row[] = [
     node: 'virtual-kubelet',
     expect: { action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] },
   },
-  { name: 'kill+image sidecar on normal node -> CRR', pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+image', 'running'] } }, expect: crr('envoy') },
+  {
+    name: 'kill+image sidecar on normal node -> CRR',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill+image', 'running'] } },
+    expect: crr('envoy'),
+  },
   {
     name: 'mixed sidecars on virtual node -> only the image one swapped',
     pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'], log: ['kill', 'running'] } },
     node: 'virtual-kubelet',
     expect: { action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] },
   },
-  { name: 'mixed sidecars on normal node -> CRR for the kill one only', pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'], log: ['kill', 'running'] } }, expect: crr('log') },
+  {
+    name: 'mixed sidecars on normal node -> CRR for the kill one only',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['image', 'running'], log: ['kill', 'running'] } },
+    expect: crr('log'),
+  },
   {
     name: 'OnFailure image sidecar on virtual node, main failed -> wait',
     pod: { restartPolicy: 'OnFailure', mains: { app: 3 }, sidecars: { envoy: ['image', 'running'] } },
@@ -200,7 +322,12 @@ const rows: Row[] = [
   },
   {
     name: 'ignore-exit-code, marked and terminal, CRR exists -> skip',
-    pod: { phase: 'Succeeded', conditions: [{ type: 'SidecarTerminated', status: 'True' }], mains: { app: 0 }, sidecars: { envoy: ['kill+ignore', 'running'] } },
+    pod: {
+      phase: 'Succeeded',
+      conditions: [{ type: 'SidecarTerminated', status: 'True' }],
+      mains: { app: 0 },
+      sidecars: { envoy: ['kill+ignore', 'running'] },
+    },
     crrExists: true,
     expect: { action: 'skip' },
   },
@@ -237,7 +364,9 @@ describe('sidecar terminator decision', () => {
         expect(d.action).toBe(r.expect.action);
         expect((d as { reason: string }).reason).toMatch(/\S/);
         // Only an unknown node asks for a timed requeue; every other wait is woken by a watch event.
-        expect(d.action === 'wait' ? d.requeueAfterMs : undefined).toBe('node' in r && r.node === undefined ? NODE_UNKNOWN_REQUEUE_MS : undefined);
+        expect(d.action === 'wait' ? d.requeueAfterMs : undefined).toBe(
+          'node' in r && r.node === undefined ? NODE_UNKNOWN_REQUEUE_MS : undefined,
+        );
       }
     });
   }
@@ -245,7 +374,11 @@ describe('sidecar terminator decision', () => {
   it('Never x exit codes x node kinds: a kill sidecar is stopped on normal nodes for every exit code', () => {
     for (const code of [0, 1, 2, 127, 137, 143, 255]) {
       for (const node of ['normal', 'virtual-kubelet'] as const) {
-        const d = decide({ pod: pod({ mains: { app: code }, sidecars: { envoy: ['kill+image', 'running'] } }), nodeKind: node, crrExists: false });
+        const d = decide({
+          pod: pod({ mains: { app: code }, sidecars: { envoy: ['kill+image', 'running'] } }),
+          nodeKind: node,
+          crrExists: false,
+        });
         if (node === 'normal') expect(d).toEqual(crr('envoy'));
         else expect(d).toEqual({ action: 'act', swapImages: [{ container: 'envoy', image: QUICK }] });
       }
@@ -254,7 +387,11 @@ describe('sidecar terminator decision', () => {
 
   it('OnFailure x exit codes: acts only for 0', () => {
     for (const code of [0, 1, 2, 137, 143]) {
-      const d = decide({ pod: pod({ restartPolicy: 'OnFailure', mains: { app: code }, sidecars: { envoy: ['kill', 'running'] } }), nodeKind: 'normal', crrExists: false });
+      const d = decide({
+        pod: pod({ restartPolicy: 'OnFailure', mains: { app: code }, sidecars: { envoy: ['kill', 'running'] } }),
+        nodeKind: 'normal',
+        crrExists: false,
+      });
       expect(d.action).toBe(code === 0 ? 'act' : 'wait');
     }
   });

@@ -8,10 +8,22 @@ import { policyObjectValidator } from '../../src/cli/policy-validator.js';
 const validateWithPolicy = (o: Parameters<typeof validateWith>[1]) => validateWith(policyObjectValidator, o);
 import type { Pod } from '../../src/runtime/core/types.js';
 import { parseFeatureGates } from '../../src/contracts/features.js';
-import { DAEMON, DAEMON_NAMESPACED, MANAGER, MANAGER_DAEMON_CONFIG, MANAGER_NAMESPACED, daemonScopes, findCoveringRule, managerScopes, toPolicyRules } from '../../src/contracts/index.js';
+import {
+  DAEMON,
+  DAEMON_NAMESPACED,
+  MANAGER,
+  MANAGER_DAEMON_CONFIG,
+  MANAGER_NAMESPACED,
+  daemonScopes,
+  findCoveringRule,
+  managerScopes,
+  toPolicyRules,
+} from '../../src/contracts/index.js';
 import { parseDuration } from '../../src/cli/commands/controller.js';
 
-function pod(over: Partial<{ phase: string; deleting: boolean; conditions: Array<{ type: string; status: string }>; nodeName: string | null }> = {}): Pod {
+function pod(
+  over: Partial<{ phase: string; deleting: boolean; conditions: Array<{ type: string; status: string }>; nodeName: string | null }> = {},
+): Pod {
   return {
     metadata: { name: 'p', namespace: 'ns', uid: 'uid-1', ...(over.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
     spec: {
@@ -45,7 +57,11 @@ describe('CRR defaulting', () => {
     expect(r.allowed).toBe(true);
     if (!r.allowed) return;
     expect(r.patch).toEqual([
-      { op: 'add', path: '/metadata/labels', value: { 'crr.apps.kruise.io/pod-uid': 'uid-1', 'crr.apps.kruise.io/node-name': 'node-a', 'crr.apps.kruise.io/active': 'true' } },
+      {
+        op: 'add',
+        path: '/metadata/labels',
+        value: { 'crr.apps.kruise.io/pod-uid': 'uid-1', 'crr.apps.kruise.io/node-name': 'node-a', 'crr.apps.kruise.io/active': 'true' },
+      },
       { op: 'add', path: '/spec/containers/0/statusContext', value: { containerID: 'containerd://eee', restartCount: 2 } },
       { op: 'add', path: '/spec/containers/0/preStop', value: { exec: { command: ['sleep', '1'] } } },
       { op: 'add', path: '/spec/containers/0/ports', value: [{ containerPort: 15000 }] },
@@ -104,8 +120,16 @@ describe('CRR defaulting', () => {
   it('spec and node-name label are immutable on update', () => {
     const old = { ...crr(), metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'a' } } };
     expect(validateCrrUpdate({ ...old, spec: { ...old.spec, podName: 'q' } } as never, old as never).allowed).toBe(false);
-    expect(validateCrrUpdate({ ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'b' } } } as never, old as never).allowed).toBe(false);
-    expect(validateCrrUpdate({ ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'a', 'crr.apps.kruise.io/active': 'false' } } } as never, old as never).allowed).toBe(true);
+    expect(
+      validateCrrUpdate({ ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'b' } } } as never, old as never)
+        .allowed,
+    ).toBe(false);
+    expect(
+      validateCrrUpdate(
+        { ...old, metadata: { name: 'c', labels: { 'crr.apps.kruise.io/node-name': 'a', 'crr.apps.kruise.io/active': 'false' } } } as never,
+        old as never,
+      ).allowed,
+    ).toBe(true);
   });
 });
 
@@ -117,7 +141,14 @@ describe('kind validation with the policy rules', () => {
       .flatMap((f) => parseAllDocuments(readFileSync(new URL(f, distDir), 'utf8')).map((d) => d.toJS()));
     const ss = docs.find((o) => o?.kind === 'SidecarSet');
     expect(ss, 'dist/ ships a SidecarSet').toBeDefined();
-    ss.metadata = { ...ss.metadata, uid: 'u', resourceVersion: '1', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] };
+    ss.metadata = {
+      ...ss.metadata,
+      uid: 'u',
+      resourceVersion: '1',
+      generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      managedFields: [{ manager: 'kubectl' }],
+    };
     ss.status = { observedGeneration: 1, matchedPods: 0, updatedPods: 0, readyPods: 0 };
     expect(validateWithPolicy(ss)).toEqual({ allowed: true });
   });
@@ -176,11 +207,13 @@ describe('declared permissions', () => {
       for (const r of list) {
         expect(r.apiGroups.concat(r.resources, r.verbs)).not.toContain('*');
         expect(r.why.length).toBeGreaterThan(10);
-        for (const g of r.apiGroups) for (const res of r.resources) for (const v of r.verbs) {
-          const k = `${g}|${res}|${v}`;
-          expect(seen.has(k), k).toBe(false);
-          seen.add(k);
-        }
+        for (const g of r.apiGroups)
+          for (const res of r.resources)
+            for (const v of r.verbs) {
+              const k = `${g}|${res}|${v}`;
+              expect(seen.has(k), k).toBe(false);
+              seen.add(k);
+            }
       }
     }
   });
@@ -198,7 +231,13 @@ describe('declared permissions', () => {
   });
 
   it('the manager reads Secrets anywhere but writes them only in its own and the daemon-config namespace', () => {
-    const secret = (verb: 'get' | 'create' | 'update' | 'delete' | 'list', namespace?: string) => ({ apiGroup: '', resource: 'secrets', verb, namespace, name: verb === 'create' ? undefined : 's' });
+    const secret = (verb: 'get' | 'create' | 'update' | 'delete' | 'list', namespace?: string) => ({
+      apiGroup: '',
+      resource: 'secrets',
+      verb,
+      namespace,
+      name: verb === 'create' ? undefined : 's',
+    });
     expect(findCoveringRule(secret('get', 'team-a'), manager)).toBeDefined();
     for (const verb of ['create', 'update'] as const) {
       expect(findCoveringRule(secret(verb, 'team-a'), manager), verb).toBeUndefined();

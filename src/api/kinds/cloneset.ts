@@ -29,16 +29,13 @@ export type CloneSetUpdateStrategyType = (typeof CloneSetUpdateStrategyTypeValue
 /** A lifecycle hook: the pod waits in a hook state while any listed label/finalizer is present. */
 export const LifecycleHookSchema = Struct(
   {
-    labelsHandler: Type.Optional(
-      StringMap({ description: 'Labels your operator removes (or the controller adds) to release the hook.' }),
-    ),
+    labelsHandler: Type.Optional(StringMap({ description: 'Labels your operator removes (or the controller adds) to release the hook.' })),
     finalizersHandler: Type.Optional(
       Type.Array(Type.String(), { description: 'Finalizers whose presence holds the pod in the hook state.' }),
     ),
     markPodNotReady: Type.Optional(
       Type.Boolean({
-        description:
-          'Set condition KruisePodReady=False while hooked (preDelete and inPlaceUpdate only; no effect on preNormal).',
+        description: 'Set condition KruisePodReady=False while hooked (preDelete and inPlaceUpdate only; no effect on preNormal).',
       }),
     ),
   },
@@ -50,7 +47,9 @@ export type LifecycleHook = G.LifecycleHook;
 /** TypeBox schema of {@link Lifecycle}: Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state). */
 export const LifecycleSchema = Struct(
   {
-    preDelete: Type.Optional(Struct(LifecycleHookSchema.properties, { description: 'Hook before a pod is deleted (scale-in, recreate update).' })),
+    preDelete: Type.Optional(
+      Struct(LifecycleHookSchema.properties, { description: 'Hook before a pod is deleted (scale-in, recreate update).' }),
+    ),
     inPlaceUpdate: Type.Optional(Struct(LifecycleHookSchema.properties, { description: 'Hook before a pod is updated in place.' })),
     preNormal: Type.Optional(Struct(LifecycleHookSchema.properties, { description: 'Hook before a new pod becomes Normal (available).' })),
   },

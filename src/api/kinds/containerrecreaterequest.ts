@@ -19,12 +19,17 @@ export const CRRPhaseValues = ['Pending', 'Recreating', 'Succeeded', 'Failed', '
 /** One of {@link CRRPhaseValues}. */
 export type CRRPhase = (typeof CRRPhaseValues)[number];
 
-const HttpHeaderSchema = Struct({ name: Type.String({ description: 'Header name.' }), value: Type.String({ description: 'Header value.' }) });
+const HttpHeaderSchema = Struct({
+  name: Type.String({ description: 'Header name.' }),
+  value: Type.String({ description: 'Header value.' }),
+});
 
 /** The container's preStop handler, copied from the pod by the webhook (read-only). */
 export const ProbeHandlerSchema = Struct(
   {
-    exec: Type.Optional(Struct({ command: Type.Optional(Type.Array(Type.String(), { description: 'Command line.' })) }, { description: 'Run a command.' })),
+    exec: Type.Optional(
+      Struct({ command: Type.Optional(Type.Array(Type.String(), { description: 'Command line.' })) }, { description: 'Run a command.' }),
+    ),
     httpGet: Type.Optional(
       Struct(
         {
@@ -83,12 +88,16 @@ export type ContainerRecreateRequestContainer = G.ContainerRecreateRequestContai
 export const ContainerRecreateRequestStrategySchema = Struct(
   {
     failurePolicy: Type.Optional(
-      StringEnum(CRRFailurePolicyValues, { description: 'Fail (default): stop at the first failure; Ignore: go on with the next container.' }),
+      StringEnum(CRRFailurePolicyValues, {
+        description: 'Fail (default): stop at the first failure; Ignore: go on with the next container.',
+      }),
     ),
     orderedRecreate: Type.Optional(Type.Boolean({ description: 'Recreate one by one, waiting until the previous one is running.' })),
     forceRecreate: Type.Optional(Type.Boolean({ description: 'Recreate even if the container is not running or was restarted since.' })),
     terminationGracePeriodSeconds: Type.Optional(Int64({ minimum: 0, description: "Grace period for the kill (default: the pod's)." })),
-    unreadyGracePeriodSeconds: Type.Optional(Int64({ minimum: 0, description: 'Mark the pod not-ready, wait this long, then preStop and kill.' })),
+    unreadyGracePeriodSeconds: Type.Optional(
+      Int64({ minimum: 0, description: 'Mark the pod not-ready, wait this long, then preStop and kill.' }),
+    ),
     minStartedSeconds: Type.Optional(Int32({ minimum: 0, description: 'Seconds the new container must run to count as succeeded.' })),
   },
   { description: 'How the containers are recreated.' },
@@ -127,7 +136,9 @@ export const ContainerRecreateRequestStatusSchema = Struct(
     phase: StringEnum(CRRPhaseValues, { description: 'Phase of the request; it ends Completed.' }),
     completionTime: Type.Optional(DateTime({ description: 'When the request completed.' })),
     message: Type.Optional(Type.String({ description: 'Details.' })),
-    containerRecreateStates: Type.Optional(Type.Array(ContainerRecreateRequestContainerStateSchema, { description: 'Per-container states.' })),
+    containerRecreateStates: Type.Optional(
+      Type.Array(ContainerRecreateRequestContainerStateSchema, { description: 'Per-container states.' }),
+    ),
   },
   { description: 'Observed state of a ContainerRecreateRequest.' },
 );

@@ -40,7 +40,11 @@ export const PullPolicySchema = Struct(
   {
     timeoutSeconds: Type.Optional(Int32({ minimum: 0, description: 'Timeout of one pull attempt in seconds (default 600).' })),
     backoffLimit: Type.Optional(
-      Int32({ minimum: 0, maximum: MAX_PULL_BACKOFF_LIMIT, description: `Retries per node before it counts as failed (default 3, at most ${MAX_PULL_BACKOFF_LIMIT}).` }),
+      Int32({
+        minimum: 0,
+        maximum: MAX_PULL_BACKOFF_LIMIT,
+        description: `Retries per node before it counts as failed (default 3, at most ${MAX_PULL_BACKOFF_LIMIT}).`,
+      }),
     ),
   },
   { description: 'Per-node pull attempts.' },
@@ -136,4 +140,3 @@ export const ImagePullJobSchema = KindObject(
 );
 /** An ImagePullJob object. */
 export type ImagePullJob = G.ImagePullJob;
-

@@ -103,7 +103,9 @@ export const NodeImageStatusSchema = Struct(
     succeeded: Type.Optional(Int32({ description: 'Tags pulled.' })),
     failed: Type.Optional(Int32({ description: 'Tags failed.' })),
     imageStatuses: Type.Optional(
-      Type.Record(Type.String(), Struct({ tags: Type.Array(ImageTagStatusSchema, { description: 'States of the tags of this image.' }) }), { description: 'Per-image tag states.' }),
+      Type.Record(Type.String(), Struct({ tags: Type.Array(ImageTagStatusSchema, { description: 'States of the tags of this image.' }) }), {
+        description: 'Per-image tag states.',
+      }),
     ),
     firstSyncStatus: Type.Optional(
       Struct(

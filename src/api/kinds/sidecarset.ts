@@ -73,8 +73,7 @@ export const SidecarContainerFields = {
         ),
         hotUpgradeEmptyImage: Type.Optional(
           Type.String({
-            description:
-              'HotUpgrade only: an image that behaves like the sidecar (command, probes) but does no work.',
+            description: 'HotUpgrade only: an image that behaves like the sidecar (command, probes) but does no work.',
           }),
         ),
       },
@@ -114,8 +113,7 @@ export const SidecarContainerFields = {
         ),
       },
       {
-        description:
-          'Compute the sidecar resources from the app containers at pod creation (Kruise v1.9+). Excludes `resources`.',
+        description: 'Compute the sidecar resources from the app containers at pod creation (Kruise v1.9+). Excludes `resources`.',
       },
     ),
   ),
@@ -140,15 +138,9 @@ export const SidecarSetUpdateStrategySchema = Struct(
       }),
     ),
     paused: Type.Optional(Type.Boolean({ description: 'Pause the rolling update.' })),
-    selector: Type.Optional(
-      LabelSelector('Only pods matching this selector are upgraded (canary).'),
-    ),
-    partition: Type.Optional(
-      IntOrPercent({ description: 'Number or percentage of pods kept at the old version (default 0).' }),
-    ),
-    maxUnavailable: Type.Optional(
-      IntOrPercent({ description: 'Max pods unavailable during the update; default 1, must not be 0.' }),
-    ),
+    selector: Type.Optional(LabelSelector('Only pods matching this selector are upgraded (canary).')),
+    partition: Type.Optional(IntOrPercent({ description: 'Number or percentage of pods kept at the old version (default 0).' })),
+    maxUnavailable: Type.Optional(IntOrPercent({ description: 'Max pods unavailable during the update; default 1, must not be 0.' })),
     priorityStrategy: Type.Optional(UpdatePriorityStrategySchema),
     scatterStrategy: Type.Optional(
       Type.Array(
@@ -168,13 +160,9 @@ export type SidecarSetUpdateStrategy = G.SidecarSetUpdateStrategy;
 /** TypeBox schema of {@link SidecarSetSpec}: Desired state of a SidecarSet. */
 export const SidecarSetSpecSchema = Struct(
   {
-    selector: Type.Optional(
-      LabelSelector('Pods to inject into. An empty selector matches nothing.'),
-    ),
+    selector: Type.Optional(LabelSelector('Pods to inject into. An empty selector matches nothing.')),
     namespace: Type.Optional(Type.String({ description: 'Only inject pods in this namespace (v1alpha1).' })),
-    namespaceSelector: Type.Optional(
-      LabelSelector('Only inject pods in namespaces whose labels match.'),
-    ),
+    namespaceSelector: Type.Optional(LabelSelector('Only inject pods in namespaces whose labels match.')),
     initContainers: Type.Optional(
       Type.Array(SidecarContainerSchema, {
         description: "Init containers to inject, after the pod's own (sorted by name).",

@@ -36,7 +36,9 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
 function shapeKey(node: Json): string {
   const { description: _d, ...rest } = node;
   return JSON.stringify(rest, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -99,7 +101,15 @@ export function generateTypes(): string {
   };
 
   const scalar = (t: string): string =>
-    t === 'integer' || t === 'number' ? 'number' : t === 'null' ? 'null' : t === 'boolean' ? 'boolean' : t === 'string' ? 'string' : 'unknown';
+    t === 'integer' || t === 'number'
+      ? 'number'
+      : t === 'null'
+        ? 'null'
+        : t === 'boolean'
+          ? 'boolean'
+          : t === 'string'
+            ? 'string'
+            : 'unknown';
 
   const members = (node: Json, indent: string): string => {
     const required = new Set((node.required as string[] | undefined) ?? []);

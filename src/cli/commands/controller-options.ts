@@ -18,7 +18,10 @@ export function addControllerOptions(cmd: Command, options: readonly ControllerO
 }
 
 /** The parsed values of the declared options that were given, by option key (commander's camelCase). */
-export function givenControllerOptions(parsed: Readonly<Record<string, unknown>>, options: readonly ControllerOption<unknown>[]): Record<string, unknown> {
+export function givenControllerOptions(
+  parsed: Readonly<Record<string, unknown>>,
+  options: readonly ControllerOption<unknown>[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const o of options) {
     const attribute = new Option(o.flag).attributeName();

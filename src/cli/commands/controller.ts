@@ -3,7 +3,6 @@ import { DEFAULT_MANAGER_OPTIONS, MANAGER_CONTROLLER_OPTIONS, type ManagerOption
 import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
 
-
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
   if (value === '0') return 0;
@@ -44,7 +43,11 @@ const ms = (d: number) => `${d / 1000}s`;
 /** Renders milliseconds the way the flag takes them (`15s`, `720h`). */
 export function formatDuration(msValue: number): string {
   if (msValue === 0) return '0s';
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (msValue % size === 0) return `${msValue / size}${unit}`;
   }
   return `${msValue}ms`;
@@ -76,75 +79,95 @@ export function register(program: Command): void {
     .option('--webhook-host <host>', 'address the webhook server binds (default: all)')
     .option('--webhook-service <name>', 'Service in front of the webhook server (certificate DNS names)', d.webhookServiceName)
     .option('--webhook-cert-secret <name>', 'Secret holding the webhook CA and serving certificate', d.webhookSecretName)
-    .addOption(new Option('--webhook-cert-mode <mode>', 'who issues the certificates').choices(['self', 'cert-manager']).default(d.webhookCertMode))
+    .addOption(
+      new Option('--webhook-cert-mode <mode>', 'who issues the certificates').choices(['self', 'cert-manager']).default(d.webhookCertMode),
+    )
     .option('--webhook-cert-host <host...>', 'extra DNS names/IPs for the serving certificate (e.g. 127.0.0.1)')
     .addOption(durationOption('--webhook-cert-validity <dur>', 'serving certificate lifetime', d.webhookCertValidityMs))
     .addOption(durationOption('--webhook-ca-validity <dur>', 'CA lifetime', d.webhookCaValidityMs))
-    .addOption(durationOption('--webhook-cert-renew-before <dur>', 'renew certificates this long before they expire', d.webhookCertRenewBeforeMs))
-    .addOption(durationOption('--webhook-cert-check-interval <dur>', 'how often to re-read the certificate Secret', d.webhookCertCheckIntervalMs))
-    .option('--mutating-webhook-configuration <name>', 'MutatingWebhookConfiguration whose caBundle is kept current', d.mutatingWebhookConfiguration)
-    .option('--validating-webhook-configuration <name>', 'ValidatingWebhookConfiguration whose caBundle is kept current', d.validatingWebhookConfiguration)
+    .addOption(
+      durationOption('--webhook-cert-renew-before <dur>', 'renew certificates this long before they expire', d.webhookCertRenewBeforeMs),
+    )
+    .addOption(
+      durationOption('--webhook-cert-check-interval <dur>', 'how often to re-read the certificate Secret', d.webhookCertCheckIntervalMs),
+    )
+    .option(
+      '--mutating-webhook-configuration <name>',
+      'MutatingWebhookConfiguration whose caBundle is kept current',
+      d.mutatingWebhookConfiguration,
+    )
+    .option(
+      '--validating-webhook-configuration <name>',
+      'ValidatingWebhookConfiguration whose caBundle is kept current',
+      d.validatingWebhookConfiguration,
+    )
     .addOption(durationOption('--sync-period <dur>', 'informer resync period (0 = never)', d.syncPeriodMs))
     .option('--workers <controller=n>', 'workers of a controller (repeatable), e.g. sidecarterminator=3', parseWorkers, {})
     .option('--sidecarterminator-workers <n>', 'workers of the sidecar terminator (upstream flag)')
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
-    .addOption(new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list').argParser(parseBool).default(false).preset(true))
+    .addOption(
+      new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list')
+        .argParser(parseBool)
+        .default(false)
+        .preset(true),
+    )
     .option('--access-log <file>', 'append every API call (group, resource, verb) as JSON lines (RBAC coverage tests)')
-    .addOption(durationOption('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', d.gracefulShutdownMs));
-  addControllerOptions(command, controllerOptions)
-    .action(async (o: Record<string, unknown>) => {
-      const workers = { ...(o.workers as Record<string, number>) };
-      if (o.sidecarterminatorWorkers) workers.sidecarterminator = Number(o.sidecarterminatorWorkers);
-      const opts: ManagerOptions = {
-        ...d,
-        kubeconfig: o.kubeconfig as string | undefined,
-        namespace: o.namespace as string,
-        featureGates: o.featureGates as string | undefined,
-        enableLeaderElection: o.leaderElect as boolean,
-        leaderElectionNamespace: o.leaderElectionNamespace as string | undefined,
-        leaderElectionId: o.leaderElectionId as string,
-        leaseDurationMs: o.leaderElectionLeaseDuration as number,
-        renewDeadlineMs: o.leaderElectionRenewDeadline as number,
-        retryPeriodMs: o.leaderElectionRetryPeriod as number,
-        metricsAddr: o.metricsAddr as string,
-        healthProbeAddr: o.healthProbeAddr as string,
-        webhookPort: o.webhookPort as number,
-        webhookHost: o.webhookHost as string | undefined,
-        webhookServiceName: o.webhookService as string,
-        webhookSecretName: o.webhookCertSecret as string,
-        webhookCertMode: o.webhookCertMode as 'self' | 'cert-manager',
-        webhookCertHosts: (o.webhookCertHost as string[] | undefined) ?? [],
-        webhookCertValidityMs: o.webhookCertValidity as number,
-        webhookCaValidityMs: o.webhookCaValidity as number,
-        webhookCertRenewBeforeMs: o.webhookCertRenewBefore as number,
-        webhookCertCheckIntervalMs: o.webhookCertCheckInterval as number,
-        mutatingWebhookConfiguration: o.mutatingWebhookConfiguration as string,
-        validatingWebhookConfiguration: o.validatingWebhookConfiguration as string,
-        syncPeriodMs: o.syncPeriod as number,
-        workers,
-        logLevel: o.logLevel as string,
-        strictPermissions: o.strictPermissions as boolean,
-        accessLogFile: o.accessLog as string | undefined,
-        gracefulShutdownMs: o.gracefulShutdownTimeout as number,
-        controllerOptions: givenControllerOptions(o, controllerOptions),
-      };
-      if (opts.webhookCertRenewBeforeMs >= opts.webhookCertValidityMs) {
-        throw new InvalidArgumentError(
-          `--webhook-cert-renew-before (${ms(opts.webhookCertRenewBeforeMs)}) must be shorter than --webhook-cert-validity (${ms(opts.webhookCertValidityMs)})`,
-        );
-      }
-      requireRuntimeNode('controller');
-      // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
-      const [{ Manager }, { installShutdown }, { installProcessGuards }, objectValidator] = await Promise.all([
-        import('../../runtime/manager/manager.js'),
-        import('../../runtime/core/shutdown.js'),
-        import('../../runtime/core/process-guard.js'),
-        // Admission runs the same rules as `cdk8s-kruise validate`.
-        import('../policy-validator.js'),
-      ]);
-      const manager = new Manager({ ...opts, objectValidator: objectValidator.policyObjectValidator });
-      installProcessGuards(manager.logger);
-      installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
-      await manager.start();
-    });
+    .addOption(
+      durationOption('--graceful-shutdown-timeout <dur>', 'bound on draining in-flight reconciles at SIGTERM', d.gracefulShutdownMs),
+    );
+  addControllerOptions(command, controllerOptions).action(async (o: Record<string, unknown>) => {
+    const workers = { ...(o.workers as Record<string, number>) };
+    if (o.sidecarterminatorWorkers) workers.sidecarterminator = Number(o.sidecarterminatorWorkers);
+    const opts: ManagerOptions = {
+      ...d,
+      kubeconfig: o.kubeconfig as string | undefined,
+      namespace: o.namespace as string,
+      featureGates: o.featureGates as string | undefined,
+      enableLeaderElection: o.leaderElect as boolean,
+      leaderElectionNamespace: o.leaderElectionNamespace as string | undefined,
+      leaderElectionId: o.leaderElectionId as string,
+      leaseDurationMs: o.leaderElectionLeaseDuration as number,
+      renewDeadlineMs: o.leaderElectionRenewDeadline as number,
+      retryPeriodMs: o.leaderElectionRetryPeriod as number,
+      metricsAddr: o.metricsAddr as string,
+      healthProbeAddr: o.healthProbeAddr as string,
+      webhookPort: o.webhookPort as number,
+      webhookHost: o.webhookHost as string | undefined,
+      webhookServiceName: o.webhookService as string,
+      webhookSecretName: o.webhookCertSecret as string,
+      webhookCertMode: o.webhookCertMode as 'self' | 'cert-manager',
+      webhookCertHosts: (o.webhookCertHost as string[] | undefined) ?? [],
+      webhookCertValidityMs: o.webhookCertValidity as number,
+      webhookCaValidityMs: o.webhookCaValidity as number,
+      webhookCertRenewBeforeMs: o.webhookCertRenewBefore as number,
+      webhookCertCheckIntervalMs: o.webhookCertCheckInterval as number,
+      mutatingWebhookConfiguration: o.mutatingWebhookConfiguration as string,
+      validatingWebhookConfiguration: o.validatingWebhookConfiguration as string,
+      syncPeriodMs: o.syncPeriod as number,
+      workers,
+      logLevel: o.logLevel as string,
+      strictPermissions: o.strictPermissions as boolean,
+      accessLogFile: o.accessLog as string | undefined,
+      gracefulShutdownMs: o.gracefulShutdownTimeout as number,
+      controllerOptions: givenControllerOptions(o, controllerOptions),
+    };
+    if (opts.webhookCertRenewBeforeMs >= opts.webhookCertValidityMs) {
+      throw new InvalidArgumentError(
+        `--webhook-cert-renew-before (${ms(opts.webhookCertRenewBeforeMs)}) must be shorter than --webhook-cert-validity (${ms(opts.webhookCertValidityMs)})`,
+      );
+    }
+    requireRuntimeNode('controller');
+    // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
+    const [{ Manager }, { installShutdown }, { installProcessGuards }, objectValidator] = await Promise.all([
+      import('../../runtime/manager/manager.js'),
+      import('../../runtime/core/shutdown.js'),
+      import('../../runtime/core/process-guard.js'),
+      // Admission runs the same rules as `cdk8s-kruise validate`.
+      import('../policy-validator.js'),
+    ]);
+    const manager = new Manager({ ...opts, objectValidator: objectValidator.policyObjectValidator });
+    installProcessGuards(manager.logger);
+    installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
+    await manager.start();
+  });
 }

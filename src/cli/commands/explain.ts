@@ -23,7 +23,10 @@ export function register(program: Command): void {
     .action(
       guarded(async (ruleId?: string) => {
         // The rules load only when the command runs (--help/--version stay fast).
-        const [{ selectRules }, { RULES, findRule }] = await Promise.all([import('../../policy/engine.js'), import('../../policy/rules/index.js')]);
+        const [{ selectRules }, { RULES, findRule }] = await Promise.all([
+          import('../../policy/engine.js'),
+          import('../../policy/rules/index.js'),
+        ]);
         if (!ruleId) {
           for (const r of RULES) process.stdout.write(`${r.id.padEnd(26)} ${r.severity.padEnd(8)} ${r.title}\n`);
           return 0;

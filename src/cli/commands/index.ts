@@ -12,14 +12,7 @@ import { register as daemon } from './daemon.js';
  */
 type Registrar = (program: Command) => void;
 
-const registrars: Registrar[] = [
-  controller,
-  daemon,
-  validate,
-  explain,
-  synth,
-  schema,
-];
+const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema];
 
 export function registerCommands(program: Command): void {
   for (const register of registrars) register(program);

@@ -23,7 +23,10 @@ export function register(program: Command): void {
       guarded(async (opts: SchemaOptions) => {
         const log = progress(opts.verbose);
         // The API model loads only when the command runs (--help/--version stay fast).
-        const [{ jsonSchemaFileName, jsonSchemaFor }, { KINDS }] = await Promise.all([import('../../api/json-schema.js'), import('../../api/registry.js')]);
+        const [{ jsonSchemaFileName, jsonSchemaFor }, { KINDS }] = await Promise.all([
+          import('../../api/json-schema.js'),
+          import('../../api/registry.js'),
+        ]);
         if (!opts.out) {
           const all = Object.fromEntries(KINDS.map((def) => [`${def.group}/${def.version}/${def.kind}`, jsonSchemaFor(def)]));
           process.stdout.write(JSON.stringify(all, null, 2) + '\n');

@@ -80,7 +80,14 @@ export async function synth(opts: SynthOptions): Promise<number> {
     const inputs = await readSynthesized(raw);
     const parsed = parseInputs(inputs);
     const constructPaths = await readConstructMetadata(raw);
-    const findings = withConstructPaths(checkParsed(parsed, rules, inputs.map((i) => i.file)), constructPaths);
+    const findings = withConstructPaths(
+      checkParsed(
+        parsed,
+        rules,
+        inputs.map((i) => i.file),
+      ),
+      constructPaths,
+    );
     const t2 = performance.now();
     const stats = { documents: parsed.manifests.length, files: inputs.length };
     if (findings.length > 0 || format !== 'text' || opts.report) {
@@ -89,9 +96,13 @@ export async function synth(opts: SynthOptions): Promise<number> {
       else process.stdout.write(report);
     }
     const s = summarize(findings);
-    log(`app ran in ${(t1 - t0).toFixed(0)} ms; checked ${stats.documents} object(s) in ${(t2 - t1).toFixed(0)} ms: ${s.errors} error(s), ${s.warnings} warning(s)`);
+    log(
+      `app ran in ${(t1 - t0).toFixed(0)} ms; checked ${stats.documents} object(s) in ${(t2 - t1).toFixed(0)} ms: ${s.errors} error(s), ${s.warnings} warning(s)`,
+    );
     if (failing(findings, opts.warningsAsErrors)) {
-      process.stderr.write(`cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${shownOut} was left unchanged.\n`);
+      process.stderr.write(
+        `cdk8s-kruise: synth failed with ${s.errors} error(s)${opts.warningsAsErrors ? ` and ${s.warnings} warning(s)` : ''}; ${shownOut} was left unchanged.\n`,
+      );
       return 1;
     }
     const docs: SynthDoc[] = parsed.manifests.map((m) => ({
@@ -133,7 +144,9 @@ async function readSynthesized(dir: string): Promise<TextInput[]> {
 /** cdk8s's construct metadata (resource name → construct path), written when CDK8S_RECORD_CONSTRUCT_METADATA=true. */
 async function readConstructMetadata(dir: string): Promise<Map<string, string>> {
   try {
-    const json = JSON.parse(await readFile(path.join(dir, 'construct-metadata.json'), 'utf8')) as { resources?: Record<string, { path?: string }> };
+    const json = JSON.parse(await readFile(path.join(dir, 'construct-metadata.json'), 'utf8')) as {
+      resources?: Record<string, { path?: string }>;
+    };
     return new Map(Object.entries(json.resources ?? {}).flatMap(([name, v]) => (v.path ? [[name, v.path] as [string, string]] : [])));
   } catch {
     return new Map();

@@ -29,7 +29,11 @@ export function register(program: Command): void {
     .option('-W, --warnings-as-errors', 'exit 1 on warnings too')
     .option('-o, --output <file>', 'write the report to a file instead of stdout')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
-    .option('--max-file-size <size>', 'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read', `${DEFAULT_MAX_FILE_SIZE_MIB}MiB`)
+    .option(
+      '--max-file-size <size>',
+      'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read',
+      `${DEFAULT_MAX_FILE_SIZE_MIB}MiB`,
+    )
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .addHelpText(
       'after',

@@ -24,7 +24,8 @@ export async function readCdk8sConfig(file: string): Promise<Cdk8sConfig> {
     throw new UsageError(`${file} is not valid YAML: ${(e as Error).message}`);
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file} must be a YAML mapping with keys such as app and output`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`${file} must be a YAML mapping with keys such as app and output`);
   const v = value as Record<string, unknown>;
   for (const key of ['app', 'output'] as const) {
     if (v[key] !== undefined && typeof v[key] !== 'string') throw new UsageError(`${file}: "${key}" must be a string`);

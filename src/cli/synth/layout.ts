@@ -31,7 +31,10 @@ export function phaseOf(obj: Record<string, unknown>): Phase {
 export function outputFileOf(doc: SynthDoc, phase: Phase): string {
   if (phase === Phase.CRDS) return '00-crds.yaml';
   if (phase === Phase.RUNTIME) return '10-runtime.yaml';
-  const base = doc.chartFile.replace(/\\/g, '/').replace(/\//g, '_').replace(/\.k8s\.ya?ml$|\.ya?ml$/i, '');
+  const base = doc.chartFile
+    .replace(/\\/g, '/')
+    .replace(/\//g, '_')
+    .replace(/\.k8s\.ya?ml$|\.ya?ml$/i, '');
   return `20-app-${base}.yaml`;
 }
 
@@ -55,7 +58,10 @@ export function layout(docs: readonly SynthDoc[], opts: { syncWaves?: boolean } 
     f.texts.push(opts.syncWaves ? withSyncWave(doc.text, SYNC_WAVES[phase]) : doc.text);
   });
   const ordered = [...files.entries()].sort((a, b) => a[1].phase - b[1].phase || a[1].order - b[1].order);
-  const out: OutputFile[] = ordered.map(([name, f]) => ({ name, content: f.texts.map((t) => `---\n${stripMarker(t).trimEnd()}\n`).join('') }));
+  const out: OutputFile[] = ordered.map(([name, f]) => ({
+    name,
+    content: f.texts.map((t) => `---\n${stripMarker(t).trimEnd()}\n`).join(''),
+  }));
   out.push({ name: 'kustomization.yaml', content: kustomization(out.map((f) => f.name)) });
   return out;
 }

@@ -26,8 +26,10 @@ export async function refusalReason(outDir: string, cwd: string): Promise<string
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return `cannot inspect --output "${outDir}": ${(e as Error).message}`;
   }
-  if (st.isSymbolicLink()) return `--output "${outDir}" is a symbolic link; synth replaces only a real directory it created. Point --output at the directory itself`;
-  if (!st.isDirectory()) return `--output "${outDir}" exists and is not a directory; synth will not replace a file. Choose a directory path for --output`;
+  if (st.isSymbolicLink())
+    return `--output "${outDir}" is a symbolic link; synth replaces only a real directory it created. Point --output at the directory itself`;
+  if (!st.isDirectory())
+    return `--output "${outDir}" exists and is not a directory; synth will not replace a file. Choose a directory path for --output`;
   const entries = await readdir(abs);
   if (entries.length === 0) return undefined;
   let marker;
@@ -82,12 +84,11 @@ export async function lockOutput(outDir: string): Promise<OutputLock> {
     try {
       fd = openSync(lock, 'wx');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new UsageError(`cannot create the synth lock ${lock}: ${(e as Error).message}`);
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw new UsageError(`cannot create the synth lock ${lock}: ${(e as Error).message}`);
       const pid = Number.parseInt(safeRead(lock), 10);
       if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
-        throw new UsageError(
-          `another cdk8s-kruise synth (pid ${pid}) is writing ${outDir}; wait for it to finish (its lock is ${lock})`,
-        );
+        throw new UsageError(`another cdk8s-kruise synth (pid ${pid}) is writing ${outDir}; wait for it to finish (its lock is ${lock})`);
       }
       // The holder is gone: it can have left its output moved aside in a stage directory.
       await recoverInterruptedSwap(outDir);
@@ -138,8 +139,14 @@ export async function recoverInterruptedSwap(outDir: string): Promise<void> {
   for (const name of entries.filter((n) => n.startsWith(prefix)).sort()) {
     const stage = path.join(parent, name);
     const old = path.join(stage, 'old');
-    const outMissing = await lstat(abs).then(() => false, () => true);
-    const oldIsOutput = await lstat(path.join(old, OUTPUT_MARKER)).then((s) => s.isFile(), () => false);
+    const outMissing = await lstat(abs).then(
+      () => false,
+      () => true,
+    );
+    const oldIsOutput = await lstat(path.join(old, OUTPUT_MARKER)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
     if (outMissing && oldIsOutput) await rename(old, abs);
     await rm(stage, { recursive: true, force: true });
   }

@@ -48,16 +48,22 @@ export function formatSarif(all: readonly Finding[] | FindingWindow, toolVersion
           : {}),
         results: findings.map((f) => {
           const logical = f.resource.kind
-            ? [{ fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`, kind: 'resource' }]
-            : undefined;
-          const physical = f.file && f.file !== '<stdin>'
-            ? {
-                physicalLocation: {
-                  artifactLocation: { uri: uri(f.file) },
-                  ...(f.line ? { region: { startLine: f.line, ...(f.column ? { startColumn: f.column } : {}) } } : {}),
+            ? [
+                {
+                  fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`,
+                  kind: 'resource',
                 },
-              }
-            : {};
+              ]
+            : undefined;
+          const physical =
+            f.file && f.file !== '<stdin>'
+              ? {
+                  physicalLocation: {
+                    artifactLocation: { uri: uri(f.file) },
+                    ...(f.line ? { region: { startLine: f.line, ...(f.column ? { startColumn: f.column } : {}) } } : {}),
+                  },
+                }
+              : {};
           return {
             ruleId: f.ruleId,
             ...(ruleIndex.has(f.ruleId) ? { ruleIndex: ruleIndex.get(f.ruleId) } : {}),

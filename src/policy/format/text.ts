@@ -12,14 +12,21 @@ function describe(r: ResourceRef): string {
  * passes through safeLine: manifest values and file names cannot inject ANSI escapes, fake lines or CI workflow
  * commands. At most `limit` findings are listed; the summary counts all of them and says how many were left out.
  */
-export function formatText(findings: readonly Finding[] | FindingWindow, stats: { documents: number; files: number }, limit = Infinity): string {
+export function formatText(
+  findings: readonly Finding[] | FindingWindow,
+  stats: { documents: number; files: number },
+  limit = Infinity,
+): string {
   const lines: string[] = [];
   const { shown, total: s, omitted: rest } = windowOf(findings, limit);
   for (const f of shown) {
     const where = f.file ? `${f.file}${f.line ? `:${f.line}${f.column ? `:${f.column}` : ''}` : ''}` : '<in-memory>';
     const res = describe(f.resource);
     lines.push(`${where}: ${f.severity} ${f.ruleId}: ${f.message}`);
-    if (res || f.jsonPointer) lines.push(`  at ${[res, f.constructPath && `construct ${f.constructPath}`, f.jsonPointer && `field ${f.jsonPointer}`].filter(Boolean).join(', ')}`);
+    if (res || f.jsonPointer)
+      lines.push(
+        `  at ${[res, f.constructPath && `construct ${f.constructPath}`, f.jsonPointer && `field ${f.jsonPointer}`].filter(Boolean).join(', ')}`,
+      );
     lines.push(`  fix: ${f.hint}`);
   }
   const more = rest.errors + rest.warnings + rest.infos;

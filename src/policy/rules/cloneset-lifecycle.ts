@@ -29,7 +29,7 @@ export const cloneSetHookWithoutHandler: Rule = {
   severity: 'warning',
   title: 'CloneSet lifecycle hook with neither finalizersHandler nor labelsHandler',
   doc:
-    'A lifecycle hook holds a pod in its Preparing state while the pod carries any of the hook\'s finalizers ' +
+    "A lifecycle hook holds a pod in its Preparing state while the pod carries any of the hook's finalizers " +
     '(finalizersHandler) or labels (labelsHandler). A hook with neither is never "hooked": the CloneSet passes the ' +
     'pod through at once and the hook does nothing.',
   check(manifests) {
@@ -49,7 +49,7 @@ export const cloneSetMarkNotReadyPreNormal: Rule = {
   severity: 'warning',
   title: 'markPodNotReady on the preNormal hook has no effect',
   doc:
-    'markPodNotReady makes the CloneSet set the pod\'s KruisePodReady condition to False while a preDelete or ' +
+    "markPodNotReady makes the CloneSet set the pod's KruisePodReady condition to False while a preDelete or " +
     'inPlaceUpdate hook holds it, so traffic drains first. A pod in PreparingNormal is new and not serving yet; ' +
     'the flag is ignored on preNormal.',
   check(manifests) {
@@ -78,13 +78,31 @@ export const cloneSetHandlerKeys: Rule = {
     for (const h of hooks(manifests)) {
       arr(h.value.finalizersHandler).forEach((f, i) => {
         const err = typeof f === 'string' ? qualifiedNameError(f) : 'it is not a string';
-        if (err) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/finalizersHandler/${i}`, message: `finalizer ${quoteValue(f)} is not a valid qualified name: ${err}`, hint: 'Use a domain-prefixed name such as example.io/unready-blocker.' });
+        if (err)
+          out.push({
+            manifest: h.manifest,
+            jsonPointer: `${h.pointer}/finalizersHandler/${i}`,
+            message: `finalizer ${quoteValue(f)} is not a valid qualified name: ${err}`,
+            hint: 'Use a domain-prefixed name such as example.io/unready-blocker.',
+          });
       });
       for (const [k, v] of Object.entries(obj(h.value.labelsHandler))) {
         const keyErr = qualifiedNameError(k);
-        if (keyErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label key ${quoteValue(k)} is not a valid qualified name: ${keyErr}`, hint: 'Use a key such as example.io/block-unready.' });
+        if (keyErr)
+          out.push({
+            manifest: h.manifest,
+            jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`,
+            message: `label key ${quoteValue(k)} is not a valid qualified name: ${keyErr}`,
+            hint: 'Use a key such as example.io/block-unready.',
+          });
         const valErr = typeof v === 'string' ? labelValueError(v) : 'it is not a string';
-        if (valErr) out.push({ manifest: h.manifest, jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`, message: `label value ${quoteValue(v)} of ${quoteValue(k)} is not a valid label value: ${valErr}`, hint: 'Quote the value and use at most 63 alphanumerics, "-", "_" or "." (e.g. "true").' });
+        if (valErr)
+          out.push({
+            manifest: h.manifest,
+            jsonPointer: `${h.pointer}/labelsHandler${toPointer([k])}`,
+            message: `label value ${quoteValue(v)} of ${quoteValue(k)} is not a valid label value: ${valErr}`,
+            hint: 'Quote the value and use at most 63 alphanumerics, "-", "_" or "." (e.g. "true").',
+          });
       }
     }
     return out;

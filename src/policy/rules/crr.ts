@@ -15,16 +15,31 @@ export const crrTarget: Rule = {
       if (!isKind(m, 'apps.kruise.io', 'ContainerRecreateRequest')) continue;
       const spec = obj(m.object.spec);
       if (typeof spec.podName !== 'string' || spec.podName === '') {
-        out.push({ manifest: m, jsonPointer: '/spec/podName', message: 'spec.podName is missing or empty', hint: 'Set spec.podName to the pod (in the same namespace) whose containers should be recreated.' });
+        out.push({
+          manifest: m,
+          jsonPointer: '/spec/podName',
+          message: 'spec.podName is missing or empty',
+          hint: 'Set spec.podName to the pod (in the same namespace) whose containers should be recreated.',
+        });
       }
       const cs = arr(spec.containers);
       if (cs.length === 0) {
-        out.push({ manifest: m, jsonPointer: '/spec/containers', message: 'spec.containers is missing or empty', hint: 'List the containers to recreate, e.g. containers: [{name: app}].' });
+        out.push({
+          manifest: m,
+          jsonPointer: '/spec/containers',
+          message: 'spec.containers is missing or empty',
+          hint: 'List the containers to recreate, e.g. containers: [{name: app}].',
+        });
       }
       cs.forEach((c, i) => {
         const name = obj(c).name;
         if (typeof name !== 'string' || name === '') {
-          out.push({ manifest: m, jsonPointer: `/spec/containers/${i}`, message: `spec.containers[${i}] has no name`, hint: 'Give each entry the name of a container of the pod.' });
+          out.push({
+            manifest: m,
+            jsonPointer: `/spec/containers/${i}`,
+            message: `spec.containers[${i}] has no name`,
+            hint: 'Give each entry the name of a container of the pod.',
+          });
         }
       });
     }

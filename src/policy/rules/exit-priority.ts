@@ -18,7 +18,11 @@ function annotatedPodsOf(manifests: readonly Manifest[]): Annotated[] {
     for (const t of podTemplates(m)) {
       const annotations = obj(t.metadata.annotations);
       if (!(EXIT_PRIORITY_ANNOTATION in annotations)) continue;
-      out.push({ t, raw: annotations[EXIT_PRIORITY_ANNOTATION], pointer: `${t.pointer}${toPointer(['metadata', 'annotations', EXIT_PRIORITY_ANNOTATION])}` });
+      out.push({
+        t,
+        raw: annotations[EXIT_PRIORITY_ANNOTATION],
+        pointer: `${t.pointer}${toPointer(['metadata', 'annotations', EXIT_PRIORITY_ANNOTATION])}`,
+      });
     }
   }
   return out;
@@ -92,7 +96,7 @@ export const exitPriorityValue: Rule = {
   title: 'Container exit priority is negative or not an integer',
   doc:
     `Values of ${EXIT_PRIORITY_ANNOTATION} are non-negative integers (0 = main containers, larger exits later). ` +
-    'Strings, fractions and negative numbers are rejected by the runtime\'s decoder, which then ignores the whole annotation.',
+    "Strings, fractions and negative numbers are rejected by the runtime's decoder, which then ignores the whole annotation.",
   check(manifests) {
     const out: RuleFinding[] = [];
     for (const a of annotatedPods(manifests)) {

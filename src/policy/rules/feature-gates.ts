@@ -32,10 +32,17 @@ function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
           }
           // The bundled runtime's flag names only gates it implements; an upstream kruise-manager flag may name any.
           const bundled = [...explicit.keys()].every((g) => g in BUNDLED_RUNTIME_GATES);
-          const universe = new Set(bundled ? Object.keys(BUNDLED_RUNTIME_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
+          const universe = new Set(
+            bundled ? Object.keys(BUNDLED_RUNTIME_GATES) : FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name),
+          );
           const values = resolveGates([], Object.fromEntries(explicit)).values;
           const meta = obj(m.object.metadata);
-          out.push({ where: `${String(m.object.kind)} ${typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/` : ''}${quoteValue(meta.name)} container ${quoteValue(c.name)}`, explicit, values, universe });
+          out.push({
+            where: `${String(m.object.kind)} ${typeof meta.namespace === 'string' && meta.namespace ? `${meta.namespace}/` : ''}${quoteValue(meta.name)} container ${quoteValue(c.name)}`,
+            explicit,
+            values,
+            universe,
+          });
         }
       }
     }
@@ -73,7 +80,11 @@ export const featureGateDisabled: Rule = {
       for (const cfg of configs) {
         if (!cfg.universe.has(need.gate) || cfg.values.get(need.gate) !== false) continue;
         // Off only because a prerequisite is off: the prerequisite's own finding says it once.
-        if (cfg.explicit.get(need.gate) !== false && prerequisitesOf(need.gate).some((p) => cfg.values.get(p) === false && cfg.universe.has(p))) continue;
+        if (
+          cfg.explicit.get(need.gate) !== false &&
+          prerequisitesOf(need.gate).some((p) => cfg.values.get(p) === false && cfg.universe.has(p))
+        )
+          continue;
         const key = `${need.use.resource.path}|${need.use.pointer}|${need.gate}|${cfg.where}`;
         if (seen.has(key)) continue;
         seen.add(key);

@@ -9,7 +9,12 @@ function jobs(manifests: readonly Manifest[]): Manifest[] {
   return manifests.filter((m) => isKind(m, 'apps.kruise.io', 'ImagePullJob'));
 }
 
-function rule(id: string, title: string, doc: string, find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[]): Rule {
+function rule(
+  id: string,
+  title: string,
+  doc: string,
+  find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[],
+): Rule {
   return {
     id,
     severity: 'error',
@@ -25,10 +30,16 @@ export const imagePullJobBothSelectors = rule(
   'KRUISE-IMAGEPULLJOB-001',
   'ImagePullJob sets both selector and podSelector',
   'An ImagePullJob picks nodes either by node selector (names or labels) or by podSelector (the nodes running ' +
-    'matching pods), never both; upstream\'s webhook rejects the combination.',
+    "matching pods), never both; upstream's webhook rejects the combination.",
   (_m, spec) =>
     isObj(spec.selector) && isObj(spec.podSelector)
-      ? [{ jsonPointer: '/spec/podSelector', message: 'both spec.selector and spec.podSelector are set; they are mutually exclusive', hint: 'Keep only one of selector (nodes) or podSelector (nodes of matching pods).' }]
+      ? [
+          {
+            jsonPointer: '/spec/podSelector',
+            message: 'both spec.selector and spec.podSelector are set; they are mutually exclusive',
+            hint: 'Keep only one of selector (nodes) or podSelector (nodes of matching pods).',
+          },
+        ]
       : [],
 );
 
@@ -39,7 +50,13 @@ export const imagePullJobParallelismPercent = rule(
     'once; 0 pauses the job). A percentage is rejected.',
   (_m, spec) =>
     typeof spec.parallelism === 'string' && spec.parallelism.trim().endsWith('%')
-      ? [{ jsonPointer: '/spec/parallelism', message: `parallelism ${quoteValue(spec.parallelism)} is a percentage; only integers are supported`, hint: 'Give the number of nodes that pull at the same time, e.g. parallelism: 10.' }]
+      ? [
+          {
+            jsonPointer: '/spec/parallelism',
+            message: `parallelism ${quoteValue(spec.parallelism)} is a percentage; only integers are supported`,
+            hint: 'Give the number of nodes that pull at the same time, e.g. parallelism: 10.',
+          },
+        ]
       : [],
 );
 
@@ -89,8 +106,22 @@ export const imagePullJobImage = rule(
   (_m, spec) => {
     if (spec.image === undefined) return [];
     const err = imageReferenceError(spec.image);
-    return err ? [{ jsonPointer: '/spec/image', message: `image ${quoteValue(spec.image)} is not a valid image reference: ${err}`, hint: 'Use a reference such as nginx:1.9.1 or registry.example.com/team/app@sha256:<digest>.' }] : [];
+    return err
+      ? [
+          {
+            jsonPointer: '/spec/image',
+            message: `image ${quoteValue(spec.image)} is not a valid image reference: ${err}`,
+            hint: 'Use a reference such as nginx:1.9.1 or registry.example.com/team/app@sha256:<digest>.',
+          },
+        ]
+      : [];
   },
 );
 
-export const IMAGEPULLJOB_RULES = [imagePullJobBothSelectors, imagePullJobParallelismPercent, imagePullJobNeverWithDeadline, imagePullJobDeadlineShorterThanTimeout, imagePullJobImage];
+export const IMAGEPULLJOB_RULES = [
+  imagePullJobBothSelectors,
+  imagePullJobParallelismPercent,
+  imagePullJobNeverWithDeadline,
+  imagePullJobDeadlineShorterThanTimeout,
+  imagePullJobImage,
+];

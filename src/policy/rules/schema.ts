@@ -42,7 +42,12 @@ function classify(m: Manifest): Classified | undefined {
   const versions = kinds[kind];
   if (versions?.includes(version)) return { manifest: m, status: 'unmodelled' };
   if (versions) {
-    return { manifest: m, status: 'unknown', why: `${grp} serves ${kind} as ${versions.join(' and ')}, not ${version}`, hint: `Use apiVersion ${grp}/${versions[0]}.` };
+    return {
+      manifest: m,
+      status: 'unknown',
+      why: `${grp} serves ${kind} as ${versions.join(' and ')}, not ${version}`,
+      hint: `Use apiVersion ${grp}/${versions[0]}.`,
+    };
   }
   const guess = closestMatch(kind, Object.keys(kinds));
   return {
@@ -73,7 +78,9 @@ export const schemaValid: Rule = {
           manifest: m,
           jsonPointer: issue.jsonPointer,
           message: issue.message,
-          hint: issue.hint ? capitalize(issue.hint) + '.' : `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
+          hint: issue.hint
+            ? capitalize(issue.hint) + '.'
+            : `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
         });
       }
     }

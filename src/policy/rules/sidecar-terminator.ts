@@ -87,7 +87,7 @@ export const sidecarNoMainContainer: Rule = {
         manifest: p.t.manifest,
         jsonPointer: `${p.t.specPointer}/containers`,
         message: `all ${p.all.length} container(s) (${listNames(p.all.map((c) => String(c.name)))}) are marked as Job sidecars, so no main container remains`,
-        hint: 'Remove the KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT* env var from the container that does the Job\'s work.',
+        hint: "Remove the KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT* env var from the container that does the Job's work.",
       });
     }
     return out;
@@ -99,7 +99,7 @@ export const sidecarQuickExitImage: Rule = {
   severity: 'error',
   title: 'Quick-exit image of a WITH_IMAGE sidecar is not a valid image reference',
   doc:
-    'With KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE the terminator replaces the sidecar\'s image with the ' +
+    "With KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE the terminator replaces the sidecar's image with the " +
     'env value (an image that exits at once) and kubelet restarts the container with it. An invalid reference makes ' +
     'the pod update or the pull fail, and the sidecar is never stopped.',
   check(manifests) {
@@ -125,7 +125,9 @@ function targetsVirtualNodes(spec: Record<string, unknown>): boolean {
   if (obj(spec.nodeSelector)[key] === value) return true;
   if (arr(spec.tolerations).some((t) => obj(t).key === key || obj(t).key === 'virtual-kubelet.io/provider')) return true;
   const terms = arr(obj(obj(obj(spec.affinity).nodeAffinity).requiredDuringSchedulingIgnoredDuringExecution).nodeSelectorTerms);
-  return terms.some((term) => arr(obj(term).matchExpressions).some((e) => obj(e).key === key && obj(e).operator === 'In' && arr(obj(e).values).includes(value)));
+  return terms.some((term) =>
+    arr(obj(term).matchExpressions).some((e) => obj(e).key === key && obj(e).operator === 'In' && arr(obj(e).values).includes(value)),
+  );
 }
 
 export const sidecarWithImageOffVirtualNodes: Rule = {
@@ -161,8 +163,8 @@ export const sidecarIgnoreExitCodeAlone: Rule = {
   title: 'IGNORE_EXIT_CODE without WHEN_JOB_EXIT has no effect',
   doc:
     'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE=true is honoured only on a container that also has ' +
-    'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (upstream reads it only for sidecars it stops itself). Alone it is ignored, so the pod\'s phase still ' +
-    'depends on the sidecar\'s exit code.',
+    "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (upstream reads it only for sidecars it stops itself). Alone it is ignored, so the pod's phase still " +
+    "depends on the sidecar's exit code.",
   check(manifests) {
     const out: RuleFinding[] = [];
     for (const p of markedPods(manifests)) {

@@ -1,8 +1,22 @@
-import { arr, containers, isEmptySelector, isKind, isObj, memo, obj, podTemplates, selectorMatches, type Obj, type PodTemplate } from '../k8s.js';
+import {
+  arr,
+  containers,
+  isEmptySelector,
+  isKind,
+  isObj,
+  memo,
+  obj,
+  podTemplates,
+  selectorMatches,
+  type Obj,
+  type PodTemplate,
+} from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
 import { quoteValue } from '../../api/quote.js';
 
-const sidecarSets = memo((manifests: readonly Manifest[]): Manifest[] => manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet')));
+const sidecarSets = memo((manifests: readonly Manifest[]): Manifest[] =>
+  manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet')),
+);
 
 interface SidecarContainer {
   readonly name: string;
@@ -44,7 +58,7 @@ export const sidecarSetDuplicateNames: Rule = {
   severity: 'error',
   title: 'SidecarSet declares the same container name twice',
   doc:
-    'Container names must be unique across a SidecarSet\'s containers and initContainers: they become containers of ' +
+    "Container names must be unique across a SidecarSet's containers and initContainers: they become containers of " +
     'the same pod. The upstream validating webhook rejects the SidecarSet ("duplicate container name").',
   check(manifests) {
     const out: RuleFinding[] = [];
@@ -104,7 +118,7 @@ export const sidecarSetNameCollision: Rule = {
   severity: 'error',
   title: 'SidecarSet container has the name of an app container of a workload it selects',
   doc:
-    'When a pod already has a container with the sidecar\'s name, the injection treats it as present and does not ' +
+    "When a pod already has a container with the sidecar's name, the injection treats it as present and does not " +
     'inject the sidecar, so the pod runs without it and nothing reports why. The check looks at every pod-template ' +
     'owner in the same manifests whose pod labels match the SidecarSet selector and whose namespace its ' +
     'namespace/namespaceSelector admits.',
@@ -170,7 +184,7 @@ export const sidecarSetEmptySelector: Rule = {
   severity: 'error',
   title: 'SidecarSet selector is missing or empty',
   doc:
-    'Unlike most Kubernetes selectors, an empty SidecarSet selector matches no pod, and upstream\'s validating webhook ' +
+    "Unlike most Kubernetes selectors, an empty SidecarSet selector matches no pod, and upstream's validating webhook " +
     'rejects it ("empty selector is invalid for sidecarset"); a missing selector is refused as required. Give ' +
     'matchLabels or matchExpressions that select the pods to inject.',
   check(manifests) {
@@ -196,7 +210,7 @@ export const sidecarSetConflict: Rule = {
   doc:
     'When two SidecarSets can select the same pods (their namespaces and matchLabels do not exclude each other; ' +
     'matchExpressions are not compared, so the check is conservative) and ' +
-    'both declare a container with the same name, upstream\'s validating webhook rejects the second one as in ' +
+    "both declare a container with the same name, upstream's validating webhook rejects the second one as in " +
     'conflict: a pod cannot hold two containers of one name.',
   check(manifests) {
     const out: RuleFinding[] = [];
@@ -270,4 +284,10 @@ export const sidecarSetConflict: Rule = {
   },
 };
 
-export const SIDECARSET_RULES = [sidecarSetDuplicateNames, sidecarSetNameCollision, sidecarSetMaxUnavailableZero, sidecarSetEmptySelector, sidecarSetConflict];
+export const SIDECARSET_RULES = [
+  sidecarSetDuplicateNames,
+  sidecarSetNameCollision,
+  sidecarSetMaxUnavailableZero,
+  sidecarSetEmptySelector,
+  sidecarSetConflict,
+];

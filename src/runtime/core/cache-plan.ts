@@ -169,7 +169,9 @@ export class CachePlan {
       const key = resourceKey(r.resource);
       const seen = byResource.get(key);
       if (seen && seen.resource.version !== r.resource.version) {
-        throw new Error(`cache plan: ${key} is read at versions ${seen.resource.version} and ${r.resource.version}; one cache serves one version`);
+        throw new Error(
+          `cache plan: ${key} is read at versions ${seen.resource.version} and ${r.resource.version}; one cache serves one version`,
+        );
       }
       const entry = seen ?? { resource: r.resource, fields: new Set<FieldPath>() };
       for (const f of r.fields) entry.fields.add(f);

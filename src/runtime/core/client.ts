@@ -1,11 +1,4 @@
-import {
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  KubeConfig,
-  PatchStrategy,
-  RequestContext,
-  Watch,
-} from '@kubernetes/client-node';
+import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, PatchStrategy, RequestContext, Watch } from '@kubernetes/client-node';
 import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js';
 import { findCoveringRule } from '../../contracts/index.js';
 import { resourcePath, type ResourceType } from '../../contracts/index.js';
@@ -32,7 +25,8 @@ export const isNotFound = (e: unknown): boolean => e instanceof KubeApiError && 
 export const isConflict = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'Conflict';
 export const isAlreadyExists = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
 export const isGone = (e: unknown): boolean =>
-  (e instanceof KubeApiError && e.code === 410) || (typeof e === 'object' && e !== null && (e as { statusCode?: number }).statusCode === 410);
+  (e instanceof KubeApiError && e.code === 410) ||
+  (typeof e === 'object' && e !== null && (e as { statusCode?: number }).statusCode === 410);
 
 /** Receives every API call the client makes (before it is sent). */
 export type AccessListener = (access: ApiAccess) => void;
@@ -229,11 +223,18 @@ export class KubeClient {
 
   /** PUT of the whole object (optimistic concurrency through metadata.resourceVersion). */
   update<T extends KubeObject>(type: ResourceType, obj: T, subresource?: string): Promise<T> {
-    return this.send('update', HttpMethod.PUT, type, {
-      namespace: obj.metadata.namespace,
-      name: obj.metadata.name,
-      subresource,
-    }, {}, obj);
+    return this.send(
+      'update',
+      HttpMethod.PUT,
+      type,
+      {
+        namespace: obj.metadata.namespace,
+        name: obj.metadata.name,
+        subresource,
+      },
+      {},
+      obj,
+    );
   }
 
   patch<T extends KubeObject>(
@@ -256,11 +257,18 @@ export class KubeClient {
   }
 
   delete(type: ResourceType, name: string, namespace?: string, opts: { gracePeriodSeconds?: number } = {}): Promise<unknown> {
-    return this.send('delete', HttpMethod.DELETE, type, { namespace, name }, {}, {
-      apiVersion: 'v1',
-      kind: 'DeleteOptions',
-      ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
-    });
+    return this.send(
+      'delete',
+      HttpMethod.DELETE,
+      type,
+      { namespace, name },
+      {},
+      {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        ...(opts.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: opts.gracePeriodSeconds } : {}),
+      },
+    );
   }
 
   /**

@@ -21,7 +21,12 @@ export interface ControllerOption<T> {
 }
 
 /** A string option (e.g. a namespace). */
-export function stringOption(key: string, flag: string, help: string, defaultValue: ControllerOption<string>['defaultValue']): ControllerOption<string> {
+export function stringOption(
+  key: string,
+  flag: string,
+  help: string,
+  defaultValue: ControllerOption<string>['defaultValue'],
+): ControllerOption<string> {
   return {
     key,
     flag,
@@ -62,12 +67,15 @@ export class ControllerOptionValues {
     given: Readonly<Record<string, unknown>> = {},
     env: Readonly<Record<string, string | undefined>> = process.env,
   ) {
-    for (const o of uniqueOptions(declared)) this.values.set(o.key, o.key in given && given[o.key] !== undefined ? given[o.key] : o.defaultValue(env));
+    for (const o of uniqueOptions(declared))
+      this.values.set(o.key, o.key in given && given[o.key] !== undefined ? given[o.key] : o.defaultValue(env));
   }
 
   get<T>(option: ControllerOption<T>): T {
     if (!this.values.has(option.key)) {
-      throw new Error(`controller option ${option.key} was not declared by any registered controller; add it to the controller's \`options\``);
+      throw new Error(
+        `controller option ${option.key} was not declared by any registered controller; add it to the controller's \`options\``,
+      );
     }
     return this.values.get(option.key) as T;
   }
@@ -85,7 +93,9 @@ export function uniqueOptions(declared: readonly ControllerOption<unknown>[]): C
     const sameKey = byKey.get(o.key);
     const sameFlag = byFlag.get(flagName);
     if ((sameKey && sameKey !== o) || (sameFlag && sameFlag !== o)) {
-      throw new Error(`controller option ${o.key} (${flagName}) is declared twice with different definitions; declare it once and share it`);
+      throw new Error(
+        `controller option ${o.key} (${flagName}) is declared twice with different definitions; declare it once and share it`,
+      );
     }
     byKey.set(o.key, o);
     byFlag.set(flagName, o);

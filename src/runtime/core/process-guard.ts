@@ -22,16 +22,26 @@ export const DEFAULT_GUARD_POLICY: GuardPolicy = { maxUncaught: 5, windowMs: 60_
  * Whether the process survives an uncaught exception at `nowMs`, given the times of earlier ones. Returns
  * the history to keep (only the window).
  */
-export function onUncaught(history: readonly number[], nowMs: number, policy: GuardPolicy = DEFAULT_GUARD_POLICY): { exit: boolean; history: number[] } {
+export function onUncaught(
+  history: readonly number[],
+  nowMs: number,
+  policy: GuardPolicy = DEFAULT_GUARD_POLICY,
+): { exit: boolean; history: number[] } {
   const recent = [...history.filter((t) => nowMs - t < policy.windowMs), nowMs];
   return { exit: recent.length > policy.maxUncaught, history: recent };
 }
 
 const describe = (e: unknown): { err: string; stack?: string } =>
-  e instanceof Error ? { err: e.message, ...(e.stack ? { stack: e.stack.split('\n').slice(0, 8).join('\n') } : {}) } : { err: String(e).slice(0, 500) };
+  e instanceof Error
+    ? { err: e.message, ...(e.stack ? { stack: e.stack.split('\n').slice(0, 8).join('\n') } : {}) }
+    : { err: String(e).slice(0, 500) };
 
 /** Installs the handlers once per process; returns a function removing them (tests). */
-export function installProcessGuards(logger: Logger, policy: GuardPolicy = DEFAULT_GUARD_POLICY, exit: (code: number) => void = (c) => process.exit(c)): () => void {
+export function installProcessGuards(
+  logger: Logger,
+  policy: GuardPolicy = DEFAULT_GUARD_POLICY,
+  exit: (code: number) => void = (c) => process.exit(c),
+): () => void {
   let history: number[] = [];
   const rejection = (reason: unknown) => {
     logger.error(describe(reason), 'unhandled promise rejection (bug); process keeps running');
@@ -40,7 +50,10 @@ export function installProcessGuards(logger: Logger, policy: GuardPolicy = DEFAU
     const d = onUncaught(history, Date.now(), policy);
     history = d.history;
     if (d.exit) {
-      logger.fatal({ ...describe(err), count: history.length, windowMs: policy.windowMs }, 'repeated uncaught exceptions; exiting for a restart');
+      logger.fatal(
+        { ...describe(err), count: history.length, windowMs: policy.windowMs },
+        'repeated uncaught exceptions; exiting for a restart',
+      );
       exit(1);
       return;
     }

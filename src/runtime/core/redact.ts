@@ -11,7 +11,8 @@ export const CENSOR = '[redacted]';
  * Field names (lower-cased, without `-`/`_`) that only ever carry secret material: a Secret's payload,
  * private keys, tokens, registry credentials (docker config `auths`, CRI AuthConfig), HTTP credentials.
  */
-const SECRET_FIELD = /^(data|stringdata|auths?|authorization|proxyauthorization|cookie|setcookie|passw(or)?d|.*password|.*token|.*privatekey|.*secretkey|cakey|clientsecret|apikey|credentials?)$/;
+const SECRET_FIELD =
+  /^(data|stringdata|auths?|authorization|proxyauthorization|cookie|setcookie|passw(or)?d|.*password|.*token|.*privatekey|.*secretkey|cakey|clientsecret|apikey|credentials?)$/;
 
 /**
  * `key` is the work-queue key (namespace/name) in every controller log line, so it is kept when it is a

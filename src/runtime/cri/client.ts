@@ -39,7 +39,11 @@ export interface CriClientOptions {
 }
 
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
-type ServiceCtor = new (address: string, creds: grpc.ChannelCredentials, options: grpc.ChannelOptions) => grpc.Client & Record<string, Unary>;
+type ServiceCtor = new (
+  address: string,
+  creds: grpc.ChannelCredentials,
+  options: grpc.ChannelOptions,
+) => grpc.Client & Record<string, Unary>;
 
 let services: { runtime: ServiceCtor; image: ServiceCtor } | undefined;
 
@@ -76,7 +80,9 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export function criTarget(endpoint: string): string {
   if (endpoint.startsWith('unix://')) return endpoint;
   if (endpoint.startsWith('/')) return `unix://${endpoint}`;
-  throw new Error(`CRI endpoint "${endpoint}" must be an absolute socket path or a unix:// URL (e.g. unix:///run/containerd/containerd.sock)`);
+  throw new Error(
+    `CRI endpoint "${endpoint}" must be an absolute socket path or a unix:// URL (e.g. unix:///run/containerd/containerd.sock)`,
+  );
 }
 
 /**
@@ -135,7 +141,9 @@ export class CriClient {
   }
 
   async listPodSandbox(labelSelector?: Record<string, string>): Promise<PodSandbox[]> {
-    const res = await this.call<{ items: PodSandbox[] }>(this.runtime, 'ListPodSandbox', { filter: labelSelector ? { labelSelector } : undefined });
+    const res = await this.call<{ items: PodSandbox[] }>(this.runtime, 'ListPodSandbox', {
+      filter: labelSelector ? { labelSelector } : undefined,
+    });
     return res.items;
   }
 
@@ -153,7 +161,12 @@ export class CriClient {
    * Idempotent on the runtime side. The call's own deadline leaves room for the grace period.
    */
   async stopContainer(containerId: string, timeoutSeconds: number): Promise<void> {
-    await this.call(this.runtime, 'StopContainer', { containerId, timeout: String(Math.max(0, Math.floor(timeoutSeconds))) }, (timeoutSeconds + 30) * 1000);
+    await this.call(
+      this.runtime,
+      'StopContainer',
+      { containerId, timeout: String(Math.max(0, Math.floor(timeoutSeconds))) },
+      (timeoutSeconds + 30) * 1000,
+    );
   }
 
   async removeContainer(containerId: string): Promise<void> {
@@ -172,16 +185,29 @@ export class CriClient {
 
   /** Runs a command in a container (a preStop exec hook), bounded by `timeoutSeconds`. */
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecResult> {
-    return this.call<ExecResult>(this.runtime, 'ExecSync', { containerId, cmd, timeout: String(Math.max(0, Math.floor(timeoutSeconds))) }, (timeoutSeconds + 10) * 1000);
+    return this.call<ExecResult>(
+      this.runtime,
+      'ExecSync',
+      { containerId, cmd, timeout: String(Math.max(0, Math.floor(timeoutSeconds))) },
+      (timeoutSeconds + 10) * 1000,
+    );
   }
 
   /**
    * Pulls an image. `sandboxConfig` carries the pod-level labels/annotations the runtime may use
    * (OpenKruise's ImagePullJob.spec.sandboxConfig); `timeoutMs` bounds this one attempt.
    */
-  async pullImage(image: string, opts: { auth?: AuthConfig; sandboxConfig?: PodSandboxConfig; annotations?: Record<string, string>; timeoutMs?: number } = {}): Promise<string> {
+  async pullImage(
+    image: string,
+    opts: { auth?: AuthConfig; sandboxConfig?: PodSandboxConfig; annotations?: Record<string, string>; timeoutMs?: number } = {},
+  ): Promise<string> {
     const spec: ImageSpec = { image, annotations: opts.annotations ?? {} };
-    const res = await this.call<{ imageRef: string }>(this.image, 'PullImage', { image: spec, auth: opts.auth, sandboxConfig: opts.sandboxConfig }, opts.timeoutMs ?? 10 * 60_000);
+    const res = await this.call<{ imageRef: string }>(
+      this.image,
+      'PullImage',
+      { image: spec, auth: opts.auth, sandboxConfig: opts.sandboxConfig },
+      opts.timeoutMs ?? 10 * 60_000,
+    );
     return res.imageRef;
   }
 

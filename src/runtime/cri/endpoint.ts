@@ -25,7 +25,10 @@ function isSocket(path: string): boolean {
  * Picks the CRI endpoint: the configured one if given (no probing: an operator's choice is never
  * second-guessed), else the first default socket that exists and answers Version.
  */
-export async function resolveCriEndpoint(configured: string | undefined, candidates: readonly string[] = DEFAULT_CRI_ENDPOINTS): Promise<string> {
+export async function resolveCriEndpoint(
+  configured: string | undefined,
+  candidates: readonly string[] = DEFAULT_CRI_ENDPOINTS,
+): Promise<string> {
   if (configured) return configured;
   const tried: string[] = [];
   for (const path of candidates) {

@@ -54,7 +54,11 @@ export class Daemon {
     });
     this.informers = new InformerFactory(this.client, this.logger, {}, cachePlanOf(DAEMON_CONTROLLERS));
     this.health = new HealthServer(this.metrics);
-    this.criGauge = new Gauge({ name: 'kruise_daemon_cri_up', help: '1 while the CRI runtime answers', registers: [this.metrics.registry] });
+    this.criGauge = new Gauge({
+      name: 'kruise_daemon_cri_up',
+      help: '1 while the CRI runtime answers',
+      registers: [this.metrics.registry],
+    });
   }
 
   private async checkCri(): Promise<void> {
@@ -89,7 +93,10 @@ export class Daemon {
       events: new EventRecorder(this.client, 'kruise-daemon', this.logger),
       logger: this.logger,
       featureGates: gates,
-      options: new ControllerOptionValues(daemonControllerOptions(), { daemonConfigNamespace: o.configNamespace, maxPullWorkers: o.maxPullWorkers }),
+      options: new ControllerOptionValues(daemonControllerOptions(), {
+        daemonConfigNamespace: o.configNamespace,
+        maxPullWorkers: o.maxPullWorkers,
+      }),
       nodeName: o.nodeName,
       cri: this.cri,
       runtimeScheme: async () => {

@@ -7,10 +7,7 @@ import type { DaemonControllerDefinition } from './context.js';
 import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
 
-export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
-  containerRecreateController,
-  imagePullController,
-];
+export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [containerRecreateController, imagePullController];
 
 /** Every option the daemon's controllers declare, each once (the CLI's daemon flags are built from it). */
 export function daemonControllerOptions(): ControllerOption<unknown>[] {

@@ -12,10 +12,7 @@ import { createLogger } from '../core/log.js';
 import { RuntimeMetrics } from '../core/metrics.js';
 import { CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
-import {
-  managerScopes,
-  MANAGER_NODE_OPTIONS,
-} from '../../contracts/index.js';
+import { managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
 import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
@@ -59,9 +56,16 @@ export class Manager {
         scopes: managerScopes({ runtime: electionNs, daemonConfig: this.controllerOptions.get(SHARED_OPTIONS.daemonConfigNamespace) }),
         enforce: opts.strictPermissions,
       },
-      onAccess: opts.accessLogFile ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n') : undefined,
+      onAccess: opts.accessLogFile
+        ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n')
+        : undefined,
     });
-    this.informers = new InformerFactory(this.client, this.logger, { resyncMs: opts.syncPeriodMs }, cachePlanOf([...CONTROLLERS, ...WEBHOOKS]));
+    this.informers = new InformerFactory(
+      this.client,
+      this.logger,
+      { resyncMs: opts.syncPeriodMs },
+      cachePlanOf([...CONTROLLERS, ...WEBHOOKS]),
+    );
     this.health = new HealthServer(this.metrics);
     this.admission = new AdmissionServer(this.logger.child({ component: 'webhook' }), this.metrics);
     this.identity = `${process.env.POD_NAME ?? hostname()}_${randomBytes(4).toString('hex')}`;
@@ -72,7 +76,10 @@ export class Manager {
     const o = this.opts;
     const heapLimit = getHeapStatistics().heap_size_limit;
     if (process.env.KUBERNETES_SERVICE_HOST && heapLimit > 512 * 2 ** 20) {
-      this.logger.warn({ heapLimitMiB: Math.round(heapLimit / 2 ** 20), recommended: MANAGER_NODE_OPTIONS }, 'V8 heap sized for the node, not the container: set NODE_OPTIONS');
+      this.logger.warn(
+        { heapLimitMiB: Math.round(heapLimit / 2 ** 20), recommended: MANAGER_NODE_OPTIONS },
+        'V8 heap sized for the node, not the container: set NODE_OPTIONS',
+      );
     }
     const gates = parseFeatureGates(o.featureGates);
     // Controllers write only while this replica leads: their client is fenced on leadership.
@@ -93,7 +100,9 @@ export class Manager {
 
     if (o.webhookPort > 0) {
       // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client.
-      const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) => def.setup({ ...ctx, client: this.client }));
+      const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) =>
+        def.setup({ ...ctx, client: this.client }),
+      );
       // Handlers of several definitions on one path (the pod webhook's mutators) run as one ordered chain.
       for (const h of composeAdmission(handlers)) this.admission.register(h);
     }
@@ -112,7 +121,10 @@ export class Manager {
     if (o.metricsAddr && o.metricsAddr !== o.healthProbeAddr && o.metricsAddr !== '0') {
       this.ports.metrics = await this.health.listen(o.metricsAddr);
     }
-    this.logger.info({ healthPort: this.ports.health, metricsPort: this.ports.metrics ?? this.ports.health, identity: this.identity }, 'probes listening');
+    this.logger.info(
+      { healthPort: this.ports.health, metricsPort: this.ports.metrics ?? this.ports.health, identity: this.identity },
+      'probes listening',
+    );
 
     const objects = this.metrics.informerObjects;
     setInterval(() => {

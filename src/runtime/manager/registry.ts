@@ -11,16 +11,9 @@ import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 
-export const CONTROLLERS: readonly ControllerDefinition[] = [
-  sidecarTerminator,
-  imagePullJobController,
-  nodeImageController,
-];
+export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
 
-export const WEBHOOKS: readonly WebhookDefinition[] = [
-  containerRecreateRequestWebhook,
-  kruiseValidationWebhook,
-];
+export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook];
 
 /** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
 export function managerControllerOptions(): ControllerOption<unknown>[] {

@@ -37,7 +37,11 @@ export class ControllerProcess {
   exitCode: number | null | undefined;
   private readonly waiters: Array<{ pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
 
-  private constructor(args: string[], readonly accessLog: string, entry: string[]) {
+  private constructor(
+    args: string[],
+    readonly accessLog: string,
+    entry: string[],
+  ) {
     this.child = spawn(process.execPath, [...entry, 'controller', ...args], {
       cwd: repoRoot,
       env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
@@ -85,13 +89,19 @@ export class ControllerProcess {
     accessLogs.push(accessLog);
     const p = new ControllerProcess(
       [
-        '--kubeconfig', kubeconfig,
-        '--namespace', namespace,
-        '--health-probe-addr', '127.0.0.1:0',
-        '--metrics-addr', '0',
+        '--kubeconfig',
+        kubeconfig,
+        '--namespace',
+        namespace,
+        '--health-probe-addr',
+        '127.0.0.1:0',
+        '--metrics-addr',
+        '0',
         '--strict-permissions',
-        '--access-log', accessLog,
-        '--log-level', opts.logLevel ?? 'debug',
+        '--access-log',
+        accessLog,
+        '--log-level',
+        opts.logLevel ?? 'debug',
         ...args,
       ],
       accessLog,
@@ -198,4 +208,3 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
 }
-

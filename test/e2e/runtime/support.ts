@@ -38,7 +38,6 @@ export async function installCrds(kinds: readonly KindDefinition[]): Promise<voi
   }
 }
 
-
 export interface CoverageReport {
   calls: number;
   uncovered: ApiAccess[];

@@ -27,7 +27,10 @@ export function testCertificates() {
   return caCache;
 }
 
-export async function startAdmissionServer(handlers: AdmissionHandler[], limits: Partial<AdmissionServerLimits> = {}): Promise<RunningServer> {
+export async function startAdmissionServer(
+  handlers: AdmissionHandler[],
+  limits: Partial<AdmissionServerLimits> = {},
+): Promise<RunningServer> {
   const { ca, serving } = await testCertificates();
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
@@ -56,7 +59,16 @@ export function post(
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
     if (!opts.chunked && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const req = request(
-      { host: '127.0.0.1', port: s.port, path, method: opts.method ?? 'POST', ca: s.ca, servername: 'localhost', headers, agent: opts.agent ?? false },
+      {
+        host: '127.0.0.1',
+        port: s.port,
+        path,
+        method: opts.method ?? 'POST',
+        ca: s.ca,
+        servername: 'localhost',
+        headers,
+        agent: opts.agent ?? false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -14,7 +14,9 @@ export const DEFAULT_TAG_TTL_EXTRA_SECONDS = 300;
 /** Tag TTL under completion policy Never (about a day, as upstream). */
 export const NEVER_TAG_TTL_SECONDS = 24 * 3600;
 
-export type JobObject = ImagePullJob & { metadata: { name?: string; namespace?: string; uid?: string; creationTimestamp?: string; deletionTimestamp?: string } };
+export type JobObject = ImagePullJob & {
+  metadata: { name?: string; namespace?: string; uid?: string; creationTimestamp?: string; deletionTimestamp?: string };
+};
 
 /** A pull secret of the job as copied into the daemon-config namespace. */
 export interface SecretCopyRef {
@@ -75,7 +77,13 @@ export function tagFor(job: JobObject, existing: ImageTagSpec | undefined, nowMs
   const ttl = always
     ? (cp?.ttlSecondsAfterFinished ?? cp?.activeDeadlineSeconds ?? timeout * (backoff + 1)) + DEFAULT_TAG_TTL_EXTRA_SECONDS
     : NEVER_TAG_TTL_SECONDS;
-  const owner = { apiVersion: IMAGE_PULL_JOB_API_VERSION, kind: 'ImagePullJob', name: job.metadata.name!, namespace: job.metadata.namespace!, uid: job.metadata.uid! };
+  const owner = {
+    apiVersion: IMAGE_PULL_JOB_API_VERSION,
+    kind: 'ImagePullJob',
+    name: job.metadata.name!,
+    namespace: job.metadata.namespace!,
+    uid: job.metadata.uid!,
+  };
   const owners = (existing?.ownerReferences ?? []).filter((o) => o.uid !== owner.uid);
   return {
     tag,
@@ -208,7 +216,11 @@ export function decideJob(input: JobInput): JobDecision {
       image,
       tags,
       pullSecrets: secrets,
-      ...(job.spec.sandboxConfig ? { sandboxConfig: job.spec.sandboxConfig } : cur?.sandboxConfig ? { sandboxConfig: cur.sandboxConfig } : {}),
+      ...(job.spec.sandboxConfig
+        ? { sandboxConfig: job.spec.sandboxConfig }
+        : cur?.sandboxConfig
+          ? { sandboxConfig: cur.sandboxConfig }
+          : {}),
     });
   }
   const added = writes.length;
@@ -217,7 +229,9 @@ export function decideJob(input: JobInput): JobDecision {
     writes,
     status: { ...status, active: status.active + added, ...(message ? { message } : {}) },
     deleteJob: false,
-    ...(always && cp?.activeDeadlineSeconds !== undefined ? { requeueAfterMs: Math.max(0, startMs + cp.activeDeadlineSeconds * 1000 - nowMs) + 50 } : {}),
+    ...(always && cp?.activeDeadlineSeconds !== undefined
+      ? { requeueAfterMs: Math.max(0, startMs + cp.activeDeadlineSeconds * 1000 - nowMs) + 50 }
+      : {}),
   };
 }
 

@@ -24,9 +24,12 @@ export const imagePullJobController: ControllerDefinition = {
       add: () => open().forEach((j) => enqueue(objectKey(j))),
       // A status change matters to the jobs owning its tags; a label change to every running job.
       update: (ni, old) => {
-        if (JSON.stringify(ni.metadata.labels ?? {}) !== JSON.stringify(old.metadata.labels ?? {})) return open().forEach((j) => enqueue(objectKey(j)));
+        if (JSON.stringify(ni.metadata.labels ?? {}) !== JSON.stringify(old.metadata.labels ?? {}))
+          return open().forEach((j) => enqueue(objectKey(j)));
         for (const spec of Object.values(ni.spec?.images ?? {})) {
-          for (const tag of spec.tags) for (const o of tag.ownerReferences ?? []) if (o.kind === 'ImagePullJob' && o.namespace && o.name) enqueue(`${o.namespace}/${o.name}`);
+          for (const tag of spec.tags)
+            for (const o of tag.ownerReferences ?? [])
+              if (o.kind === 'ImagePullJob' && o.namespace && o.name) enqueue(`${o.namespace}/${o.name}`);
         }
       },
       delete: () => open().forEach((j) => enqueue(objectKey(j))),

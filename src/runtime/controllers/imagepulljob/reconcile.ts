@@ -1,5 +1,18 @@
 import { selectorMatches } from '../../../contracts/index.js';
-import { IMAGE_PULL_JOBS, NODE_IMAGES, PODS, SECRETS, PatchStrategy, isNotFound, type ControllerContext, type Informer, type Pod, type ProcessResult, type Reconciler, type Secret } from '../../core/index.js';
+import {
+  IMAGE_PULL_JOBS,
+  NODE_IMAGES,
+  PODS,
+  SECRETS,
+  PatchStrategy,
+  isNotFound,
+  type ControllerContext,
+  type Informer,
+  type Pod,
+  type ProcessResult,
+  type Reconciler,
+  type Secret,
+} from '../../core/index.js';
 import { decideJob, pullSecretCopyRefusal, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
 
 export type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
@@ -32,7 +45,9 @@ export class ImagePullJobReconciler implements Reconciler {
       const pods = await this.ctx.client.list<Pod>(PODS, { namespace: job.metadata.namespace });
       const nodes = new Set(
         pods.items
-          .filter((p) => p.spec?.nodeName && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+          .filter(
+            (p) => p.spec?.nodeName && !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
+          )
           .filter((p) => selectorMatches(ps as Record<string, unknown>, p.metadata.labels ?? {}))
           .map((p) => p.spec!.nodeName!),
       );
@@ -55,13 +70,20 @@ export class ImagePullJobReconciler implements Reconciler {
       try {
         source = await this.ctx.client.get<Secret>(SECRETS, name, ns);
       } catch (err) {
-        if (isNotFound(err)) throw new Error(`ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`, { cause: err });
+        if (isNotFound(err))
+          throw new Error(
+            `ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`,
+            { cause: err },
+          );
         throw err;
       }
       const refusal = pullSecretCopyRefusal(source);
       if (refusal) {
         // Not retried: the job pulls without it, and its owner sees why.
-        this.ctx.logger.warn({ job: `${ns}/${job.metadata.name}`, secret: `${ns}/${name}`, type: source.type }, 'pull secret is not a registry credential; not copied');
+        this.ctx.logger.warn(
+          { job: `${ns}/${job.metadata.name}`, secret: `${ns}/${name}`, type: source.type },
+          'pull secret is not a registry credential; not copied',
+        );
         this.ctx.events.emit(IMAGE_PULL_JOBS, job, 'Warning', 'PullSecretRefused', refusal);
         continue;
       }
@@ -76,7 +98,10 @@ export class ImagePullJobReconciler implements Reconciler {
       try {
         const existing = await this.ctx.client.get<Secret>(SECRETS, copyName, this.configNamespace);
         if (JSON.stringify(existing.data ?? {}) !== JSON.stringify(body.data) || existing.type !== body.type) {
-          await this.ctx.client.update(SECRETS, { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion } });
+          await this.ctx.client.update(SECRETS, {
+            ...body,
+            metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion },
+          });
         }
       } catch (err) {
         if (!isNotFound(err)) throw err;
@@ -101,7 +126,11 @@ export class ImagePullJobReconciler implements Reconciler {
       const patch = {
         // resourceVersion makes the merge patch conditional: a stale cache gets 409 and a retry.
         metadata: w.resourceVersion ? { resourceVersion: w.resourceVersion } : {},
-        spec: { images: { [w.image]: { tags: w.tags, pullSecrets: w.pullSecrets, ...(w.sandboxConfig ? { sandboxConfig: w.sandboxConfig } : {}) } } },
+        spec: {
+          images: {
+            [w.image]: { tags: w.tags, pullSecrets: w.pullSecrets, ...(w.sandboxConfig ? { sandboxConfig: w.sandboxConfig } : {}) },
+          },
+        },
       };
       await this.ctx.client.patch(NODE_IMAGES, w.nodeImage, undefined, patch, PatchStrategy.MergePatch);
       this.ctx.logger.info({ job: key, node: w.nodeImage, image: w.image }, 'image tag requested on node');
@@ -115,9 +144,17 @@ export class ImagePullJobReconciler implements Reconciler {
     }
     if (!sameStatus(job.status, decision.status)) {
       const status = { ...decision.status, ...(decision.status.message === undefined ? { message: null } : {}) };
-      await this.ctx.client.patch(IMAGE_PULL_JOBS, job.metadata.name!, job.metadata.namespace, { status }, PatchStrategy.MergePatch, { subresource: 'status' });
+      await this.ctx.client.patch(IMAGE_PULL_JOBS, job.metadata.name!, job.metadata.namespace, { status }, PatchStrategy.MergePatch, {
+        subresource: 'status',
+      });
       if (decision.status.completionTime && !job.status?.completionTime) {
-        this.ctx.events.emit(IMAGE_PULL_JOBS, job, decision.status.failed > 0 ? 'Warning' : 'Normal', decision.status.failed > 0 ? 'PullFailed' : 'Completed', decision.status.message ?? '');
+        this.ctx.events.emit(
+          IMAGE_PULL_JOBS,
+          job,
+          decision.status.failed > 0 ? 'Warning' : 'Normal',
+          decision.status.failed > 0 ? 'PullFailed' : 'Completed',
+          decision.status.message ?? '',
+        );
       }
     }
     return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : undefined;

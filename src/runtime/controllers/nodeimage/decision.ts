@@ -63,14 +63,22 @@ export function decideNodeImage(input: NodeImageInput): NodeImageDecision {
     const kept: ImageTagSpec[] = [];
     let changed = false;
     for (const tag of spec.tags) {
-      const owners = (tag.ownerReferences ?? []).filter((o) => o.namespace && o.name && o.uid && input.ownerExists(o.namespace, o.name, o.uid));
+      const owners = (tag.ownerReferences ?? []).filter(
+        (o) => o.namespace && o.name && o.uid && input.ownerExists(o.namespace, o.name, o.uid),
+      );
       if ((tag.ownerReferences ?? []).length > 0 && owners.length === 0) {
         changed = true;
         continue;
       }
       const st = statuses.find((s) => s.tag === tag.tag);
       const ttl = tag.pullPolicy?.ttlSecondsAfterFinished;
-      if (ttl !== undefined && st && (st.version ?? 0) === (tag.version ?? 0) && (st.phase === 'Succeeded' || st.phase === 'Failed') && st.completionTime) {
+      if (
+        ttl !== undefined &&
+        st &&
+        (st.version ?? 0) === (tag.version ?? 0) &&
+        (st.phase === 'Succeeded' || st.phase === 'Failed') &&
+        st.completionTime
+      ) {
         const dueMs = Date.parse(st.completionTime) + ttl * 1000;
         if (dueMs <= nowMs) {
           changed = true;
@@ -88,7 +96,15 @@ export function decideNodeImage(input: NodeImageInput): NodeImageDecision {
   const labels = node ? labelDiff(node.labels, ni.metadata.labels ?? {}) : undefined;
   const actions: NodeImageAction[] =
     labels || Object.keys(images).length
-      ? [{ type: 'patch', name: ni.metadata.name!, ...(ni.metadata.resourceVersion ? { resourceVersion: ni.metadata.resourceVersion } : {}), ...(labels ? { labels } : {}), ...(Object.keys(images).length ? { images } : {}) }]
+      ? [
+          {
+            type: 'patch',
+            name: ni.metadata.name!,
+            ...(ni.metadata.resourceVersion ? { resourceVersion: ni.metadata.resourceVersion } : {}),
+            ...(labels ? { labels } : {}),
+            ...(Object.keys(images).length ? { images } : {}),
+          },
+        ]
       : [];
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
 }

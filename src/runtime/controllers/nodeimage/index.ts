@@ -25,7 +25,9 @@ export const nodeImageController: ControllerDefinition = {
     jobs.addHandlers({
       delete: (job) => {
         for (const ni of nodeImages.list()) {
-          const owned = Object.values(ni.spec?.images ?? {}).some((s) => s.tags.some((t) => t.ownerReferences?.some((o) => o.uid === job.metadata.uid)));
+          const owned = Object.values(ni.spec?.images ?? {}).some((s) =>
+            s.tags.some((t) => t.ownerReferences?.some((o) => o.uid === job.metadata.uid)),
+          );
           if (owned) enqueue(ni.metadata.name!);
         }
       },

@@ -1,9 +1,19 @@
-import { NODE_IMAGES, PatchStrategy, isAlreadyExists, isNotFound, type ControllerContext, type Informer, type Node, type ProcessResult, type Reconciler } from '../../core/index.js';
+import {
+  NODE_IMAGES,
+  PatchStrategy,
+  isAlreadyExists,
+  isNotFound,
+  type ControllerContext,
+  type Informer,
+  type Node,
+  type ProcessResult,
+  type Reconciler,
+} from '../../core/index.js';
 import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import { decideNodeImage, type NodeView } from './decision.js';
 
 function nodeView(n: Node): NodeView {
-  const conditions = ((n.status?.conditions as Array<{ type: string; status: string }> | undefined) ?? []);
+  const conditions = (n.status?.conditions as Array<{ type: string; status: string }> | undefined) ?? [];
   return {
     name: n.metadata.name!,
     labels: { ...(n.metadata.labels ?? {}) },
@@ -33,7 +43,12 @@ export class NodeImageReconciler implements Reconciler {
     for (const a of decision.actions) {
       if (a.type === 'create') {
         await this.ctx.client
-          .create(NODE_IMAGES, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'NodeImage', metadata: { name: a.name, labels: a.labels }, spec: {} })
+          .create(NODE_IMAGES, {
+            apiVersion: 'apps.kruise.io/v1alpha1',
+            kind: 'NodeImage',
+            metadata: { name: a.name, labels: a.labels },
+            spec: {},
+          })
           .catch((err) => {
             if (!isAlreadyExists(err)) throw err;
           });
@@ -44,12 +59,17 @@ export class NodeImageReconciler implements Reconciler {
         });
         this.ctx.logger.info({ node: a.name }, 'NodeImage deleted with its node');
       } else {
-        const images = a.images ? Object.fromEntries(Object.entries(a.images).map(([k, tags]) => [k, tags === null ? null : { tags }])) : undefined;
+        const images = a.images
+          ? Object.fromEntries(Object.entries(a.images).map(([k, tags]) => [k, tags === null ? null : { tags }]))
+          : undefined;
         await this.ctx.client.patch(
           NODE_IMAGES,
           a.name,
           undefined,
-          { metadata: { ...(a.resourceVersion ? { resourceVersion: a.resourceVersion } : {}), ...(a.labels ? { labels: a.labels } : {}) }, ...(images ? { spec: { images } } : {}) },
+          {
+            metadata: { ...(a.resourceVersion ? { resourceVersion: a.resourceVersion } : {}), ...(a.labels ? { labels: a.labels } : {}) },
+            ...(images ? { spec: { images } } : {}),
+          },
           PatchStrategy.MergePatch,
         );
       }

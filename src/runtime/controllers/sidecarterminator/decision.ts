@@ -119,7 +119,8 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
     return { action: 'wait', reason: 'main containers have not all exited 0' };
   }
   if (!spec?.nodeName) return { action: 'wait', reason: 'pod has no node' };
-  if (nodeKind === undefined) return { action: 'wait', reason: `node ${spec.nodeName} not known yet`, requeueAfterMs: NODE_UNKNOWN_REQUEUE_MS };
+  if (nodeKind === undefined)
+    return { action: 'wait', reason: `node ${spec.nodeName} not known yet`, requeueAfterMs: NODE_UNKNOWN_REQUEUE_MS };
 
   const uid = pod.metadata.uid ?? '';
   const crrName = sidecarTerminationCrrName(uid);

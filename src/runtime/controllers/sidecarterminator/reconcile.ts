@@ -84,8 +84,13 @@ export class SidecarTerminatorReconciler implements Reconciler {
         throw err;
       }
     }
-    this.ctx.events.emit(PODS, pod, 'Normal', EVENT_REASON_SIDECAR_TERMINATOR,
-      `Replaced the image of sidecar(s) ${swaps.map((s) => s.container).join(', ')} with the quick-exit image to terminate them`);
+    this.ctx.events.emit(
+      PODS,
+      pod,
+      'Normal',
+      EVENT_REASON_SIDECAR_TERMINATOR,
+      `Replaced the image of sidecar(s) ${swaps.map((s) => s.container).join(', ')} with the quick-exit image to terminate them`,
+    );
   }
 
   private async createCrr(pod: Pod, name: string, containers: readonly string[]): Promise<void> {
@@ -112,8 +117,13 @@ export class SidecarTerminatorReconciler implements Reconciler {
       if (isAlreadyExists(err)) return;
       throw err;
     }
-    this.ctx.events.emit(PODS, pod, 'Normal', EVENT_REASON_SIDECAR_TERMINATOR,
-      `Created ContainerRecreateRequest ${name} to terminate sidecar(s) ${containers.join(', ')}`);
+    this.ctx.events.emit(
+      PODS,
+      pod,
+      'Normal',
+      EVENT_REASON_SIDECAR_TERMINATOR,
+      `Created ContainerRecreateRequest ${name} to terminate sidecar(s) ${containers.join(', ')}`,
+    );
   }
 
   private async markTerminated(pod: Pod, phase: 'Succeeded' | 'Failed' | undefined): Promise<void> {
@@ -138,7 +148,12 @@ export class SidecarTerminatorReconciler implements Reconciler {
       if (isNotFound(err)) return;
       throw err;
     }
-    this.ctx.events.emit(PODS, pod, 'Normal', EVENT_REASON_SIDECAR_TERMINATOR,
-      `Set condition ${CONDITION_SIDECAR_TERMINATED}${phase ? ` and phase ${phase} from the main containers' exit codes` : ''}`);
+    this.ctx.events.emit(
+      PODS,
+      pod,
+      'Normal',
+      EVENT_REASON_SIDECAR_TERMINATOR,
+      `Set condition ${CONDITION_SIDECAR_TERMINATED}${phase ? ` and phase ${phase} from the main containers' exit codes` : ''}`,
+    );
   }
 }

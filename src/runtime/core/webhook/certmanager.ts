@@ -7,15 +7,7 @@ import {
   type ResourceType,
 } from '../../../contracts/index.js';
 import type { KubeObject, Secret } from '../types.js';
-import {
-  bundleFromSecretData,
-  bundleToSecretData,
-  caBundleOf,
-  renewalReason,
-  renewBundle,
-  validity,
-  type CertBundle,
-} from './certs.js';
+import { bundleFromSecretData, bundleToSecretData, caBundleOf, renewalReason, renewBundle, validity, type CertBundle } from './certs.js';
 
 export interface CertManagerOptions {
   readonly namespace: string;
@@ -106,7 +98,10 @@ export class CertManager {
       if (this.bundle) this.rotations++;
       this.bundle = bundle;
       const v = validity(bundle.cert);
-      this.o.logger.info({ notAfter: new Date(v.notAfter).toISOString(), rotations: this.rotations }, 'webhook serving certificate installed');
+      this.o.logger.info(
+        { notAfter: new Date(v.notAfter).toISOString(), rotations: this.rotations },
+        'webhook serving certificate installed',
+      );
       this.o.onCertificate(bundle.cert, bundle.key);
     }
   }

@@ -109,7 +109,12 @@ export function validity(pem: string): { notBefore: number; notAfter: number } {
  * Why `bundle` must be renewed now, or undefined if it can serve until the next check. Checks: parseable,
  * the serving cert chains to the CA and covers every host, and neither expires within `renewBeforeMs`.
  */
-export function renewalReason(bundle: CertBundle | undefined, hosts: readonly string[], renewBeforeMs: number, now = Date.now()): string | undefined {
+export function renewalReason(
+  bundle: CertBundle | undefined,
+  hosts: readonly string[],
+  renewBeforeMs: number,
+  now = Date.now(),
+): string | undefined {
   if (!bundle?.caCert || !bundle.caKey || !bundle.cert || !bundle.key) return 'no certificate yet';
   try {
     const ca = new NodeX509(bundle.caCert);
@@ -132,7 +137,11 @@ export function renewalReason(bundle: CertBundle | undefined, hosts: readonly st
  * nothing is refused during a serving-cert renewal), else makes a new CA and keeps the old one as
  * `previousCaCert` while it is still valid.
  */
-export async function renewBundle(old: CertBundle | undefined, o: CertOptions & { renewBeforeMs: number }, now = Date.now()): Promise<CertBundle> {
+export async function renewBundle(
+  old: CertBundle | undefined,
+  o: CertOptions & { renewBeforeMs: number },
+  now = Date.now(),
+): Promise<CertBundle> {
   let ca: { caCert: string; caKey: string } | undefined;
   let previousCaCert: string | undefined;
   if (old?.caCert && old.caKey) {

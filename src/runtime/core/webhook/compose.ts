@@ -31,7 +31,12 @@ function chain(path: string, steps: readonly OrderedAdmissionHandler[]): Admissi
         if (result.warnings) warnings.push(...result.warnings);
         if (result.patch?.length && current !== undefined) {
           // Each step's patch is relative to what it saw; apply it to a copy so later steps see the result.
-          current = jsonPatch.applyPatch(jsonPatch.deepClone(current) as KubeObject, result.patch as jsonPatch.Operation[], true, false).newDocument;
+          current = jsonPatch.applyPatch(
+            jsonPatch.deepClone(current) as KubeObject,
+            result.patch as jsonPatch.Operation[],
+            true,
+            false,
+          ).newDocument;
         }
       }
       const patch = original && current !== original ? (jsonPatch.compare(original, current!) as JsonPatchOp[]) : [];
@@ -58,9 +63,16 @@ export function composeAdmission(handlers: readonly OrderedAdmissionHandler[]): 
     if (new Set(group.map((h) => h.type)).size > 1) throw new Error(`admission path ${path}: ${names} mix mutating and validating steps`);
     const orders = group.map((h) => h.order);
     if (orders.some((o) => o === undefined) || new Set(orders).size !== orders.length) {
-      throw new Error(`admission path ${path}: ${names} share the path, so each needs a distinct \`order\` (got ${orders.map(String).join(', ')})`);
+      throw new Error(
+        `admission path ${path}: ${names} share the path, so each needs a distinct \`order\` (got ${orders.map(String).join(', ')})`,
+      );
     }
-    out.push(chain(path, [...group].sort((a, b) => a.order! - b.order!)));
+    out.push(
+      chain(
+        path,
+        [...group].sort((a, b) => a.order! - b.order!),
+      ),
+    );
   }
   return out;
 }

@@ -113,9 +113,15 @@ export type BodyAdmission =
  */
 export function admitBody(contentLength: string | undefined, limits: AdmissionServerLimits): BodyAdmission {
   if (contentLength === undefined) return { ok: true, pool: 'large', reserve: limits.maxBodyBytes };
-  if (!/^\d{1,12}$/.test(contentLength)) return { ok: false, httpStatus: 411, message: `Content-Length ${JSON.stringify(contentLength.slice(0, 40))} is not a byte count` };
+  if (!/^\d{1,12}$/.test(contentLength))
+    return { ok: false, httpStatus: 411, message: `Content-Length ${JSON.stringify(contentLength.slice(0, 40))} is not a byte count` };
   const n = Number(contentLength);
-  if (n > limits.maxBodyBytes) return { ok: false, httpStatus: 413, message: `body of ${n} bytes is larger than the ${limits.maxBodyBytes}-byte limit of this webhook` };
+  if (n > limits.maxBodyBytes)
+    return {
+      ok: false,
+      httpStatus: 413,
+      message: `body of ${n} bytes is larger than the ${limits.maxBodyBytes}-byte limit of this webhook`,
+    };
   return n <= limits.smallBodyBytes ? { ok: true, pool: 'small', reserve: n } : { ok: true, pool: 'large', reserve: n };
 }
 

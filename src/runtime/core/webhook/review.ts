@@ -41,7 +41,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function quote(v: unknown): string {
   let s: string;
   try {
-    s = typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? Object.prototype.toString.call(v));
+    s =
+      typeof v === 'string' ? JSON.stringify(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? Object.prototype.toString.call(v));
   } catch {
     s = Object.prototype.toString.call(v);
   }
@@ -54,7 +55,11 @@ const bad = (message: string): ParsedReview => ({ ok: false, httpStatus: 400, me
  * Depth and field count of a JSON value, iteratively (a deep value cannot overflow the stack here), stopping
  * as soon as a limit is passed so the walk costs at most `maxFields` steps.
  */
-export function measure(value: unknown, limits: ReviewLimits, budget = limits.maxFields): { depth: number; fields: number; exceeded?: 'depth' | 'fields' } {
+export function measure(
+  value: unknown,
+  limits: ReviewLimits,
+  budget = limits.maxFields,
+): { depth: number; fields: number; exceeded?: 'depth' | 'fields' } {
   let fields = 0;
   let maxSeen = 0;
   const stack: Array<[unknown, number]> = [[value, 0]];
@@ -74,13 +79,15 @@ export function measure(value: unknown, limits: ReviewLimits, budget = limits.ma
 
 function checkObjectField(req: Record<string, unknown>, field: 'object' | 'oldObject', required: boolean): string | undefined {
   const v = req[field];
-  if (v === undefined || v === null) return required ? `request.${field}: Required value: a ${String(req.operation)} review carries the ${field}` : undefined;
+  if (v === undefined || v === null)
+    return required ? `request.${field}: Required value: a ${String(req.operation)} review carries the ${field}` : undefined;
   if (!isObject(v)) return `request.${field}: Invalid value: ${quote(v)}: must be a JSON object`;
   const md = v.metadata;
   if (md !== undefined && !isObject(md)) return `request.${field}.metadata: Invalid value: ${quote(md)}: must be a JSON object`;
   if (isObject(md)) {
     for (const k of ['name', 'namespace', 'generateName', 'uid'] as const) {
-      if (md[k] !== undefined && typeof md[k] !== 'string') return `request.${field}.metadata.${k}: Invalid value: ${quote(md[k])}: must be a string`;
+      if (md[k] !== undefined && typeof md[k] !== 'string')
+        return `request.${field}.metadata.${k}: Invalid value: ${quote(md[k])}: must be a string`;
     }
     for (const k of ['labels', 'annotations'] as const) {
       const m = md[k];
@@ -112,7 +119,8 @@ export function scanJson(text: string, stopAt: { fields: number; depth: number }
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
       continue;
     }
@@ -139,7 +147,9 @@ export function parseAdmissionReview(body: string, limits: ReviewLimits = DEFAUL
     return bad(`body nests deeper than ${limits.maxDepth} levels below the review; no object this webhook admits needs that`);
   }
   if (scanned.fields > limits.maxFields + ENVELOPE_FIELDS) {
-    return bad(`body has more than ${limits.maxFields} fields; remove unknown or repeated fields (no object this webhook admits needs that many)`);
+    return bad(
+      `body has more than ${limits.maxFields} fields; remove unknown or repeated fields (no object this webhook admits needs that many)`,
+    );
   }
   let review: unknown;
   try {
@@ -149,11 +159,16 @@ export function parseAdmissionReview(body: string, limits: ReviewLimits = DEFAUL
   }
   if (!isObject(review)) return bad(`body is ${quote(review)}, not an AdmissionReview object`);
   if (review.apiVersion !== ADMISSION_API_VERSION) {
-    return bad(`apiVersion: Unsupported value: ${quote(review.apiVersion)}: this webhook serves "${ADMISSION_API_VERSION}" only (admissionReviewVersions: [v1])`);
+    return bad(
+      `apiVersion: Unsupported value: ${quote(review.apiVersion)}: this webhook serves "${ADMISSION_API_VERSION}" only (admissionReviewVersions: [v1])`,
+    );
   }
   if (review.kind !== ADMISSION_KIND) return bad(`kind: Unsupported value: ${quote(review.kind)}: must be "${ADMISSION_KIND}"`);
   const req = review.request;
-  if (!isObject(req)) return bad(`request: ${req === undefined ? 'Required value' : `Invalid value: ${quote(req)}`}: an AdmissionReview to answer carries a request object`);
+  if (!isObject(req))
+    return bad(
+      `request: ${req === undefined ? 'Required value' : `Invalid value: ${quote(req)}`}: an AdmissionReview to answer carries a request object`,
+    );
   const uid = req.uid;
   if (typeof uid !== 'string' || uid.length === 0) return bad(`request.uid: Invalid value: ${quote(uid)}: must be a non-empty string`);
   if (uid.length > MAX_UID_LENGTH) return bad(`request.uid: Too long: ${uid.length} characters, at most ${MAX_UID_LENGTH}`);
@@ -165,12 +180,15 @@ export function parseAdmissionReview(body: string, limits: ReviewLimits = DEFAUL
     return bad(`request.kind: Invalid value: ${quote(kind)}: must be {group, version, kind} strings`);
   }
   for (const k of ['name', 'namespace', 'subResource'] as const) {
-    if (req[k] !== undefined && req[k] !== null && typeof req[k] !== 'string') return bad(`request.${k}: Invalid value: ${quote(req[k])}: must be a string`);
+    if (req[k] !== undefined && req[k] !== null && typeof req[k] !== 'string')
+      return bad(`request.${k}: Invalid value: ${quote(req[k])}: must be a string`);
   }
-  if (req.dryRun !== undefined && req.dryRun !== null && typeof req.dryRun !== 'boolean') return bad(`request.dryRun: Invalid value: ${quote(req.dryRun)}: must be a boolean`);
+  if (req.dryRun !== undefined && req.dryRun !== null && typeof req.dryRun !== 'boolean')
+    return bad(`request.dryRun: Invalid value: ${quote(req.dryRun)}: must be a boolean`);
   const op = req.operation;
   const objectProblem =
-    checkObjectField(req, 'object', op === 'CREATE' || op === 'UPDATE') ?? checkObjectField(req, 'oldObject', op === 'UPDATE' || op === 'DELETE');
+    checkObjectField(req, 'object', op === 'CREATE' || op === 'UPDATE') ??
+    checkObjectField(req, 'oldObject', op === 'UPDATE' || op === 'DELETE');
   if (objectProblem) return bad(objectProblem);
 
   let budget = limits.maxFields;
@@ -178,10 +196,20 @@ export function parseAdmissionReview(body: string, limits: ReviewLimits = DEFAUL
     if (req[field] === undefined || req[field] === null) continue;
     const m = measure(req[field], limits, budget);
     if (m.exceeded === 'depth') {
-      return { ok: false, httpStatus: 413, uid, message: `request.${field}: nested deeper than ${limits.maxDepth} levels; no ${kind.kind} needs that, so it is not validated` };
+      return {
+        ok: false,
+        httpStatus: 413,
+        uid,
+        message: `request.${field}: nested deeper than ${limits.maxDepth} levels; no ${kind.kind} needs that, so it is not validated`,
+      };
     }
     if (m.exceeded === 'fields') {
-      return { ok: false, httpStatus: 413, uid, message: `request.${field}: more than ${limits.maxFields} fields in the review; remove unknown or repeated fields (a ${kind.kind} needs far fewer)` };
+      return {
+        ok: false,
+        httpStatus: 413,
+        uid,
+        message: `request.${field}: more than ${limits.maxFields} fields in the review; remove unknown or repeated fields (a ${kind.kind} needs far fewer)`,
+      };
     }
     budget -= m.fields;
   }

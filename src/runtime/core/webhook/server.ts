@@ -111,7 +111,9 @@ export class AdmissionServer {
         return;
       }
       const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
-      socket.end(timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      socket.end(
+        timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+      );
     });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
@@ -147,7 +149,13 @@ export class AdmissionServer {
   }
 
   /** Answers, then drops the connection once the answer is out: its unread body is not worth reading. */
-  private refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  private refuseAndClose(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
     req.pause();
     res.once('finish', () => req.socket.destroy());
     res.once('close', () => req.socket.destroy());
@@ -181,7 +189,8 @@ export class AdmissionServer {
     try {
       const body = await readBody(req, this.limits.maxBodyBytes);
       if (body === undefined) {
-        if (!res.headersSent && !req.destroyed) this.refuseAndClose(req, res, 413, `body larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook`);
+        if (!res.headersSent && !req.destroyed)
+          this.refuseAndClose(req, res, 413, `body larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook`);
         else req.destroy();
         return;
       }
@@ -215,7 +224,12 @@ export class AdmissionServer {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.logger.error({ webhook: h.name, uid, err: message }, 'webhook handler failed');
-        result = { allowed: false, code: 500, reason: 'InternalError', message: `internal error in webhook ${h.name}: ${message.slice(0, 500)}` };
+        result = {
+          allowed: false,
+          code: 500,
+          reason: 'InternalError',
+          message: `internal error in webhook ${h.name}: ${message.slice(0, 500)}`,
+        };
       }
       end();
     }

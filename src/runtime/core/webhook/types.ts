@@ -24,8 +24,7 @@ export interface JsonPatchOp {
 }
 
 export type AdmissionResult =
-  | { allowed: true; patch?: JsonPatchOp[]; warnings?: string[] }
-  | { allowed: false; code?: number; reason?: string; message: string };
+  { allowed: true; patch?: JsonPatchOp[]; warnings?: string[] } | { allowed: false; code?: number; reason?: string; message: string };
 
 /** A webhook endpoint, as registered in src/runtime/manager/registry.ts. */
 export interface AdmissionHandler {

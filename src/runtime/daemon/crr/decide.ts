@@ -108,7 +108,11 @@ export function sortForPick(crrs: readonly ContainerRecreateRequest[]): Containe
   return [...crrs].sort((a, b) => {
     const pa = a.status?.phase ?? '';
     const pb = b.status?.phase ?? '';
-    if (pa === pb) return ms(a.metadata.creationTimestamp) - ms(b.metadata.creationTimestamp) || String(a.metadata.name).localeCompare(String(b.metadata.name));
+    if (pa === pb)
+      return (
+        ms(a.metadata.creationTimestamp) - ms(b.metadata.creationTimestamp) ||
+        String(a.metadata.name).localeCompare(String(b.metadata.name))
+      );
     return (PHASE_WEIGHT[pa] ?? 4) - (PHASE_WEIGHT[pb] ?? 4);
   });
 }
@@ -122,7 +126,14 @@ export type CrrAction =
   | { readonly type: 'acquireUnready'; readonly crr: string; readonly setPodCondition: boolean }
   | { readonly type: 'releaseUnready' }
   | { readonly type: 'patchStates'; readonly crr: string; readonly states: ContainerRecreateState[] }
-  | { readonly type: 'kill'; readonly crr: string; readonly container: string; readonly containerID: string; readonly index: number; readonly states: ContainerRecreateState[] }
+  | {
+      readonly type: 'kill';
+      readonly crr: string;
+      readonly container: string;
+      readonly containerID: string;
+      readonly index: number;
+      readonly states: ContainerRecreateState[];
+    }
   | { readonly type: 'complete'; readonly crr: string; readonly message: string };
 
 export interface CrrDecision {
@@ -171,12 +182,18 @@ export function decidePodCrrs(input: PodCrrInput): CrrDecision {
   const picked = open[0];
   if (!picked) {
     // Nothing in progress: give back readiness we took for a CRR that has finished.
-    if (pod && pod.hasKruiseReadinessGate && pod.kruiseReadyCondition === 'False' && input.crrs.some((c) => c.metadata.annotations?.[CrrKeys.unreadyAcquired])) {
+    if (
+      pod &&
+      pod.hasKruiseReadinessGate &&
+      pod.kruiseReadyCondition === 'False' &&
+      input.crrs.some((c) => c.metadata.annotations?.[CrrKeys.unreadyAcquired])
+    ) {
       actions.push({ type: 'releaseUnready' });
     }
     return { actions, requeueAfterMs };
   }
-  for (const other of open.slice(1)) if (!other.status?.phase) actions.push({ type: 'setPhase', crr: other.metadata.name!, phase: 'Pending' });
+  for (const other of open.slice(1))
+    if (!other.status?.phase) actions.push({ type: 'setPhase', crr: other.metadata.name!, phase: 'Pending' });
   const name = picked.metadata.name!;
   const done = (message: string): CrrDecision => ({ actions: [...actions, { type: 'complete', crr: name, message }], requeueAfterMs });
 
@@ -232,7 +249,10 @@ export function decidePodCrrs(input: PodCrrInput): CrrDecision {
     }
     const seen = observed.get(state.name);
     if (!seen) break;
-    return { actions: [...actions, { type: 'kill', crr: name, container: state.name, containerID: seen.containerID, index: i, states }], requeueAfterMs };
+    return {
+      actions: [...actions, { type: 'kill', crr: name, container: state.name, containerID: seen.containerID, index: i, states }],
+      requeueAfterMs,
+    };
   }
   if (completed === states.length) return done('');
   const minStarted = picked.spec.strategy?.minStartedSeconds ?? 0;
@@ -244,11 +264,7 @@ export function decidePodCrrs(input: PodCrrInput): CrrDecision {
  * States after a kill attempt: Recreating+isKilled on success; on error Failed with the message,
  * and with failurePolicy Fail the CRR completes.
  */
-export function afterKill(
-  states: readonly ContainerRecreateState[],
-  index: number,
-  error: string | undefined,
-): ContainerRecreateState[] {
+export function afterKill(states: readonly ContainerRecreateState[], index: number, error: string | undefined): ContainerRecreateState[] {
   return states.map((s, i) => {
     if (i !== index) return { ...s };
     if (error === undefined) return { ...s, phase: 'Recreating', isKilled: true, message: undefined };

@@ -61,10 +61,15 @@ export function planPreStop(podContainer: Container | undefined, podIP: string |
   if (hook.httpGet) {
     const g = hook.httpGet;
     const host = g.host || podIP;
-    if (!host) return { type: 'error', message: `preStop httpGet of container ${podContainer.name} names no host and the pod has no IP yet; skipped` };
+    if (!host)
+      return {
+        type: 'error',
+        message: `preStop httpGet of container ${podContainer.name} names no host and the pod has no IP yet; skipped`,
+      };
     const port = resolvePort(g.port, podContainer);
     if (typeof port === 'string') return { type: 'error', message: port };
-    if (!Number.isInteger(port) || port < 1 || port > 65535) return { type: 'error', message: `preStop httpGet port ${port} of container ${podContainer.name} is not a TCP port` };
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      return { type: 'error', message: `preStop httpGet port ${port} of container ${podContainer.name} is not a TCP port` };
     const scheme = (g.scheme ?? 'HTTP').toLowerCase() === 'https' ? 'https' : 'http';
     const path = g.path ? (g.path.startsWith('/') ? g.path : `/${g.path}`) : '/';
     const headers = Object.fromEntries((g.httpHeaders ?? []).map((h) => [h.name, h.value]));

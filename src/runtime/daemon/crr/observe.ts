@@ -23,7 +23,8 @@ export function newestByName(containers: readonly Container[]): Map<string, Cont
     const prev = out.get(name);
     const attempt = c.metadata?.attempt ?? 0;
     const prevAttempt = prev?.metadata?.attempt ?? 0;
-    if (!prev || attempt > prevAttempt || (attempt === prevAttempt && BigInt(c.createdAt || '0') > BigInt(prev.createdAt || '0'))) out.set(name, c);
+    if (!prev || attempt > prevAttempt || (attempt === prevAttempt && BigInt(c.createdAt || '0') > BigInt(prev.createdAt || '0')))
+      out.set(name, c);
   }
   return out;
 }

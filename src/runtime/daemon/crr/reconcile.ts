@@ -1,8 +1,25 @@
 import type { ContainerRecreateRequest as ApiCrr } from '../../../api/kinds/containerrecreaterequest.js';
-import { CONTAINER_RECREATE_REQUESTS, PODS, PatchStrategy, isNotFound, splitKey, type Informer, type Pod, type ProcessResult } from '../../core/index.js';
+import {
+  CONTAINER_RECREATE_REQUESTS,
+  PODS,
+  PatchStrategy,
+  isNotFound,
+  splitKey,
+  type Informer,
+  type Pod,
+  type ProcessResult,
+} from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
 import type { DaemonContext } from '../context.js';
-import { CrrKeys, KRUISE_POD_READY, afterKill, decidePodCrrs, type ContainerRecreateState, type CrrAction, type PodView } from './decide.js';
+import {
+  CrrKeys,
+  KRUISE_POD_READY,
+  afterKill,
+  decidePodCrrs,
+  type ContainerRecreateState,
+  type CrrAction,
+  type PodView,
+} from './decide.js';
 import { killContainer } from './kill.js';
 import { bareContainerId, observePod } from './observe.js';
 
@@ -51,12 +68,21 @@ export class CrrReconciler {
   }
 
   private patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<unknown> {
-    return this.ctx.client.patch(CONTAINER_RECREATE_REQUESTS, name, namespace, { status }, PatchStrategy.MergePatch, { subresource: 'status' });
+    return this.ctx.client.patch(CONTAINER_RECREATE_REQUESTS, name, namespace, { status }, PatchStrategy.MergePatch, {
+      subresource: 'status',
+    });
   }
 
   private setPodCondition(pod: Pod, status: 'True' | 'False', message: string): Promise<unknown> {
     const condition = { type: KRUISE_POD_READY, status, lastTransitionTime: now(), message };
-    return this.ctx.client.patch(PODS, pod.metadata.name!, pod.metadata.namespace, { status: { conditions: [condition] } }, PatchStrategy.StrategicMergePatch, { subresource: 'status' });
+    return this.ctx.client.patch(
+      PODS,
+      pod.metadata.name!,
+      pod.metadata.namespace,
+      { status: { conditions: [condition] } },
+      PatchStrategy.StrategicMergePatch,
+      { subresource: 'status' },
+    );
   }
 
   private async apply(action: CrrAction, namespace: string, crrs: readonly ContainerRecreateRequest[], pod: Pod | null): Promise<void> {
@@ -73,8 +99,15 @@ export class CrrReconciler {
         await this.patchStatus(action.crr, namespace, { phase: action.phase });
         return;
       case 'acquireUnready':
-        if (action.setPodCondition && pod) await this.setPodCondition(pod, 'False', `ContainerRecreateRequest ${action.crr} is recreating containers`);
-        await client.patch(CONTAINER_RECREATE_REQUESTS, action.crr, namespace, { metadata: { annotations: { [CrrKeys.unreadyAcquired]: now() } } }, PatchStrategy.MergePatch);
+        if (action.setPodCondition && pod)
+          await this.setPodCondition(pod, 'False', `ContainerRecreateRequest ${action.crr} is recreating containers`);
+        await client.patch(
+          CONTAINER_RECREATE_REQUESTS,
+          action.crr,
+          namespace,
+          { metadata: { annotations: { [CrrKeys.unreadyAcquired]: now() } } },
+          PatchStrategy.MergePatch,
+        );
         return;
       case 'releaseUnready':
         if (pod) await this.setPodCondition(pod, 'True', '');
@@ -89,8 +122,14 @@ export class CrrReconciler {
         try {
           // The hook that runs is the pod's own (read from the API server in this reconcile), never the CRR's.
           const podContainer = pod?.spec?.containers.find((c) => c.name === container.name);
-          if (container.preStop !== undefined && JSON.stringify(container.preStop) !== JSON.stringify((podContainer?.lifecycle as { preStop?: unknown } | undefined)?.preStop)) {
-            log.warn({ crr: `${namespace}/${action.crr}`, container: container.name }, "CRR preStop differs from the pod's; running the pod's own hook only");
+          if (
+            container.preStop !== undefined &&
+            JSON.stringify(container.preStop) !== JSON.stringify((podContainer?.lifecycle as { preStop?: unknown } | undefined)?.preStop)
+          ) {
+            log.warn(
+              { crr: `${namespace}/${action.crr}`, container: container.name },
+              "CRR preStop differs from the pod's; running the pod's own hook only",
+            );
           }
           const out = await killContainer(this.ctx.cri, {
             containerId: bareContainerId(action.containerID),
@@ -98,9 +137,22 @@ export class CrrReconciler {
             gracePeriodSeconds: crr.spec.strategy?.terminationGracePeriodSeconds,
             podIP: (pod?.status?.podIP as string | undefined) ?? undefined,
           });
-          if (out.preStopError) log.warn({ crr: `${namespace}/${action.crr}`, container: container.name, err: out.preStopError }, 'preStop hook failed; stopped anyway');
-          log.info({ crr: `${namespace}/${action.crr}`, container: container.name, containerID: action.containerID, preStopMs: out.preStopMs }, 'container stopped');
-          this.ctx.events.emit(CONTAINER_RECREATE_REQUESTS, crr, 'Normal', 'Stopped', `Stopped container ${container.name} (${action.containerID})`);
+          if (out.preStopError)
+            log.warn(
+              { crr: `${namespace}/${action.crr}`, container: container.name, err: out.preStopError },
+              'preStop hook failed; stopped anyway',
+            );
+          log.info(
+            { crr: `${namespace}/${action.crr}`, container: container.name, containerID: action.containerID, preStopMs: out.preStopMs },
+            'container stopped',
+          );
+          this.ctx.events.emit(
+            CONTAINER_RECREATE_REQUESTS,
+            crr,
+            'Normal',
+            'Stopped',
+            `Stopped container ${container.name} (${action.containerID})`,
+          );
         } catch (err) {
           error = (err as Error).message;
           log.warn({ crr: `${namespace}/${action.crr}`, container: container.name, err: error }, 'stopping container failed');
@@ -113,7 +165,13 @@ export class CrrReconciler {
         log.info({ crr: `${namespace}/${action.crr}`, message: action.message }, 'ContainerRecreateRequest completed');
         await this.patchStatus(action.crr, namespace, { phase: 'Completed', completionTime: now(), message: action.message });
         // Upstream drops the active label on completion so daemons stop caring about it.
-        await client.patch(CONTAINER_RECREATE_REQUESTS, action.crr, namespace, { metadata: { labels: { [CrrKeys.active]: null } } }, PatchStrategy.MergePatch);
+        await client.patch(
+          CONTAINER_RECREATE_REQUESTS,
+          action.crr,
+          namespace,
+          { metadata: { labels: { [CrrKeys.active]: null } } },
+          PatchStrategy.MergePatch,
+        );
         return;
     }
   }

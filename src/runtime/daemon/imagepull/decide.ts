@@ -136,14 +136,21 @@ export interface RegistryCredential {
 }
 
 const normalizeHost = (key: string): string =>
-  key.replace(/^https?:\/\//, '').replace(/\/.*$/, '').replace(/^(index\.)?docker\.io$/, 'docker.io').replace(/^registry-1\.docker\.io$/, 'docker.io');
+  key
+    .replace(/^https?:\/\//, '')
+    .replace(/\/.*$/, '')
+    .replace(/^(index\.)?docker\.io$/, 'docker.io')
+    .replace(/^registry-1\.docker\.io$/, 'docker.io');
 
 /**
  * Credentials for `ref` from the `.dockerconfigjson` (or legacy `.dockercfg`) of pull secrets, in
  * secret order, only entries whose registry matches the image's (kubelet's keyring matching,
  * reduced to exact host match).
  */
-export function credentialsFor(ref: string, secrets: ReadonlyArray<{ type?: string; data?: Record<string, string> }>): RegistryCredential[] {
+export function credentialsFor(
+  ref: string,
+  secrets: ReadonlyArray<{ type?: string; data?: Record<string, string> }>,
+): RegistryCredential[] {
   const host = registryHost(ref);
   const out: RegistryCredential[] = [];
   for (const s of secrets) {

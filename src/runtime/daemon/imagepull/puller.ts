@@ -6,7 +6,10 @@ import { clampTimerMs } from '../../core/timers.js';
 import { credentialsFor, inFlightKey, pullBackoffMs, type PullTask, type TagResult } from './decide.js';
 
 /** Reads a pull secret (from the daemon-config namespace); null when it does not exist. */
-export type SecretReader = (namespace: string | undefined, name: string) => Promise<{ type?: string; data?: Record<string, string> } | null>;
+export type SecretReader = (
+  namespace: string | undefined,
+  name: string,
+) => Promise<{ type?: string; data?: Record<string, string> } | null>;
 
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -107,7 +110,14 @@ export class Puller {
     if (task.imagePullPolicy === 'IfNotPresent') {
       const present = await this.cri.imageStatus(task.ref).catch(() => null);
       if (present) {
-        this.report(task, { phase: 'Succeeded', progress: 100, startTime, completionTime: now(), imageID: present.repoDigests[0] ?? present.id, message: 'image already present' });
+        this.report(task, {
+          phase: 'Succeeded',
+          progress: 100,
+          startTime,
+          completionTime: now(),
+          imageID: present.repoDigests[0] ?? present.id,
+          message: 'image already present',
+        });
         return;
       }
     }
@@ -118,7 +128,12 @@ export class Puller {
       for (const auth of auths) {
         const leftMs = task.deadlineMs !== undefined ? task.deadlineMs - Date.now() : Infinity;
         if (leftMs <= 0) {
-          this.report(task, { phase: 'Failed', startTime, completionTime: now(), message: `pull of ${task.ref} exceeded activeDeadlineSeconds${lastError ? `; last error: ${lastError}` : ''}` });
+          this.report(task, {
+            phase: 'Failed',
+            startTime,
+            completionTime: now(),
+            message: `pull of ${task.ref} exceeded activeDeadlineSeconds${lastError ? `; last error: ${lastError}` : ''}`,
+          });
           return;
         }
         const began = Date.now();
@@ -147,6 +162,11 @@ export class Puller {
         await this.acquire(worker);
       }
     }
-    this.report(task, { phase: 'Failed', startTime, completionTime: now(), message: `failed to pull ${task.ref} after ${attempts} attempt(s) (backoffLimit ${task.backoffLimit}): ${lastError}` });
+    this.report(task, {
+      phase: 'Failed',
+      startTime,
+      completionTime: now(),
+      message: `failed to pull ${task.ref} after ${attempts} attempt(s) (backoffLimit ${task.backoffLimit}): ${lastError}`,
+    });
   }
 }

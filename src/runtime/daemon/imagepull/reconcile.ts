@@ -1,5 +1,14 @@
 import type { NodeImage as ApiNodeImage } from '../../../api/kinds/nodeimage.js';
-import { NODE_IMAGES, PatchStrategy, SECRETS, isNotFound, type Informer, type KubeObject, type ProcessResult, type Secret } from '../../core/index.js';
+import {
+  NODE_IMAGES,
+  PatchStrategy,
+  SECRETS,
+  isNotFound,
+  type Informer,
+  type KubeObject,
+  type ProcessResult,
+  type Secret,
+} from '../../core/index.js';
 import type { DaemonContext } from '../context.js';
 import { nextStatus, pendingPulls, type TagResult } from './decide.js';
 import { Puller } from './puller.js';
@@ -57,7 +66,9 @@ export class NodeImageReconciler {
     const ni = this.nodeImages.get(key);
     if (!ni) return;
     // Forget results of tags the spec no longer lists (the map stays as small as the spec).
-    const wanted = new Set(Object.entries(ni.spec?.images ?? {}).flatMap(([image, spec]) => spec.tags.map((t) => `${image}\u0000${t.tag}`)));
+    const wanted = new Set(
+      Object.entries(ni.spec?.images ?? {}).flatMap(([image, spec]) => spec.tags.map((t) => `${image}\u0000${t.tag}`)),
+    );
     for (const k of this.results.keys()) if (!wanted.has(k)) this.results.delete(k);
     for (const task of pendingPulls(ni, this.puller.inFlight)) {
       // A result we hold for this version already answers it (written, or about to be).

@@ -58,7 +58,8 @@ export function validateCrrSpec(crr: Crr): string | undefined {
   const deadline = spec.activeDeadlineSeconds;
   if (deadline !== undefined && deadline < 3) return `spec.activeDeadlineSeconds: Invalid value: ${deadline}: must be at least 3`;
   const fp = spec.strategy?.failurePolicy;
-  if (fp !== undefined && fp !== 'Fail' && fp !== 'Ignore') return `spec.strategy.failurePolicy: Unsupported value: "${typeof fp === 'string' ? fp : JSON.stringify(fp)}": supported values: "Fail", "Ignore"`;
+  if (fp !== undefined && fp !== 'Fail' && fp !== 'Ignore')
+    return `spec.strategy.failurePolicy: Unsupported value: "${typeof fp === 'string' ? fp : JSON.stringify(fp)}": supported values: "Fail", "Ignore"`;
   return undefined;
 }
 
@@ -113,8 +114,13 @@ export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolea
     const pc = podContainers.find((x) => x.name === c.name);
     if (!pc) return deny(`spec.containers[${i}].name: Not found: pod ${podName} has no container "${c.name}"`);
     const st = statuses.find((s) => s.name === c.name);
-    if (!st?.containerID) return deny(`spec.containers[${i}]: container "${c.name}" of pod ${podName} has no containerID yet (not started)`);
-    patch.push({ op: 'add', path: `/spec/containers/${i}/statusContext`, value: { containerID: st.containerID, restartCount: st.restartCount ?? 0 } });
+    if (!st?.containerID)
+      return deny(`spec.containers[${i}]: container "${c.name}" of pod ${podName} has no containerID yet (not started)`);
+    patch.push({
+      op: 'add',
+      path: `/spec/containers/${i}/statusContext`,
+      value: { containerID: st.containerID, restartCount: st.restartCount ?? 0 },
+    });
     const preStop = (pc.lifecycle as { preStop?: unknown } | undefined)?.preStop;
     if (preStop) patch.push({ op: 'add', path: `/spec/containers/${i}/preStop`, value: preStop });
     if (pc.ports) patch.push({ op: 'add', path: `/spec/containers/${i}/ports`, value: pc.ports });
@@ -126,7 +132,8 @@ export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolea
 
 /** UPDATE: spec and the node-name/pod-uid labels are immutable. */
 export function validateCrrUpdate(crr: Crr, old: Crr): AdmissionResult {
-  if (JSON.stringify(crr.spec) !== JSON.stringify(old.spec)) return deny('spec: Forbidden: the spec of a ContainerRecreateRequest is immutable');
+  if (JSON.stringify(crr.spec) !== JSON.stringify(old.spec))
+    return deny('spec: Forbidden: the spec of a ContainerRecreateRequest is immutable');
   for (const k of [LABEL_CRR_NODE_NAME, LABEL_CRR_POD_UID]) {
     const was = old.metadata.labels?.[k];
     if (was !== undefined && crr.metadata.labels?.[k] !== was) return deny(`metadata.labels[${k}]: Forbidden: immutable`);

@@ -7,7 +7,12 @@ import { NODES, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
 import { defaultCrr, validateCrrSpec, validateCrrUpdate } from './decision.js';
 
-async function getOrUndefined<T extends KubeObject>(client: KubeClient, type: typeof PODS, name: string, ns?: string): Promise<T | undefined> {
+async function getOrUndefined<T extends KubeObject>(
+  client: KubeClient,
+  type: typeof PODS,
+  name: string,
+  ns?: string,
+): Promise<T | undefined> {
   try {
     return await client.get<T>(type, name, ns);
   } catch (err) {

@@ -48,9 +48,12 @@ function tooManySchemaErrors(obj: Record<string, unknown>): AdmissionResult | un
 
 /** The schema check of the API model, as findings: the validator used when none is injected. */
 export const schemaOnlyValidator: ObjectValidator = (obj) =>
-  validateObject(obj).issues.map(
-    (i): ObjectFinding => ({ ruleId: 'KRUISE-SCHEMA', jsonPointer: i.jsonPointer, message: i.message, hint: i.hint ?? 'see `cdk8s-kruise explain`' }),
-  );
+  validateObject(obj).issues.map((i): ObjectFinding => ({
+    ruleId: 'KRUISE-SCHEMA',
+    jsonPointer: i.jsonPointer,
+    message: i.message,
+    hint: i.hint ?? 'see `cdk8s-kruise explain`',
+  }));
 
 export function validateWith(validator: ObjectValidator, obj: KubeObject): AdmissionResult {
   const mine = authored(obj);

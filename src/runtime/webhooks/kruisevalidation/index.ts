@@ -12,16 +12,14 @@ export const kruiseValidationWebhook: WebhookDefinition = {
   reads: [],
   setup(ctx) {
     const validator = ctx.objectValidator ?? schemaOnlyValidator;
-    return KINDS.filter((k) => k.kind !== 'ContainerRecreateRequest').map(
-      (k): AdmissionHandler => ({
-        name: `v${k.kind.toLowerCase()}`,
-        path: kindWebhookPath('validate', k),
-        type: 'validating',
-        async handle(req) {
-          if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-          return validateWith(validator, req.object as KubeObject);
-        },
-      }),
-    );
+    return KINDS.filter((k) => k.kind !== 'ContainerRecreateRequest').map((k): AdmissionHandler => ({
+      name: `v${k.kind.toLowerCase()}`,
+      path: kindWebhookPath('validate', k),
+      type: 'validating',
+      async handle(req) {
+        if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
+        return validateWith(validator, req.object as KubeObject);
+      },
+    }));
   },
 };
