@@ -40,20 +40,15 @@ export async function synth(opts: SynthOptions): Promise<number> {
   // Refused before the app runs (fail fast), and again under the lock just before the swap.
   await assertReplaceable(outDir);
   const lock = await lockOutput(outDir);
-  let stage: string;
-  try {
-    stage = await makeStage(outDir);
-  } catch (e) {
-    lock.release();
-    throw e;
-  }
   // The output path as printed: control characters in it cannot forge terminal or CI log lines.
   const shownOut = escapeControl(outDir);
-  // An interrupted synth must not leave its stage directory beside the output either. Signals that arrive during
-  // the swap are held back by the gate until the new output is in place.
+  // Handlers go in as soon as the lock is held, so a signal at any later point releases it. An interrupted synth
+  // must not leave its stage directory beside the output either. Signals that arrive during the swap are held back
+  // by the gate until the new output is in place.
+  let stage: string | undefined;
   const gate = new SignalGate((signal) => {
     stopApp();
-    rmSync(stage, { recursive: true, force: true });
+    if (stage) rmSync(stage, { recursive: true, force: true });
     lock.release();
     process.stderr.write(
       gate.completed
@@ -64,6 +59,13 @@ export async function synth(opts: SynthOptions): Promise<number> {
   });
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const s of signals) process.on(s, gate.handle);
+  try {
+    stage = await makeStage(outDir);
+  } catch (e) {
+    for (const s of signals) process.off(s, gate.handle);
+    lock.release();
+    throw e;
+  }
   try {
     const raw = path.join(stage, 'raw');
     const t0 = performance.now();

@@ -26,6 +26,8 @@ export const containerRecreateController: DaemonControllerDefinition = {
     ctx.onCriRecovered(() => {
       for (const c of crrs.list()) if (!c.status?.completionTime) onCrr(c);
     });
-    return new CrrReconciler(ctx, crrs);
+    const reconciler = new CrrReconciler(ctx, crrs);
+    crrs.addHandlers({ delete: (c) => reconciler.forget(c) });
+    return reconciler;
   },
 };

@@ -29,6 +29,42 @@ type ContainerRecreateRequest = ApiCrr & KubeObject;
 /** RFC 3339 without fractions, the form metav1.Time writes. */
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+/** How soon a reconcile that found the cache behind its own last write looks again (the write's event usually comes first). */
+export const STALE_CACHE_REQUEUE_MS = 100;
+
+/**
+ * The resource version of the last write per object, compared with the cached copy: the cache satisfies the
+ * expectation once it holds that version or a newer one (kube-apiserver versions are etcd revisions, so they
+ * order as integers; a version that is not an integer is never held against the cache).
+ */
+export class ResourceVersionExpectations {
+  private readonly versions = new Map<string, bigint>();
+
+  record(obj: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } } | undefined): void {
+    const v = revision(obj?.metadata?.resourceVersion);
+    if (v !== undefined && obj?.metadata?.name) this.versions.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, v);
+  }
+
+  satisfiedBy(cached: { metadata: { namespace?: string; name?: string; resourceVersion?: string } }): boolean {
+    const key = `${cached.metadata.namespace ?? ''}/${cached.metadata.name ?? ''}`;
+    const want = this.versions.get(key);
+    if (want === undefined) return true;
+    const have = revision(cached.metadata.resourceVersion);
+    if (have !== undefined && have < want) return false;
+    this.versions.delete(key);
+    return true;
+  }
+
+  /** Drops the expectation of a deleted object. */
+  forget(obj: { metadata: { namespace?: string; name?: string } }): void {
+    this.versions.delete(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
+  }
+}
+
+function revision(rv: string | undefined): bigint | undefined {
+  return rv !== undefined && /^\d{1,30}$/.test(rv) ? BigInt(rv) : undefined;
+}
+
 export function podView(pod: Pod): PodView {
   const containers = new Map((pod.status?.containerStatuses ?? []).map((c) => [c.name, { containerID: c.containerID, ready: !!c.ready }]));
   const gates = (pod.spec?.readinessGates as { conditionType?: string }[] | undefined) ?? [];
@@ -49,10 +85,23 @@ export class CrrReconciler {
     private readonly crrs: Informer<ContainerRecreateRequest>,
   ) {}
 
+  /**
+   * Resource versions of our own last writes, by `namespace/name`. A reconcile must not decide from a cache older
+   * than what it wrote: a stale copy still showing a container as not yet killed would kill its new instance again.
+   */
+  private readonly written = new ResourceVersionExpectations();
+
+  /** A CRR is gone: its expectation goes with it. */
+  forget(crr: ContainerRecreateRequest): void {
+    this.written.forget(crr);
+  }
+
   async reconcile(key: string): Promise<ProcessResult> {
     const { namespace, name: podName } = splitKey(key);
     const crrs = this.crrs.list().filter((c) => c.metadata.namespace === namespace && c.spec.podName === podName);
     if (crrs.length === 0) return;
+    // Our write's watch event requeues the key; the timed requeue only covers a lost event.
+    if (!crrs.every((c) => this.written.satisfiedBy(c))) return { requeueAfterMs: STALE_CACHE_REQUEUE_MS };
     let pod: Pod | null = null;
     try {
       pod = await this.ctx.client.get<Pod>(PODS, podName, namespace);
@@ -67,10 +116,29 @@ export class CrrReconciler {
     return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : undefined;
   }
 
-  private patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<unknown> {
-    return this.ctx.client.patch(CONTAINER_RECREATE_REQUESTS, name, namespace, { status }, PatchStrategy.MergePatch, {
-      subresource: 'status',
-    });
+  private async patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<void> {
+    const written = await this.ctx.client.patch<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
+      name,
+      namespace,
+      { status },
+      PatchStrategy.MergePatch,
+      {
+        subresource: 'status',
+      },
+    );
+    this.written.record(written);
+  }
+
+  private async patchMetadata(name: string, namespace: string, metadata: Record<string, unknown>): Promise<void> {
+    const written = await this.ctx.client.patch<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
+      name,
+      namespace,
+      { metadata },
+      PatchStrategy.MergePatch,
+    );
+    this.written.record(written);
   }
 
   private setPodCondition(pod: Pod, status: 'True' | 'False', message: string): Promise<unknown> {
@@ -101,13 +169,7 @@ export class CrrReconciler {
       case 'acquireUnready':
         if (action.setPodCondition && pod)
           await this.setPodCondition(pod, 'False', `ContainerRecreateRequest ${action.crr} is recreating containers`);
-        await client.patch(
-          CONTAINER_RECREATE_REQUESTS,
-          action.crr,
-          namespace,
-          { metadata: { annotations: { [CrrKeys.unreadyAcquired]: now() } } },
-          PatchStrategy.MergePatch,
-        );
+        await this.patchMetadata(action.crr, namespace, { annotations: { [CrrKeys.unreadyAcquired]: now() } });
         return;
       case 'releaseUnready':
         if (pod) await this.setPodCondition(pod, 'True', '');
@@ -165,13 +227,7 @@ export class CrrReconciler {
         log.info({ crr: `${namespace}/${action.crr}`, message: action.message }, 'ContainerRecreateRequest completed');
         await this.patchStatus(action.crr, namespace, { phase: 'Completed', completionTime: now(), message: action.message });
         // Upstream drops the active label on completion so daemons stop caring about it.
-        await client.patch(
-          CONTAINER_RECREATE_REQUESTS,
-          action.crr,
-          namespace,
-          { metadata: { labels: { [CrrKeys.active]: null } } },
-          PatchStrategy.MergePatch,
-        );
+        await this.patchMetadata(action.crr, namespace, { labels: { [CrrKeys.active]: null } });
         return;
     }
   }
