@@ -15,34 +15,8 @@ log() { echo "[controlplane] $*" >&2; }
 # shellcheck source=lib/k8s-build.bash
 . "$(dirname "$0")/lib/k8s-build.bash"
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
-  for bin in kube-apiserver etcd; do
-    [ -x "$KUBEBUILDER_ASSETS/$bin" ] || { log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS has no executable $bin"; exit 1; }
-  done
-  log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS, nothing to build"
-  exit 0
-fi
-
 out="${CDK8S_KRUISE_CONTROLPLANE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-kruise/controlplane/$version}"
-stamp="$out/.complete"
-fingerprint="$(sha256sum "$module_dir/go.sum" | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
-  log "reusing $version binaries in $out"
-  exit 0
-fi
-
-# Concurrent test runs on a fresh machine must not build into the same files: one builds, the
-# others wait for it and then reuse its result.
-mkdir -p "$out"
-exec 9>"$out/.lock"
-if ! flock -n 9; then
-  log "another build into $out is running; waiting for it"
-  flock 9
-fi
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
-  log "reusing $version binaries in $out (built by the run we waited for)"
-  exit 0
-fi
+if k8s_build_reuse_or_lock KUBEBUILDER_ASSETS kube-apiserver etcd; then exit 0; fi
 
 k8s_build_check_go KUBEBUILDER_ASSETS
 log "building kube-apiserver, etcd and kubectl $version into $out"

@@ -18,31 +18,8 @@ log() { echo "[node] $*" >&2; }
 . "$(dirname "$0")/lib/k8s-build.bash"
 binaries=(kubelet kube-controller-manager kube-scheduler kube-proxy)
 
-if [ -n "${CDK8S_KRUISE_NODE_ASSETS:-}" ]; then
-  for bin in "${binaries[@]}"; do
-    [ -x "$CDK8S_KRUISE_NODE_ASSETS/$bin" ] || { log "CDK8S_KRUISE_NODE_ASSETS=$CDK8S_KRUISE_NODE_ASSETS has no executable $bin"; exit 1; }
-  done
-  log "using CDK8S_KRUISE_NODE_ASSETS=$CDK8S_KRUISE_NODE_ASSETS, nothing to build"
-  exit 0
-fi
-
 out="${CDK8S_KRUISE_NODE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-kruise/node/$version}"
-stamp="$out/.complete"
-fingerprint="$(sha256sum "$module_dir/go.sum" | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
-  log "reusing $version node binaries in $out"
-  exit 0
-fi
-mkdir -p "$out"
-exec 9>"$out/.lock"
-if ! flock -n 9; then
-  log "another build into $out is running; waiting for it"
-  flock 9
-fi
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ]; then
-  log "reusing $version node binaries in $out (built by the run we waited for)"
-  exit 0
-fi
+if k8s_build_reuse_or_lock CDK8S_KRUISE_NODE_ASSETS "${binaries[@]}"; then exit 0; fi
 k8s_build_check_go CDK8S_KRUISE_NODE_ASSETS
 log "building ${binaries[*]} $version into $out (shares the Go build cache with the control plane)"
 rm -f "$stamp"
