@@ -54,7 +54,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars',
+    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent',
   },
   {
     apiGroups: [''],

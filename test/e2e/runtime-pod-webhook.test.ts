@@ -103,6 +103,15 @@ describe('pod webhook on the real API server', () => {
     await eventually(async () => gates(await createPod(ns, 'probe')).length > 0, 30_000, 'pod webhook live');
     const created = await core.createNamespacedPod({ namespace: ns, body: podBody('web-0') });
     expect(gates(created)).toEqual(['KruisePodReady', 'InPlaceUpdateReady']);
+    // The podreadiness controller sets both conditions True, so the pod is Ready once its containers are.
+    await eventually(
+      async () => {
+        const conds = (await core.readNamespacedPodStatus({ name: 'web-0', namespace: ns })).status?.conditions ?? [];
+        return ['KruisePodReady', 'InPlaceUpdateReady'].every((t) => conds.some((c) => c.type === t && c.status === 'True'));
+      },
+      20_000,
+      'readiness gates initialised True',
+    );
     // A pod of a non-Kruise owner passes unchanged.
     const plain = await core.createNamespacedPod({ namespace: ns, body: { ...podBody('plain'), metadata: { name: 'plain' } } });
     expect(plain.spec?.readinessGates).toBeUndefined();

@@ -8,11 +8,17 @@ import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
+import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 
-export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
+export const CONTROLLERS: readonly ControllerDefinition[] = [
+  sidecarTerminator,
+  imagePullJobController,
+  nodeImageController,
+  podReadinessController,
+];
 
 /**
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
