@@ -95,3 +95,9 @@ export const CONDITION_INPLACE_UPDATE_READY = 'InPlaceUpdateReady';
 export const LABEL_POD_WEBHOOK_OPT_OUT = 'kruise.cdk8s.io/pod-webhook';
 /** The value of {@link LABEL_POD_WEBHOOK_OPT_OUT} that opts a namespace out. */
 export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';
+/**
+ * SidecarSet annotation (value `"true"`) that injects its `containers` as Kubernetes native sidecars:
+ * `initContainers` entries with `restartPolicy: Always`, so the kubelet orders their start and stop
+ * (Kubernetes >= 1.29). Not an upstream key: upstream OpenKruise ignores it.
+ */
+export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sidecars';

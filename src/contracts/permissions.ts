@@ -58,6 +58,18 @@ export const MANAGER: readonly PermissionRule[] = [
   },
   {
     apiGroups: [''],
+    resources: ['namespaces'],
+    verbs: ['list', 'watch'],
+    why: "pod webhook: a SidecarSet's namespaceSelector is matched against the labels of the pod's namespace",
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['sidecarsets'],
+    verbs: ['list', 'watch'],
+    why: 'pod webhook injects the matching SidecarSets; the SidecarSet controller upgrades their pods',
+  },
+  {
+    apiGroups: [''],
     resources: ['nodes'],
     verbs: ['get', 'list', 'watch'],
     why: 'virtual-kubelet detection (label type=virtual-kubelet) for the sidecar terminator and CRR webhook',

@@ -12,6 +12,7 @@ import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
+import { sidecarSetInjectionWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
@@ -24,7 +25,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
  * place in this list, fixes when it runs; add a new mutator here.
  */
-export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook];
+export const POD_MUTATORS: readonly WebhookDefinition[] = [sidecarSetInjectionWebhook, podReadinessGatesWebhook];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
 
