@@ -210,7 +210,7 @@ const NEITHER = { bundled: false, upstream: false } as const;
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_KILL]: feature(['SidecarTerminator'], { daemon: true }, BOTH),
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
-  [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),
@@ -287,8 +287,8 @@ export function parseFeatureGates(
  * this against the runtime's webhook registry.
  */
 export const BUNDLED_ADMISSION = Object.freeze({
-  /** Whether `/mutate-pod` is served (SidecarSet injection, readiness gates, exit and launch priority). */
-  podWebhook: false,
+  /** Whether `/mutate-pod` is served (mutators: `POD_MUTATORS` in src/runtime/manager/registry.ts). */
+  podWebhook: true,
   /** Our kinds with a defaulting (mutating) webhook. */
   mutatingKinds: Object.freeze(['ContainerRecreateRequest']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs). */

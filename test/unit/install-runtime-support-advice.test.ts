@@ -18,7 +18,8 @@ describe('runtime-support advice comes from the feature table', () => {
     // The bundled runtime has no CloneSet controller yet: a CloneSet must warn, and the advice names upstream.
     { feature: AppFeature.CLONESET, target: 'bundled', expect: /does not carry out\. Use target openkruise/ },
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
-    { feature: AppFeature.SIDECARSET, target: 'bundled', expect: /Use target openkruise/ },
+    // The bundled runtime injects SidecarSets (pod webhook) and upgrades them (SidecarSet controller).
+    { feature: AppFeature.SIDECARSET, target: 'bundled', expect: 'none' },
     // Exit priority: no runtime carries it out, so the advice must never send the user to openkruise.
     {
       feature: AppFeature.CONTAINER_EXIT_PRIORITY,
