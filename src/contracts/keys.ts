@@ -86,3 +86,9 @@ export const ANNOTATION_CRR_UNREADY_ACQUIRED = 'crr.apps.kruise.io/unready-acqui
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
 /** Label on an object that asks for deletion protection. */
 export const LABEL_DELETE_PROTECTION = 'policy.kruise.io/delete-protection';
+/**
+ * Annotation the KruiseRuntime construct puts on the bundled controller-manager Deployment when the app forces
+ * feature gates that runtime does not know (comma-separated `Name=true|false`): the overrides are kept visible in
+ * the output, and the policy rule reports them, instead of vanishing from the `--feature-gates` flag.
+ */
+export const ANNOTATION_IGNORED_FEATURE_GATES = 'cdk8s-kruise.io/ignored-feature-gates';
