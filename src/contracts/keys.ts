@@ -101,3 +101,9 @@ export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';
  * (Kubernetes >= 1.29). Not an upstream key: upstream OpenKruise ignores it.
  */
 export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sidecars';
+/**
+ * Annotation the KruiseRuntime construct puts on the bundled controller-manager Deployment when the app forces
+ * feature gates that runtime does not know (comma-separated `Name=true|false`): the overrides are kept visible in
+ * the output, and the policy rule reports them, instead of vanishing from the `--feature-gates` flag.
+ */
+export const ANNOTATION_IGNORED_FEATURE_GATES = 'kruise.cdk8s.io/ignored-feature-gates';
