@@ -353,7 +353,7 @@ const CASES: Record<string, Case> = {
   },
   // Deletion protection is carried out by upstream only (the feature table); the finding follows the table.
   'KRUISE-RUNTIME-001': {
-    pass: bundledManager() + '---\n' + protectedConfigMap.replace(/  labels: .*\n/, ''),
+    pass: bundledManager() + '---\n' + protectedConfigMap.replace(/ {2}labels: .*\n/, ''),
     fail: bundledManager() + '---\n' + protectedConfigMap,
     pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
     line: 14,
@@ -362,7 +362,7 @@ const CASES: Record<string, Case> = {
   'KRUISE-RUNTIME-002': {
     pass: bundledManager(),
     fail: bundledManager('{kruise.cdk8s.io/ignored-feature-gates: "ResourcesDeletionProtection=true"}'),
-    pointer: '/metadata/annotations/cdk8s-kruise.io~1ignored-feature-gates',
+    pointer: '/metadata/annotations/kruise.cdk8s.io~1ignored-feature-gates',
     line: 7,
     message: /ResourcesDeletionProtection=true are not known to the bundled runtime/,
   },
