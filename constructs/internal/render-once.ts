@@ -44,11 +44,11 @@ export function currentSynthScope(): number | undefined {
 export function renderShared(obj: ApiObject): unknown {
   if (depth === 0) return obj.toJson();
   memo.delete(obj);
-  const manifest = obj.toJson();
+  const manifest: unknown = obj.toJson();
   if (!wrappedObjects.has(obj)) {
     wrappedObjects.add(obj);
     const render = obj.toJson.bind(obj);
-    obj.toJson = () => {
+    obj.toJson = (): unknown => {
       const kept = memo.get(obj);
       if (kept === undefined) return render();
       memo.delete(obj);
