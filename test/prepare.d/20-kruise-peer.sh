@@ -34,7 +34,7 @@ k8s_build_check_go KRUISE_PEER_ASSETS
 kubectl="${KUBEBUILDER_ASSETS:-${CDK8S_KRUISE_CONTROLPLANE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-kruise/controlplane/$(. "$module_dir/../controlplane/versions.env"; echo "$KUBERNETES_VERSION")}}/kubectl"
 [ -x "$kubectl" ] || { log "kubectl of the control plane is needed (10-controlplane.sh builds it): $kubectl"; exit 1; }
 log "building upstream kruise-manager $version into $out"
-log "the first build downloads ~100 MB of Go modules and takes ~5 minutes on 2 cores; later runs reuse it"
+log "the first build downloads ~100 MB of Go modules and needs ~8 CPU-minutes (~6 minutes on 2 idle cores); later runs reuse it"
 rm -f "$stamp"
 
 src="$(cd "$module_dir" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' github.com/openkruise/kruise)"
