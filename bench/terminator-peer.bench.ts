@@ -230,7 +230,7 @@ try {
       'RSS after MiB',
       'CPU s',
     ];
-    const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 13 : 22)).join('');
+    const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 15 : 24)).join('');
     console.log(
       `Sidecar terminator vs upstream ${result.upstream}: ${args.sequential} sequential + ${args.pods} burst pods (${args.concurrency} writes in flight), median of ${args.rounds} alternating rounds`,
     );
