@@ -17,7 +17,7 @@
 // --node-flags= says otherwise ("--node-flags=" runs it with Node's defaults).
 // Usage: npm run bench:sidecarterminator [-- --pods 1000 --fill 10000 --concurrency 50 --workers 10 --node-flags=... --json]
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -25,7 +25,6 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { toCustomResourceDefinition } from '../src/api/crd.js';
 import { ContainerRecreateRequestDefinition } from '../src/api/registry.js';
-import { ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT } from '../src/api/pod-contracts.js';
 import { bundleCli, readPackageJson } from '../src/image/app.js';
 import {
   CONTAINER_RECREATE_REQUESTS,
@@ -44,6 +43,7 @@ import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlpla
 import { ControllerProcess, repoRoot } from '../test/e2e/runtime/process.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, percentile as pct } from './lib.js';
+import { jobPod, pool, rssBytes, statusOf } from './support/job-pods.js';
 
 const args = benchArgs(
   { pods: 1000, fill: 10000, concurrency: 50 },
@@ -66,108 +66,6 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 const log = (msg: string) => {
   if (!args.json) console.error(`[bench] ${msg}`);
 };
-
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i]!, i);
-      }
-    }),
-  );
-}
-
-function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
-/** A pod like a real Job pod: labels, annotations, env, resources, mounts, volumes, tolerations. */
-function jobPod(name: string, namespace: string, nodeName: string | undefined, sidecar: boolean): Pod {
-  const env = Array.from({ length: 6 }, (_, i) => ({ name: `SETTING_${i}`, value: `value-${i}-${name}` }));
-  const mounts = [
-    { name: 'data', mountPath: '/data' },
-    { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
-  ];
-  const resources = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } };
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace,
-      labels: { app: 'batch', 'batch.kubernetes.io/job-name': name.replace(/-\d+$/, ''), 'controller-uid': `uid-${name}` },
-      annotations: { 'example.io/owner': 'team-a', 'example.io/cost-center': '1234', 'example.io/trace': `trace-${name}` },
-    },
-    spec: {
-      restartPolicy: sidecar ? 'Never' : 'Always',
-      serviceAccountName: 'default',
-      ...(nodeName ? { nodeName } : {}),
-      containers: [
-        { name: 'app', image: 'registry.example.io/batch/app:1.2.3', args: ['--run', name], env, resources, volumeMounts: mounts },
-        {
-          name: 'envoy',
-          image: 'registry.example.io/mesh/envoy:1.30',
-          env: [...env.slice(0, 2), ...(sidecar ? [{ name: ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: 'true' }] : [])],
-          resources,
-          volumeMounts: mounts,
-          ports: [{ containerPort: 15001, name: 'proxy' }],
-        },
-      ],
-      volumes: [
-        { name: 'data', emptyDir: {} },
-        {
-          name: 'kube-api-access',
-          projected: {
-            defaultMode: 420,
-            sources: [
-              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-            ],
-          },
-        },
-      ],
-      tolerations: [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      ],
-    },
-  };
-}
-
-function statusOf(appState: object): object {
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return {
-    status: {
-      phase: 'Running',
-      startTime: now,
-      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: now }],
-      containerStatuses: [
-        {
-          name: 'app',
-          image: 'registry.example.io/batch/app:1.2.3',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
-          containerID: 'containerd://app',
-          state: appState,
-        },
-        {
-          name: 'envoy',
-          image: 'registry.example.io/mesh/envoy:1.30',
-          imageID: '',
-          ready: true,
-          restartCount: 0,
-          containerID: 'containerd://envoy',
-          state: { running: { startedAt: now } },
-        },
-      ],
-    },
-  };
-}
 
 const plane = await ControlPlane.start();
 let ctl: ControllerProcess | undefined;

@@ -28,6 +28,7 @@ import { validateObject } from '../src/api/validate.js';
 import { dns1123LabelError, dns1123SubdomainError } from '../src/contracts/validators.js';
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../src/contracts/keys.js';
 import { NAMES } from '../src/contracts/names.js';
+import { currentSynthScope, renderShared, scopeSynth } from './internal/render-once.js';
 
 export { RuntimeImage } from '../src/install/image.js';
 export type { BundledImageOptions } from '../src/install/image.js';
@@ -400,6 +401,8 @@ export class KruiseRuntime extends Chart {
     }
 
     this.node.addValidation({ validate: () => this.prepare() });
+    const root = App.of(this);
+    if (root instanceof App) scopeSynth(root);
   }
 
   /**
@@ -417,8 +420,11 @@ export class KruiseRuntime extends Chart {
     return this.lastReport ?? this.analyze();
   }
 
-  /** The rendered objects of the app, without this runtime and its CRDs. */
-  private appObjects(): SourcedObject[] {
+  /**
+   * The rendered objects of the app, without this runtime and its CRDs. At synth (`shared`), each
+   * manifest is handed on to its chart's rendering in the same synth, so the app renders once.
+   */
+  private appObjects(shared: boolean): SourcedObject[] {
     const root = App.of(this);
     const out: SourcedObject[] = [];
     for (const c of root.node.findAll()) {
@@ -430,7 +436,7 @@ export class KruiseRuntime extends Chart {
         // labels are looked at without rendering them.
         const object = isMetadataOnlyKind(c.apiVersion, c.kind)
           ? ({ apiVersion: c.apiVersion, kind: c.kind, metadata: c.metadata.toJson() as KubeObject['metadata'] } as KubeObject)
-          : (c.toJson() as KubeObject);
+          : ((shared ? renderShared(c) : c.toJson()) as KubeObject);
         out.push({ object, path: c.node.path });
       } catch {
         // The object's own rendering reports its error with better context when the chart renders.
@@ -439,8 +445,8 @@ export class KruiseRuntime extends Chart {
     return out;
   }
 
-  private analyze(): KruiseRuntimeReport {
-    const objects = this.appObjects();
+  private analyze(shared = false): KruiseRuntimeReport {
+    const objects = this.appObjects(shared);
     const uses = detectFeatures(objects);
     const gates = resolveGates(gatesForUses(uses), this.overrides);
     const errors = [...gates.conflicts];
@@ -553,9 +559,22 @@ export class KruiseRuntime extends Chart {
     for (const h of hooks) for (const o of others) if (!h.node.dependencies.includes(o)) h.addDependency(o);
   }
 
-  /** Runs at synth (validation phase, before any chart renders): decide, render, order, report. */
+  /**
+   * Runs at synth (validation phase, before any chart renders): decide, render, order, report. cdk8s
+   * validates the app again inside every chart's rendering: within one App.synth() the first result stands.
+   */
   private prepare(): string[] {
-    const report = this.analyze();
+    const scope = currentSynthScope();
+    if (scope !== undefined && this.preparedIn?.scope === scope) return [...this.preparedIn.errors];
+    const errors = this.prepareNow(scope !== undefined);
+    this.preparedIn = scope === undefined ? undefined : { scope, errors };
+    return errors;
+  }
+
+  private preparedIn?: { scope: number; errors: string[] };
+
+  private prepareNow(shared: boolean): string[] {
+    const report = this.analyze(shared);
     this.lastReport = report;
     if (report.errors.length > 0) return [...report.errors];
     if (this.target === RuntimeTarget.BUNDLED) {

@@ -1,0 +1,126 @@
+// Manager memory against the upstream peer, on one real kube-apiserver + etcd: our controller-manager as
+// shipped (CLI bundle, MANAGER_NODE_OPTIONS, every gate of the bundled runtime on, our webhooks registered)
+// vs upstream kruise-manager (every gate of those features on too), one at a time, alternating, at each
+// level of pods in the cluster (realistic Job/Deployment-like pod specs with server-side managedFields).
+// Per run: start, wait until ready, let it settle, then sample RSS once a second; the figure is the max.
+// Usage: npm run bench:memory-peer [-- --levels 0,10000,50000 --rounds 2 --settle 10 --concurrency 50
+//        --out out/bench/memory-peer.json --json]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
+import { KubeClient, loadKubeConfig, NAMESPACES, PODS } from '../src/runtime/core/index.js';
+import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
+import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
+import { benchArgs, median, ratio } from './lib.js';
+import { jobPod, pool } from './support/job-pods.js';
+import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+
+const args = benchArgs(
+  { rounds: 2, settle: 10, samples: 5, concurrency: 50 },
+  {
+    levels: { type: 'string', default: '0,10000' },
+    out: { type: 'string', default: path.join('out', 'bench', 'memory-peer.json') },
+  },
+);
+bypassProxyForLoopback();
+const levels = args.extra.levels.split(',').map(Number);
+if (levels.some((l) => !Number.isInteger(l) || l < 0)) throw new Error(`--levels: "${args.extra.levels}" is not a list of pod counts`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const MiB = 2 ** 20;
+const log = (msg: string) => console.error(`[bench] ${msg}`);
+
+type Variant = 'ours' | 'upstream';
+const VARIANTS: Variant[] = ['ours', 'upstream'];
+const OUR_GATES = Object.keys(BUNDLED_RUNTIME_GATES)
+  .map((g) => `${g}=true`)
+  .join(',');
+// Upstream runs its default controllers (CloneSet, SidecarSet, ... are on by default) plus the gated ones ours carries out.
+const UPSTREAM_GATES = 'SidecarTerminator=true,ImagePullJobGate=true';
+
+const plane = await ControlPlane.start();
+const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
+let current: Runner | undefined;
+
+async function measure(
+  variant: Variant,
+  cliMain: string,
+): Promise<{ rssMiB: number; rssLastMiB: number; cpuSeconds: number; readyMs: number }> {
+  const t0 = performance.now();
+  current =
+    variant === 'ours'
+      ? await startOurManager(plane, cliMain, { featureGates: OUR_GATES })
+      : await startUpstreamManager(plane, { featureGates: UPSTREAM_GATES });
+  const readyMs = Math.round(performance.now() - t0);
+  await sleep(args.settle * 1000);
+  const samples: number[] = [];
+  for (let i = 0; i < args.samples; i++) {
+    samples.push(current.rssBytes());
+    await sleep(1000);
+  }
+  const cpuSeconds = current.cpuSeconds();
+  await current.stop();
+  current = undefined;
+  return { rssMiB: r1(Math.max(...samples) / MiB), rssLastMiB: r1(samples.at(-1)! / MiB), cpuSeconds, readyMs };
+}
+
+try {
+  await installKruisePeerCrds(plane);
+  await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fill' } });
+  const cliMain = await bundleOurCli();
+  let pods = 0;
+  const loads: number[] = [loadavg()[0]!];
+  const table: Array<{ pods: number; medians: Record<Variant, number>; ratio: number; runs: Record<Variant, unknown[]> }> = [];
+  for (const level of [...levels].sort((a, b) => a - b)) {
+    const t = performance.now();
+    await pool(
+      Array.from({ length: level - pods }, (_, i) => `pod-${pods + i}`),
+      args.concurrency,
+      async (name) => {
+        await client.create(PODS, jobPod(name, 'fill', undefined, false));
+      },
+    );
+    if (level > pods) log(`${level - pods} pods created in ${Math.round(performance.now() - t)} ms`);
+    pods = level;
+    const runs: Record<Variant, Awaited<ReturnType<typeof measure>>[]> = { ours: [], upstream: [] };
+    for (let round = 0; round < args.rounds; round++) {
+      for (const variant of round % 2 ? [...VARIANTS].reverse() : VARIANTS) {
+        const m = await measure(variant, cliMain);
+        runs[variant].push(m);
+        loads.push(loadavg()[0]!);
+        log(`${level} pods, round ${round + 1}, ${variant}: ${JSON.stringify(m)}`);
+      }
+    }
+    const medians = { ours: r1(median(runs.ours.map((r) => r.rssMiB))), upstream: r1(median(runs.upstream.map((r) => r.rssMiB))) };
+    table.push({ pods: level, medians, ratio: ratio(medians.ours, medians.upstream), runs });
+  }
+  const result = {
+    upstream: `kruise-manager ${pinnedKruiseVersion()} (--feature-gates=${UPSTREAM_GATES})`,
+    ours: `cdk8s-kruise controller (--feature-gates=${OUR_GATES})`,
+    rounds: args.rounds,
+    rssMiBByPods: table,
+    loadAverage1m: loads.map((l) => Number(l.toFixed(2))),
+    cores: cpus().length,
+  };
+  mkdirSync(path.dirname(args.extra.out), { recursive: true });
+  writeFileSync(args.extra.out, JSON.stringify(result, null, 2) + '\n');
+  if (args.json) console.log(JSON.stringify(result, null, 2));
+  else {
+    console.log(`Manager RSS (MiB, max of ${args.samples} samples after ${args.settle} s), median of ${args.rounds} alternating rounds`);
+    console.log(`  ours: ${result.ours}\n  upstream: ${result.upstream}`);
+    console.log(`${'pods cached'.padStart(12)}${'ours'.padStart(10)}${'upstream'.padStart(10)}${'ratio'.padStart(8)}`);
+    for (const row of table) {
+      console.log(
+        `${String(row.pods).padStart(12)}${String(row.medians.ours).padStart(10)}${String(row.medians.upstream).padStart(10)}${`${row.ratio}x`.padStart(8)}`,
+      );
+    }
+    console.log(
+      `load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
+    );
+  }
+} finally {
+  await current?.stop().catch(() => undefined);
+  await plane.stop();
+}

@@ -1,0 +1,192 @@
+// The two managers the peer benches compare, started one at a time on one ControlPlane:
+//   ours      the CLI bundle (no tsx, no node_modules) run as `cdk8s-kruise controller` with the V8 limits the
+//             Deployment passes (MANAGER_NODE_OPTIONS), our webhooks registered as the install registers them
+//             (clientConfig pointed at its loopback port);
+//   upstream  kruise-manager from test/harness/kruise-peer.ts with its own webhooks.
+// stop() removes the variant's webhook configurations, so the next one starts from the same state.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bundleCli, readPackageJson } from '../../src/image/app.js';
+import { servedKinds } from '../../src/install/crds.js';
+import type { InstallSpec } from '../../src/install/spec.js';
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
+import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
+import { freePort, type ControlPlane } from '../../test/harness/controlplane.js';
+import { KruisePeer, kubectlOn, type KruisePeerOptions } from '../../test/harness/kruise-peer.js';
+import { repoRoot } from '../../test/e2e/runtime/process.js';
+
+/** A manager under test. */
+export interface Runner {
+  readonly pid: number;
+  /** Resident set size now, bytes. */
+  rssBytes(): number;
+  /** CPU seconds (user + system) used so far. */
+  cpuSeconds(): number;
+  logTail(): string;
+  stop(): Promise<void>;
+}
+
+/** The namespace both managers run in. */
+export const RUNTIME_NS = 'kruise-system';
+const OUR_MUTATING = 'cdk8s-kruise-bench-mutating';
+const OUR_VALIDATING = 'cdk8s-kruise-bench-validating';
+
+export function procRssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+export function procCpuSeconds(pid: number): number {
+  // After "pid (comm) ": utime and stime are fields 11 and 12, in clock ticks (100 Hz on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Writes the CLI bundle as the image ships it; returns the path of its main file. */
+export async function bundleOurCli(): Promise<string> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kruise-peer-bench-'));
+  mkdirSync(path.join(dir, 'bin'));
+  const main = path.join(dir, 'bin', 'cdk8s-kruise.mjs');
+  writeFileSync(main, (await bundleCli(repoRoot)).code);
+  const pkg = readPackageJson(repoRoot);
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module' }));
+  return main;
+}
+
+async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string): Promise<void> {
+  const spec: InstallSpec = {
+    namespace: RUNTIME_NS,
+    daemonConfigNamespace: 'kruise-daemon-config',
+    image: 'unused',
+    imagePullPolicy: 'IfNotPresent',
+    imagePullSecrets: [],
+    manager: { replicas: 1, resources: {}, logLevel: 'info' },
+    webhook: { timeoutSeconds: 10, pods: false, certificates: { mode: 'self' } },
+    featureGates,
+    kinds: servedKinds(),
+  };
+  const toUrl = (config: object, name: string) => {
+    const hooks = (config as unknown as { webhooks: { clientConfig: { service?: { path: string }; url?: string } }[] }).webhooks;
+    for (const h of hooks) h.clientConfig = { url: `https://127.0.0.1:${port}${h.clientConfig.service!.path}` };
+    return { ...config, metadata: { name } };
+  };
+  const items = [toUrl(mutatingWebhookConfiguration(spec), OUR_MUTATING), toUrl(validatingWebhookConfiguration(spec), OUR_VALIDATING)];
+  await kubectlOn(plane, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+}
+
+async function removeOurWebhooks(plane: ControlPlane): Promise<void> {
+  await kubectlOn(plane, [
+    'delete',
+    '--ignore-not-found',
+    `mutatingwebhookconfiguration/${OUR_MUTATING}`,
+    `validatingwebhookconfiguration/${OUR_VALIDATING}`,
+  ]);
+}
+
+function httpOk(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: 2000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts our manager (bundle at `cliMain`) with its webhooks; resolves once /readyz passes. */
+export async function startOurManager(
+  plane: ControlPlane,
+  cliMain: string,
+  opts: { featureGates: string; args?: readonly string[]; nodeOptions?: string },
+): Promise<Runner> {
+  const webhookPort = await freePort();
+  const healthPort = await freePort();
+  await registerOurWebhooks(plane, webhookPort, opts.featureGates);
+  const logs: string[] = [];
+  const child = spawn(
+    process.execPath,
+    [
+      ...(opts.nodeOptions ?? MANAGER_NODE_OPTIONS).split(' ').filter(Boolean),
+      cliMain,
+      'controller',
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '--namespace',
+      RUNTIME_NS,
+      '--health-probe-addr',
+      `127.0.0.1:${healthPort}`,
+      '--metrics-addr',
+      '0',
+      '--log-level',
+      'info',
+      `--feature-gates=${opts.featureGates}`,
+      '--webhook-port',
+      String(webhookPort),
+      '--webhook-host',
+      '127.0.0.1',
+      '--webhook-cert-host',
+      '127.0.0.1',
+      '--mutating-webhook-configuration',
+      OUR_MUTATING,
+      '--validating-webhook-configuration',
+      OUR_VALIDATING,
+      ...(opts.args ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' } },
+  );
+  const keep = (b: Buffer) => {
+    logs.push(...b.toString().split('\n').filter(Boolean));
+    if (logs.length > 200) logs.splice(0, logs.length - 200);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const pid = child.pid!;
+  const runner: Runner = {
+    pid,
+    rssBytes: () => procRssBytes(pid),
+    cpuSeconds: () => procCpuSeconds(pid),
+    logTail: () => logs.slice(-30).join('\n'),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
+        await exited;
+      }
+      await removeOurWebhooks(plane);
+    },
+  };
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) {
+      await runner.stop();
+      throw new Error(`our manager exited while starting:\n${runner.logTail()}`);
+    }
+    if (await httpOk(`http://127.0.0.1:${healthPort}/readyz`)) break;
+    if (i > 600) {
+      await runner.stop();
+      throw new Error(`our manager not ready after 60 s:\n${runner.logTail()}`);
+    }
+    await sleep(100);
+  }
+  return runner;
+}
+
+/** Starts upstream kruise-manager (its CRDs must be installed already). */
+export async function startUpstreamManager(plane: ControlPlane, opts: Omit<KruisePeerOptions, 'installCrds'>): Promise<Runner> {
+  const peer = await KruisePeer.start(plane, { ...opts, installCrds: false });
+  return {
+    pid: peer.pid,
+    rssBytes: () => peer.rssBytes(),
+    cpuSeconds: () => peer.cpuSeconds(),
+    logTail: () => peer.logTail(),
+    stop: () => peer.stop(),
+  };
+}
