@@ -34,8 +34,10 @@ export async function waitFor(what: string, check: () => Promise<boolean> | bool
 export function spawnLogged(command: string, args: readonly string[], logPath: string): ChildProcess {
   const log = createWriteStream(logPath, { flags: 'a' });
   const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout!.pipe(log);
-  proc.stderr!.pipe(log);
+  // Two sources into one file: neither may end it (the other could still write), the process's close does.
+  proc.stdout!.pipe(log, { end: false });
+  proc.stderr!.pipe(log, { end: false });
+  proc.once('close', () => log.end());
   return proc;
 }
 
