@@ -1,5 +1,5 @@
 import { DocumentLocator } from './locate.js';
-import { decodeInput, parseText, resourceRef } from './parse.js';
+import { decodeInput, parseText, parseTextInBatches, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
 import { escapeControl, truncate } from '../api/quote.js';
 import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity } from './types.js';
@@ -176,27 +176,6 @@ export function parseInputs(inputs: readonly TextInput[]): ParsedInputs {
 /** Input items as the streaming reader yields them: bytes to parse, or a finding saying why an input was not read. */
 export type ParsableInput = TextInput | { readonly file: string; readonly finding: Finding };
 
-/**
- * Parses inputs one at a time as they arrive, so each file's bytes can be released once its text is decoded; only
- * the parsed objects (which cross-document rules need) and the text spans used for line recovery are kept.
- */
-export async function parseInputStream(items: AsyncIterable<ParsableInput>): Promise<ParsedInputs & { files: string[] }> {
-  const manifests: Manifest[] = [];
-  const findings: Finding[] = [];
-  const files: string[] = [];
-  for await (const item of items) {
-    files.push(item.file);
-    if ('finding' in item) {
-      findings.push(item.finding);
-      continue;
-    }
-    const parsed = parseInputs([item]);
-    for (const m of parsed.manifests) manifests.push(m);
-    for (const f of parsed.findings) findings.push(f);
-  }
-  return { manifests, findings, files };
-}
-
 /** Runs the selected rules over parsed inputs; parser findings are kept when their rule is selected. */
 export function checkParsed(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[]): Finding[] {
   const selected = new Set(rules.map((r) => r.id));
@@ -231,55 +210,135 @@ export function checkParsedWindow(
   fileOrder: readonly string[],
   limit: number,
 ): FindingWindow {
-  const selected = new Set(rules.map((r) => r.id));
-  const order = new Map(fileOrder.map((f, i) => [f, i]));
-  const window = new CoarseWindow(limit);
-  for (const f of parsed.findings) {
-    if (selected.has(f.ruleId)) window.add({ file: order.get(f.file ?? '') ?? -1, line: f.line ?? 0, parser: f, severity: f.severity });
+  const run = new WindowedRun(rules, limit);
+  for (const f of fileOrder) run.addFile(f);
+  run.addParserFindings(parsed.findings);
+  for (let i = 0; i < parsed.manifests.length; i += RULE_BATCH) run.addManifests(parsed.manifests.slice(i, i + RULE_BATCH));
+  return run.finish(fileOrder);
+}
+
+/**
+ * checkParsedWindow over inputs as the streaming reader yields them: each file is parsed in batches, the
+ * per-document rules run on each batch, and only what the cross-document rules retain (`Rule.retain`) outlives
+ * its batch, so memory follows the findings listed and the cross-document facts, not the size of the input.
+ */
+export async function checkInputStreamWindow(
+  items: AsyncIterable<ParsableInput>,
+  rules: readonly Rule[],
+  limit: number,
+  batchSize = RULE_BATCH,
+): Promise<FindingWindow & { readonly documents: number; readonly files: readonly string[] }> {
+  const run = new WindowedRun(rules, limit);
+  const files: string[] = [];
+  let documents = 0;
+  for await (const item of items) {
+    files.push(item.file);
+    run.addFile(item.file);
+    if ('finding' in item) {
+      run.addParserFindings([item.finding]);
+      continue;
+    }
+    const text = typeof item.content === 'string' ? item.content : decodeInput(item.content, item.file);
+    if (typeof text !== 'string') {
+      run.addParserFindings([text]);
+      continue;
+    }
+    parseTextInBatches(text, item.file, batchSize, (batch) => {
+      documents += batch.manifests.length;
+      run.addParserFindings(batch.findings);
+      run.addManifests(batch.manifests);
+    });
   }
-  const failures: Finding[] = [];
-  const addRaw = (raw: readonly RawFinding[]) => {
+  return { ...run.finish(files), documents, files };
+}
+
+/** One windowed run: per-document rules batch by batch, cross-document rules at the end over what they retained. */
+class WindowedRun {
+  private readonly selected: Set<string>;
+  private readonly order = new Map<string, number>();
+  private readonly window: CoarseWindow;
+  private readonly failures: Finding[] = [];
+  private readonly perDocument: Rule[];
+  private readonly crossDocument: Array<{ rule: Rule; retained: Manifest[] }>;
+
+  constructor(rules: readonly Rule[], limit: number) {
+    this.selected = new Set(rules.map((r) => r.id));
+    this.window = new CoarseWindow(limit);
+    this.perDocument = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
+    this.crossDocument = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id)).map((rule) => ({ rule, retained: [] }));
+  }
+
+  addFile(file: string): void {
+    if (!this.order.has(file)) this.order.set(file, this.order.size);
+  }
+
+  addParserFindings(findings: readonly Finding[]): void {
+    for (const f of findings) {
+      if (this.selected.has(f.ruleId))
+        this.window.add({ file: this.fileIndex(f.file), line: f.line ?? 0, parser: f, severity: f.severity });
+    }
+  }
+
+  addManifests(manifests: readonly Manifest[]): void {
+    this.addRaw(collectRuleFindings(manifests, this.perDocument));
+    for (const { rule, retained } of this.crossDocument) {
+      for (const m of manifests) {
+        if (!rule.retain) {
+          retained.push(m);
+          continue;
+        }
+        const object = rule.retain(m);
+        if (object) retained.push(object === m.object ? m : { object, ...(m.source ? { source: m.source } : {}) });
+      }
+    }
+  }
+
+  finish(fileOrder: readonly string[]): FindingWindow {
+    for (const { rule, retained } of this.crossDocument) this.addRaw(collectRuleFindings(retained, [rule]));
+    // An internal failure of a batched rule is reported once, not once per batch.
+    const uniqueFailures = [...new Map(this.failures.map((f) => [f.message, f])).values()];
+    const limit = this.window.limit;
+    const chosen = this.window.entries();
+    const located = [
+      ...chosen.filter((e) => e.parser).map((e) => e.parser!),
+      ...materialize(chosen.filter((e) => e.raw).map((e) => e.raw!)),
+    ];
+    const shown = sortFindings([...uniqueFailures, ...located], fileOrder).slice(0, limit);
+    const total = { ...this.window.total };
+    total.errors += uniqueFailures.length;
+    const shownSummary = summarize(shown);
+    return {
+      shown,
+      total,
+      omitted: {
+        errors: total.errors - shownSummary.errors,
+        warnings: total.warnings - shownSummary.warnings,
+        infos: total.infos - shownSummary.infos,
+      },
+    };
+  }
+
+  private fileIndex(file: string | undefined): number {
+    return this.order.get(file ?? '') ?? -1;
+  }
+
+  private addRaw({ failures, raw }: { failures: Finding[]; raw: RawFinding[] }): void {
+    this.failures.push(...failures);
     for (const r of raw) {
       const src = r.finding.manifest.source;
-      window.add({ file: src ? (order.get(src.file) ?? -1) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
+      this.window.add({ file: src ? this.fileIndex(src.file) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
     }
-  };
-  // Rules that look at one document at a time run over batches, so their findings are reduced to the window batch
-  // by batch instead of all existing at once; the others see every manifest together.
-  const batched = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
-  const whole = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id));
-  for (let i = 0; i < parsed.manifests.length; i += RULE_BATCH) {
-    const batch = collectRuleFindings(parsed.manifests.slice(i, i + RULE_BATCH), batched);
-    failures.push(...batch.failures);
-    addRaw(batch.raw);
   }
-  const all = collectRuleFindings(parsed.manifests, whole);
-  failures.push(...all.failures);
-  addRaw(all.raw);
-  // An internal failure of a batched rule is reported once, not once per batch.
-  const uniqueFailures = [...new Map(failures.map((f) => [f.message, f])).values()];
-  const chosen = window.entries();
-  const located = [...chosen.filter((e) => e.parser).map((e) => e.parser!), ...materialize(chosen.filter((e) => e.raw).map((e) => e.raw!))];
-  const shown = sortFindings([...uniqueFailures, ...located], fileOrder).slice(0, limit);
-  const total = { ...window.total };
-  total.errors += uniqueFailures.length;
-  const shownSummary = summarize(shown);
-  return {
-    shown,
-    total,
-    omitted: {
-      errors: total.errors - shownSummary.errors,
-      warnings: total.warnings - shownSummary.warnings,
-      infos: total.infos - shownSummary.infos,
-    },
-  };
 }
 
 /**
  * Rules whose findings for a document depend on that document alone (they loop over manifests and never compare
  * two). Only these may run over batches; a rule missing here (every new rule by default) sees all manifests.
  */
-const PER_DOCUMENT_RULES = new Set([
+export const PER_DOCUMENT_RULES: ReadonlySet<string> = new Set([
+  // The parser's findings: their check finds nothing.
+  'KRUISE-INPUT-001',
+  'KRUISE-INPUT-002',
   'KRUISE-SCHEMA-001',
   'KRUISE-SCHEMA-002',
   'KRUISE-SCHEMA-003',
@@ -300,8 +359,13 @@ const PER_DOCUMENT_RULES = new Set([
   'KRUISE-CLONESET-002',
   'KRUISE-CLONESET-003',
   'KRUISE-CRR-001',
+  'KRUISE-SIDECARSET-001',
+  'KRUISE-SIDECARSET-003',
+  'KRUISE-SIDECARSET-004',
+  'KRUISE-RUNTIME-002',
 ]);
-const RULE_BATCH = 2000;
+// Small batches: their objects die young (scavenged) instead of being promoted, which is what grows the heap.
+const RULE_BATCH = 200;
 
 type WindowEntry = { file: number; line: number; parser?: Finding; raw?: RawFinding; severity: Severity };
 
@@ -313,7 +377,7 @@ class CoarseWindow {
   private kept: WindowEntry[] = [];
   readonly total = { errors: 0, warnings: 0, infos: 0 };
 
-  constructor(private readonly limit: number) {}
+  constructor(readonly limit: number) {}
 
   add(e: WindowEntry): void {
     if (e.severity === 'error') this.total.errors++;

@@ -1,6 +1,7 @@
 import { groupOf, KRUISE_GROUP, KRUISE_GROUPS } from '../contracts/groups.js';
 import { toPointer } from './locate.js';
 import type { Manifest } from './types.js';
+import { compileProjection, type FieldPath } from '../api/field-projection.js';
 
 export { imageReferenceError, isEmptySelector, labelValueError, qualifiedNameError, selectorMatches } from '../contracts/validators.js';
 
@@ -79,6 +80,28 @@ export function memo<K extends object, V>(fn: (k: K) => V): (k: K) => V {
 
 /** The pod templates an object owns (none for kinds that own no pods). */
 export const podTemplates = memo(podTemplatesOf);
+
+/**
+ * A projection of pod-template owners to `fields` of their pod templates (paths relative to a template, e.g.
+ * `metadata.labels`, `spec.containers[].name`) plus the object's identity, for cross-document rules that read
+ * only those (`Rule.retain`). Returns undefined for kinds that own no pods.
+ */
+export function podTemplateProjection(fields: readonly FieldPath[]): (m: Manifest) => Record<string, unknown> | undefined {
+  const projections = new Map<string, { apply(value: unknown): unknown }>();
+  for (const [g, kinds] of Object.entries(TEMPLATE_PATHS)) {
+    for (const [kind, paths] of Object.entries(kinds)) {
+      const full = paths.flatMap((path) => fields.map((f) => [...path, f].join('.')));
+      projections.set(`${g}/${kind}`, compileProjection([...IDENTITY_FIELDS, ...full]));
+    }
+  }
+  return (m) => {
+    const projection = projections.get(`${group(m.object.apiVersion)}/${String(m.object.kind)}`);
+    return projection ? (projection.apply(m.object) as Record<string, unknown>) : undefined;
+  };
+}
+
+/** What reports need of any object (`resourceRef`). */
+const IDENTITY_FIELDS: readonly FieldPath[] = ['apiVersion', 'kind', 'metadata.name', 'metadata.generateName', 'metadata.namespace'];
 
 function podTemplatesOf(m: Manifest): PodTemplate[] {
   const kinds = TEMPLATE_PATHS[group(m.object.apiVersion)];

@@ -91,9 +91,29 @@ export function decodeInput(bytes: Uint8Array, file: string): string | Finding {
 /** Parses a multi-document YAML or JSON text. Never throws: unreadable parts become findings. */
 export function parseText(text: string, file: string): ParsedInput {
   const out: ParsedInput = { manifests: [], findings: [] };
+  parseTextInBatches(text, file, Infinity, (batch) => {
+    for (const m of batch.manifests) out.manifests.push(m);
+    for (const f of batch.findings) out.findings.push(f);
+  });
+  return out;
+}
+
+/**
+ * Like parseText, but hands over the objects in batches of about `batchSize` as it goes, so a caller that checks
+ * and drops each batch never holds the objects of a whole large file at once.
+ */
+export function parseTextInBatches(text: string, file: string, batchSize: number, emit: (batch: ParsedInput) => void): void {
+  let out: ParsedInput = { manifests: [], findings: [] };
+  let produced = 0;
+  const flush = () => {
+    produced += out.manifests.length + out.findings.length;
+    emit(out);
+    out = { manifests: [], findings: [] };
+  };
   if (isBlank(text, 0, text.length)) {
     out.findings.push(emptyFinding(file));
-    return out;
+    flush();
+    return;
   }
   const first = firstSignificantChar(text);
   if (first === '{' || first === '[') {
@@ -108,7 +128,8 @@ export function parseText(text: string, file: string): ParsedInput {
           1,
         ),
       );
-      return out;
+      flush();
+      return;
     }
     try {
       value = JSON.parse(text);
@@ -120,7 +141,8 @@ export function parseText(text: string, file: string): ParsedInput {
     if (parsed) {
       addValue(out, value, file, text, 0, text.length, 0, 1, '');
       if (out.manifests.length === 0 && out.findings.length === 0) out.findings.push(emptyFinding(file));
-      return out;
+      flush();
+      return;
     }
   }
   let line = 1;
@@ -164,9 +186,10 @@ export function parseText(text: string, file: string): ParsedInput {
     }
     addValue(out, value, file, text, start, end, docIndex, startLine, '');
     docIndex++;
+    if (out.manifests.length >= batchSize) flush();
   }
-  if (out.manifests.length === 0 && out.findings.length === 0) out.findings.push(emptyFinding(file));
-  return out;
+  if (produced + out.manifests.length + out.findings.length === 0) out.findings.push(emptyFinding(file));
+  flush();
 }
 
 function parseJsonOrYaml(body: string, chunk: string, file: string): unknown {

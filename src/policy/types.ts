@@ -72,4 +72,12 @@ export interface Rule {
   readonly doc: string;
   /** Pure: same manifests, same findings. Findings from the input parser have rules whose check returns []. */
   readonly check: (manifests: readonly Manifest[], ctx: RuleContext) => RuleFinding[];
+  /**
+   * For a rule that compares documents: what it reads of one manifest, judged on that manifest alone — the
+   * object (whole, or only the fields `check` reads) or `undefined` when the manifest cannot matter to the rule.
+   * `validate` streams large inputs and holds only what these return until the cross-document rules run, so
+   * `check` must give the same findings over the retained manifests as over all of them. Without it, a
+   * cross-document rule is given every manifest whole. Per-document rules need none.
+   */
+  readonly retain?: (m: Manifest) => Record<string, unknown> | undefined;
 }

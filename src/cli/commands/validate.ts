@@ -47,7 +47,7 @@ export function register(program: Command): void {
         const format = parseFormat(opts.format);
         const maxFindings = parseMaxFindings(opts.maxFindings);
         // The engine, its rules and validators load only when the command runs (--help/--version stay fast).
-        const [{ checkParsedWindow, parseInputStream, selectRules }, { iterateInputs, parseSize }, { renderReport }] = await Promise.all([
+        const [{ checkInputStreamWindow, selectRules }, { iterateInputs, parseSize }, { renderReport }] = await Promise.all([
           import('../../policy/engine.js'),
           import('../../policy/inputs.js'),
           import('../render-report.js'),
@@ -55,18 +55,16 @@ export function register(program: Command): void {
         const maxFileSize = parseSize(opts.maxFileSize);
         const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
         const t0 = performance.now();
-        const parsed = await parseInputStream(iterateInputs(paths, { maxFileSize }));
+        // Read, parsed and checked in batches; only the listed findings are kept (and located), the others counted.
+        const findings = await checkInputStreamWindow(iterateInputs(paths, { maxFileSize }), rules, maxFindings);
         const t1 = performance.now();
-        // Only the listed findings are kept (and located); the others are counted.
-        const findings = checkParsedWindow(parsed, rules, parsed.files, maxFindings);
-        const t2 = performance.now();
-        const counts = { documents: parsed.manifests.length, files: parsed.files.length };
+        const counts = { documents: findings.documents, files: findings.files.length };
         const report = renderReport(format, findings, counts, maxFindings);
         if (opts.output) await writeFile(opts.output, report);
         else process.stdout.write(report);
         const s = findings.total;
         log(
-          `${counts.documents} object(s) from ${counts.files} input(s): read and parsed ${(t1 - t0).toFixed(0)} ms, validated ${(t2 - t1).toFixed(0)} ms; ` +
+          `${counts.documents} object(s) from ${counts.files} input(s): read, parsed and validated in ${(t1 - t0).toFixed(0)} ms; ` +
             `${s.errors} error(s), ${s.warnings} warning(s)`,
         );
         return s.errors > 0 || (opts.warningsAsErrors && s.warnings > 0) ? 1 : 0;

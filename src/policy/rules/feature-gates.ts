@@ -68,6 +68,8 @@ export const featureGateDisabled: Rule = {
     'as the KruiseRuntime construct or the upstream chart renders it) leave such a gate off, explicitly or through ' +
     'an upstream cascade such as KruiseDaemon=false, the resource is accepted by the API server but never acted on ' +
     '(or rejected by the webhook). Outputs without install manifests are not judged.',
+  retain: (m) =>
+    gateConfigs([m]).length > 0 || requiredGates([{ object: m.object as never, path: '0' }]).length > 0 ? m.object : undefined,
   check(manifests) {
     const configs = gateConfigs(manifests);
     if (configs.length === 0) return [];

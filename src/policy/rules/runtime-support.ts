@@ -25,6 +25,10 @@ export const bundledRuntimeSupport: Rule = {
     'CloneSet is stored and never scaled). The finding names a runtime that does carry it out (upstream ' +
     'OpenKruise: KruiseRuntime target openkruise) or a compile-time alternative. Outputs without the bundled ' +
     'runtime are not judged: upstream installs are checked by the KruiseRuntime construct at synth time.',
+  retain: (m) =>
+    isBundledManager(m) || unsupportedUses(detectFeatures([{ object: m.object as never, path: '0' }]), 'bundled').length > 0
+      ? m.object
+      : undefined,
   check(manifests) {
     if (!manifests.some(isBundledManager)) return [];
     const uses = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));

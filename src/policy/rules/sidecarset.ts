@@ -6,6 +6,7 @@ import {
   isObj,
   memo,
   obj,
+  podTemplateProjection,
   podTemplates,
   selectorMatches,
   type Obj,
@@ -13,6 +14,9 @@ import {
 } from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
 import { quoteValue } from '../../api/quote.js';
+
+/** What the cross-document SidecarSet rules read of a workload: its pods' labels and container names. */
+const workloadParts = podTemplateProjection(['metadata.labels', 'spec.containers[].name', 'spec.initContainers[].name']);
 
 const sidecarSets = memo((manifests: readonly Manifest[]): Manifest[] =>
   manifests.filter((m) => isKind(m, 'apps.kruise.io', 'SidecarSet')),
@@ -122,6 +126,7 @@ export const sidecarSetNameCollision: Rule = {
     'inject the sidecar, so the pod runs without it and nothing reports why. The check looks at every pod-template ' +
     'owner in the same manifests whose pod labels match the SidecarSet selector and whose namespace its ' +
     'namespace/namespaceSelector admits.',
+  retain: (m) => (isKind(m, 'apps.kruise.io', 'SidecarSet') || isKind(m, '', 'Namespace') ? m.object : workloadParts(m)),
   check(manifests, ctx) {
     const out: RuleFinding[] = [];
     for (const m of sidecarSets(manifests)) {
@@ -212,6 +217,7 @@ export const sidecarSetConflict: Rule = {
     'matchExpressions are not compared, so the check is conservative) and ' +
     "both declare a container with the same name, upstream's validating webhook rejects the second one as in " +
     'conflict: a pod cannot hold two containers of one name.',
+  retain: (m) => (isKind(m, 'apps.kruise.io', 'SidecarSet') ? m.object : undefined),
   check(manifests) {
     const out: RuleFinding[] = [];
     const sets = sidecarSets(manifests).map((m) => {

@@ -12,9 +12,10 @@
  */
 import type { ResourceType } from '../../contracts/resources.js';
 import type { KubeObject } from './types.js';
+import { compileProjection, type FieldPath } from '../../api/field-projection.js';
 
-/** A field path as described in the module comment. */
-export type FieldPath = string;
+/** A field path as described in `src/api/field-projection.ts`. */
+export type { FieldPath };
 
 /** What one controller reads of one resource's cached objects. */
 export interface CacheRead {
@@ -34,109 +35,6 @@ export const BASE_FIELDS: readonly FieldPath[] = [
   'metadata.generation',
   'metadata.deletionTimestamp',
 ];
-
-interface ElementSelector {
-  /** Undefined: every element. */
-  readonly key?: string;
-  readonly op?: '=' | '^=';
-  readonly value?: string;
-}
-
-interface Projection {
-  whole: boolean;
-  readonly fields: Map<string, Projection>;
-  /** Set when the value is an array whose elements are selected. */
-  elements?: Array<{ readonly selector: ElementSelector; readonly projection: Projection }>;
-}
-
-function emptyProjection(): Projection {
-  return { whole: false, fields: new Map() };
-}
-
-const SEGMENT = /^([^[\]]+)(?:\[(?:([A-Za-z0-9_]+)(\^=|=)([^\]]*))?\])?$/;
-
-function sameSelector(a: ElementSelector, b: ElementSelector): boolean {
-  return a.key === b.key && a.op === b.op && a.value === b.value;
-}
-
-function addPath(root: Projection, path: FieldPath): void {
-  if (path === '*') {
-    root.whole = true;
-    return;
-  }
-  let node = root;
-  for (const raw of path.split('.')) {
-    const m = SEGMENT.exec(raw);
-    if (!m) throw new Error(`cache plan: invalid field path segment "${raw}" in "${path}"`);
-    const [, name, key, op, value] = m;
-    let child = node.fields.get(name!);
-    if (!child) node.fields.set(name!, (child = emptyProjection()));
-    if (raw.includes('[')) {
-      const selector: ElementSelector = key ? { key, op: op as '=' | '^=', value } : {};
-      child.elements ??= [];
-      let entry = child.elements.find((e) => sameSelector(e.selector, selector));
-      if (!entry) child.elements.push((entry = { selector, projection: emptyProjection() }));
-      node = entry.projection;
-    } else {
-      node = child;
-    }
-  }
-  node.whole = true;
-}
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
-
-function selects(s: ElementSelector, element: unknown): boolean {
-  if (s.key === undefined) return true;
-  if (!isRecord(element)) return false;
-  const v = element[s.key];
-  if (typeof v !== 'string') return false;
-  return s.op === '=' ? v === s.value : v.startsWith(s.value ?? '');
-}
-
-function merge(into: Projection, from: Projection): void {
-  into.whole ||= from.whole;
-  for (const [k, p] of from.fields) {
-    let mine = into.fields.get(k);
-    if (!mine) into.fields.set(k, (mine = emptyProjection()));
-    merge(mine, p);
-  }
-  for (const e of from.elements ?? []) {
-    into.elements ??= [];
-    let mine = into.elements.find((x) => sameSelector(x.selector, e.selector));
-    if (!mine) into.elements.push((mine = { selector: e.selector, projection: emptyProjection() }));
-    merge(mine.projection, e.projection);
-  }
-}
-
-function project(value: unknown, p: Projection): unknown {
-  if (p.whole || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    if (!p.elements) return undefined;
-    const out: unknown[] = [];
-    for (const element of value) {
-      const matching = p.elements.filter((e) => selects(e.selector, element));
-      if (matching.length === 0) continue;
-      let projection = matching[0]!.projection;
-      if (matching.length > 1) {
-        projection = emptyProjection();
-        for (const m of matching) merge(projection, m.projection);
-      }
-      out.push(project(element, projection));
-    }
-    return out;
-  }
-  if (p.elements && p.fields.size === 0) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const [k, child] of p.fields) {
-    if (!(k in value)) continue;
-    const v = project((value as Record<string, unknown>)[k], child);
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
-}
 
 function stripManaged(obj: KubeObject): KubeObject {
   if (!obj.metadata?.managedFields) return obj;
@@ -179,9 +77,8 @@ export class CachePlan {
     }
     for (const [key, { resource, fields }] of byResource) {
       const all = fields.has('*') ? ['*'] : [...new Set([...BASE_FIELDS, ...fields])].sort();
-      const root = emptyProjection();
-      for (const f of all) addPath(root, f);
-      const transform = root.whole ? stripManaged : (obj: KubeObject) => project(obj, root) as KubeObject;
+      const projection = compileProjection(all);
+      const transform = projection.whole ? stripManaged : (obj: KubeObject) => projection.apply(obj) as KubeObject;
       this.plans.set(key, { resource, fields: all, transform });
     }
   }
