@@ -35,6 +35,12 @@ const ALTERNATIVES: Partial<Record<AppFeature, string>> = {
     'Compile it to native sidecars instead (context cdk8s-kruise:kubernetesVersion >= 1.29), which the kubelet orders itself.',
 };
 
+/**
+ * Features the bundled runtime refuses instead of leaving inert: emitting them would change how pods are
+ * built or upgraded in a way the app relies on, so the synth stops rather than warn.
+ */
+const BUNDLED_REFUSED: ReadonlySet<AppFeature> = new Set([AppFeature.SIDECARSET_HOT_UPGRADE]);
+
 function at(u: FeatureUse): string {
   return u.pointer ? ` at ${u.pointer}` : '';
 }
@@ -58,7 +64,9 @@ export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntim
         ? 'Use target openkruise (upstream OpenKruise carries it out).'
         : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
-    if (target === 'bundled') {
+    if (target === 'bundled' && BUNDLED_REFUSED.has(u.feature)) {
+      errors.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which the bundled runtime does not carry out. ${advice}`);
+    } else if (target === 'bundled') {
       warnings.push(
         `${describeRef(u.resource)} uses ${u.feature}${at(u)}, which this version of the bundled runtime does not carry out. ${advice}`,
       );
