@@ -26,6 +26,17 @@ async function patchSet(name: string, patch: object): Promise<void> {
   await kubectl(['patch', 'sidecarsets.apps.kruise.io', name, '--type', 'merge', '-p', JSON.stringify(patch)]);
 }
 
+/** The logtail sidecar at `image` (a merge patch replaces the whole list, so patches send all of it). */
+function logtail(image: string): object {
+  return {
+    name: 'logtail',
+    image,
+    command: LOOP,
+    shareVolumePolicy: { type: 'enabled' },
+    volumeMounts: [{ name: 'log-volume', mountPath: '/var/log/app' }],
+  };
+}
+
 function deployment(name: string, replicas: number): object {
   return {
     apiVersion: 'apps/v1',
@@ -67,15 +78,7 @@ beforeAll(async () => {
       spec: {
         selector: { matchLabels: { app: 'webserver' } },
         updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
-        containers: [
-          {
-            name: 'logtail',
-            image: node().images.busybox,
-            command: LOOP,
-            shareVolumePolicy: { type: 'enabled' },
-            volumeMounts: [{ name: 'log-volume', mountPath: '/var/log/app' }],
-          },
-        ],
+        containers: [logtail(node().images.busybox)],
         volumes: [{ name: 'log-volume', emptyDir: {} }],
       },
     },
@@ -146,7 +149,7 @@ describe('SidecarSet on a real node', () => {
       }
     })();
 
-    await patchSet(SET, { spec: { updateStrategy: { paused: true }, containers: [{ name: 'logtail', image: image2 }] } });
+    await patchSet(SET, { spec: { updateStrategy: { paused: true }, containers: [logtail(image2)] } });
     await new Promise((r) => setTimeout(r, 5000));
     expect((await webPods(ns)).filter((p) => sidecarImage(p) === image2)).toHaveLength(0);
 
