@@ -247,6 +247,19 @@ const CASES: Record<string, Case> = {
     line: 6,
     message: /matches no pod/,
   },
+  'KRUISE-SIDECARSET-006': {
+    pass: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  volumes: [{name: logs, emptyDir: {}}]\n  containers: [{name: c, image: "busybox:1.36", ports: [{name: metrics, containerPort: 9100}], volumeMounts: [{name: logs, mountPath: /logs}], readinessProbe: {tcpSocket: {port: 9100}}}]',
+    ),
+    fail: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers:\n    - name: c\n      image: "busybox:1.36"\n      volumeMounts: [{name: logs, mountPath: /logs}]',
+    ),
+    pointer: '/spec/containers/0/volumeMounts/0/name',
+    line: 10,
+    message: /mounts volume "logs", which spec\.volumes does not define/,
+  },
   'KRUISE-SIDECARSET-005': {
     pass:
       sidecarSet('a', '  selector: {matchLabels: {app: web}}\n  containers: [{name: proxy, image: "envoy:1"}]') +
