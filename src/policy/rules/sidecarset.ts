@@ -330,7 +330,7 @@ function containerProblem(c: Obj, volumes: ReadonlySet<string>, init: boolean): 
       if (portNames.has(pn)) return [`/ports/${i}/name`, `container "${name}" names two ports "${pn}"`, 'Give each port a distinct name.'];
       portNames.add(pn);
     }
-    if (port.protocol !== undefined && !['TCP', 'UDP', 'SCTP'].includes(String(port.protocol))) {
+    if (port.protocol !== undefined && !(['TCP', 'UDP', 'SCTP'] as unknown[]).includes(port.protocol)) {
       return [
         `/ports/${i}/protocol`,
         `container "${name}" port protocol ${quoteValue(port.protocol)} is not TCP, UDP or SCTP`,
