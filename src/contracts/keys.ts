@@ -101,3 +101,5 @@ export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';
  * (Kubernetes >= 1.29). Not an upstream key: upstream OpenKruise ignores it.
  */
 export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sidecars';
+/** ControllerRevision label naming the SidecarSet it is a version of. */
+export const LABEL_SIDECARSET_NAME = 'kruise.io/sidecarset-name';

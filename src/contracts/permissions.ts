@@ -147,8 +147,8 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
   {
     apiGroups: ['apps'],
     resources: ['controllerrevisions'],
-    verbs: ['get', 'create'],
-    why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (read, created when missing)',
+    verbs: ['get', 'list', 'create'],
+    why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (created when missing); the pod webhook reads the revision injectionStrategy.revision pins (by name, or listed by custom-version label)',
   },
 ];
 

@@ -1,11 +1,2 @@
-// Light on purpose: the CLI builds the controller's flags from this file without loading the controller.
-import { DEFAULT_RUNTIME_NAMESPACE, RUNTIME_ENV } from '../../../contracts/index.js';
-import { stringOption } from '../../core/options.js';
-
-/** Where the SidecarSet ControllerRevisions live (upstream: the Kruise namespace). */
-export const SIDECARSET_REVISION_NAMESPACE = stringOption(
-  'sidecarSetRevisionNamespace',
-  '--sidecarset-revision-namespace <ns>',
-  'namespace of the SidecarSet ControllerRevisions (default: $POD_NAMESPACE, else kruise-system)',
-  (env) => env[RUNTIME_ENV.podNamespace] ?? DEFAULT_RUNTIME_NAMESPACE,
-);
+// Re-exported from the core: the pod webhook (pinned revisions) reads it too, and webhooks may not import controllers.
+export { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';

@@ -1,10 +1,19 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetMatches, usesNativeSidecars } from '../../../api/sidecarset-pod.js';
+import {
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+  sidecarSetMatches,
+  sidecarSetRevisionName,
+  usesNativeSidecars,
+  type SidecarSetRevisionData,
+} from '../../../api/sidecarset-pod.js';
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   CONDITION_SIDECARSET_UPGRADABLE,
   CONTROLLER_REVISIONS,
+  LABEL_SIDECARSET_CUSTOM_VERSION,
+  LABEL_SIDECARSET_NAME,
   PODS,
   SIDECARSETS,
 } from '../../../contracts/index.js';
@@ -19,11 +28,6 @@ type Set = SidecarSet & KubeObject;
 
 function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** The ControllerRevision name of a set version: `<set>-<first 10 characters of its hash>`. */
-export function revisionName(set: SidecarSet): string {
-  return `${set.metadata.name!.slice(0, 200)}-${sidecarSetHash(set).slice(0, 10)}`;
 }
 
 export class SidecarSetReconciler implements Reconciler {
@@ -82,7 +86,7 @@ export class SidecarSetReconciler implements Reconciler {
   }
 
   private async ensureRevision(set: Set): Promise<string> {
-    const name = revisionName(set);
+    const name = sidecarSetRevisionName(set);
     if (set.status?.latestRevision === name) return name;
     const body = {
       apiVersion: 'apps/v1',
@@ -90,7 +94,13 @@ export class SidecarSetReconciler implements Reconciler {
       metadata: {
         name,
         namespace: this.revisionNamespace,
-        labels: { 'kruise.io/sidecarset-name': set.metadata.name! },
+        labels: {
+          [LABEL_SIDECARSET_NAME]: set.metadata.name!,
+          // injectionStrategy.revision.customVersion pins new pods to the revision carrying this label.
+          ...(set.metadata.labels?.[LABEL_SIDECARSET_CUSTOM_VERSION]
+            ? { [LABEL_SIDECARSET_CUSTOM_VERSION]: set.metadata.labels[LABEL_SIDECARSET_CUSTOM_VERSION] }
+            : {}),
+        },
         ownerReferences: [
           { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: set.metadata.name!, uid: set.metadata.uid!, controller: true },
         ],
@@ -105,7 +115,7 @@ export class SidecarSetReconciler implements Reconciler {
           patchPodMetadata: set.spec.patchPodMetadata,
         },
         native: usesNativeSidecars(set),
-      },
+      } satisfies SidecarSetRevisionData,
     };
     try {
       await this.ctx.client.create(CONTROLLER_REVISIONS, body as KubeObject, this.revisionNamespace);
