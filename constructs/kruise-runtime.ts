@@ -469,7 +469,9 @@ export class KruiseRuntime extends Chart {
       podWebhook =
         servesPods &&
         (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
-      warnings.push(...runtimeSupport(uses, 'bundled').warnings);
+      const support = runtimeSupport(uses, 'bundled');
+      errors.push(...support.errors);
+      warnings.push(...support.warnings);
       for (const g of Object.keys(this.overrides)) {
         if (!(g in BUNDLED_RUNTIME_GATES))
           warnings.push(`feature gate ${g} is not known to the bundled runtime; the override only matters for target openkruise.`);

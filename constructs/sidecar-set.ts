@@ -6,6 +6,8 @@ import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import { describeConstruct, percentOrAbsoluteValue, secretNames, type SecretReference } from './internal/plus-objects.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
+import { ANNOTATION_SIDECARSET_NATIVE_SIDECARS } from '../src/contracts/keys.js';
+import { KUBERNETES_VERSION_CONTEXT, NATIVE_SIDECARS_MIN_MINOR, parseKubernetesVersion } from './sidecar-strategy.js';
 
 /** Where an injected container is placed relative to the pod's own containers. */
 export enum PodInjectPolicy {
@@ -297,6 +299,15 @@ export interface SidecarSetProps extends kplus.ResourceProps {
    * @default 10
    */
   readonly revisionHistoryLimit?: number;
+  /**
+   * Inject the containers as Kubernetes native sidecars (`initContainers` with `restartPolicy: Always`), so
+   * the kubelet starts them before and stops them after the app containers (e.g. a Job completes without a
+   * sidecar terminator). Needs Kubernetes >= 1.29: the context `cdk8s-kruise:kubernetesVersion` must say so.
+   * Carried out by the cdk8s-kruise runtime only (annotation `kruise.cdk8s.io/native-sidecars`).
+   *
+   * @default false
+   */
+  readonly nativeSidecars?: boolean;
 }
 
 /** Renders a cdk8s-plus selector as plain JSON (cdk8s-plus's own L1 mapping). */
@@ -363,6 +374,28 @@ export class SidecarSet extends kplus.Resource {
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
+    if (props.nativeSidecars) {
+      this.apiObject.metadata.addAnnotation(ANNOTATION_SIDECARSET_NATIVE_SIDECARS, 'true');
+      // A restartPolicy on an init container is refused by API servers before 1.28 (and off by default in
+      // 1.28): every matched pod's creation would fail, so the version must be known and new enough.
+      this.node.addValidation({
+        validate: () => {
+          const version: unknown = this.node.tryGetContext(KUBERNETES_VERSION_CONTEXT);
+          const fix = `set the context "${KUBERNETES_VERSION_CONTEXT}" to your cluster's version (>= 1.${NATIVE_SIDECARS_MIN_MINOR}) or drop nativeSidecars`;
+          if (version === undefined)
+            return [
+              `[${this.node.path}] nativeSidecars needs Kubernetes >= 1.${NATIVE_SIDECARS_MIN_MINOR}, but the target version is unknown: ${fix}.`,
+            ];
+          const { major, minor } = parseKubernetesVersion(version, this.node.path);
+          if (major === 1 && minor < NATIVE_SIDECARS_MIN_MINOR) {
+            return [
+              `[${this.node.path}] nativeSidecars needs Kubernetes >= 1.${NATIVE_SIDECARS_MIN_MINOR}, but the target is ${major}.${minor}: ${fix}.`,
+            ];
+          }
+          return [];
+        },
+      });
+    }
     for (const c of props.containers ?? []) this.addContainer(c);
     for (const c of props.initContainers ?? []) this.addInitContainer(c);
     for (const v of props.volumes ?? []) this.addVolume(v);

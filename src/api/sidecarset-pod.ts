@@ -119,3 +119,22 @@ export function podSidecarSetHash(
     setName
   ];
 }
+
+/** The ControllerRevision name of a set version: `<set>-<first 10 characters of its hash>`. */
+export function sidecarSetRevisionName(set: Pick<SidecarSet, 'metadata' | 'spec'>): string {
+  return `${set.metadata.name!.slice(0, 200)}-${sidecarSetHash(set).slice(0, 10)}`;
+}
+
+/** What a SidecarSet ControllerRevision stores (`data`): the injected part of the spec and the native opt-in. */
+export interface SidecarSetRevisionData {
+  readonly spec: Pick<SidecarSet['spec'], 'containers' | 'initContainers' | 'volumes' | 'imagePullSecrets' | 'patchPodMetadata'>;
+  readonly native?: boolean;
+}
+
+/** The set as it was at a revision: the latest set with the revision's injected fields. */
+export function sidecarSetAtRevision(latest: SidecarSet, data: SidecarSetRevisionData): SidecarSet {
+  const annotations = { ...(latest.metadata.annotations ?? {}) };
+  if (data.native) annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS] = 'true';
+  else delete annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS];
+  return { ...latest, metadata: { ...latest.metadata, annotations }, spec: { ...latest.spec, ...data.spec } };
+}

@@ -147,6 +147,8 @@ export enum AppFeature {
   SIDECAR_TERMINATOR_QUICK_EXIT = 'job sidecar termination (quick-exit image)',
   /** A SidecarSet (injected by the pod mutating webhook). */
   SIDECARSET = 'SidecarSet injection',
+  /** A SidecarSet container with upgradeStrategy.upgradeType HotUpgrade (refused under the bundled target). */
+  SIDECARSET_HOT_UPGRADE = 'SidecarSet hot upgrade',
   /** A SidecarSet with patchPodMetadata (needs a whitelist or the defaults-allowed gate). */
   SIDECARSET_PATCH_POD_METADATA = 'SidecarSet patchPodMetadata',
   /** An ImagePullJob or ImageListPullJob (pulled by the daemon on each node). */
@@ -211,6 +213,7 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_KILL]: feature(['SidecarTerminator'], { daemon: true }, BOTH),
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
   [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
+  [AppFeature.SIDECARSET_HOT_UPGRADE]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),

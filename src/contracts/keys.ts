@@ -107,3 +107,5 @@ export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sid
  * the output, and the policy rule reports them, instead of vanishing from the `--feature-gates` flag.
  */
 export const ANNOTATION_IGNORED_FEATURE_GATES = 'kruise.cdk8s.io/ignored-feature-gates';
+/** ControllerRevision label naming the SidecarSet it is a version of. */
+export const LABEL_SIDECARSET_NAME = 'kruise.io/sidecarset-name';

@@ -47,8 +47,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['pods'],
-    verbs: ['get', 'list', 'watch', 'update'],
-    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry)',
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion)',
   },
   {
     apiGroups: [''],
@@ -67,6 +67,18 @@ export const MANAGER: readonly PermissionRule[] = [
     resources: ['sidecarsets'],
     verbs: ['list', 'watch'],
     why: 'pod webhook injects the matching SidecarSets; the SidecarSet controller upgrades their pods',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['sidecarsets'],
+    verbs: ['patch'],
+    why: 'SidecarSet controller keeps the kruise.io/sidecarset-hash annotations of the set equal to its spec (tools read them)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['sidecarsets/status'],
+    verbs: ['patch'],
+    why: 'SidecarSet status: pod counts, observedGeneration, latestRevision, the RolloutStuck condition',
   },
   {
     apiGroups: [''],
@@ -131,6 +143,12 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
     resources: ['secrets'],
     verbs: ['get', 'create', 'update'],
     why: 'webhook CA + serving certificate kept in a Secret in the runtime namespace, renewed before expiry',
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['controllerrevisions'],
+    verbs: ['get', 'list', 'create'],
+    why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (created when missing); the pod webhook reads the revision injectionStrategy.revision pins (by name, or listed by custom-version label)',
   },
 ];
 

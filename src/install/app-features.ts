@@ -70,6 +70,13 @@ export function detectFeatures(objects: readonly SourcedObject[]): FeatureUse[] 
     }
     const spec = isRecord(obj.spec) ? obj.spec : undefined;
     if (group === KRUISE_GROUP && spec) {
+      if (obj.kind === 'SidecarSet' && Array.isArray(spec.containers)) {
+        spec.containers.forEach((c: unknown, i: number) => {
+          if (isRecord(c) && isRecord(c.upgradeStrategy) && c.upgradeStrategy.upgradeType === 'HotUpgrade') {
+            add(AppFeature.SIDECARSET_HOT_UPGRADE, `/spec/containers/${i}/upgradeStrategy/upgradeType`);
+          }
+        });
+      }
       if (obj.kind === 'SidecarSet' && Array.isArray(spec.patchPodMetadata) && spec.patchPodMetadata.length > 0) {
         add(AppFeature.SIDECARSET_PATCH_POD_METADATA, '/spec/patchPodMetadata');
       }

@@ -35,6 +35,12 @@ const ALTERNATIVES: Partial<Record<AppFeature, string>> = {
     'Compile it to native sidecars instead (context cdk8s-kruise:kubernetesVersion >= 1.29), which the kubelet orders itself.',
 };
 
+/**
+ * Features the bundled runtime refuses instead of leaving inert: emitting them would change how pods are
+ * built or upgraded in a way the app relies on, so the synth stops rather than warn.
+ */
+const BUNDLED_REFUSED: ReadonlySet<AppFeature> = new Set([AppFeature.SIDECARSET_HOT_UPGRADE]);
+
 function at(u: FeatureUse): string {
   return u.pointer ? ` at ${u.pointer}` : '';
 }
@@ -46,6 +52,11 @@ export interface UnsupportedUse {
   readonly problem: string;
   /** Names only a runtime that carries the feature out, or says that none does. */
   readonly advice: string;
+  /**
+   * An error rather than a warning: upstream's webhooks refuse or ignore what it lacks, and the bundled runtime
+   * refuses the features that would change how pods are built or upgraded (`BUNDLED_REFUSED`).
+   */
+  readonly refused: boolean;
 }
 
 /** The feature uses `target` does not carry out, with advice (one source for the construct, the rule and tests). */
@@ -61,8 +72,9 @@ export function unsupportedUses(uses: readonly FeatureUse[], target: TargetRunti
         ? 'Use target openkruise (upstream OpenKruise carries it out).'
         : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
-    const runtime = target === 'bundled' ? 'this version of the bundled runtime' : 'upstream OpenKruise';
-    out.push({ use: u, problem: `uses ${u.feature}${at(u)}, which ${runtime} does not carry out`, advice });
+    const refused = target === 'upstream' || BUNDLED_REFUSED.has(u.feature);
+    const runtime = target === 'upstream' ? 'upstream OpenKruise' : refused ? 'the bundled runtime' : 'this version of the bundled runtime';
+    out.push({ use: u, problem: `uses ${u.feature}${at(u)}, which ${runtime} does not carry out`, advice, refused });
   }
   return out;
 }
@@ -74,6 +86,9 @@ export function unsupportedUses(uses: readonly FeatureUse[], target: TargetRunti
  * webhooks refuse or ignore them.
  */
 export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntime): RuntimeSupport {
-  const messages = unsupportedUses(uses, target).map((x) => `${describeRef(x.use.resource)} ${x.problem}. ${x.advice}`);
-  return target === 'bundled' ? { errors: [], warnings: messages } : { errors: messages, warnings: [] };
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  for (const x of unsupportedUses(uses, target))
+    (x.refused ? errors : warnings).push(`${describeRef(x.use.resource)} ${x.problem}. ${x.advice}`);
+  return { errors, warnings };
 }

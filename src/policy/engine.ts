@@ -362,6 +362,7 @@ export const PER_DOCUMENT_RULES: ReadonlySet<string> = new Set([
   'KRUISE-SIDECARSET-001',
   'KRUISE-SIDECARSET-003',
   'KRUISE-SIDECARSET-004',
+  'KRUISE-SIDECARSET-006',
   'KRUISE-RUNTIME-002',
 ]);
 // Small batches: their objects die young (scavenged) instead of being promoted, which is what grows the heap.

@@ -42,6 +42,13 @@ metadata: {name: ${name}}
 spec:
 ${spec}`;
 
+const hotUpgradeSpec = (upgradeType: string) => `  selector: {matchLabels: {app: web}}
+  containers:
+    - name: agent
+      image: "busybox:1.36"
+      upgradeStrategy: {upgradeType: ${upgradeType}}
+`;
+
 const deployment = `
 apiVersion: apps/v1
 kind: Deployment
@@ -264,6 +271,19 @@ const CASES: Record<string, Case> = {
     line: 6,
     message: /matches no pod/,
   },
+  'KRUISE-SIDECARSET-006': {
+    pass: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  volumes: [{name: logs, emptyDir: {}}]\n  containers: [{name: c, image: "busybox:1.36", ports: [{name: metrics, containerPort: 9100}], volumeMounts: [{name: logs, mountPath: /logs}], readinessProbe: {tcpSocket: {port: 9100}}}]',
+    ),
+    fail: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers:\n    - name: c\n      image: "busybox:1.36"\n      volumeMounts: [{name: logs, mountPath: /logs}]',
+    ),
+    pointer: '/spec/containers/0/volumeMounts/0/name',
+    line: 10,
+    message: /mounts volume "logs", which spec\.volumes does not define/,
+  },
   'KRUISE-SIDECARSET-005': {
     pass:
       sidecarSet('a', '  selector: {matchLabels: {app: web}}\n  containers: [{name: proxy, image: "envoy:1"}]') +
@@ -358,6 +378,13 @@ const CASES: Record<string, Case> = {
     pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
     line: 14,
     message: /uses .* which this version of the bundled runtime does not carry out/,
+  },
+  'KRUISE-RUNTIME-003': {
+    pass: bundledManager() + '---' + sidecarSet('hot', hotUpgradeSpec('ColdUpgrade')),
+    fail: bundledManager() + '---' + sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
+    pointer: '/spec/containers/0/upgradeStrategy/upgradeType',
+    line: 18,
+    message: /uses SidecarSet hot upgrade .*which the bundled runtime does not carry out/,
   },
   'KRUISE-RUNTIME-002': {
     pass: bundledManager(),

@@ -123,7 +123,9 @@ describe('cache plans of the registered controllers', () => {
       .for(PODS)
       .transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.metadata.managedFields).toBeUndefined();
-    expect(cached.metadata.annotations).toBeUndefined();
+    // Pod labels and annotations are read by the SidecarSet controller (selector, injected-list, hashes).
+    expect(cached.metadata.annotations).toEqual({ note: 'x'.repeat(1000) });
+    expect(cached.metadata.ownerReferences).toBeUndefined();
     expect(cached.spec.serviceAccountName).toBeUndefined();
     expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [] });
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
@@ -138,10 +140,10 @@ describe('cache plans of the registered controllers', () => {
     });
   });
 
-  it('a new reader of pod labels gets them, and the existing readers keep their fields: the union', () => {
+  it('a new reader of pod owner references gets them, and the existing readers keep their fields: the union', () => {
     const base = [...CONTROLLERS, ...WEBHOOKS].flatMap((d) => d.reads);
     const without = new CachePlan(base).for(PODS).transform(fullPod());
-    expect(without.metadata.labels).toBeUndefined();
+    expect(without.metadata.ownerReferences).toBeUndefined();
     const withLabels = [...base, { resource: PODS, fields: ['metadata.labels', 'metadata.ownerReferences'] }];
     const cached = new CachePlan(withLabels).for(PODS).transform(fullPod());
     expect(cached.metadata.labels).toEqual({ app: 'web' });

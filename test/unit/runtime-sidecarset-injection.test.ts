@@ -2,7 +2,7 @@
 // shared volumes, transferEnv, pull secrets, patchPodMetadata, IS_INJECTED and the hash annotations.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
-import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/api/sidecarset-pod.js';
+import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetRevisionName } from '../../src/api/sidecarset-pod.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { injectSidecarSets, type InjectionInput } from '../../src/runtime/webhooks/sidecarset/decision.js';
 
@@ -183,9 +183,7 @@ describe('SidecarSet injection', () => {
     const p = pod();
     p.metadata.annotations!['kruise.io/sidecarset-injected-list'] = 'earlier';
     const logs = set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] });
-    run(p, [logs, set('b-metrics', { containers: [{ name: 'metrics', image: 'm' }] })], {
-      latestRevision: (s) => `${s.metadata.name}-abc`,
-    });
+    run(p, [logs, set('b-metrics', { containers: [{ name: 'metrics', image: 'm' }] })]);
     const a = p.metadata.annotations!;
     expect(a['kruise.io/sidecarset-injected-list']).toBe('b-metrics,earlier,logs');
     expect(JSON.parse(a['kruise.io/sidecarset-hash']!).logs).toEqual({
@@ -193,7 +191,7 @@ describe('SidecarSet injection', () => {
       hash: sidecarSetHash(logs),
       sidecarSetName: 'logs',
       sidecarList: ['logtail'],
-      controllerRevision: 'logs-abc',
+      controllerRevision: sidecarSetRevisionName(logs),
     });
     expect(JSON.parse(a['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe(sidecarSetHashWithoutImage(logs));
     expect(Object.keys(JSON.parse(a['kruise.io/sidecarset-hash']!)).sort()).toEqual(['b-metrics', 'logs']);
@@ -225,6 +223,34 @@ describe('SidecarSet injection', () => {
   it('refuses a pod two SidecarSets would inject the same container name into, naming both', () => {
     const r = run(pod(), [set('a', { containers: [{ name: 'x', image: '1' }] }), set('b', { containers: [{ name: 'x', image: '2' }] })]);
     expect(r).toEqual({ deny: expect.stringMatching(/SidecarSets a and b both inject a container named "x"/) });
+  });
+
+  it('injectionStrategy.revision pins new pods to a revision; Partial lets the draw give selected pods the latest', () => {
+    const latest = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old', policy: 'Always' } },
+    });
+    const old = { name: 'logs-old', data: { spec: { containers: [{ name: 'logtail', image: 'logtail:1' }] } } };
+    const pinned = pod();
+    run(pinned, [latest], { pinnedRevision: () => old });
+    expect(pinned.spec!.containers[0]!.image).toBe('logtail:1');
+    expect(JSON.parse(pinned.metadata.annotations!['kruise.io/sidecarset-hash']!).logs.controllerRevision).toBe('logs-old');
+
+    const partial = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old', policy: 'Partial' } },
+      updateStrategy: { partition: '80%' },
+    });
+    const lucky = pod();
+    run(lucky, [partial], { pinnedRevision: () => old, random: () => 0.9 });
+    expect(lucky.spec!.containers[0]!.image).toBe('logtail:2');
+    const held = pod();
+    run(held, [partial], { pinnedRevision: () => old, random: () => 0.5 });
+    expect(held.spec!.containers[0]!.image).toBe('logtail:1');
+
+    expect(run(pod(), [latest], { pinnedRevision: () => undefined })).toEqual({
+      deny: expect.stringMatching(/injectionStrategy\.revision revisionName "logs-old" names no ControllerRevision/),
+    });
   });
 
   it('hash-without-image changes with anything but the image', () => {

@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
-import { IntOrPercent, Int32, Int64, KindObject, LabelSelector, StringEnum, StringMap, Struct } from '../common.js';
+import { DateTime, IntOrPercent, Int32, Int64, KindObject, LabelSelector, StringEnum, StringMap, Struct } from '../common.js';
 import { CoreExtend, LocalObjectReferenceSchema, ObjectFieldSelectorSchema, VolumeSchema } from '../core.js';
 import { UpdatePriorityStrategySchema } from './cloneset.js';
 import type { V1Container } from '../core/k8s-core-types.js';
@@ -231,6 +231,21 @@ export const SidecarSetStatusSchema = Struct(
     updatedReadyPods: Type.Optional(Int32({ description: 'Updated pods that are ready.' })),
     latestRevision: Type.Optional(Type.String({ description: 'Name of the latest ControllerRevision.' })),
     collisionCount: Type.Optional(Int32({ description: 'Hash collision counter for revision names.' })),
+    conditions: Type.Optional(
+      Type.Array(
+        Struct({
+          type: Type.String({ description: 'Condition type, e.g. RolloutStuck.' }),
+          status: Type.String({ description: 'True, False or Unknown.' }),
+          lastTransitionTime: Type.Optional(DateTime({ description: 'When the status last changed.' })),
+          reason: Type.Optional(Type.String({ description: 'Machine-readable reason.' })),
+          message: Type.Optional(Type.String({ description: 'Human-readable details.' })),
+        }),
+        {
+          description:
+            'Written by the cdk8s-kruise runtime only (upstream has none): RolloutStuck says why matched pods cannot be upgraded in place.',
+        },
+      ),
+    ),
   },
   { description: 'Observed state of a SidecarSet.' },
 );

@@ -238,6 +238,19 @@ export interface SidecarSetStatus {
   latestRevision?: string;
   /** Hash collision counter for revision names. */
   collisionCount?: number;
+  /** Written by the cdk8s-kruise runtime only (upstream has none): RolloutStuck says why matched pods cannot be upgraded in place. */
+  conditions?: {
+    /** Condition type, e.g. RolloutStuck. */
+    type: string;
+    /** True, False or Unknown. */
+    status: string;
+    /** When the status last changed. */
+    lastTransitionTime?: string;
+    /** Machine-readable reason. */
+    reason?: string;
+    /** Human-readable details. */
+    message?: string;
+  }[];
 }
 
 /** How injected pods are upgraded when the SidecarSet changes. */

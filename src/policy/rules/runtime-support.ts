@@ -25,21 +25,40 @@ export const bundledRuntimeSupport: Rule = {
     'CloneSet is stored and never scaled). The finding names a runtime that does carry it out (upstream ' +
     'OpenKruise: KruiseRuntime target openkruise) or a compile-time alternative. Outputs without the bundled ' +
     'runtime are not judged: upstream installs are checked by the KruiseRuntime construct at synth time.',
-  retain: (m) =>
-    isBundledManager(m) || unsupportedUses(detectFeatures([{ object: m.object as never, path: '0' }]), 'bundled').length > 0
-      ? m.object
-      : undefined,
-  check(manifests) {
-    if (!manifests.some(isBundledManager)) return [];
-    const uses = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
-    const out: RuleFinding[] = [];
-    for (const x of unsupportedUses(uses, 'bundled')) {
-      const manifest = manifests[Number(x.use.resource.path)];
-      if (manifest) out.push({ manifest, jsonPointer: x.use.pointer, message: x.problem, hint: x.advice });
-    }
-    return out;
-  },
+  retain: retainForBundledSupport,
+  check: (manifests) => bundledSupportFindings(manifests, false),
 };
+
+export const bundledRuntimeRefusal: Rule = {
+  id: 'KRUISE-RUNTIME-003',
+  severity: 'error',
+  title: 'Resource uses a feature the bundled runtime in the same output refuses',
+  doc:
+    'Some features change how pods are built or upgraded in a way an app relies on (a SidecarSet with ' +
+    'upgradeStrategy HotUpgrade); the bundled runtime does not carry them out and, rather than leave them inert, ' +
+    'the synth stops. With the bundled runtime in the same output, validate reports such uses as errors too.',
+  retain: retainForBundledSupport,
+  check: (manifests) => bundledSupportFindings(manifests, true),
+};
+
+function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefined {
+  return isBundledManager(m) || unsupportedUses(detectFeatures([{ object: m.object as never, path: '0' }]), 'bundled').length > 0
+    ? m.object
+    : undefined;
+}
+
+/** The uses of features the bundled runtime in the output does not carry out: the refused ones, or the others. */
+function bundledSupportFindings(manifests: readonly Manifest[], refused: boolean): RuleFinding[] {
+  if (!manifests.some(isBundledManager)) return [];
+  const uses = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
+  const out: RuleFinding[] = [];
+  for (const x of unsupportedUses(uses, 'bundled')) {
+    if (x.refused !== refused) continue;
+    const manifest = manifests[Number(x.use.resource.path)];
+    if (manifest) out.push({ manifest, jsonPointer: x.use.pointer, message: x.problem, hint: x.advice });
+  }
+  return out;
+}
 
 export const ignoredGateOverrides: Rule = {
   id: 'KRUISE-RUNTIME-002',
@@ -67,4 +86,4 @@ export const ignoredGateOverrides: Rule = {
   },
 };
 
-export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, ignoredGateOverrides];
+export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, bundledRuntimeRefusal, ignoredGateOverrides];

@@ -14,6 +14,7 @@ import {
 } from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
 import { quoteValue } from '../../api/quote.js';
+import { dns1123LabelError } from '../../contracts/validators.js';
 
 /** What the cross-document SidecarSet rules read of a workload: its pods' labels and container names. */
 const workloadParts = podTemplateProjection(['metadata.labels', 'spec.containers[].name', 'spec.initContainers[].name']);
@@ -290,10 +291,135 @@ export const sidecarSetConflict: Rule = {
   },
 };
 
+const PROBES = ['livenessProbe', 'readinessProbe', 'startupProbe'] as const;
+const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
+
+/** The first thing the API server would refuse in one injected container, as [pointer suffix, message, hint]. */
+function containerProblem(c: Obj, volumes: ReadonlySet<string>, init: boolean): [string, string, string] | undefined {
+  const name = c.name;
+  if (typeof name !== 'string' || dns1123LabelError(name)) {
+    return [
+      '/name',
+      `container name ${quoteValue(name)} is not a DNS-1123 label`,
+      'Use lowercase letters, digits and "-", at most 63 characters.',
+    ];
+  }
+  if (typeof c.image !== 'string' || c.image.trim() === '') {
+    return ['/image', `container "${name}" has no image`, 'Set image, e.g. "example.io/logtail:1.0.0".'];
+  }
+  const portNames = new Set<string>();
+  for (const [i, raw] of arr(c.ports).entries()) {
+    const port = obj(raw);
+    const n = port.containerPort;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) {
+      return [
+        `/ports/${i}/containerPort`,
+        `container "${name}" port ${quoteValue(n)} is not between 1 and 65535`,
+        'Set containerPort to the port the sidecar listens on.',
+      ];
+    }
+    if (port.name !== undefined) {
+      const pn = port.name;
+      if (
+        typeof pn !== 'string' ||
+        !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(pn) ||
+        pn.length > 15 ||
+        !/[a-z]/.test(pn) ||
+        pn.includes('--')
+      ) {
+        return [
+          `/ports/${i}/name`,
+          `container "${name}" port name ${quoteValue(pn)} is not an IANA service name`,
+          'Use at most 15 lowercase letters, digits and single "-", with at least one letter.',
+        ];
+      }
+      if (portNames.has(pn)) return [`/ports/${i}/name`, `container "${name}" names two ports "${pn}"`, 'Give each port a distinct name.'];
+      portNames.add(pn);
+    }
+    if (port.protocol !== undefined && !(['TCP', 'UDP', 'SCTP'] as unknown[]).includes(port.protocol)) {
+      return [
+        `/ports/${i}/protocol`,
+        `container "${name}" port protocol ${quoteValue(port.protocol)} is not TCP, UDP or SCTP`,
+        'Use TCP (the default), UDP or SCTP.',
+      ];
+    }
+  }
+  for (const probe of PROBES) {
+    if (c[probe] === undefined) continue;
+    if (init && c.restartPolicy !== 'Always') {
+      return [
+        `/${probe}`,
+        `init container "${name}" has a ${probe}`,
+        'Only containers and native sidecars (restartPolicy Always) may have probes; remove it.',
+      ];
+    }
+    const handlers = PROBE_HANDLERS.filter((h) => obj(c[probe])[h] !== undefined);
+    if (handlers.length !== 1) {
+      return [
+        `/${probe}`,
+        `container "${name}" ${probe} has ${handlers.length === 0 ? 'no handler' : `${handlers.length} handlers (${handlers.join(', ')})`}`,
+        'Give the probe exactly one of exec, httpGet, tcpSocket or grpc.',
+      ];
+    }
+  }
+  const paths = new Set<string>();
+  for (const [i, raw] of arr(c.volumeMounts).entries()) {
+    const m = obj(raw);
+    if (typeof m.name !== 'string' || !volumes.has(m.name)) {
+      return [
+        `/volumeMounts/${i}/name`,
+        `container "${name}" mounts volume ${quoteValue(m.name)}, which spec.volumes does not define`,
+        'Add the volume to spec.volumes (only volumes the sidecars use are injected), or fix the name.',
+      ];
+    }
+    if (typeof m.mountPath !== 'string' || m.mountPath === '') {
+      return [
+        `/volumeMounts/${i}/mountPath`,
+        `container "${name}" mounts "${m.name}" without a mountPath`,
+        'Set mountPath, e.g. /var/log/app.',
+      ];
+    }
+    if (paths.has(m.mountPath))
+      return [
+        `/volumeMounts/${i}/mountPath`,
+        `container "${name}" mounts two volumes at ${m.mountPath}`,
+        'Use a distinct mountPath per volume.',
+      ];
+    paths.add(m.mountPath);
+  }
+  return undefined;
+}
+
+export const sidecarSetInvalidContainer: Rule = {
+  id: 'KRUISE-SIDECARSET-006',
+  severity: 'error',
+  title: 'Injected container is not a valid pod container',
+  doc:
+    'Every pod a SidecarSet matches gets its containers, so a container the API server would refuse in a pod (a name ' +
+    'that is not a DNS label, no image, a port outside 1-65535 or a bad port name, a probe without exactly one ' +
+    'handler, a probe on a plain init container, a volume mount of a volume spec.volumes lacks) makes the creation of ' +
+    'every matched pod fail, across all their workloads. Upstream validates the same when the SidecarSet is applied.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of sidecarSets(manifests)) {
+      const spec = obj(m.object.spec);
+      const volumes = new Set(arr(spec.volumes).map((v) => String(obj(v).name)));
+      for (const field of ['containers', 'initContainers'] as const) {
+        arr(spec[field]).forEach((c, i) => {
+          const problem = containerProblem(obj(c), volumes, field === 'initContainers');
+          if (problem) out.push({ manifest: m, jsonPointer: `/spec/${field}/${i}${problem[0]}`, message: problem[1], hint: problem[2] });
+        });
+      }
+    }
+    return out;
+  },
+};
+
 export const SIDECARSET_RULES = [
   sidecarSetDuplicateNames,
   sidecarSetNameCollision,
   sidecarSetMaxUnavailableZero,
   sidecarSetEmptySelector,
   sidecarSetConflict,
+  sidecarSetInvalidContainer,
 ];

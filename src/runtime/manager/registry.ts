@@ -9,6 +9,7 @@ import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { podReadinessController } from '../controllers/podreadiness/index.js';
+import { sidecarSetController } from '../controllers/sidecarset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
@@ -19,6 +20,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   imagePullJobController,
   nodeImageController,
   podReadinessController,
+  sidecarSetController,
 ];
 
 /**

@@ -9,6 +9,9 @@ import type { SidecarContainer, SidecarSet } from '../../../api/kinds/sidecarset
 import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
   parseSidecarSetHashes,
+  sidecarSetAtRevision,
+  sidecarSetRevisionName,
+  type SidecarSetRevisionData,
   sidecarSetHash,
   sidecarSetHashWithoutImage,
   sidecarSetMatches,
@@ -19,6 +22,7 @@ import {
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ENV_IS_INJECTED,
+  selectorMatches,
 } from '../../../contracts/index.js';
 import type { Container, EnvVar, Pod } from '../../core/types.js';
 
@@ -45,10 +49,13 @@ export interface InjectionInput {
   readonly now: string;
   /** Whether a patchPodMetadata annotation key may be written (the kruise-configuration whitelist). */
   readonly metadataKeyAllowed: (set: SidecarSet, key: string) => boolean;
-  /** The SidecarSet version to inject for a set pinned by injectionStrategy.revision (undefined: the set itself). */
-  readonly pinnedVersion?: (set: SidecarSet, pod: Pod) => { set: SidecarSet; revision?: string } | undefined;
-  /** The name of the set's latest ControllerRevision, when known. */
-  readonly latestRevision?: (set: SidecarSet) => string | undefined;
+  /**
+   * The ControllerRevision a set's `injectionStrategy.revision` names (by revisionName or customVersion),
+   * looked up by the caller; undefined when it does not exist.
+   */
+  readonly pinnedRevision?: (set: SidecarSet) => { readonly name: string; readonly data: SidecarSetRevisionData } | undefined;
+  /** A number in [0, 1) for the Partial policy's draw (Math.random in the webhook). */
+  readonly random?: () => number;
 }
 
 export type InjectionResult = { readonly injected: readonly string[]; readonly warnings: readonly string[] } | { readonly deny: string };
@@ -196,6 +203,36 @@ function addHashEntry(pod: Pod, key: string, set: SidecarSet, hash: string, now:
   annotations[key] = JSON.stringify(entries);
 }
 
+/** A percentage (`"20%"`) as a fraction; plain numbers and anything else count as everything pinned. */
+function partitionFraction(v: number | string | undefined): number {
+  const m = typeof v === 'string' ? /^(\d+)%$/.exec(v) : null;
+  return m ? Math.min(1, Number(m[1]) / 100) : 1;
+}
+
+/**
+ * The version a pod gets: the latest, or the revision `injectionStrategy.revision` pins. Under policy
+ * Partial a pod the update selector matches gets the latest with probability 1 - partition, as upstream.
+ */
+function chooseVersion(latest: SidecarSet, pod: Pod, input: InjectionInput): { set: SidecarSet; revision: string } | { deny: string } {
+  const pin = latest.spec.injectionStrategy?.revision;
+  if (!pin || (!pin.customVersion && !pin.revisionName)) return { set: latest, revision: sidecarSetRevisionName(latest) };
+  if (pin.policy === 'Partial') {
+    const strategy = latest.spec.updateStrategy ?? {};
+    const selected = !strategy.selector || selectorMatches(strategy.selector, labelsOf(pod));
+    if (selected && (input.random ?? Math.random)() >= partitionFraction(strategy.partition)) {
+      return { set: latest, revision: sidecarSetRevisionName(latest) };
+    }
+  }
+  const found = input.pinnedRevision?.(latest);
+  if (!found) {
+    const what = pin.revisionName ? `revisionName "${pin.revisionName}"` : `customVersion "${pin.customVersion}"`;
+    return {
+      deny: `SidecarSet ${latest.metadata.name}: injectionStrategy.revision ${what} names no ControllerRevision of this SidecarSet; fix the pin or remove it`,
+    };
+  }
+  return { set: sidecarSetAtRevision(latest, found.data), revision: found.name };
+}
+
 /** Injects every matching, non-paused SidecarSet into `input.pod`. */
 export function injectSidecarSets(input: InjectionInput): InjectionResult {
   const { pod, namespace } = input;
@@ -232,9 +269,9 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
   const original = structuredClone(pod);
 
   for (const latest of matched) {
-    const pinned = input.pinnedVersion?.(latest, original);
-    const set = pinned?.set ?? latest;
-    const revision = pinned ? pinned.revision : input.latestRevision?.(latest);
+    const version = chooseVersion(latest, original, input);
+    if ('deny' in version) return version;
+    const { set, revision } = version;
     const denied = patchMetadata(set, pod, input.metadataKeyAllowed, warnings);
     if (denied) return { deny: denied };
     const native = usesNativeSidecars(set);

@@ -1,10 +1,86 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import { NAMESPACES, SIDECARSETS } from '../../../contracts/index.js';
+import type { SidecarSetRevisionData } from '../../../api/sidecarset-pod.js';
+import {
+  CONTROLLER_REVISIONS,
+  LABEL_SIDECARSET_CUSTOM_VERSION,
+  LABEL_SIDECARSET_NAME,
+  NAMESPACES,
+  SIDECARSETS,
+} from '../../../contracts/index.js';
+import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
+import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
 import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
 import { injectSidecarSets } from './decision.js';
+
+type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
+
+/** Revisions are immutable: found ones are kept (bounded); misses are retried after a few seconds. */
+const MAX_CACHED_REVISIONS = 512;
+const MISS_TTL_MS = 5000;
+
+/** Looks up the ControllerRevisions that `injectionStrategy.revision` pins, with a small cache. */
+class PinnedRevisions {
+  private readonly found = new Map<string, Revision>();
+  private readonly missed = new Map<string, number>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+  ) {}
+
+  private key(set: SidecarSet): string | undefined {
+    const pin = set.spec.injectionStrategy?.revision;
+    if (pin?.revisionName) return `${set.metadata.name}\0name\0${pin.revisionName}`;
+    if (pin?.customVersion) return `${set.metadata.name}\0custom\0${pin.customVersion}`;
+    return undefined;
+  }
+
+  /** Resolves the pins of `sets` (network only for pins not seen yet). */
+  async resolve(sets: readonly SidecarSet[]): Promise<(set: SidecarSet) => Revision | undefined> {
+    for (const set of sets) {
+      const key = this.key(set);
+      if (!key || this.found.has(key) || (this.missed.get(key) ?? 0) > Date.now()) continue;
+      const revision = await this.fetch(set);
+      if (revision) {
+        if (this.found.size >= MAX_CACHED_REVISIONS) this.found.delete(this.found.keys().next().value!);
+        this.found.set(key, revision);
+        this.missed.delete(key);
+      } else {
+        this.missed.set(key, Date.now() + MISS_TTL_MS);
+      }
+    }
+    return (set) => {
+      const key = this.key(set);
+      return key ? this.found.get(key) : undefined;
+    };
+  }
+
+  private async fetch(set: SidecarSet): Promise<Revision | undefined> {
+    const pin = set.spec.injectionStrategy!.revision!;
+    const toRevision = (cr: KubeObject): Revision | undefined =>
+      cr.metadata.labels?.[LABEL_SIDECARSET_NAME] === set.metadata.name
+        ? { name: cr.metadata.name!, data: cr.data as SidecarSetRevisionData }
+        : undefined;
+    if (pin.revisionName) {
+      try {
+        return toRevision(await this.client.get<KubeObject>(CONTROLLER_REVISIONS, pin.revisionName, this.namespace));
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    }
+    const list = await this.client.list<KubeObject>(CONTROLLER_REVISIONS, {
+      namespace: this.namespace,
+      labelSelector: `${LABEL_SIDECARSET_NAME}=${set.metadata.name},${LABEL_SIDECARSET_CUSTOM_VERSION}=${pin.customVersion}`,
+    });
+    // The newest revision of that custom version, as upstream picks it.
+    const newest = [...list.items].sort((a, b) => Number(b.revision ?? 0) - Number(a.revision ?? 0))[0];
+    return newest ? toRevision(newest) : undefined;
+  }
+}
 
 /** Pod webhook step: SidecarSet injection (first, so later steps see the injected containers). */
 export const sidecarSetInjectionWebhook: WebhookDefinition = {
@@ -21,16 +97,23 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
     const namespaces = ctx.informers.for<KubeObject>(NAMESPACES);
     // Without a kruise-configuration whitelist, upstream lets patchPodMetadata through only under this gate.
     const metadataDefaultsAllowed = ctx.featureGates.get('SidecarSetPatchPodMetadataDefaultsAllowed') === true;
+    let pins: PinnedRevisions | undefined;
     return [
-      podMutator('sidecarsetinjection', POD_MUTATOR_ORDER.sidecarSetInjection, (pod, req) => {
+      podMutator('sidecarsetinjection', POD_MUTATOR_ORDER.sidecarSetInjection, async (pod, req) => {
         const namespace = req.namespace ?? pod.metadata.namespace ?? 'default';
+        const all = sets.list();
+        const pinned = all.filter((s) => s.spec.injectionStrategy?.revision);
         const result = injectSidecarSets({
           pod,
           namespace,
           namespaceLabels: namespaces.get(namespace)?.metadata.labels,
-          sidecarSets: sets.list(),
+          sidecarSets: all,
           now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
           metadataKeyAllowed: () => metadataDefaultsAllowed,
+          pinnedRevision:
+            pinned.length > 0
+              ? await (pins ??= new PinnedRevisions(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).resolve(pinned)
+              : () => undefined,
         });
         if ('deny' in result) return { deny: result.deny };
         return { warnings: result.warnings };

@@ -1,0 +1,331 @@
+/**
+ * SidecarSet controller decision (upstream sidecarset processor + strategy), pure: from a set and the pods
+ * its selector matches, the status, which pods get their sidecar images upgraded in place now (and the
+ * patch for each), which pods cannot be upgraded in place, and whether the rollout is stuck and why.
+ */
+import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
+import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
+import {
+  injectedSidecarSets,
+  parseSidecarSetHashes,
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+  usesNativeSidecars,
+} from '../../../api/sidecarset-pod.js';
+import {
+  ANNOTATION_SIDECARSET_HASH,
+  ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
+  ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
+  selectorMatches,
+} from '../../../contracts/index.js';
+import type { Container, ContainerStatus, Pod } from '../../core/types.js';
+
+/** Condition type on the SidecarSet status when matched pods cannot be upgraded. */
+export const CONDITION_ROLLOUT_STUCK = 'RolloutStuck';
+/** How long an upgraded pod may stay unavailable before the rollout counts as stuck on it. */
+export const STUCK_AFTER_MS = 5 * 60_000;
+
+export interface SidecarSetStatusCounts {
+  matchedPods: number;
+  updatedPods: number;
+  readyPods: number;
+  updatedReadyPods: number;
+}
+
+export interface PodUpgrade {
+  readonly pod: Pod;
+  /** New image per sidecar container name. */
+  readonly images: Readonly<Record<string, string>>;
+  /** Whether the sidecars are native (initContainers). */
+  readonly native: boolean;
+  /** Annotation values to set on the pod. */
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+export interface StuckCondition {
+  readonly reason: 'NotUpgradablePods' | 'UnavailablePods';
+  readonly message: string;
+}
+
+export interface SidecarSetDecision {
+  readonly status: SidecarSetStatusCounts;
+  readonly upgrades: readonly PodUpgrade[];
+  /** Matched, not updated pods whose sidecars changed in more than their images. */
+  readonly notUpgradable: readonly Pod[];
+  readonly stuck?: StuckCondition;
+}
+
+/** `"N%"` of `total` rounded as upstream's GetScaledValueFromIntOrPercent; ints as they are. */
+export function scaled(v: number | string | undefined, total: number, roundUp: boolean, dflt: number): number {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)%$/.exec(v);
+  if (!m) return /^\d+$/.test(v) ? Number(v) : dflt;
+  const x = (Number(m[1]) * total) / 100;
+  return roundUp ? Math.ceil(x) : Math.floor(x);
+}
+
+/** Upstream CalculatePartitionReplicas: percent rounded up; below 100% never the whole set (when > 1). */
+export function partitionOf(v: number | string | undefined, replicas: number): number {
+  let p = scaled(v, replicas, true, 0);
+  if (typeof v === 'string' && v.endsWith('%') && v !== '100%' && p >= replicas && replicas > 1) p = replicas - 1;
+  return Math.max(0, Math.min(p, replicas));
+}
+
+function sidecarNames(set: SidecarSet): string[] {
+  return (set.spec.containers ?? []).map((c) => c.name);
+}
+
+function podContainers(pod: Pod, native: boolean): Container[] {
+  return (native ? pod.spec?.initContainers : pod.spec?.containers) ?? [];
+}
+
+function podStatuses(pod: Pod, native: boolean): ContainerStatus[] {
+  return ((native ? pod.status?.initContainerStatuses : pod.status?.containerStatuses) ?? []) as ContainerStatus[];
+}
+
+function isActive(pod: Pod): boolean {
+  return !pod.metadata.deletionTimestamp && pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
+}
+
+function isPodReady(pod: Pod): boolean {
+  return pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+interface InPlaceState {
+  revision?: string;
+  updateTimestamp?: string;
+  lastContainerStatuses?: Record<string, { imageID?: string }>;
+}
+
+function parseStates(raw: string | undefined): Record<string, InPlaceState> {
+  if (!raw) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, InPlaceState>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Adds `:latest` to a reference without tag or digest, as the kubelet resolves it. */
+function withTag(image: string): string {
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  return last.includes(':') || last.includes('@') ? image : `${image}:latest`;
+}
+
+/** Strips the default registry and library prefixes containerd adds to status.image. */
+function sameImage(spec: string, status: string): boolean {
+  const norm = (s: string) => withTag(s).replace(/^docker\.io\/(library\/)?/, '');
+  return norm(spec) === norm(status);
+}
+
+/**
+ * Upstream IsPodStateConsistent: the kubelet runs the images the spec names. A sidecar recorded in the
+ * in-place-update state is done once its imageID changed or its status image equals the spec's.
+ */
+export function sidecarsConsistent(set: SidecarSet, pod: Pod): boolean {
+  const native = usesNativeSidecars(set);
+  const containers = podContainers(pod, native);
+  const statuses = podStatuses(pod, native);
+  if (!native && (pod.spec?.containers.length ?? 0) !== (pod.status?.containerStatuses?.length ?? 0)) return false;
+  const state = parseStates(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE])[set.metadata.name!];
+  for (const name of sidecarNames(set)) {
+    const c = containers.find((x) => x.name === name);
+    const st = statuses.find((x) => x.name === name);
+    if (!c) continue;
+    if (!st) return false;
+    const recorded = state?.lastContainerStatuses?.[name]?.imageID;
+    if (recorded !== undefined && st.imageID === recorded && !sameImage(c.image ?? '', st.image ?? '')) return false;
+    if (recorded === undefined && st.image && c.image && !sameImage(c.image, st.image)) return false;
+  }
+  return true;
+}
+
+/** Pods counted by the set: active, listed in the injected-list, carrying every sidecar. */
+export function isMatchedPod(set: SidecarSet, pod: Pod): boolean {
+  if (!isActive(pod)) return false;
+  if (!injectedSidecarSets(pod.metadata.annotations).includes(set.metadata.name!)) return false;
+  const native = usesNativeSidecars(set);
+  const names = new Set(podContainers(pod, native).map((c) => c.name));
+  return sidecarNames(set).every((n) => names.has(n));
+}
+
+function weightOf(set: SidecarSet, pod: Pod): number[] {
+  const p = set.spec.updateStrategy?.priorityStrategy;
+  const labels = pod.metadata.labels ?? {};
+  if (p?.weightPriority?.length) {
+    return [p.weightPriority.reduce((sum, t) => sum + (selectorMatches(t.matchSelector, labels) ? t.weight : 0), 0)];
+  }
+  if (p?.orderPriority?.length) {
+    return p.orderPriority.map((o) => {
+      const m = /(\d+)$/.exec(labels[o.orderedKey] ?? '');
+      return m ? Number(m[1]) : -1;
+    });
+  }
+  return [];
+}
+
+function compareDesc(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (b[i] ?? -1) - (a[i] ?? -1);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * Spreads the pods matching each scatter term evenly over the order (upstream scatterStrategy), so a label
+ * value (e.g. a zone) is not upgraded all at once.
+ */
+function scatter(set: SidecarSet, pods: Pod[]): Pod[] {
+  let order = pods;
+  for (const term of set.spec.updateStrategy?.scatterStrategy ?? []) {
+    const hit = order.filter((p) => p.metadata.labels?.[term.key] === term.value);
+    const rest = order.filter((p) => p.metadata.labels?.[term.key] !== term.value);
+    if (hit.length < 2 || rest.length === 0) continue;
+    const out: Pod[] = [];
+    const gap = (rest.length + hit.length) / hit.length;
+    let next = 0;
+    let h = 0;
+    let r = 0;
+    for (let i = 0; i < pods.length; i++) {
+      if (h < hit.length && i >= Math.floor(next)) {
+        out.push(hit[h++]!);
+        next += gap;
+      } else if (r < rest.length) out.push(rest[r++]!);
+      else out.push(hit[h++]!);
+    }
+    order = out;
+  }
+  return order;
+}
+
+export interface DecideInput {
+  readonly set: SidecarSet;
+  /** Pods the set's selector and namespace rules match (the caller filters by selector). */
+  readonly pods: readonly Pod[];
+  /** Now, in ms since the epoch. */
+  readonly nowMs: number;
+  /** The set's latest ControllerRevision name, when known. */
+  readonly revision?: string;
+}
+
+function podName(p: Pod): string {
+  return `${p.metadata.namespace}/${p.metadata.name}`;
+}
+
+function listNames(pods: readonly Pod[]): string {
+  const names = pods.slice(0, 5).map(podName).join(', ');
+  return pods.length > 5 ? `${names} and ${pods.length - 5} more` : names;
+}
+
+export function decide(input: DecideInput): SidecarSetDecision {
+  const { set } = input;
+  const name = set.metadata.name!;
+  const hash = sidecarSetHash(set);
+  const hashWithoutImage = sidecarSetHashWithoutImage(set);
+  const matched = input.pods.filter((p) => isMatchedPod(set, p));
+  const entry = (p: Pod, withoutImage = false): SidecarSetHashEntry | undefined =>
+    parseSidecarSetHashes(p.metadata.annotations?.[withoutImage ? ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE : ANNOTATION_SIDECARSET_HASH])[
+      name
+    ];
+  const isUpdated = (p: Pod) => entry(p)?.hash === hash;
+  const isReady = (p: Pod) => sidecarsConsistent(set, p) && isPodReady(p);
+  const updated = matched.filter(isUpdated);
+  const status: SidecarSetStatusCounts = {
+    matchedPods: matched.length,
+    updatedPods: updated.length,
+    readyPods: matched.filter(isReady).length,
+    updatedReadyPods: updated.filter(isReady).length,
+  };
+  const strategy = set.spec.updateStrategy ?? {};
+  if (strategy.type === 'NotUpdate' || strategy.paused || updated.length >= matched.length) {
+    return { status, upgrades: [], notUpgradable: [] };
+  }
+
+  const waiting = matched.filter(
+    (p) => !isUpdated(p) && (!strategy.selector || selectorMatches(strategy.selector, p.metadata.labels ?? {})),
+  );
+  const notUpgradable = waiting.filter((p) => entry(p, true)?.hash !== hashWithoutImage);
+  // A sidecar still restarting from an earlier upgrade is left alone until the kubelet caught up.
+  const candidates = waiting.filter((p) => !notUpgradable.includes(p) && sidecarsConsistent(set, p));
+  const sorted = scatter(
+    set,
+    [...candidates].sort(
+      (a, b) =>
+        Number(isPodReady(a)) - Number(isPodReady(b)) ||
+        compareDesc(weightOf(set, a), weightOf(set, b)) ||
+        podName(a).localeCompare(podName(b)),
+    ),
+  );
+
+  const partition = partitionOf(strategy.partition, matched.length);
+  let quota = Math.max(0, matched.length - partition - updated.length);
+  const maxUnavailable = Math.max(1, scaled(strategy.maxUnavailable, matched.length, true, 1));
+  const unavailableUpdated = updated.filter((p) => !isReady(p));
+  let unavailable = unavailableUpdated.length;
+  const chosen: Pod[] = [];
+  for (const p of sorted) {
+    if (quota <= 0) break;
+    if (!isPodReady(p)) {
+      chosen.push(p);
+      quota--;
+      continue;
+    }
+    if (unavailable >= maxUnavailable) continue;
+    chosen.push(p);
+    unavailable++;
+    quota--;
+  }
+
+  const now = new Date(input.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const native = usesNativeSidecars(set);
+  const upgrades = chosen.map((pod): PodUpgrade => {
+    const images: Record<string, string> = {};
+    for (const c of set.spec.containers ?? []) if (c.image) images[c.name] = c.image;
+    const hashes = parseSidecarSetHashes(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_HASH]);
+    hashes[name] = {
+      updateTimestamp: now,
+      hash,
+      sidecarSetName: name,
+      sidecarList: sidecarNames(set),
+      ...(input.revision ? { controllerRevision: input.revision } : {}),
+    };
+    const states = parseStates(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]);
+    const statuses = podStatuses(pod, native);
+    const last: Record<string, { imageID?: string }> = {};
+    for (const n of Object.keys(images)) {
+      const imageID = statuses.find((s) => s.name === n)?.imageID as string | undefined;
+      last[n] = imageID ? { imageID } : {};
+    }
+    const previous = states[name];
+    states[name] = { revision: previous?.revision ?? hash, updateTimestamp: previous?.updateTimestamp ?? now, lastContainerStatuses: last };
+    return {
+      pod,
+      images,
+      native,
+      annotations: {
+        [ANNOTATION_SIDECARSET_HASH]: JSON.stringify(hashes),
+        [ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]: JSON.stringify(states),
+      },
+    };
+  });
+
+  let stuck: StuckCondition | undefined;
+  if (notUpgradable.length > 0) {
+    stuck = {
+      reason: 'NotUpgradablePods',
+      message: `${notUpgradable.length} of ${matched.length} matched pods cannot be upgraded in place because more than the sidecar images changed (${listNames(notUpgradable)}); recreate them to get the new sidecars`,
+    };
+  } else if (chosen.length === 0 && candidates.length > 0 && quota > 0) {
+    const old = unavailableUpdated.filter((p) => input.nowMs - Date.parse(entry(p)?.updateTimestamp ?? '') > STUCK_AFTER_MS);
+    if (old.length > 0 && old.length >= unavailable - (maxUnavailable - 1)) {
+      stuck = {
+        reason: 'UnavailablePods',
+        message: `rollout waits: ${unavailable} upgraded pods are unavailable (maxUnavailable ${maxUnavailable}), ${old.length} of them for more than ${STUCK_AFTER_MS / 60_000} minutes (${listNames(old)}); fix or delete them, or raise maxUnavailable`,
+      };
+    }
+  }
+  return { status, upgrades, notUpgradable, ...(stuck ? { stuck } : {}) };
+}

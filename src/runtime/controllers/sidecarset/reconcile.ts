@@ -1,0 +1,254 @@
+import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
+import {
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+  sidecarSetMatches,
+  sidecarSetRevisionName,
+  usesNativeSidecars,
+  type SidecarSetRevisionData,
+} from '../../../api/sidecarset-pod.js';
+import {
+  ANNOTATION_SIDECARSET_HASH,
+  ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
+  CONDITION_SIDECARSET_UPGRADABLE,
+  CONTROLLER_REVISIONS,
+  LABEL_SIDECARSET_CUSTOM_VERSION,
+  LABEL_SIDECARSET_NAME,
+  PODS,
+  SIDECARSETS,
+} from '../../../contracts/index.js';
+import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
+import type { ControllerContext, Reconciler } from '../../core/controller.js';
+import type { Informer } from '../../core/informer.js';
+import type { ProcessResult } from '../../core/queue.js';
+import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import { CONDITION_ROLLOUT_STUCK, decide, STUCK_AFTER_MS, type PodUpgrade, type StuckCondition } from './decision.js';
+
+type Set = SidecarSet & KubeObject;
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class SidecarSetReconciler implements Reconciler {
+  /** Pods patched and the hash each must show in the cache before the next decision (expectations). */
+  private readonly expected = new Map<string, Map<string, string>>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly sets: Informer<Set>,
+    private readonly pods: Informer<Pod>,
+    private readonly namespaces: Informer<KubeObject>,
+    private readonly revisionNamespace: string,
+  ) {}
+
+  async reconcile(key: string): Promise<ProcessResult> {
+    const set = this.sets.get(key);
+    if (!set || set.metadata.deletionTimestamp) {
+      this.expected.delete(key);
+      return;
+    }
+    // Never decide from a cache older than our own last writes: wait until patched pods show their new hash.
+    const pending = this.expected.get(key);
+    if (pending) {
+      for (const [podKey, hash] of pending) {
+        const p = this.pods.get(podKey);
+        if (!p || p.metadata.annotations?.[ANNOTATION_SIDECARSET_HASH]?.includes(hash)) pending.delete(podKey);
+      }
+      if (pending.size > 0) return { requeueAfterMs: 1000 };
+      this.expected.delete(key);
+    }
+
+    const pods = this.pods.list().filter((p) =>
+      sidecarSetMatches(set, {
+        namespace: p.metadata.namespace!,
+        namespaceLabels: this.namespaces.get(p.metadata.namespace!)?.metadata.labels,
+        labels: p.metadata.labels ?? {},
+      }),
+    );
+    const revision = await this.ensureRevision(set);
+    await this.ensureHashAnnotations(set);
+    const nowMs = Date.now();
+    const d = decide({ set, pods, nowMs, revision });
+
+    for (const u of d.upgrades) await this.upgrade(set, u);
+    if (d.upgrades.length > 0) {
+      const hash = sidecarSetHash(set);
+      this.expected.set(key, new Map(d.upgrades.map((u) => [objectKey(u.pod), hash])));
+    }
+    if (d.notUpgradable.length > 0) await this.markNotUpgradable(set, d.notUpgradable);
+    await this.writeStatus(set, d.status, revision, d.stuck, nowMs);
+
+    if (d.upgrades.length > 0) return { requeueAfterMs: 1000 };
+    // While pods wait for their upgrade, look again later too: the stuck condition depends on time.
+    if (d.status.updatedPods < d.status.matchedPods) return { requeueAfterMs: STUCK_AFTER_MS / 5 };
+    return undefined;
+  }
+
+  private async ensureRevision(set: Set): Promise<string> {
+    const name = sidecarSetRevisionName(set);
+    if (set.status?.latestRevision === name) return name;
+    const body = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name,
+        namespace: this.revisionNamespace,
+        labels: {
+          [LABEL_SIDECARSET_NAME]: set.metadata.name!,
+          // injectionStrategy.revision.customVersion pins new pods to the revision carrying this label.
+          ...(set.metadata.labels?.[LABEL_SIDECARSET_CUSTOM_VERSION]
+            ? { [LABEL_SIDECARSET_CUSTOM_VERSION]: set.metadata.labels[LABEL_SIDECARSET_CUSTOM_VERSION] }
+            : {}),
+        },
+        ownerReferences: [
+          { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: set.metadata.name!, uid: set.metadata.uid!, controller: true },
+        ],
+      },
+      revision: set.metadata.generation ?? 1,
+      data: {
+        spec: {
+          containers: set.spec.containers,
+          initContainers: set.spec.initContainers,
+          volumes: set.spec.volumes,
+          imagePullSecrets: set.spec.imagePullSecrets,
+          patchPodMetadata: set.spec.patchPodMetadata,
+        },
+        native: usesNativeSidecars(set),
+      } satisfies SidecarSetRevisionData,
+    };
+    try {
+      await this.ctx.client.create(CONTROLLER_REVISIONS, body as KubeObject, this.revisionNamespace);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    return name;
+  }
+
+  /** The set carries its own hashes, as upstream's SidecarSet webhook writes them (tools compare pods to them). */
+  private async ensureHashAnnotations(set: Set): Promise<void> {
+    const want = {
+      [ANNOTATION_SIDECARSET_HASH]: sidecarSetHash(set),
+      [ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE]: sidecarSetHashWithoutImage(set),
+    };
+    const a = set.metadata.annotations ?? {};
+    if (Object.entries(want).every(([k, v]) => a[k] === v)) return;
+    await this.ctx.client.patch(SIDECARSETS, set.metadata.name!, undefined, { metadata: { annotations: want } }, PatchStrategy.MergePatch);
+  }
+
+  private async upgrade(set: Set, u: PodUpgrade): Promise<void> {
+    const list = Object.entries(u.images).map(([name, image]) => ({ name, image }));
+    const body = {
+      // Conditional on the version we decided from: a pod changed meanwhile is decided again.
+      metadata: { resourceVersion: u.pod.metadata.resourceVersion, annotations: u.annotations },
+      spec: u.native ? { initContainers: list } : { containers: list },
+    };
+    try {
+      await this.ctx.client.patch(PODS, u.pod.metadata.name!, u.pod.metadata.namespace, body, PatchStrategy.StrategicMergePatch);
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return;
+      throw err;
+    }
+    this.ctx.events.emit(
+      PODS,
+      u.pod,
+      'Normal',
+      'SidecarSetUpgrade',
+      `SidecarSet ${set.metadata.name} upgrades ${list.map((c) => `${c.name} to ${c.image}`).join(', ')} in place`,
+    );
+  }
+
+  private async markNotUpgradable(set: Set, pods: readonly Pod[]): Promise<void> {
+    const name = set.metadata.name!;
+    let marked = 0;
+    for (const p of pods) {
+      const has = (p.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECARSET_UPGRADABLE && c.status === 'False');
+      if (has) continue;
+      const condition = {
+        type: CONDITION_SIDECARSET_UPGRADABLE,
+        status: 'False',
+        reason: 'UpdateImmutableField',
+        message: JSON.stringify({ [name]: false }),
+        lastTransitionTime: rfc3339(Date.now()),
+      };
+      try {
+        await this.ctx.client.patch(
+          PODS,
+          p.metadata.name!,
+          p.metadata.namespace,
+          { status: { conditions: [condition] } },
+          PatchStrategy.StrategicMergePatch,
+          {
+            subresource: 'status',
+          },
+        );
+        marked++;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    if (marked > 0) {
+      this.ctx.events.emit(
+        SIDECARSETS,
+        set,
+        'Warning',
+        'NotUpgradablePods',
+        `${marked} pods cannot be upgraded in place (more than the sidecar images changed): ${pods
+          .slice(0, 5)
+          .map((p) => `${p.metadata.namespace}/${p.metadata.name}`)
+          .join(', ')}`,
+      );
+    }
+  }
+
+  private async writeStatus(
+    set: Set,
+    counts: { matchedPods: number; updatedPods: number; readyPods: number; updatedReadyPods: number },
+    revision: string,
+    stuck: StuckCondition | undefined,
+    nowMs: number,
+  ): Promise<void> {
+    const old = set.status ?? ({} as NonNullable<Set['status']>);
+    const oldStuck = old.conditions?.find((c) => c.type === CONDITION_ROLLOUT_STUCK);
+    const condition = stuck
+      ? {
+          type: CONDITION_ROLLOUT_STUCK,
+          status: 'True',
+          reason: stuck.reason,
+          message: stuck.message,
+          lastTransitionTime: oldStuck?.status === 'True' ? oldStuck.lastTransitionTime : rfc3339(nowMs),
+        }
+      : oldStuck && oldStuck.status !== 'False'
+        ? {
+            type: CONDITION_ROLLOUT_STUCK,
+            status: 'False',
+            reason: 'Progressing',
+            message: 'no pod is stuck',
+            lastTransitionTime: rfc3339(nowMs),
+          }
+        : oldStuck;
+    const status = {
+      ...counts,
+      observedGeneration: set.metadata.generation,
+      latestRevision: revision,
+      collisionCount: old.collisionCount ?? 0,
+      ...(condition ? { conditions: [condition] } : {}),
+    };
+    const same =
+      old.matchedPods === status.matchedPods &&
+      old.updatedPods === status.updatedPods &&
+      old.readyPods === status.readyPods &&
+      old.updatedReadyPods === status.updatedReadyPods &&
+      old.observedGeneration === status.observedGeneration &&
+      old.latestRevision === status.latestRevision &&
+      JSON.stringify(old.conditions?.find((c) => c.type === CONDITION_ROLLOUT_STUCK)) === JSON.stringify(condition);
+    if (same) return;
+    try {
+      await this.ctx.client.patch(SIDECARSETS, set.metadata.name!, undefined, { status }, PatchStrategy.MergePatch, {
+        subresource: 'status',
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

@@ -1,0 +1,277 @@
+// SidecarSets on a real node with the runtime installed from dist/ and its image: the pod webhook injects
+// the logtail sidecar into a Deployment's new pods (never into opted-out namespaces), the SidecarSet
+// controller upgrades the sidecar image in place one pod at a time (same pods, only the sidecar restarted),
+// paused and partition hold the rollout, a native-sidecar Job completes on its own, and with the runtime
+// scaled to zero kube-system and the runtime's namespace still admit pods.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { LABEL_POD_WEBHOOK_OPT_OUT, POD_WEBHOOK_OPT_OUT_VALUE } from '../../src/contracts/index.js';
+import { kubectl } from '../harness/index.js';
+import { core, installRuntime, jobPods, namespace, node, waitFor, waitForJobComplete } from './support.js';
+
+const SET = 'logtail-node';
+const LOOP = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
+
+async function apply(objects: object[], ns?: string): Promise<void> {
+  await kubectl(['apply', ...(ns ? ['-n', ns] : []), '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+  });
+}
+
+async function sidecarSet(name: string): Promise<any> {
+  return JSON.parse(await kubectl(['get', 'sidecarsets.apps.kruise.io', name, '-o', 'json']));
+}
+
+async function patchSet(name: string, patch: object): Promise<void> {
+  await kubectl(['patch', 'sidecarsets.apps.kruise.io', name, '--type', 'merge', '-p', JSON.stringify(patch)]);
+}
+
+/** The logtail sidecar at `image` (a merge patch replaces the whole list, so patches send all of it). */
+function logtail(image: string): object {
+  return {
+    name: 'logtail',
+    image,
+    command: LOOP,
+    // Not ready for ~3 s after each (re)start, so an in-place restart makes its pod unavailable for a while
+    // and maxUnavailable is really exercised.
+    readinessProbe: { exec: { command: ['/bin/true'] }, initialDelaySeconds: 3, periodSeconds: 1 },
+    shareVolumePolicy: { type: 'enabled' },
+    volumeMounts: [{ name: 'log-volume', mountPath: '/var/log/app' }],
+  };
+}
+
+function deployment(name: string, replicas: number): object {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'webserver' } },
+      template: {
+        metadata: { labels: { app: 'webserver' } },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          containers: [{ name: 'app', image: node().images.busybox, command: LOOP, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+          volumes: [{ name: 'data', emptyDir: {} }],
+        },
+      },
+    },
+  };
+}
+
+async function webPods(ns: string): Promise<V1Pod[]> {
+  return (await core().listNamespacedPod({ namespace: ns, labelSelector: 'app=webserver' })).items.filter(
+    (p) => !p.metadata?.deletionTimestamp,
+  );
+}
+
+const ready = (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const sidecarImage = (p: V1Pod) => p.spec!.containers.find((c) => c.name === 'logtail')?.image;
+
+let ns: string;
+
+beforeAll(async () => {
+  await installRuntime();
+  await apply([
+    {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: SET },
+      spec: {
+        selector: { matchLabels: { app: 'webserver' } },
+        updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+        containers: [logtail(node().images.busybox)],
+        volumes: [{ name: 'log-volume', emptyDir: {} }],
+      },
+    },
+  ]);
+  ns = await namespace('sidecarset');
+}, 900_000);
+
+afterAll(async () => {
+  await kubectl(['delete', 'sidecarsets.apps.kruise.io', SET, '--ignore-not-found']).catch(() => undefined);
+});
+
+describe('SidecarSet on a real node', () => {
+  it('the logtail sidecar is injected into a Deployment’s new pods with its volume, and they run', async () => {
+    // The webhook serves once the managers are Ready; its SidecarSet cache may lag the apply by a moment.
+    await waitFor(
+      'pods injected and Ready',
+      async () => {
+        const pods = await webPods(ns);
+        if (pods.length === 0) await apply([deployment('web', 4)], ns);
+        if (pods.some((p) => !sidecarImage(p))) {
+          // Created before the set reached the webhook's cache: replace them.
+          await kubectl(['delete', 'pods', '-n', ns, '-l', 'app=webserver', '--wait=false']);
+          return false;
+        }
+        return pods.length === 4 && pods.every(ready);
+      },
+      120_000,
+      500,
+    );
+    for (const p of await webPods(ns)) {
+      expect(p.spec!.containers.map((c) => c.name)).toEqual(['logtail', 'app']);
+      expect(p.spec!.volumes!.map((v) => v.name)).toContain('log-volume');
+      // shareVolumePolicy: the sidecar also mounts the app container's volume.
+      expect(p.spec!.containers[0]!.volumeMounts!.map((m) => m.mountPath)).toEqual(expect.arrayContaining(['/var/log/app', '/data']));
+      expect(p.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe(SET);
+      expect(p.status!.containerStatuses!.find((c) => c.name === 'logtail')!.state?.running).toBeDefined();
+    }
+    await waitFor(
+      'status counts',
+      async () => {
+        const s = (await sidecarSet(SET)).status ?? {};
+        return s.matchedPods === 4 && s.updatedPods === 4 && s.readyPods === 4 && s.updatedReadyPods === 4;
+      },
+      60_000,
+      500,
+    );
+  });
+
+  it('a pod in an opted-out namespace is not injected', async () => {
+    const out = await namespace('sidecarset-optout');
+    await kubectl(['label', 'namespace', out, `${LABEL_POD_WEBHOOK_OPT_OUT}=${POD_WEBHOOK_OPT_OUT_VALUE}`]);
+    await apply([deployment('web', 1)], out);
+    await waitFor('opted-out pod Ready', async () => (await webPods(out)).some(ready), 60_000, 500);
+    expect((await webPods(out))[0]!.spec!.containers.map((c) => c.name)).toEqual(['app']);
+  });
+
+  it('paused and partition hold the image upgrade; then maxUnavailable 1 upgrades in place: same UIDs, only the sidecar restarted', async () => {
+    const before = new Map((await webPods(ns)).map((p) => [p.metadata!.name!, p.metadata!.uid!]));
+    expect(before.size).toBe(4);
+    const image2 = node().images.busybox2;
+    let maxUnavailable = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const pods = await webPods(ns);
+        maxUnavailable = Math.max(maxUnavailable, pods.filter((p) => !ready(p)).length + (4 - pods.length));
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })();
+
+    await patchSet(SET, { spec: { updateStrategy: { paused: true }, containers: [logtail(image2)] } });
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await webPods(ns)).filter((p) => sidecarImage(p) === image2)).toHaveLength(0);
+
+    await patchSet(SET, { spec: { updateStrategy: { paused: false, partition: 2 } } });
+    await waitFor('2 pods upgraded', async () => (await webPods(ns)).filter((p) => sidecarImage(p) === image2).length === 2, 90_000, 500);
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await webPods(ns)).filter((p) => sidecarImage(p) === image2)).toHaveLength(2);
+
+    await patchSet(SET, { spec: { updateStrategy: { partition: 0 } } });
+    await waitFor(
+      'all upgraded and Ready, status converged',
+      async () => {
+        const pods = await webPods(ns);
+        const s = (await sidecarSet(SET)).status ?? {};
+        return (
+          pods.length === 4 &&
+          pods.every((p) => sidecarImage(p) === image2 && ready(p)) &&
+          s.updatedPods === 4 &&
+          s.updatedReadyPods === 4 &&
+          s.readyPods === 4
+        );
+      },
+      120_000,
+      500,
+    );
+    sampling = false;
+    await sampler;
+    const after = await webPods(ns);
+    expect(new Map(after.map((p) => [p.metadata!.name!, p.metadata!.uid!]))).toEqual(before);
+    for (const p of after) {
+      const st = (n: string) => p.status!.containerStatuses!.find((c) => c.name === n)!;
+      expect(st('logtail').restartCount, p.metadata!.name).toBe(1);
+      expect(st('logtail').image).toContain(image2.split('/').pop()!.split(':')[0]!);
+      expect(st('app').restartCount, p.metadata!.name).toBe(0);
+      expect(JSON.parse(p.metadata!.annotations!['kruise.io/sidecarset-inplace-update-state']!)[SET]).toBeDefined();
+    }
+    // The readiness delay makes each restart visible: exactly one pod at a time.
+    expect(maxUnavailable).toBe(1);
+    console.log(`[sidecarset] in-place upgrade of 4 pods: at most ${maxUnavailable} unavailable at once`);
+  });
+
+  it('native sidecar injected into a Job: the kubelet stops it after the main container, the Job completes with no CRR', async () => {
+    const jobNs = await namespace('sidecarset-native');
+    await apply([
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: 'native-agent', annotations: { 'kruise.cdk8s.io/native-sidecars': 'true' } },
+        spec: {
+          namespace: jobNs,
+          selector: { matchLabels: { role: 'batch' } },
+          containers: [{ name: 'agent', image: node().images.busybox, command: LOOP }],
+        },
+      },
+    ]);
+    try {
+      await waitFor(
+        'SidecarSet in the webhook cache',
+        async () => (await sidecarSet('native-agent')).status?.latestRevision !== undefined,
+        30_000,
+        300,
+      );
+      await apply(
+        [
+          {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            metadata: { name: 'batch' },
+            spec: {
+              backoffLimit: 0,
+              template: {
+                metadata: { labels: { role: 'batch' } },
+                spec: {
+                  restartPolicy: 'Never',
+                  terminationGracePeriodSeconds: 5,
+                  containers: [{ name: 'main', image: node().images.busybox, command: ['/bin/sh', '-c', 'sleep 2; exit 0'] }],
+                },
+              },
+            },
+          },
+        ],
+        jobNs,
+      );
+      await waitForJobComplete(jobNs, 'batch');
+      const [pod] = await jobPods(jobNs, 'batch');
+      expect(pod!.spec!.initContainers).toEqual([expect.objectContaining({ name: 'agent', restartPolicy: 'Always' })]);
+      expect(pod!.status!.phase).toBe('Succeeded');
+      const crrs = JSON.parse(await kubectl(['get', 'containerrecreaterequests.apps.kruise.io', '-n', jobNs, '-o', 'json']));
+      expect(crrs.items).toEqual([]);
+    } finally {
+      await kubectl(['delete', 'sidecarsets.apps.kruise.io', 'native-agent', '--ignore-not-found']);
+    }
+  });
+
+  it('with the runtime scaled to zero, kube-system and the runtime namespace still admit pods; others fail closed', async () => {
+    await kubectl(['scale', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', '--replicas=0']);
+    try {
+      await waitFor(
+        'no manager pod left',
+        async () =>
+          (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=controller-manager' })).items
+            .length === 0,
+        60_000,
+        500,
+      );
+      const probe = (name: string) => ({
+        metadata: { name, labels: { app: 'webserver' } },
+        spec: { containers: [{ name: 'c', image: node().images.busybox, command: LOOP }] },
+      });
+      for (const system of ['kube-system', 'kruise-system']) {
+        const created = await core().createNamespacedPod({ namespace: system, body: probe('webhook-down-probe'), dryRun: 'All' });
+        expect(created.spec!.containers.map((c) => c.name)).toEqual(['c']);
+      }
+      await expect(core().createNamespacedPod({ namespace: ns, body: probe('webhook-down-probe'), dryRun: 'All' })).rejects.toThrow(
+        /mpod\.kb\.io/,
+      );
+    } finally {
+      await kubectl(['scale', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', '--replicas=2']);
+      await kubectl(['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=300s']);
+    }
+  });
+});

@@ -1,0 +1,149 @@
+// SidecarSet controller decision (pure): status counts, in-place image upgrade under maxUnavailable,
+// partition, paused, NotUpdate, selector and priority, pods that cannot be upgraded and the stuck condition.
+import { describe, expect, it } from 'vitest';
+import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
+import type { Pod } from '../../src/runtime/core/types.js';
+import { decide, partitionOf, scaled, sidecarsConsistent } from '../../src/runtime/controllers/sidecarset/decision.js';
+import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
+
+const NOW = Date.parse('2026-01-01T01:00:00Z');
+
+function set(image: string, strategy: SidecarSet['spec']['updateStrategy'] = {}, extra: Partial<SidecarSet['spec']> = {}): SidecarSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'logtail', generation: 2 },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      containers: [{ name: 'logtail', image, ...extra.containers?.[0] }],
+      updateStrategy: strategy,
+    },
+  };
+}
+
+/** A pod injected with `injectedWith`, running (status images as the kubelet reports them), ready or not. */
+function pod(name: string, injectedWith: SidecarSet, opts: { ready?: boolean; labels?: Record<string, string>; at?: string } = {}): Pod {
+  const p: Pod = {
+    metadata: { name, namespace: 'ns', resourceVersion: '7', labels: { app: 'web', ...opts.labels } },
+    spec: { containers: [{ name: 'app', image: 'nginx' }] },
+  };
+  injectSidecarSets({
+    pod: p,
+    namespace: 'ns',
+    namespaceLabels: {},
+    sidecarSets: [injectedWith],
+    now: opts.at ?? '2026-01-01T00:00:00Z',
+    metadataKeyAllowed: () => true,
+  });
+  p.status = {
+    phase: 'Running',
+    conditions: [{ type: 'Ready', status: opts.ready === false ? 'False' : 'True' }],
+    containerStatuses: p.spec!.containers.map((c) => ({
+      name: c.name,
+      image: `docker.io/library/${c.image}`,
+      imageID: `sha256:${c.image}`,
+      ready: opts.ready !== false,
+    })),
+  };
+  return p;
+}
+
+const v1 = set('logtail:1');
+const names = (ps: readonly { pod: Pod }[]) => ps.map((u) => u.pod.metadata.name);
+
+describe('SidecarSet controller decision', () => {
+  it('counts matched, updated, ready and updatedReady pods', () => {
+    const pods = [pod('a', v1), pod('b', v1, { ready: false }), pod('c', set('logtail:0'))];
+    expect(decide({ set: v1, pods, nowMs: NOW }).status).toEqual({ matchedPods: 3, updatedPods: 2, readyPods: 2, updatedReadyPods: 1 });
+  });
+
+  it('ignores pods not injected by the set, finished or deleting', () => {
+    const plain: Pod = { metadata: { name: 'x', namespace: 'ns', labels: { app: 'web' } }, spec: { containers: [{ name: 'app' }] } };
+    const done = pod('d', v1);
+    done.status!.phase = 'Succeeded';
+    expect(decide({ set: v1, pods: [plain, done], nowMs: NOW }).status.matchedPods).toBe(0);
+  });
+
+  it('upgrades one ready pod at a time with maxUnavailable 1, only the image, recording the old imageID', () => {
+    const v2 = set('logtail:2', { maxUnavailable: 1 });
+    const pods = ['a', 'b', 'c', 'd'].map((n) => pod(n, v1));
+    const d = decide({ set: v2, pods, nowMs: NOW, revision: 'logtail-abc' });
+    expect(names(d.upgrades)).toEqual(['a']);
+    const u = d.upgrades[0]!;
+    expect(u.images).toEqual({ logtail: 'logtail:2' });
+    expect(JSON.parse(u.annotations['kruise.io/sidecarset-hash']!).logtail).toMatchObject({
+      controllerRevision: 'logtail-abc',
+      sidecarList: ['logtail'],
+    });
+    expect(JSON.parse(u.annotations['kruise.io/sidecarset-inplace-update-state']!).logtail.lastContainerStatuses).toEqual({
+      logtail: { imageID: 'sha256:logtail:1' },
+    });
+  });
+
+  it('waits while an upgraded pod restarts its sidecar (not consistent) and proceeds once it runs the new image', () => {
+    const v2 = set('logtail:2');
+    const a = pod('a', v1);
+    const first = decide({ set: v2, pods: [a, pod('b', v1)], nowMs: NOW }).upgrades[0]!;
+    // The patch as the API server applies it; the kubelet has not restarted the container yet.
+    a.metadata.annotations = { ...a.metadata.annotations, ...first.annotations };
+    a.spec!.containers[0]!.image = 'logtail:2';
+    expect(sidecarsConsistent(v2, a)).toBe(false);
+    expect(decide({ set: v2, pods: [a, pod('b', v1)], nowMs: NOW }).upgrades).toEqual([]);
+    a.status!.containerStatuses![0] = { name: 'logtail', image: 'docker.io/library/logtail:2', imageID: 'sha256:logtail:2', ready: true };
+    expect(sidecarsConsistent(v2, a)).toBe(true);
+    expect(names(decide({ set: v2, pods: [a, pod('b', v1)], nowMs: NOW }).upgrades)).toEqual(['b']);
+  });
+
+  it.each([
+    ['maxUnavailable 2', { maxUnavailable: 2 }, ['a', 'b']],
+    ['maxUnavailable 50%', { maxUnavailable: '50%' }, ['a', 'b']],
+    ['partition 3 of 4', { maxUnavailable: 4, partition: 3 }, ['a']],
+    ['partition 50%', { maxUnavailable: 4, partition: '50%' }, ['a', 'b']],
+    ['paused', { paused: true }, []],
+    ['NotUpdate', { type: 'NotUpdate' as const }, []],
+    ['selector', { maxUnavailable: 4, selector: { matchLabels: { canary: 'true' } } }, ['c']],
+    [
+      'weight priority',
+      { priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { canary: 'true' } } }] } },
+      ['c'],
+    ],
+  ])('%s', (_n, strategy, want) => {
+    const pods = ['a', 'b', 'c', 'd'].map((n) => pod(n, v1, n === 'c' ? { labels: { canary: 'true' } } : {}));
+    expect(names(decide({ set: set('logtail:2', strategy), pods, nowMs: NOW }).upgrades)).toEqual(want);
+  });
+
+  it('takes not-ready pods regardless of maxUnavailable (they are unavailable already)', () => {
+    const pods = [pod('a', v1), pod('b', v1, { ready: false }), pod('c', v1, { ready: false })];
+    expect(names(decide({ set: set('logtail:2'), pods, nowMs: NOW }).upgrades)).toEqual(['b', 'c', 'a']);
+  });
+
+  it('refuses pods whose sidecars changed in more than the image, and says so in a stuck condition', () => {
+    const changed = set('logtail:2', {}, { containers: [{ name: 'logtail', image: 'logtail:2', args: ['--verbose'] }] });
+    const d = decide({ set: changed, pods: [pod('a', v1), pod('b', v1)], nowMs: NOW });
+    expect(d.upgrades).toEqual([]);
+    expect(d.notUpgradable.map((p) => p.metadata.name)).toEqual(['a', 'b']);
+    expect(d.stuck).toEqual({
+      reason: 'NotUpgradablePods',
+      message: expect.stringMatching(/2 of 2 matched pods cannot be upgraded in place.*ns\/a, ns\/b/),
+    });
+  });
+
+  it('reports a rollout stuck on an upgraded pod that stays unavailable for minutes (upstream stalls silently)', () => {
+    const v2 = set('logtail:2');
+    const stuckPod = pod('a', v2, { ready: false, at: '2026-01-01T00:00:00Z' });
+    const d = decide({ set: v2, pods: [stuckPod, pod('b', v1)], nowMs: NOW });
+    expect(d.upgrades).toEqual([]);
+    expect(d.stuck).toEqual({ reason: 'UnavailablePods', message: expect.stringMatching(/1 upgraded pods are unavailable.*ns\/a/) });
+    // A fresh upgrade still restarting is normal progress, not stuck.
+    const fresh = pod('a', v2, { ready: false, at: '2026-01-01T00:59:30Z' });
+    expect(decide({ set: v2, pods: [fresh, pod('b', v1)], nowMs: NOW }).stuck).toBeUndefined();
+  });
+
+  it('scales percentages and partitions as upstream', () => {
+    expect(scaled('25%', 10, true, 1)).toBe(3);
+    expect(scaled(undefined, 10, true, 1)).toBe(1);
+    expect(partitionOf('99%', 4)).toBe(3);
+    expect(partitionOf('100%', 4)).toBe(4);
+    expect(partitionOf(9, 4)).toBe(4);
+  });
+});
