@@ -227,7 +227,7 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
-  [AppFeature.CLONESET]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.CLONESET]: feature([], {}, BOTH),
 };
 
 /** True when `runtime` carries out `f`. */

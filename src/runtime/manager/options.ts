@@ -11,12 +11,16 @@ import {
 } from '../../contracts/index.js';
 import type { ObjectValidator } from '../core/controller.js';
 import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
+import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
 
 /**
  * The options the manager's registered controllers declare, listed here so the CLI builds the flags
  * without loading the controllers; a unit test holds it equal to the registry's declarations.
  */
-export const MANAGER_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [SHARED_OPTIONS.daemonConfigNamespace];
+export const MANAGER_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
+  SHARED_OPTIONS.daemonConfigNamespace,
+  EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>,
+];
 
 /** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */
 export interface ManagerOptions {

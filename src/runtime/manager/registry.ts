@@ -8,10 +8,16 @@ import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
+import { cloneSetController } from '../controllers/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 
-export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
+export const CONTROLLERS: readonly ControllerDefinition[] = [
+  sidecarTerminator,
+  imagePullJobController,
+  nodeImageController,
+  cloneSetController,
+];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook];
 

@@ -162,7 +162,9 @@ describe('calculateDiffs', () => {
     expect(d).toMatchObject({ scaleUpNum: 5, scaleUpLimit: 5, scaleUpNumOldRevision: 0, scaleDownNum: 0, updateNum: 0 });
   });
   it('scaleStrategy.maxUnavailable limits creation by unavailable pods', () => {
-    const d = calculateDiffs(diffInput([pod('a', { ready: false })], { currentRevision: NEW, updateRevision: NEW, scaleMaxUnavailable: 2 }));
+    const d = calculateDiffs(
+      diffInput([pod('a', { ready: false })], { currentRevision: NEW, updateRevision: NEW, scaleMaxUnavailable: 2 }),
+    );
     expect(d).toMatchObject({ scaleUpNum: 4, scaleUpLimit: 1 });
   });
   it('partition keeps old-revision pods when scaling up', () => {
@@ -283,11 +285,29 @@ describe('lifecycle transitions', () => {
       true,
       undefined,
     ],
-    ['PreparingNormal, preNormal finalizer present', { state: 'PreparingNormal', finalizers: ['f'] }, { preNormal: { finalizersHandler: ['f'] } }, true, 'Normal'],
-    ['PreparingNormal, preNormal label present', { state: 'PreparingNormal', labels: { x: 'y' } }, { preNormal: { labelsHandler: { x: 'y' } } }, true, 'Normal'],
+    [
+      'PreparingNormal, preNormal finalizer present',
+      { state: 'PreparingNormal', finalizers: ['f'] },
+      { preNormal: { finalizersHandler: ['f'] } },
+      true,
+      'Normal',
+    ],
+    [
+      'PreparingNormal, preNormal label present',
+      { state: 'PreparingNormal', labels: { x: 'y' } },
+      { preNormal: { labelsHandler: { x: 'y' } } },
+      true,
+      'Normal',
+    ],
     ['Updating, not complete', { state: 'Updating', rev: NEW }, { inPlaceUpdate: ipu }, false, undefined],
     ['Updating, complete, hook not re-added', { state: 'Updating', rev: NEW }, { inPlaceUpdate: ipu }, true, 'Updated'],
-    ['Updating, complete, hook re-added', { state: 'Updating', rev: NEW, labels: { 'ipu-hold': 'true' } }, { inPlaceUpdate: ipu }, true, 'Normal'],
+    [
+      'Updating, complete, hook re-added',
+      { state: 'Updating', rev: NEW, labels: { 'ipu-hold': 'true' } },
+      { inPlaceUpdate: ipu },
+      true,
+      'Normal',
+    ],
     ['Updating, complete, no lifecycle', { state: 'Updating', rev: NEW }, undefined, true, 'Normal'],
     ['Updated, hook back', { state: 'Updated', rev: NEW, labels: { 'ipu-hold': 'true' } }, { inPlaceUpdate: ipu }, true, 'Normal'],
     ['Updated, hook not back', { state: 'Updated', rev: NEW }, { inPlaceUpdate: ipu }, true, undefined],
@@ -295,9 +315,14 @@ describe('lifecycle transitions', () => {
     ['PreparingUpdate at old revision', { state: 'PreparingUpdate', rev: OLD }, { inPlaceUpdate: ipu }, true, undefined],
     ['Normal stays', { state: 'Normal' }, undefined, true, undefined],
   ] as const)('%s → %s', (_n, o, lc, done, want) => {
-    expect(nextLifecycleState({ pod: pod('x', o as PodOpts), lifecycle: lc as Lifecycle | undefined, updateRevision: NEW, inPlaceCompleted: done })).toBe(
-      want,
-    );
+    expect(
+      nextLifecycleState({
+        pod: pod('x', o as PodOpts),
+        lifecycle: lc as Lifecycle | undefined,
+        updateRevision: NEW,
+        inPlaceCompleted: done,
+      }),
+    ).toBe(want);
   });
 
   it('not-ready marks: added on PreparingDelete/PreparingUpdate, cleared on Updated AND on a direct step to Normal', () => {
@@ -309,7 +334,7 @@ describe('lifecycle transitions', () => {
     expect(notReadyChange('PreparingDelete', { preDelete: { labelsHandler: { a: 'b' } } })).toBeUndefined();
   });
 
-  it('KruisePodReady keeps other writers\' keys and turns True only when none is left', () => {
+  it("KruisePodReady keeps other writers' keys and turns True only when none is left", () => {
     const crrKey = JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: 'ns/crr' }]);
     const p = pod('x', { gates: ['KruisePodReady'], conditions: [{ type: 'KruisePodReady', status: 'False', message: crrKey }] });
     const added = kruisePodReadyWith(p, 'preDeleteHook', true, 'now')!;
@@ -318,9 +343,15 @@ describe('lifecycle transitions', () => {
       { userAgent: 'ContainerRecreateRequest', key: 'ns/crr' },
       { userAgent: 'Lifecycle', key: 'preDeleteHook' },
     ]);
-    const mine = pod('y', { conditions: [{ type: 'KruisePodReady', status: 'False', message: JSON.stringify([{ userAgent: 'Lifecycle', key: 'preUpdateHook' }]) }] });
+    const mine = pod('y', {
+      conditions: [
+        { type: 'KruisePodReady', status: 'False', message: JSON.stringify([{ userAgent: 'Lifecycle', key: 'preUpdateHook' }]) },
+      ],
+    });
     expect(kruisePodReadyWith(mine, 'preUpdateHook', false, 'now')).toMatchObject({ status: 'True' });
-    expect(kruisePodReadyWith(pod('z', { conditions: [{ type: 'KruisePodReady', status: 'True' }] }), 'preUpdateHook', false, 'now')).toBeUndefined();
+    expect(
+      kruisePodReadyWith(pod('z', { conditions: [{ type: 'KruisePodReady', status: 'True' }] }), 'preUpdateHook', false, 'now'),
+    ).toBeUndefined();
   });
 
   it('markPodNotReady without the KruisePodReady gate is reported', () => {
@@ -340,11 +371,26 @@ describe('in-place completion', () => {
   };
   it.each([
     ['no state', undefined, { imageID: 'sha:a', image: 'app:1', containerID: 'c1' }, true],
-    ['image ID unchanged, same container', { app: { imageID: 'sha:a', containerID: 'c1' } }, { imageID: 'sha:a', image: 'app:1', containerID: 'c1' }, false],
+    [
+      'image ID unchanged, same container',
+      { app: { imageID: 'sha:a', containerID: 'c1' } },
+      { imageID: 'sha:a', image: 'app:1', containerID: 'c1' },
+      false,
+    ],
     ['image ID changed', { app: { imageID: 'sha:a', containerID: 'c1' } }, { imageID: 'sha:b', image: 'app:2', containerID: 'c2' }, true],
     // Re-tag to the same digest: the image ID stays and status may keep the old tag; the new container ID completes it.
-    ['same digest re-tag, container recreated', { app: { imageID: 'sha:a', containerID: 'c1' } }, { imageID: 'sha:a', image: 'app:1', containerID: 'c2' }, true],
-    ['upstream-written state (no container ID), status image = spec', { app: { imageID: 'sha:a' } }, { imageID: 'sha:a', image: 'app:2', containerID: 'c1' }, true],
+    [
+      'same digest re-tag, container recreated',
+      { app: { imageID: 'sha:a', containerID: 'c1' } },
+      { imageID: 'sha:a', image: 'app:1', containerID: 'c2' },
+      true,
+    ],
+    [
+      'upstream-written state (no container ID), status image = spec',
+      { app: { imageID: 'sha:a' } },
+      { imageID: 'sha:a', image: 'app:2', containerID: 'c1' },
+      true,
+    ],
   ] as const)('%s → %s', (_n, last, s, want) => {
     const p = withStatus(pod('x', last ? { annotations: state(last) } : {}), s);
     expect(inPlaceCompleted(p)).toBe(want);
@@ -355,7 +401,9 @@ describe('in-place completion', () => {
   it('InPlaceUpdateReady is set True on gated pods with nothing pending', () => {
     expect(shouldMarkInPlaceReady(pod('x', { gates: ['InPlaceUpdateReady'] }))).toBe(true);
     expect(shouldMarkInPlaceReady(pod('x'))).toBe(false);
-    expect(shouldMarkInPlaceReady(pod('x', { gates: ['InPlaceUpdateReady'], conditions: [{ type: 'InPlaceUpdateReady', status: 'True' }] }))).toBe(false);
+    expect(
+      shouldMarkInPlaceReady(pod('x', { gates: ['InPlaceUpdateReady'], conditions: [{ type: 'InPlaceUpdateReady', status: 'True' }] })),
+    ).toBe(false);
   });
 });
 
@@ -386,7 +434,9 @@ describe('planUpdate', () => {
   it('ReCreate marks pods for deletion; InPlaceOnly errors when not in-placeable', () => {
     expect(planUpdate(base(many(5), { type: 'ReCreate' }, { maxUnavailable: 2 })).map((u) => u.action)).toEqual(['recreate', 'recreate']);
     expect(planUpdate(base(many(5), { type: 'InPlaceOnly', canInPlace: () => false }, { maxUnavailable: 1 }))[0]!.action).toBe('error');
-    expect(planUpdate(base(many(5), { type: 'InPlaceIfPossible', canInPlace: () => false }, { maxUnavailable: 1 }))[0]!.action).toBe('recreate');
+    expect(planUpdate(base(many(5), { type: 'InPlaceIfPossible', canInPlace: () => false }, { maxUnavailable: 1 }))[0]!.action).toBe(
+      'recreate',
+    );
   });
   it('inPlaceUpdate hook: Normal → prepare; held → wait; released → in place; Updated → prepare with handlers re-added', () => {
     const lifecycle: Lifecycle = { inPlaceUpdate: { labelsHandler: { h: 'y' } } };
@@ -399,7 +449,11 @@ describe('planUpdate', () => {
   it('priorityStrategy weight orders the candidates; PreparingUpdate pods go first', () => {
     const pods = [pod('a', { state: 'Normal' }), pod('b', { state: 'Normal', labels: { tier: 'canary' } })];
     const plan = planUpdate(
-      base(pods, { priority: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { tier: 'canary' } } }] } }, { replicas: 2, maxUnavailable: 1 }),
+      base(
+        pods,
+        { priority: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { tier: 'canary' } } }] } },
+        { replicas: 2, maxUnavailable: 1 },
+      ),
     );
     expect(plan.map((u) => u.pod.metadata.name)).toEqual(['b']);
   });
@@ -417,7 +471,11 @@ describe('revisions', () => {
     expect(revisionHash({ t: t1 }, 0)).toBe(revisionHash({ t: t2 }, 0));
     expect(revisionHash({ t: t1 }, 0)).not.toBe(revisionHash({ t: t1 }, 1));
   });
-  const rev = (name: string, n: number, img: string): Revision => ({ metadata: { name }, revision: n, data: { spec: { template: { img } } } });
+  const rev = (name: string, n: number, img: string): Revision => ({
+    metadata: { name },
+    revision: n,
+    data: { spec: { template: { img } } },
+  });
   it('update revision: reuse the newest equal, bump an older equal, else create', () => {
     const r1 = rev('r1', 1, 'a');
     const r2 = rev('r2', 2, 'b');
@@ -430,10 +488,34 @@ describe('revisions', () => {
     expect(revisionsToTruncate(all, new Set(['r5', 'r4']), new Set(['r1']), 1).map((r) => r.metadata.name)).toEqual(['r2']);
   });
   it('in place: only images and metadata may change', () => {
-    const a = { metadata: { labels: { x: '1' } }, spec: { containers: [{ name: 'c', image: 'i:1' }, { name: 'd', image: 'j:1' }] } };
-    const b = { metadata: { labels: { x: '2' } }, spec: { containers: [{ name: 'c', image: 'i:2' }, { name: 'd', image: 'j:1' }] } };
+    const a = {
+      metadata: { labels: { x: '1' } },
+      spec: {
+        containers: [
+          { name: 'c', image: 'i:1' },
+          { name: 'd', image: 'j:1' },
+        ],
+      },
+    };
+    const b = {
+      metadata: { labels: { x: '2' } },
+      spec: {
+        containers: [
+          { name: 'c', image: 'i:2' },
+          { name: 'd', image: 'j:1' },
+        ],
+      },
+    };
     expect(inPlaceSpec(a, b)).toEqual({ containerImages: { c: 'i:2' }, labels: { x: '2' }, annotations: {} });
-    const env = { ...b, spec: { containers: [{ name: 'c', image: 'i:2', env: [{ name: 'E', value: '1' }] }, { name: 'd', image: 'j:1' }] } };
+    const env = {
+      ...b,
+      spec: {
+        containers: [
+          { name: 'c', image: 'i:2', env: [{ name: 'E', value: '1' }] },
+          { name: 'd', image: 'j:1' },
+        ],
+      },
+    };
     expect(inPlaceSpec(a, env)).toBeUndefined();
     expect(inPlaceSpec(a, { ...b, spec: { containers: [{ name: 'c', image: 'i:2' }] } })).toBeUndefined();
   });

@@ -102,8 +102,7 @@ export function calculateDiffs(i: DiffInput): Diffs {
   const U = scaledValue(i.maxUnavailable, R, S === 0, scaledValue('20%', R, S === 0, 0));
   const SU = i.scaleMaxUnavailable === undefined ? Number.MAX_SAFE_INTEGER : scaledValue(i.scaleMaxUnavailable, R, true, 0);
 
-  let newCount = 0,
-    newActive = 0,
+  let newActive = 0,
     oldCount = 0,
     oldActive = 0,
     unavailNew = 0,
@@ -114,8 +113,7 @@ export function calculateDiffs(i: DiffInput): Diffs {
     preDelOld = 0;
   for (const p of i.pods) {
     const isNew = isPodAtRevision(p, i.updateRevision);
-    if (isNew) newCount++;
-    else oldCount++;
+    if (!isNew) oldCount++;
     if (podState(p) === 'PreparingDelete') {
       if (isNew) preDelNew++;
       else preDelOld++;
@@ -270,10 +268,23 @@ export function planScale(i: ScaleInput, d: Diffs = calculateDiffs(i)): ScalePla
     const isNew = (p: Pod) => isPodAtRevision(p, i.updateRevision);
     const victims: Pod[] = [];
     if (d.scaleDownNumOldRevision > 0) {
-      victims.push(...sortForScaleIn(i.pods.filter((p) => !isNew(p)), i.minReadySeconds, i.nowMs).slice(0, d.scaleDownNumOldRevision));
+      victims.push(
+        ...sortForScaleIn(
+          i.pods.filter((p) => !isNew(p)),
+          i.minReadySeconds,
+          i.nowMs,
+        ).slice(0, d.scaleDownNumOldRevision),
+      );
     }
     const rest = d.scaleDownNum - victims.length;
-    if (rest > 0) victims.push(...sortForScaleIn(i.pods.filter((p) => isNew(p)), i.minReadySeconds, i.nowMs).slice(0, rest));
+    if (rest > 0)
+      victims.push(
+        ...sortForScaleIn(
+          i.pods.filter((p) => isNew(p)),
+          i.minReadySeconds,
+          i.nowMs,
+        ).slice(0, rest),
+      );
     let budget = d.deleteReadyLimit;
     const chosen: Pod[] = [];
     for (const p of victims) {
@@ -344,7 +355,10 @@ export function parseNotReadyKeys(c: PodCondition | undefined): NotReadyKey[] {
     const v = JSON.parse(c.message) as unknown;
     if (!Array.isArray(v)) return [];
     return v
-      .filter((x): x is NotReadyKey => typeof x === 'object' && x !== null && typeof x.userAgent === 'string' && typeof x.key === 'string')
+      .filter((x): x is NotReadyKey => {
+        const o = x as Partial<Record<keyof NotReadyKey, unknown>> | null;
+        return typeof o === 'object' && o !== null && typeof o.userAgent === 'string' && typeof o.key === 'string';
+      })
       .map((x) => ({ userAgent: x.userAgent, key: x.key }));
   } catch {
     return [];
@@ -523,7 +537,10 @@ export function sortForUpdate(pods: readonly Pod[], i: Pick<UpdateInput, 'priori
   const op = i.priority?.orderPriority;
   if (wp?.length) {
     const w = (p: Pod) => wp.reduce((s, t) => s + (matchesLabels(t.matchSelector, p.metadata.labels ?? {}) ? t.weight : 0), 0);
-    sorted = sorted.map((p, idx) => ({ p, idx, w: w(p) })).sort((a, b) => b.w - a.w || a.idx - b.idx).map((x) => x.p);
+    sorted = sorted
+      .map((p, idx) => ({ p, idx, w: w(p) }))
+      .sort((a, b) => b.w - a.w || a.idx - b.idx)
+      .map((x) => x.p);
   } else if (op?.length) {
     const rank = (p: Pod) => {
       const labels = p.metadata.labels ?? {};
@@ -611,7 +628,11 @@ function podUpdate(pod: Pod, target: string, i: UpdateInput): PodUpdate {
       }
     }
     if (i.type === 'InPlaceOnly') {
-      return { pod, action: 'error', message: `pod ${pod.metadata.name} cannot be updated in place to ${target} and the strategy is InPlaceOnly` };
+      return {
+        pod,
+        action: 'error',
+        message: `pod ${pod.metadata.name} cannot be updated in place to ${target} and the strategy is InPlaceOnly`,
+      };
     }
   }
   return { pod, action: 'recreate' };

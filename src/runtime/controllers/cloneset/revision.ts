@@ -155,8 +155,7 @@ export function revisionsToTruncate(
 /** The template of a revision's data. */
 export function templateOf(r: Revision | undefined): Record<string, unknown> | undefined {
   const t = ((r?.data as { spec?: { template?: Record<string, unknown> } } | undefined)?.spec?.template ?? undefined) as
-    | Record<string, unknown>
-    | undefined;
+    Record<string, unknown> | undefined;
   if (!t) return undefined;
   const { $patch: _p, ...rest } = t;
   void _p;
