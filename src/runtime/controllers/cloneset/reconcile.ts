@@ -24,7 +24,7 @@ import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../co
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
-import type { KubeObject, OwnerReference, Pod, PodCondition } from '../../core/types.js';
+import { objectKey, type KubeObject, type OwnerReference, type Pod, type PodCondition } from '../../core/types.js';
 import {
   calculateDiffs,
   deleteStep,
@@ -585,6 +585,12 @@ export class CloneSetReconciler implements Reconciler {
       },
       nowMs: d.nowMs,
     });
+    if (plan.length) {
+      this.ctx.logger.debug(
+        { cloneset: objectKey(cs), updateNum: calculateDiffs(d).updateNum, plan: plan.map((u) => `${u.pod.metadata.name}:${u.action}`) },
+        'cloneset update',
+      );
+    }
     const errors: string[] = [];
     for (const u of plan) {
       try {
@@ -641,6 +647,7 @@ export class CloneSetReconciler implements Reconciler {
     spec: NonNullable<ReturnType<typeof inPlaceSpec>>,
   ): Promise<number | undefined> {
     const now = rfc3339();
+    let resourceVersion = p.metadata.resourceVersion;
     if (hasReadinessGate(p, CONDITION_INPLACE_UPDATE_READY)) {
       const conds: PodCondition[] = [
         { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'StartInPlaceUpdate', lastTransitionTime: now },
@@ -648,7 +655,8 @@ export class CloneSetReconciler implements Reconciler {
       if (condition(p, 'ContainersReady')?.status === 'True') {
         conds.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', lastTransitionTime: now });
       }
-      await this.patchPodStatus(p, conds);
+      // The pod patch below is conditional on the version this status write produced.
+      resourceVersion = (await this.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
     }
     const grace = cs.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0;
     const state: InPlaceUpdateState = inPlaceState(p, revision, spec.containerImages, now);
@@ -659,7 +667,7 @@ export class CloneSetReconciler implements Reconciler {
     };
     const patch: Record<string, unknown> = {
       metadata: {
-        resourceVersion: p.metadata.resourceVersion,
+        resourceVersion,
         labels: {
           ...spec.labels,
           [LABEL_CONTROLLER_REVISION_HASH]: revision,
@@ -784,7 +792,7 @@ export class CloneSetReconciler implements Reconciler {
     }
   }
 
-  private async patchPodStatus(p: Pod, conditions: PodCondition[]): Promise<void> {
+  private async patchPodStatus(p: Pod, conditions: PodCondition[]): Promise<Pod | undefined> {
     try {
       const res = await this.ctx.client.patch<Pod>(
         PODS,
@@ -795,8 +803,10 @@ export class CloneSetReconciler implements Reconciler {
         { subresource: 'status' },
       );
       this.expectations.wrote(res);
+      return res;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return undefined;
     }
   }
 
@@ -845,7 +855,8 @@ export class CloneSetReconciler implements Reconciler {
 
   private async housekeeping(cs: CloneSetObject, owned: Pod[], all: Revision[], update: Revision, current: Revision): Promise<void> {
     const ns = cs.metadata.namespace!;
-    const names = new Set(owned.map((p) => p.metadata.name));
+    // A pod already being deleted is done with: its name goes too (it may terminate for a long time).
+    const names = new Set(owned.filter(isPodActive).map((p) => p.metadata.name));
     const toDelete = cs.spec.scaleStrategy?.podsToDelete ?? [];
     const kept = toDelete.filter((n) => names.has(n));
     if (kept.length !== toDelete.length) {
