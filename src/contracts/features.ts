@@ -290,7 +290,7 @@ export const BUNDLED_ADMISSION = Object.freeze({
   /** Whether `/mutate-pod` is served (SidecarSet injection, readiness gates, exit and launch priority). */
   podWebhook: false,
   /** Our kinds with a defaulting (mutating) webhook. */
-  mutatingKinds: Object.freeze(['ContainerRecreateRequest']) as readonly string[],
+  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs). */
   validatingKinds: 'all' as const,
 });

@@ -233,11 +233,14 @@ describe('RBAC', () => {
 describe('webhooks', () => {
   it('never registers a pod webhook the bundled runtime does not serve (it would fail every pod creation)', () => {
     const without = find(synthRuntime(appWith().runtime), 'MutatingWebhookConfiguration')!;
-    expect(without.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
+    expect(without.webhooks.map((w: Obj) => w.name)).toEqual(['mcloneset.kb.io', 'mcontainerrecreaterequest.kb.io']);
     const { runtime } = appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
     const docs = synthRuntime(runtime);
     expect(bundledServesPods()).toBe(false);
-    expect(find(docs, 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
+    expect(find(docs, 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual([
+      'mcloneset.kb.io',
+      'mcontainerrecreaterequest.kb.io',
+    ]);
     expect(runtime.report().warnings.join('\n')).toMatch(
       /SidecarSet default\/sidecarset \(app\/SidecarSet\) uses SidecarSet injection, which this version of the bundled runtime does not carry out/,
     );

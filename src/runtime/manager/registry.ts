@@ -11,6 +11,7 @@ import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
+import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
@@ -19,7 +20,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   cloneSetController,
 ];
 
-export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook];
+export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, cloneSetWebhook];
 
 /** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
 export function managerControllerOptions(): ControllerOption<unknown>[] {
