@@ -44,8 +44,18 @@ async function waitStatus(ns: string, name: string, what: string, pred: (s: any)
     const ps = await pods(ns, name, true).catch(() => []);
     const lines = ps.map(
       (p) =>
-        `${p.metadata!.name} ${p.metadata!.labels?.[STATE]} ${p.status?.phase} ${JSON.stringify(p.status?.conditions?.map((c) => `${c.type}=${c.status}`))}`,
+        `${p.metadata!.name} ${p.metadata!.labels?.[STATE]} ${p.metadata!.labels?.['controller-revision-hash']} ${p.metadata!.deletionTimestamp ? 'deleting ' : ''}${p.status?.phase} ${JSON.stringify(p.status?.conditions?.map((c) => `${c.type}=${c.status}`))}`,
     );
+    // The controller's log says why it did not get there.
+    const logs = await kubectl(['logs', '-n', 'kruise-system', '-l', 'control-plane=controller-manager', '--tail=400', '--prefix']).catch(
+      (e: Error) => e.message,
+    );
+    const obj = await cs(ns, name).catch(() => undefined);
+    const tail = logs
+      .split('\n')
+      .filter((l) => l.includes('cloneset') || l.includes('leader'))
+      .slice(-60);
+    console.log(`[cloneset] ${ns}/${name} generation ${obj?.metadata?.generation}; controller log:\n${tail.join('\n')}`);
     throw new Error(`${(error as Error).message}\nstatus: ${JSON.stringify(last)}\npods:\n${lines.join('\n')}`, { cause: error });
   }
   return last;
