@@ -236,27 +236,34 @@ export class CloneSetReconciler implements Reconciler {
         ownerReference: ownerRefOf(cs),
       });
     const plan = planUpdateRevision(all, build(collisionCount, 0));
+    // The revision written this round is used at once (not after the revisions cache shows it): the
+    // decision never waits on a watch, and a stale cache only repeats an idempotent write.
+    let update: Revision;
     if (plan.action === 'bump') {
-      await this.ctx.client.patch<Revision>(
+      update = await this.ctx.client.patch<Revision>(
         CONTROLLER_REVISIONS,
         plan.revision.metadata.name!,
         ns,
         { revision: plan.to },
         PatchStrategy.MergePatch,
       );
-      return undefined; // wait for the cache to show the bump
-    }
-    if (plan.action === 'create') {
+      this.ctx.logger.info(
+        { cloneset: objectKey(cs), revision: update.metadata.name, number: plan.to },
+        'update revision: an older revision again',
+      );
+    } else if (plan.action === 'create') {
       for (let attempt = 0; ; attempt++) {
         const wanted = { ...build(collisionCount, plan.revision.revision ?? 1) };
         try {
-          await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
+          update = await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
+          this.ctx.logger.info({ cloneset: objectKey(cs), revision: update.metadata.name }, 'update revision: created');
           break;
         } catch (err) {
           if (!isAlreadyExists(err) || attempt > 10) throw err;
           const existing = await this.ctx.client.get<Revision>(CONTROLLER_REVISIONS, wanted.metadata.name!, ns);
-          if (controllerRef(existing)?.uid === cs.metadata.uid && JSON.stringify(existing.data) !== undefined) {
-            if (planUpdateRevision([existing], wanted).action !== 'create') break;
+          if (controllerRef(existing)?.uid === cs.metadata.uid && planUpdateRevision([existing], wanted).action !== 'create') {
+            update = existing;
+            break;
           }
           // A different revision holds the name: count the collision (persisted in status) and rehash.
           collisionCount++;
@@ -265,11 +272,12 @@ export class CloneSetReconciler implements Reconciler {
           });
         }
       }
-      return undefined; // next round sees the new revision in the cache
+    } else {
+      update = plan.revision;
     }
-    const update = plan.revision;
-    const current = all.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
-    return { update, current, collisionCount, all };
+    const revisions = [...all.filter((r) => r.metadata.name !== update.metadata.name), update];
+    const current = revisions.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
+    return { update, current, collisionCount, all: revisions };
   }
 
   // ------------------------------------------------------------------------------------------
