@@ -252,46 +252,66 @@ describe('CloneSet on the real node (runtime from dist/ and its image)', () => {
     ).toBe(true);
   });
 
-  it('ReCreate update and a rollback to the previous revision, with a leader change in the middle of the rollout: no duplicates', async () => {
+  it('ReCreate update replaces every pod; a rollback to the previous revision recreates them again', async () => {
     const ns = await namespace('cs-recreate');
-    await apply(ns, [plainCloneSet('rc', 4, { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } })]);
-    const first = await waitStatus(ns, 'rc', '4 available', (s) => s.availableReplicas === 4);
+    const spec = { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } };
+    await apply(ns, [plainCloneSet('rc', 3, spec)]);
+    const first = await waitStatus(ns, 'rc', '3 available', (s) => s.availableReplicas === 3);
     const uids = new Set((await pods(ns, 'rc')).map((p) => p.metadata!.uid));
-    const obj = plainCloneSet('rc', 4, { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } });
-    obj.spec.template.spec.containers[1].env = [{ name: 'VERSION', value: '2' }];
-    await apply(ns, [obj]);
-    await waitStatus(ns, 'rc', 'rollout under way', (s) => s.updatedReplicas >= 1, 60_000);
-    const leaseHolder = async () =>
-      ((await getJson(['get', 'lease', '-n', 'kruise-system', 'kruise-manager'])).spec?.holderIdentity as string) ?? '';
-    const leader = (await leaseHolder()).split('_')[0]!;
-    await kubectl(['delete', 'pod', '-n', 'kruise-system', leader, '--wait=false']);
+    const v2 = plainCloneSet('rc', 3, spec);
+    v2.spec.template.spec.containers[1].env = [{ name: 'VERSION', value: '2' }];
+    await apply(ns, [v2]);
     const second = await waitStatus(
       ns,
       'rc',
-      'recreated at revision 2 under the new leader',
-      (s) => s.updateRevision !== first.updateRevision && s.updatedReplicas === 4 && s.availableReplicas === 4 && s.replicas === 4,
+      'recreated at revision 2',
+      (s) => s.updateRevision !== first.updateRevision && s.updatedReplicas === 3 && s.availableReplicas === 3 && s.replicas === 3,
       150_000,
     );
-    expect((await leaseHolder()).split('_')[0]).not.toBe(leader);
     const now = await pods(ns, 'rc');
-    expect(now).toHaveLength(4);
-    expect(new Set(now.map((p) => p.metadata!.labels!['apps.kruise.io/cloneset-instance-id'])).size).toBe(4);
+    expect(now).toHaveLength(3);
     expect(now.every((p) => !uids.has(p.metadata!.uid))).toBe(true);
     expect(second.currentRevision).toBe(second.updateRevision);
-
-    await apply(ns, [plainCloneSet('rc', 4, { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } })]);
+    await apply(ns, [plainCloneSet('rc', 3, spec)]);
     const third = await waitStatus(
       ns,
       'rc',
       'rolled back to revision 1',
-      (s) => s.updateRevision === first.updateRevision && s.updatedReplicas === 4 && s.availableReplicas === 4 && s.replicas === 4,
+      (s) => s.updateRevision === first.updateRevision && s.updatedReplicas === 3 && s.availableReplicas === 3 && s.replicas === 3,
       150_000,
     );
     expect(third.currentRevision).toBe(first.updateRevision);
     const rolled = await pods(ns, 'rc');
-    expect(rolled).toHaveLength(4);
+    expect(rolled).toHaveLength(3);
     expect(rolled.every((p) => !p.spec!.containers[1]!.env)).toBe(true);
-  }, 420_000);
+  }, 400_000);
+
+  it('leader change in the middle of a ReCreate rollout: the rollout completes with no duplicate pods', async () => {
+    const ns = await namespace('cs-leader');
+    const spec = { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } };
+    await apply(ns, [plainCloneSet('lc', 4, spec)]);
+    const first = await waitStatus(ns, 'lc', '4 available', (s) => s.availableReplicas === 4);
+    const v2 = plainCloneSet('lc', 4, spec);
+    v2.spec.template.spec.containers[1].env = [{ name: 'VERSION', value: '2' }];
+    await apply(ns, [v2]);
+    await waitStatus(ns, 'lc', 'rollout under way', (s) => s.updatedReplicas >= 1, 60_000);
+    const leaseHolder = async () =>
+      ((await getJson(['get', 'lease', '-n', 'kruise-system', 'kruise-manager'])).spec?.holderIdentity as string) ?? '';
+    const leader = (await leaseHolder()).split('_')[0]!;
+    await kubectl(['delete', 'pod', '-n', 'kruise-system', leader, '--wait=false']);
+    const done = await waitStatus(
+      ns,
+      'lc',
+      'recreated at revision 2 across the leader change',
+      (s) => s.updateRevision !== first.updateRevision && s.updatedReplicas === 4 && s.availableReplicas === 4 && s.replicas === 4,
+      150_000,
+    );
+    expect((await leaseHolder()).split('_')[0]).not.toBe(leader);
+    const now = await pods(ns, 'lc');
+    expect(now).toHaveLength(4);
+    expect(new Set(now.map((p) => p.metadata!.labels!['apps.kruise.io/cloneset-instance-id'])).size).toBe(4);
+    expect(done.currentRevision).toBe(done.updateRevision);
+  }, 300_000);
 
   it("seed disablePVCReuse: a deleted pod's replacement gets a fresh PVC; the old one goes with the old pod", async () => {
     const ns = await namespace('cs-pvc');
