@@ -425,3 +425,32 @@ describe('CloneSet controller on the real API server', () => {
     );
   });
 });
+
+describe('CloneSet controller across a leader change', () => {
+  it('the standby that takes over acts on later changes (scale and template)', async () => {
+    const a = await start();
+    const b = await start();
+    await create(cloneSet('lead', { replicas: 2 }));
+    await settle('lead', async () => (await getCs('lead')).status?.availableReplicas === 2, 'lead available');
+    // Stop whichever leads; the other takes over the lease.
+    const leader = (await a.metric('leader_election_master_status')) === 1 ? a : b;
+    const standby = leader === a ? b : a;
+    await leader.stop('SIGTERM');
+    await eventually(async () => (await standby.metric('leader_election_master_status')) === 1, 20_000, 'standby leads');
+    await patchSpec('lead', { replicas: 3 });
+    await settle('lead', async () => (await getCs('lead')).status?.availableReplicas === 3, 'scaled by the new leader', 30_000);
+    const gen = (await getCs('lead')).metadata.generation;
+    await patchSpec('lead', {
+      template: { metadata: { labels: { app: 'lead' } }, spec: { containers: [{ name: 'main', image: 'example.io/app:2' }] } },
+    });
+    await settle(
+      'lead',
+      async () => {
+        const s = (await getCs('lead')).status;
+        return s && s.observedGeneration > gen && s.updatedReplicas === 3 && s.availableReplicas === 3 ? s : undefined;
+      },
+      'template rolled out by the new leader',
+      40_000,
+    );
+  });
+});
