@@ -38,6 +38,8 @@ describe('pod cache transform: container statuses', () => {
         name: 'sidecar',
         containerID: 'containerd://b',
         restartCount: 1,
+        // The CloneSet controller reads the status image (in-place update completion).
+        image: 'example.io/x:1',
         state: { running: { startedAt: 't' } },
         lastState: { terminated: { exitCode: 1 } },
       },
