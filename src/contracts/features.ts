@@ -230,7 +230,7 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
-  [AppFeature.CLONESET]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.CLONESET]: feature([], {}, BOTH),
 };
 
 /** True when `runtime` carries out `f`. */
@@ -293,7 +293,7 @@ export const BUNDLED_ADMISSION = Object.freeze({
   /** Whether `/mutate-pod` is served (mutators: `POD_MUTATORS` in src/runtime/manager/registry.ts). */
   podWebhook: true,
   /** Our kinds with a defaulting (mutating) webhook. */
-  mutatingKinds: Object.freeze(['ContainerRecreateRequest']) as readonly string[],
+  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs). */
   validatingKinds: 'all' as const,
 });

@@ -109,3 +109,23 @@ export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sid
 export const ANNOTATION_IGNORED_FEATURE_GATES = 'kruise.cdk8s.io/ignored-feature-gates';
 /** ControllerRevision label naming the SidecarSet it is a version of. */
 export const LABEL_SIDECARSET_NAME = 'kruise.io/sidecarset-name';
+
+// CloneSet (upstream's spelling; read by kubectl, HPA tooling and upstream kruise alike).
+/** Pod label: the ControllerRevision name of the template the pod was created from. */
+export const LABEL_CONTROLLER_REVISION_HASH = 'controller-revision-hash';
+/** Pod label: the short revision hash (the part of the revision name after the last `-`). */
+export const LABEL_POD_TEMPLATE_HASH = 'pod-template-hash';
+/** ControllerRevision label holding the revision hash. */
+export const LABEL_CONTROLLER_REVISION_HASH_KEY = 'controller.kubernetes.io/hash';
+/** Pod label (any value): the CloneSet deletes this pod first (also how ReCreate updates ask Scale to recreate). */
+export const LABEL_SPECIFIED_DELETE = 'apps.kruise.io/specified-delete';
+/** Pod annotation: integer cost; pods with a lower cost are scaled in first. */
+export const ANNOTATION_POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
+/** Pod annotation: JSON state of an in-place update (revision, timestamp, pre-update container image IDs). */
+export const ANNOTATION_INPLACE_UPDATE_STATE = 'apps.kruise.io/inplace-update-state';
+/** Pod annotation: the in-place patch held back for `inPlaceUpdateStrategy.gracePeriodSeconds`. */
+export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.kruise.io/inplace-update-grace';
+/** ControllerRevision annotation: hash of a CloneSet's volumeClaimTemplates. */
+export const ANNOTATION_CLONESET_VCT_HASH = 'kruise.io/cloneset-volumeclaimtemplate-hash';
+/** CloneSet label `"true"`: PreparingDelete pods do not count when scaling. */
+export const LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE = 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete';

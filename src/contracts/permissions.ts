@@ -123,6 +123,36 @@ export const MANAGER: readonly PermissionRule[] = [
     why: "ImagePullJob spec.pullSecrets: the source Secret is read in the job's namespace, which can be any (writes go to MANAGER_DAEMON_CONFIG)",
   },
   {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['create', 'patch', 'delete'],
+    why: 'CloneSet controller: creates its pods, patches lifecycle state, revision labels, in-place images and owner references (adopt/release), deletes pods on scale-in and recreate',
+  },
+  {
+    apiGroups: [''],
+    resources: ['persistentvolumeclaims'],
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why: "CloneSet volumeClaimTemplates: one PVC per instance, deleted with its pod; disablePVCReuse hands a dead instance's PVC to its pod (owner patch) or deletes it",
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['controllerrevisions'],
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why: 'CloneSet template history: create the update revision, bump an older equal one on rollback, truncate beyond revisionHistoryLimit',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['clonesets'],
+    verbs: ['list', 'watch', 'patch'],
+    why: 'CloneSet controller: informer on CloneSets; drops names of gone pods from scaleStrategy.podsToDelete',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['clonesets/status'],
+    verbs: ['patch'],
+    why: 'CloneSet status (replicas, ready/available/updated counts, revisions, collisionCount, labelSelector for the scale subresource, conditions)',
+  },
+  {
     apiGroups: ['admissionregistration.k8s.io'],
     resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
     verbs: ['get', 'patch'],

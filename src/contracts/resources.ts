@@ -25,6 +25,7 @@ export const EVENTS = rt('', 'v1', 'events', 'Event', true);
 export const SECRETS = rt('', 'v1', 'secrets', 'Secret', true);
 export const NAMESPACES = rt('', 'v1', 'namespaces', 'Namespace', false);
 export const LEASES = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+export const PERSISTENT_VOLUME_CLAIMS = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
 export const CONTROLLER_REVISIONS = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
 export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
   'admissionregistration.k8s.io',

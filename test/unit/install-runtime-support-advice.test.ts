@@ -15,8 +15,8 @@ describe('runtime-support advice comes from the feature table', () => {
   const rows: Array<{ feature: AppFeature; target: TargetRuntime; expect: 'none' | RegExp; not?: RegExp }> = [
     { feature: AppFeature.SIDECAR_TERMINATOR_KILL, target: 'bundled', expect: 'none' },
     { feature: AppFeature.SIDECAR_TERMINATOR_KILL, target: 'upstream', expect: 'none' },
-    // The bundled runtime has no CloneSet controller yet: a CloneSet must warn, and the advice names upstream.
-    { feature: AppFeature.CLONESET, target: 'bundled', expect: /does not carry out\. Use target openkruise/ },
+    // The bundled runtime runs the CloneSet controller: a CloneSet needs no advice under either target.
+    { feature: AppFeature.CLONESET, target: 'bundled', expect: 'none' },
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
     // The bundled runtime injects SidecarSets (pod webhook) and upgrades them (SidecarSet controller).
     { feature: AppFeature.SIDECARSET, target: 'bundled', expect: 'none' },

@@ -123,14 +123,14 @@ describe('cache plans of the registered controllers', () => {
       .for(PODS)
       .transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.metadata.managedFields).toBeUndefined();
-    // Pod labels and annotations are read by the SidecarSet controller (selector, injected-list, hashes).
+    // Pod labels and annotations are read by the SidecarSet controller (selector, injected-list, hashes) and the
+    // CloneSet controller (lifecycle and in-place state).
     expect(cached.metadata.annotations).toEqual({ note: 'x'.repeat(1000) });
-    expect(cached.metadata.ownerReferences).toBeUndefined();
     expect(cached.spec.serviceAccountName).toBeUndefined();
     expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [] });
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
     expect(cached.status.podIP).toBeUndefined();
-    expect(cached.status.conditions).toEqual([{ type: 'Ready', status: 'True' }]);
+    expect(cached.status.conditions).toEqual([{ type: 'Ready', status: 'True', lastTransitionTime: 't' }]);
     expect(cached.metadata).toMatchObject({
       name: 'p',
       namespace: 'ns',
@@ -140,15 +140,18 @@ describe('cache plans of the registered controllers', () => {
     });
   });
 
-  it('a new reader of pod owner references gets them, and the existing readers keep their fields: the union', () => {
+  it('a new reader of pod fields gets them, and the existing readers keep their fields: the union', () => {
     const base = [...CONTROLLERS, ...WEBHOOKS].flatMap((d) => d.reads);
-    const without = new CachePlan(base).for(PODS).transform(fullPod());
-    expect(without.metadata.ownerReferences).toBeUndefined();
-    const withLabels = [...base, { resource: PODS, fields: ['metadata.labels', 'metadata.ownerReferences'] }];
-    const cached = new CachePlan(withLabels).for(PODS).transform(fullPod());
+    const without = new CachePlan(base).for(PODS).transform(fullPod()) as unknown as Record<string, any>;
+    expect(without.spec.serviceAccountName).toBeUndefined();
+    expect(without.status.podIP).toBeUndefined();
+    const withMore = [...base, { resource: PODS, fields: ['spec.serviceAccountName', 'status.podIP'] }];
+    const cached = new CachePlan(withMore).for(PODS).transform(fullPod()) as unknown as Record<string, any>;
+    expect(cached.spec.serviceAccountName).toBe('sa');
+    expect(cached.status.podIP).toBe('10.0.0.1');
     expect(cached.metadata.labels).toEqual({ app: 'web' });
     expect(cached.metadata.ownerReferences).toHaveLength(1);
-    checkPlanKeepsDeclaredFields(withLabels);
+    checkPlanKeepsDeclaredFields(withMore);
   });
 
   it('a reader that needs the whole object wins over slimmer readers (less managedFields)', () => {

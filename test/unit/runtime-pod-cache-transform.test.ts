@@ -38,7 +38,8 @@ describe('pod cache transform: container statuses', () => {
         name: 'sidecar',
         containerID: 'containerd://b',
         restartCount: 1,
-        // The SidecarSet controller compares the running image with the spec's.
+        // The SidecarSet controller compares the running image with the spec's; the CloneSet controller reads it for
+        // in-place update completion.
         image: 'example.io/x:1',
         state: { running: { startedAt: 't' } },
         lastState: { terminated: { exitCode: 1 } },

@@ -12,6 +12,7 @@ import {
 import type { ObjectValidator } from '../core/controller.js';
 import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
 import { SIDECARSET_REVISION_NAMESPACE } from '../controllers/sidecarset/options.js';
+import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
 
 /**
  * The options the manager's registered controllers declare, listed here so the CLI builds the flags
@@ -20,6 +21,7 @@ import { SIDECARSET_REVISION_NAMESPACE } from '../controllers/sidecarset/options
 export const MANAGER_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
   SHARED_OPTIONS.daemonConfigNamespace,
   SIDECARSET_REVISION_NAMESPACE,
+  EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>,
 ];
 
 /** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */

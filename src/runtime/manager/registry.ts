@@ -8,11 +8,13 @@ import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
-import { podReadinessController } from '../controllers/podreadiness/index.js';
-import { sidecarSetController } from '../controllers/sidecarset/index.js';
+import { cloneSetController } from '../controllers/cloneset/index.js';
+import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
+import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
+import { sidecarSetController } from '../controllers/sidecarset/index.js';
 import { sidecarSetInjectionWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
@@ -21,6 +23,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   nodeImageController,
   podReadinessController,
   sidecarSetController,
+  cloneSetController,
 ];
 
 /**
@@ -29,7 +32,12 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
  */
 export const POD_MUTATORS: readonly WebhookDefinition[] = [sidecarSetInjectionWebhook, podReadinessGatesWebhook];
 
-export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
+export const WEBHOOKS: readonly WebhookDefinition[] = [
+  containerRecreateRequestWebhook,
+  kruiseValidationWebhook,
+  cloneSetWebhook,
+  ...POD_MUTATORS,
+];
 
 /** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
 export function managerControllerOptions(): ControllerOption<unknown>[] {

@@ -1,0 +1,85 @@
+import type { ControllerDefinition } from '../../core/controller.js';
+import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
+import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
+import { CloneSetReconciler, type CloneSetObject } from './reconcile.js';
+import type { Revision } from './revision.js';
+
+/**
+ * CloneSet controller (no gate, upstream `cloneset-controller`): pods, PVCs and revisions of every
+ * CloneSet; scale, lifecycle hooks, in-place and recreate updates, status.
+ */
+export const cloneSetController: ControllerDefinition = {
+  name: 'cloneset',
+  // Upstream runs 3 workers; one key is never reconciled by two workers at once.
+  defaultWorkers: 3,
+  options: [EXCLUDE_PREPARING_DELETE_OPTION],
+  reads: [
+    { resource: CLONESETS, fields: ['*'] },
+    {
+      resource: PODS,
+      fields: [
+        'metadata.labels',
+        'metadata.annotations',
+        'metadata.ownerReferences',
+        'metadata.finalizers',
+        'metadata.creationTimestamp',
+        'spec.nodeName',
+        'spec.readinessGates',
+        'spec.containers[].name',
+        'spec.containers[].image',
+        'status.phase',
+        'status.conditions[].type',
+        'status.conditions[].status',
+        // minReadySeconds counts from the Ready transition; KruisePodReady's message holds the not-ready keys.
+        'status.conditions[].lastTransitionTime',
+        'status.conditions[].message',
+        'status.containerStatuses[].name',
+        'status.containerStatuses[].image',
+        'status.containerStatuses[].imageID',
+        'status.containerStatuses[].containerID',
+        'status.containerStatuses[].restartCount',
+      ],
+    },
+    { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
+    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
+  ],
+  setup(ctx, enqueue) {
+    const sets = ctx.informers.for<CloneSetObject>(CLONESETS);
+    const pods = ctx.informers.for<Pod>(PODS);
+    const pvcs = ctx.informers.for<KubeObject>(PERSISTENT_VOLUME_CLAIMS);
+    const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
+    sets.addHandlers({ add: (c) => enqueue(objectKey(c)), update: (c) => enqueue(objectKey(c)), delete: (c) => enqueue(objectKey(c)) });
+    const toOwner = (o: KubeObject) => {
+      const ref = o.metadata.ownerReferences?.find((r) => r.controller);
+      if (ref?.kind === 'CloneSet' && ref.apiVersion.startsWith('apps.kruise.io/')) {
+        enqueue(`${o.metadata.namespace}/${ref.name}`);
+        return true;
+      }
+      return !!ref;
+    };
+    // An orphan is offered to every CloneSet of its namespace whose selector matches (adoption).
+    const onPod = (p: Pod) => {
+      if (toOwner(p)) return;
+      for (const c of sets.list()) {
+        if (c.metadata.namespace === p.metadata.namespace && selectorMatches(c.spec.selector ?? {}, p.metadata.labels ?? {}))
+          enqueue(objectKey(c));
+      }
+    };
+    pods.addHandlers({
+      add: onPod,
+      update: (p, old) => {
+        onPod(p);
+        // A pod released (owner changed) still concerns its previous owner.
+        if (old !== p) toOwner(old);
+      },
+      delete: onPod,
+    });
+    pvcs.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
+    revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
+    return new CloneSetReconciler(ctx, sets, pods, pvcs, revisions, {
+      excludePreparingDelete: ctx.options.get(EXCLUDE_PREPARING_DELETE_OPTION),
+      partitionRollback: ctx.featureGates.get('CloneSetPartitionRollback') ?? false,
+    });
+  },
+};
