@@ -6,6 +6,7 @@ import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+  checkExitPriority,
   formatExitPriority,
 } from '../../src/api/pod-contracts.js';
 import { addManifestTransform } from './render-hooks.js';
@@ -116,6 +117,16 @@ export function compilePodFeatures(
     spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
     located.replaceSpec(sortedKeys(spec));
     return;
+  }
+
+  if (decls.exitPriority.size > 0) {
+    // The runtime gives each exit level a share of the grace period; one that cannot fit them fails here, at synth.
+    const grace = typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : undefined;
+    const problem = checkExitPriority({
+      metadata: { annotations: { [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)) } },
+      spec: { containers, ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }) },
+    }).find((f) => f.kind === 'grace');
+    if (problem) fail(`${problem.message}. Fix: ${problem.hint}`, `${specPointer}${problem.jsonPointer.replace(/^\/spec/, '')}`);
   }
 
   containers.forEach((container, index) => {

@@ -7,11 +7,13 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { V1Container, V1EnvVar } from './core/k8s-core-types.js';
+import { listNames, quoteValue } from './quote.js';
 import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_CONTAINER_PRIORITY,
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
 } from '../contracts/keys.js';
 
 // The keys are declared once in the contract layer; the API model re-exports them beside their parsers.
@@ -137,6 +139,129 @@ export function parseExitPriority(raw: string, containerNames?: readonly string[
 export function formatExitPriority(priorities: Readonly<Record<string, number>>): string {
   const entries = Object.entries(priorities).sort(([an, ap], [bn, bp]) => ap - bp || (an < bn ? -1 : an > bn ? 1 : 0));
   return JSON.stringify(Object.fromEntries(entries));
+}
+
+/** Minimum share of the grace period per exit level: the kubelet never gives a container less than 2 s after its preStop. */
+export const EXIT_LEVEL_MIN_SECONDS = 2;
+/** The kubelet's default grace period when a pod sets none. */
+export const DEFAULT_TERMINATION_GRACE_SECONDS = 30;
+
+/** One exit level: the containers that start stopping together. Level 0 holds every container without a priority. */
+export interface ExitLevel {
+  readonly priority: number;
+  readonly containers: readonly string[];
+}
+
+/**
+ * The exit levels of a pod, ascending: containers without a priority (or 0) first, then each distinct
+ * priority. Names in `priorities` that are not in `containers` are ignored (reported elsewhere).
+ */
+export function exitLevels(containers: readonly string[], priorities: Readonly<Record<string, number>>): ExitLevel[] {
+  const byPriority = new Map<number, string[]>();
+  for (const name of containers) {
+    const p = Object.prototype.hasOwnProperty.call(priorities, name) ? priorities[name]! : 0;
+    const list = byPriority.get(p) ?? [];
+    list.push(name);
+    byPriority.set(p, list);
+  }
+  return [...byPriority.entries()].sort(([a], [b]) => a - b).map(([priority, names]) => ({ priority, containers: names }));
+}
+
+/**
+ * When level `index` of `levelCount` stops waiting for the lower levels, in ms after its stop began: level i
+ * gets i shares of `graceSeconds / levelCount`, and no level waits past the point where the kubelet's 2-second
+ * minimum would extend the pod beyond its grace period.
+ */
+export function exitLevelDeadlineMs(index: number, levelCount: number, graceSeconds: number): number {
+  if (index <= 0 || levelCount <= 1) return 0;
+  const graceMs = Math.max(0, graceSeconds) * 1000;
+  const share = (graceMs * index) / levelCount;
+  return Math.max(0, Math.min(share, graceMs - EXIT_LEVEL_MIN_SECONDS * 1000));
+}
+
+/** The smallest terminationGracePeriodSeconds that fits `levelCount` exit levels. */
+export function minGraceForExitLevels(levelCount: number): number {
+  return levelCount <= 1 ? 0 : EXIT_LEVEL_MIN_SECONDS * levelCount;
+}
+
+/** The part of a pod template the exit-priority checks read. */
+export interface ExitPriorityPod {
+  readonly metadata?: { readonly annotations?: Readonly<Record<string, unknown>> } | undefined;
+  readonly spec?:
+    | {
+        readonly containers?: ReadonlyArray<{ readonly name?: unknown }>;
+        readonly initContainers?: ReadonlyArray<{ readonly name?: unknown }>;
+        readonly terminationGracePeriodSeconds?: unknown;
+      }
+    | undefined;
+}
+
+/** One problem with a pod's exit priorities; the pointer is relative to the pod (template) object. */
+export interface ExitPriorityFinding {
+  /** Which check found it (the policy engine has one rule per kind). */
+  readonly kind: 'json' | 'unknown-container' | 'value' | 'grace';
+  readonly jsonPointer: string;
+  readonly message: string;
+  readonly hint: string;
+}
+
+const EXIT_EXAMPLE = '{"log-agent":1,"envoy":2}';
+const EXIT_POINTER = `/metadata/annotations/${escapePointer(ANNOTATION_CONTAINER_EXIT_PRIORITY)}`;
+
+/**
+ * Every problem with a pod's `kruise.io/container-exit-priority`: the one source of the messages that
+ * `validate`/`synth` report and the pod webhook refuses with. Empty when the pod has no annotation.
+ */
+export function checkExitPriority(pod: ExitPriorityPod): ExitPriorityFinding[] {
+  const annotations = pod.metadata?.annotations ?? {};
+  if (!Object.prototype.hasOwnProperty.call(annotations, ANNOTATION_CONTAINER_EXIT_PRIORITY)) return [];
+  const raw = annotations[ANNOTATION_CONTAINER_EXIT_PRIORITY];
+  const result = typeof raw === 'string' ? parseExitPriority(raw) : undefined;
+  if (!result?.value) {
+    const why = result ? result.issues.map((i) => i.message).join('; ') : 'it is not a string';
+    return [
+      {
+        kind: 'json',
+        jsonPointer: EXIT_POINTER,
+        message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY} = ${quoteValue(raw)} is unusable: ${why}`,
+        hint: `Write a JSON object of container name → non-negative integer, e.g. '${EXIT_EXAMPLE}'.`,
+      },
+    ];
+  }
+  const out: ExitPriorityFinding[] = [];
+  for (const issue of result.issues) {
+    out.push({
+      kind: 'value',
+      jsonPointer: EXIT_POINTER,
+      message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY}: ${issue.message}`,
+      hint: `Write plain integers ≥ 0 without quotes (${issue.hint ?? 'e.g. {"envoy":1}'}).`,
+    });
+  }
+  const names = (pod.spec?.containers ?? []).map((c) => c.name).filter((n): n is string => typeof n === 'string');
+  for (const key of Object.keys(result.value)) {
+    if (names.includes(key)) continue;
+    out.push({
+      kind: 'unknown-container',
+      jsonPointer: EXIT_POINTER,
+      message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY} names container ${quoteValue(key)}, which is not in the pod (containers: ${listNames(names) || 'none'})`,
+      hint: `Use one of the pod's container names, or remove ${quoteValue(key)} from the annotation.`,
+    });
+  }
+  const levels = exitLevels(names, result.value).length;
+  const rawGrace = pod.spec?.terminationGracePeriodSeconds;
+  const grace = typeof rawGrace === 'number' && Number.isFinite(rawGrace) ? rawGrace : DEFAULT_TERMINATION_GRACE_SECONDS;
+  const needed = minGraceForExitLevels(levels);
+  if (grace < needed) {
+    out.push({
+      kind: 'grace',
+      jsonPointer: rawGrace === undefined ? '/spec' : '/spec/terminationGracePeriodSeconds',
+      message:
+        `terminationGracePeriodSeconds ${grace}${rawGrace === undefined ? ' (the default)' : ''} cannot fit the ${levels} exit levels of ` +
+        `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY}: each level needs at least ${EXIT_LEVEL_MIN_SECONDS} s, so at least ${needed} s`,
+      hint: `Set terminationGracePeriodSeconds to ${needed} or more, or use fewer distinct priorities.`,
+    });
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

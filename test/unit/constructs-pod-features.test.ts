@@ -280,6 +280,26 @@ describe('container exit priority (Kruise strategy)', () => {
     expect(() => Testing.synth(chart)).toThrow('[test/clone] container "sidecar" does not exist');
   });
 
+  it('rejects at synth a grace period that cannot fit the exit levels, with the construct path and pointer', () => {
+    const chart = Testing.chart();
+    const pod = new ApiObject(chart, 'pod', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: {
+        terminationGracePeriodSeconds: 5,
+        containers: [
+          { name: 'app', image: 'a' },
+          { name: 'log-agent', image: 'b' },
+          { name: 'envoy', image: 'c' },
+        ],
+      },
+    });
+    ContainerExitPriority.of(pod).setAll({ 'log-agent': 1, envoy: 2 });
+    expect(() => Testing.synth(chart)).toThrow(
+      /\[test\/pod\] terminationGracePeriodSeconds 5 cannot fit the 3 exit levels .*at least 6 s.*\(at \/spec\/terminationGracePeriodSeconds\)/,
+    );
+  });
+
   it('rejects priorities above 0 on every container (no main container would remain)', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
