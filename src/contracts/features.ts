@@ -287,8 +287,8 @@ export function parseFeatureGates(
  * this against the runtime's webhook registry.
  */
 export const BUNDLED_ADMISSION = Object.freeze({
-  /** Whether `/mutate-pod` is served (SidecarSet injection, readiness gates, exit and launch priority). */
-  podWebhook: false,
+  /** Whether `/mutate-pod` is served (mutators: `POD_MUTATORS` in src/runtime/manager/registry.ts). */
+  podWebhook: true,
   /** Our kinds with a defaulting (mutating) webhook. */
   mutatingKinds: Object.freeze(['ContainerRecreateRequest']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs). */

@@ -86,3 +86,12 @@ export const ANNOTATION_CRR_UNREADY_ACQUIRED = 'crr.apps.kruise.io/unready-acqui
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
 /** Label on an object that asks for deletion protection. */
 export const LABEL_DELETE_PROTECTION = 'policy.kruise.io/delete-protection';
+/** Pod condition (readiness gate) an in-place update sets False while the kubelet restarts containers. */
+export const CONDITION_INPLACE_UPDATE_READY = 'InPlaceUpdateReady';
+/**
+ * Namespace label that keeps the pod webhook out of a namespace (value {@link POD_WEBHOOK_OPT_OUT_VALUE}):
+ * no SidecarSet injection, readiness gates or priorities for its pods, and no dependency on the runtime.
+ */
+export const LABEL_POD_WEBHOOK_OPT_OUT = 'kruise.cdk8s.io/pod-webhook';
+/** The value of {@link LABEL_POD_WEBHOOK_OPT_OUT} that opts a namespace out. */
+export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';

@@ -1,7 +1,9 @@
 import {
   kindWebhookPath,
   LABEL_NAMESPACE_NAME,
+  LABEL_POD_WEBHOOK_OPT_OUT,
   MUTATING_WEBHOOK_CONFIGURATION,
+  POD_WEBHOOK_OPT_OUT_VALUE,
   POD_MUTATING_PATH,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_SECRET,
@@ -22,6 +24,19 @@ export function protectedNamespaces(spec: InstallSpec): string[] {
 
 function namespaceSelector(spec: InstallSpec): Record<string, unknown> {
   return { matchExpressions: [{ key: LABEL_NAMESPACE_NAME, operator: 'NotIn', values: protectedNamespaces(spec) }] };
+}
+
+/**
+ * The pod webhook also skips namespaces labelled to opt out: pods there are created without any mutator and
+ * without waiting for the runtime (NotIn matches namespaces without the label).
+ */
+function podNamespaceSelector(spec: InstallSpec): Record<string, unknown> {
+  return {
+    matchExpressions: [
+      { key: LABEL_NAMESPACE_NAME, operator: 'NotIn', values: protectedNamespaces(spec) },
+      { key: LABEL_POD_WEBHOOK_OPT_OUT, operator: 'NotIn', values: [POD_WEBHOOK_OPT_OUT_VALUE] },
+    ],
+  };
 }
 
 function clientConfig(spec: InstallSpec, path: string): Record<string, unknown> {
@@ -66,7 +81,7 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       matchPolicy: 'Equivalent',
       reinvocationPolicy: 'Never',
       timeoutSeconds: spec.webhook.timeoutSeconds,
-      namespaceSelector: namespaceSelector(spec),
+      namespaceSelector: podNamespaceSelector(spec),
       rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
       clientConfig: clientConfig(spec, POD_MUTATING_PATH),
     });

@@ -231,17 +231,17 @@ describe('RBAC', () => {
 });
 
 describe('webhooks', () => {
-  it('never registers a pod webhook the bundled runtime does not serve (it would fail every pod creation)', () => {
+  it('registers the pod webhook only when a feature of the app needs it (or when asked to)', () => {
     const without = find(synthRuntime(appWith().runtime), 'MutatingWebhookConfiguration')!;
     expect(without.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
+    expect(bundledServesPods()).toBe(true);
     const { runtime } = appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
-    const docs = synthRuntime(runtime);
-    expect(bundledServesPods()).toBe(false);
-    expect(find(docs, 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual(['mcontainerrecreaterequest.kb.io']);
-    expect(runtime.report().warnings.join('\n')).toMatch(
-      /SidecarSet default\/sidecarset \(app\/SidecarSet\) uses SidecarSet injection, which this version of the bundled runtime does not carry out/,
-    );
-    expect(() => appWith({ alwaysRegisterPodWebhook: true })).toThrow(/does not serve the pod webhook/);
+    expect(find(synthRuntime(runtime), 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual([
+      'mpod.kb.io',
+      'mcontainerrecreaterequest.kb.io',
+    ]);
+    const always = find(synthRuntime(appWith({ alwaysRegisterPodWebhook: true }).runtime), 'MutatingWebhookConfiguration')!;
+    expect(always.webhooks.map((w: Obj) => w.name)).toContain('mpod.kb.io');
   });
 
   it('builds the pod webhook with Fail, CREATE only, and never for kube-system or its own namespace', () => {
@@ -261,7 +261,10 @@ describe('webhooks', () => {
     expect(pod.failurePolicy).toBe('Fail');
     expect(pod.timeoutSeconds).toBe(10);
     expect(pod.namespaceSelector).toEqual({
-      matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform-kruise'] }],
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform-kruise'] },
+        { key: 'kruise.cdk8s.io/pod-webhook', operator: 'NotIn', values: ['disabled'] },
+      ],
     });
     expect(pod.clientConfig).toEqual({
       service: { name: 'kruise-webhook-service', namespace: 'platform-kruise', path: '/mutate-pod', port: 443 },

@@ -10,10 +10,17 @@ import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
+import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
 
-export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook];
+/**
+ * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
+ * place in this list, fixes when it runs; add a new mutator here.
+ */
+export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook];
+
+export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
 
 /** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
 export function managerControllerOptions(): ControllerOption<unknown>[] {

@@ -1,0 +1,131 @@
+// The pod webhook (/mutate-pod) served by the runtime and registered as the install renders it, on the
+// real kube-apiserver: a pod CREATE owned by a Kruise workload is mutated by the composed pod mutators;
+// kube-system, the runtime's namespace and namespaces labelled to opt out are never sent to it.
+import { AdmissionregistrationV1Api, CoreV1Api, type V1MutatingWebhookConfiguration, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedKinds } from '../../src/install/crds.js';
+import type { InstallSpec } from '../../src/install/spec.js';
+import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
+import {
+  LABEL_POD_WEBHOOK_OPT_OUT,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  POD_MUTATING_PATH,
+  POD_WEBHOOK_OPT_OUT_VALUE,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+} from '../../src/contracts/index.js';
+import { adminKubeConfig, createNamespace } from '../harness/index.js';
+import { accessCoverage, accessLogs, eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
+
+let core: CoreV1Api;
+let adm: AdmissionregistrationV1Api;
+let runtimeNs: string;
+let ns: string;
+let optedOut: string;
+let ctl: ControllerProcess;
+
+function podBody(name: string): V1Pod {
+  return {
+    metadata: {
+      name,
+      // A CloneSet's pod as its controller creates it (owner references to absent objects are accepted).
+      ownerReferences: [
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'CloneSet',
+          name: 'web',
+          uid: '00000000-0000-0000-0000-000000000001',
+          controller: true,
+        },
+      ],
+    },
+    spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+  };
+}
+
+async function createPod(namespace: string, name: string): Promise<V1Pod> {
+  // Dry run: admission runs in full (sideEffects None) and nothing is left behind in kube-system.
+  return core.createNamespacedPod({ namespace, body: podBody(name), dryRun: 'All' });
+}
+
+const gates = (p: V1Pod) => (p.spec?.readinessGates ?? []).map((g) => g.conditionType);
+
+beforeAll(async () => {
+  const kc = adminKubeConfig();
+  core = kc.makeApiClient(CoreV1Api);
+  adm = kc.makeApiClient(AdmissionregistrationV1Api);
+  runtimeNs = await createNamespace('kruise-system');
+  ns = await createNamespace('podwebhook');
+  optedOut = await createNamespace('podwebhook-optout', { [LABEL_POD_WEBHOOK_OPT_OUT]: POD_WEBHOOK_OPT_OUT_VALUE });
+  const port = await freePort();
+  // The install's own pod webhook entry (selector, rules, failurePolicy), dialled at the test's process.
+  const spec: InstallSpec = {
+    namespace: runtimeNs,
+    daemonConfigNamespace: 'kruise-daemon-config',
+    image: 'x',
+    imagePullPolicy: 'IfNotPresent',
+    imagePullSecrets: [],
+    manager: { replicas: 1, resources: {}, logLevel: 'info' },
+    webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
+    featureGates: '',
+    kinds: servedKinds(),
+  };
+  const rendered = mutatingWebhookConfiguration(spec) as unknown as V1MutatingWebhookConfiguration;
+  const podHook = rendered.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
+  podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
+  await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
+  await adm.createMutatingWebhookConfiguration({ body: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: [podHook] } });
+  ctl = await startController(runtimeNs, [
+    '--webhook-port',
+    String(port),
+    '--webhook-host',
+    '127.0.0.1',
+    '--webhook-cert-host',
+    '127.0.0.1',
+    '--mutating-webhook-configuration',
+    MUTATING_WEBHOOK_CONFIGURATION,
+    '--validating-webhook-configuration',
+    VALIDATING_WEBHOOK_CONFIGURATION,
+  ]);
+  await ctl.waitReady();
+});
+
+afterAll(async () => {
+  // failurePolicy Fail on every pod: never leave the configuration behind for later test files.
+  await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
+  await ctl?.stop('SIGTERM');
+  const report = accessCoverage(accessLogs, new Set([runtimeNs]));
+  expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
+});
+
+describe('pod webhook on the real API server', () => {
+  it('adds KruisePodReady and InPlaceUpdateReady to a Kruise workload pod on CREATE', async () => {
+    // The API server picks the configuration (and the caBundle the runtime patches in) up asynchronously.
+    await eventually(async () => gates(await createPod(ns, 'probe')).length > 0, 30_000, 'pod webhook live');
+    const created = await core.createNamespacedPod({ namespace: ns, body: podBody('web-0') });
+    expect(gates(created)).toEqual(['KruisePodReady', 'InPlaceUpdateReady']);
+    // A pod of a non-Kruise owner passes unchanged.
+    const plain = await core.createNamespacedPod({ namespace: ns, body: { ...podBody('plain'), metadata: { name: 'plain' } } });
+    expect(plain.spec?.readinessGates).toBeUndefined();
+  });
+
+  it('is CREATE only: an update of the pod is not mutated', async () => {
+    const updated = await core.patchNamespacedPod({
+      name: 'plain',
+      namespace: ns,
+      body: [{ op: 'add', path: '/metadata/ownerReferences', value: podBody('plain').metadata!.ownerReferences }],
+    });
+    expect(updated.spec?.readinessGates).toBeUndefined();
+  });
+
+  it('never reaches kube-system, the runtime namespace or an opted-out namespace', async () => {
+    for (const namespace of ['kube-system', runtimeNs, optedOut]) {
+      expect(gates(await createPod(namespace, 'web-x')), namespace).toEqual([]);
+    }
+  });
+
+  it('fails closed elsewhere when the runtime is down, but kube-system and its own namespace still admit pods', async () => {
+    await ctl.stop('SIGTERM');
+    await expect(createPod(ns, 'while-down')).rejects.toThrow(/mpod\.kb\.io|failed calling webhook/);
+    for (const namespace of ['kube-system', runtimeNs, optedOut]) await expect(createPod(namespace, 'while-down')).resolves.toBeDefined();
+  });
+});
