@@ -6,7 +6,8 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1Container, V1EnvVar } from './core/k8s-core-types.js';
+import type { V1Container, V1EnvVar, V1LifecycleHandler } from './core/k8s-core-types.js';
+import { DAEMON_EXIT_PRIORITY_PORT, EXIT_PRIORITY_HOOK_PATH } from '../contracts/names.js';
 import { listNames, quoteValue } from './quote.js';
 import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
@@ -14,6 +15,7 @@ import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_CONTAINER_PRIORITY,
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  HEADER_EXIT_PRIORITY_PRESTOP,
 } from '../contracts/keys.js';
 
 // The keys are declared once in the contract layer; the API model re-exports them beside their parsers.
@@ -262,6 +264,79 @@ export function checkExitPriority(pod: ExitPriorityPod): ExitPriorityFinding[] {
     });
   }
   return out;
+}
+
+// The preStop hook that carries exit priority out: the pod webhook gives every container above level 0 a
+// preStop httpGet to the node daemon on the node's loopback. The kubelet performs that GET itself, from the
+// node, and sends SIGTERM only once it is answered; the daemon answers when the lower levels have exited or
+// the level's share of the grace period is spent, after running the container's own preStop, which the hook
+// carries in a header. The container spec is immutable, so neither the hook nor the carried handler can be
+// changed after creation.
+
+/** Longest carried preStop handler (JSON characters) a pod may declare with exit priority. */
+export const MAX_CARRIED_PRESTOP_CHARS = 8192;
+
+/** Where one hook points: the pod's namespace, a random token naming the pod, and the container. */
+export interface ExitPriorityHookTarget {
+  readonly namespace: string;
+  readonly token: string;
+  readonly container: string;
+}
+
+const HOOK_PATH_RE = new RegExp(
+  `^${EXIT_PRIORITY_HOOK_PATH.replace(/\//g, '\\/')}\\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\\/([a-z0-9]{8,32})\\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$`,
+);
+
+/** The hook path of one container. */
+export function exitPriorityHookPath(t: ExitPriorityHookTarget): string {
+  return `${EXIT_PRIORITY_HOOK_PATH}/${t.namespace}/${t.token}/${t.container}`;
+}
+
+/** Parses a hook path strictly (DNS labels, a lower-case alphanumeric token); undefined for anything else. */
+export function parseExitPriorityHookPath(path: string): ExitPriorityHookTarget | undefined {
+  if (path.length > 256) return undefined;
+  const m = HOOK_PATH_RE.exec(path);
+  return m ? { namespace: m[1]!, token: m[3]!, container: m[4]! } : undefined;
+}
+
+/** JSON with every non-ASCII character escaped, so the value is a safe HTTP header on every client. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The preStop handler that replaces a prioritised container's own (which it carries, when there is one). */
+export function exitPriorityPreStop(t: ExitPriorityHookTarget, own?: V1LifecycleHandler): V1LifecycleHandler {
+  return {
+    httpGet: {
+      host: '127.0.0.1',
+      port: DAEMON_EXIT_PRIORITY_PORT,
+      path: exitPriorityHookPath(t),
+      scheme: 'HTTP',
+      ...(own ? { httpHeaders: [{ name: HEADER_EXIT_PRIORITY_PRESTOP, value: asciiJson(own) }] } : {}),
+    },
+  };
+}
+
+/** The hook as found in a container's spec: where it points and the container's own preStop it carries. */
+export interface ExitPriorityHook extends ExitPriorityHookTarget {
+  readonly own?: V1LifecycleHandler;
+}
+
+/** Reads the exit-priority hook back from a preStop handler; undefined when it is not ours. */
+export function readExitPriorityHook(preStop: unknown): ExitPriorityHook | undefined {
+  const get = (preStop as { httpGet?: { host?: unknown; port?: unknown; path?: unknown; httpHeaders?: unknown } } | undefined)?.httpGet;
+  if (!get || get.host !== '127.0.0.1' || get.port !== DAEMON_EXIT_PRIORITY_PORT || typeof get.path !== 'string') return undefined;
+  const target = parseExitPriorityHookPath(get.path);
+  if (!target) return undefined;
+  const headers = Array.isArray(get.httpHeaders) ? (get.httpHeaders as Array<{ name?: unknown; value?: unknown }>) : [];
+  const carried = headers.find((h) => h.name === HEADER_EXIT_PRIORITY_PRESTOP)?.value;
+  if (typeof carried !== 'string' || carried.length > MAX_CARRIED_PRESTOP_CHARS) return target;
+  try {
+    const own = JSON.parse(carried) as unknown;
+    return own && typeof own === 'object' && !Array.isArray(own) ? { ...target, own: own as V1LifecycleHandler } : target;
+  } catch {
+    return target;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

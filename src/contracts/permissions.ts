@@ -149,8 +149,10 @@ export const DAEMON: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['pods'],
-    verbs: ['get'],
-    why: 'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop',
+    verbs: ['get', 'list', 'watch'],
+    why:
+      'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop; ' +
+      "exit priority: informer on this node's pods (field selector spec.nodeName), and a get when a hook comes before the deletion is cached",
   },
   {
     apiGroups: [''],

@@ -56,7 +56,7 @@ export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntim
     const advice = carriedOutBy[other]
       ? other === 'upstream'
         ? 'Use target openkruise (upstream OpenKruise carries it out).'
-        : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
+        : `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
     if (target === 'bundled') {
       warnings.push(

@@ -38,7 +38,7 @@ describe('exitLevels', () => {
       want: [{ priority: 0, containers: ['constructor', 'toString'] }],
     },
   ])('$name', ({ containers, priorities, want }) => {
-    expect(exitLevels(containers, priorities)).toEqual(want);
+    expect(exitLevels(containers, priorities as Record<string, number>)).toEqual(want);
   });
 });
 
