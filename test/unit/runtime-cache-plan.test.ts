@@ -123,7 +123,8 @@ describe('cache plans of the registered controllers', () => {
       .for(PODS)
       .transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.metadata.managedFields).toBeUndefined();
-    expect(cached.metadata.annotations).toBeUndefined();
+    // Annotations are kept: the sidecar terminator orders a CRR's sidecars by kruise.io/container-exit-priority.
+    expect(cached.metadata.annotations).toEqual(fullPod().metadata!.annotations);
     expect(cached.spec.serviceAccountName).toBeUndefined();
     expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [] });
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);

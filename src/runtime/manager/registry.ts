@@ -11,6 +11,7 @@ import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
+import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
 
@@ -18,7 +19,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, 
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
  * place in this list, fixes when it runs; add a new mutator here.
  */
-export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook];
+export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook, exitPriorityWebhook];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
 
