@@ -2,7 +2,7 @@
 // the pod webhook wires the preStop hooks, the kubelet sends them to the host-network daemon, and the daemon
 // holds each until the lower levels have exited (CRI). Exit order is read from CRI (ContainerStatus
 // finishedAt, nanoseconds) and from a host file the containers append to; the kubelet alone stops them.
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -31,7 +31,11 @@ function eventsDir(): string {
 
 /** A container that appends `<name> term` to the events file on SIGTERM and exits `exitAfter` seconds later (or ignores it). */
 function container(name: string, opts: { ignoreTerm?: boolean; preStop?: boolean } = {}): Record<string, unknown> {
-  const onTerm = opts.ignoreTerm ? `echo '${name} term (ignored)' >> /events/log` : `echo '${name} term' >> /events/log; sleep 1; exit 0`;
+  // /proc/uptime is the host's (not namespaced): the test compares it with its own reading at the delete.
+  const stamp = `echo ${name} $(cut -d' ' -f1 /proc/uptime) >> /events/times`;
+  const onTerm = opts.ignoreTerm
+    ? `${stamp}; echo '${name} term (ignored)' >> /events/log`
+    : `${stamp}; echo '${name} term' >> /events/log; sleep 1; exit 0`;
   return {
     name,
     image: node().images.busybox,
@@ -96,8 +100,9 @@ interface Exit {
  * Deletes the pod and follows its containers over CRI until all have exited; returns each container's exit
  * time relative to the delete call, and when the pod object was gone.
  */
-async function deleteAndFollow(pod: V1Pod, extra: string[] = []): Promise<{ exits: Exit[]; goneMs: number }> {
+async function deleteAndFollow(pod: V1Pod, extra: string[] = []): Promise<{ exits: Exit[]; goneMs: number; uptimeAtDeleteMs: number }> {
   const ids = new Map(pod.status!.containerStatuses!.map((c) => [c.name, c.containerID!.replace(/^[a-z]+:\/\//, '')]));
+  const uptimeAtDeleteMs = uptimeMs();
   const t0 = Date.now();
   const t0ns = BigInt(t0) * 1_000_000n;
   await kubectl(['delete', 'pod', '-n', pod.metadata!.namespace!, pod.metadata!.name!, '--wait=false', ...extra]);
@@ -126,7 +131,33 @@ async function deleteAndFollow(pod: V1Pod, extra: string[] = []): Promise<{ exit
     60_000,
     25,
   );
-  return { exits: [...exits.values()].sort((a, b) => a.finishedMs - b.finishedMs), goneMs };
+  return { exits: [...exits.values()].sort((a, b) => a.finishedMs - b.finishedMs), goneMs, uptimeAtDeleteMs };
+}
+
+/** When each container got SIGTERM, in ms after the delete call (10-ms resolution of /proc/uptime). */
+function termTimes(dir: string, uptimeAtDeleteMs: number): Map<string, number> {
+  return new Map(
+    readFileSync(path.join(dir, 'times'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([name, up]) => [name!, Number(up) * 1000 - uptimeAtDeleteMs]),
+  );
+}
+
+const uptimeMs = () => Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+
+/** The daemon's exit-priority log lines (from the kubelet's pod log files), for the report. */
+function daemonLog(): string[] {
+  const dirs = readdirSync(node().podLogsDir).filter((d) => d.startsWith('kruise-system_kruise-daemon-'));
+  return dirs.flatMap((d) => {
+    const dir = path.join(node().podLogsDir, d, 'daemon');
+    return readdirSync(dir).flatMap((f) =>
+      readFileSync(path.join(dir, f), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('exit-priority hook')),
+    );
+  });
 }
 
 function events(dir: string): string[] {
@@ -145,10 +176,16 @@ describe('container exit priority on a real node (runtime from dist/ and its ima
     expect(readExitPriorityHook(preStop('log-agent'))).toMatchObject({ namespace: ns, container: 'log-agent' });
     expect(preStop('app')).toBeUndefined();
 
-    const { exits, goneMs } = await deleteAndFollow(pod);
+    const { exits, goneMs, uptimeAtDeleteMs } = await deleteAndFollow(pod);
+    const term = termTimes(dir, uptimeAtDeleteMs);
+    const at = (name: string) => exits.find((e) => e.name === name)!.finishedMs;
     console.log(
-      `[exit-priority] delete → exits ${exits.map((e) => `${e.name} ${e.finishedMs.toFixed(0)} ms`).join(', ')}; pod gone ${goneMs} ms`,
+      `[exit-priority] delete → SIGTERM ${[...term].map(([n, t]) => `${n} ${t.toFixed(0)}`).join(', ')} ms; exits ` +
+        `${exits.map((e) => `${e.name} ${e.finishedMs.toFixed(0)}`).join(', ')} ms; pod gone ${goneMs} ms; ordering overhead ` +
+        `(SIGTERM of a level − exit of the level below): log-agent ${(term.get('log-agent')! - at('app')).toFixed(0)} ms, ` +
+        `envoy ${(term.get('envoy')! - at('log-agent')).toFixed(0)} ms`,
     );
+    console.log(daemonLog().join('\n'));
     expect(exits.map((e) => e.name)).toEqual(['app', 'log-agent', 'envoy']);
     expect(exits.every((e) => e.exitCode === 0)).toBe(true);
     // Each level got SIGTERM only after the one below exited: each takes 1 s to exit after its SIGTERM.
@@ -173,14 +210,18 @@ describe('container exit priority on a real node (runtime from dist/ and its ima
     const dir = eventsDir();
     await apply(ns, [deployment('web', dir, [container('app', { ignoreTerm: true }), container('log-agent'), container('envoy')])]);
     const pod = await runningPod(ns, 'web');
-    const { exits, goneMs } = await deleteAndFollow(pod, ['--grace-period=4']);
+    const { exits, goneMs, uptimeAtDeleteMs } = await deleteAndFollow(pod, ['--grace-period=4']);
+    // The kubelet's grace-period clock starts when it begins stopping the pod: the app's (ignored) SIGTERM.
+    const kubeletStart = termTimes(dir, uptimeAtDeleteMs).get('app')!;
     console.log(
-      `[exit-priority] grace 4 s: ${exits.map((e) => `${e.name} ${e.finishedMs.toFixed(0)} ms`).join(', ')}; pod gone ${goneMs} ms`,
+      `[exit-priority] grace 4 s: kubelet began ${kubeletStart.toFixed(0)} ms after the delete; exits ` +
+        `${exits.map((e) => `${e.name} +${(e.finishedMs - kubeletStart).toFixed(0)}`).join(', ')} ms after it; pod gone ${goneMs} ms after the delete`,
     );
     // log-agent's share ends at 4/3 s, envoy's at 2 s (the kubelet's 2-s minimum), app is killed at 4 s.
     expect(exits.map((e) => e.name)).toEqual(['log-agent', 'envoy', 'app']);
     expect(exits.find((e) => e.name === 'app')!.exitCode).toBe(137);
-    expect(exits.at(-1)!.finishedMs).toBeLessThan(4_000 + 1_000);
+    // Every container is gone within the 4-s grace period of the kubelet's stop (10-ms clock resolution, 300 ms slack).
+    expect(exits.at(-1)!.finishedMs - kubeletStart).toBeLessThan(4_000 + 300);
     expect(events(dir)).toEqual(['app term (ignored)', 'log-agent term', 'envoy term']);
   });
 
