@@ -217,7 +217,7 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // Upstream never shipped exit priority. The bundled runtime carries it out: its pod webhook gives prioritised
   // containers a preStop hook to the node daemon, which holds it until the lower levels have exited.
   [AppFeature.CONTAINER_EXIT_PRIORITY]: feature(['ContainerExitPriority'], { podWebhook: true, daemon: true }, BUNDLED_ONLY),
-  [AppFeature.CONTAINER_LAUNCH_PRIORITY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  [AppFeature.CONTAINER_LAUNCH_PRIORITY]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   [AppFeature.LIFECYCLE_MARK_POD_NOT_READY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, UPSTREAM_ONLY),
   [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),

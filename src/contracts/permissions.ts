@@ -58,6 +58,12 @@ export const MANAGER: readonly PermissionRule[] = [
   },
   {
     apiGroups: [''],
+    resources: ['configmaps'],
+    verbs: ['get', 'create', 'patch'],
+    why: 'container launch priority: the <pod>-barrier ConfigMap (owned by the pod) is read, created, and given its p_<priority> keys by merge patch',
+  },
+  {
+    apiGroups: [''],
     resources: ['nodes'],
     verbs: ['get', 'list', 'watch'],
     why: 'virtual-kubelet detection (label type=virtual-kubelet) for the sidecar terminator and CRR webhook',

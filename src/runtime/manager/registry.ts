@@ -12,14 +12,21 @@ import { containerRecreateRequestWebhook } from '../webhooks/containerrecreatere
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
+import { launchPriorityWebhook } from '../webhooks/launchpriority/index.js';
+import { launchPriorityController } from '../controllers/launchpriority/index.js';
 
-export const CONTROLLERS: readonly ControllerDefinition[] = [sidecarTerminator, imagePullJobController, nodeImageController];
+export const CONTROLLERS: readonly ControllerDefinition[] = [
+  sidecarTerminator,
+  imagePullJobController,
+  nodeImageController,
+  launchPriorityController,
+];
 
 /**
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
  * place in this list, fixes when it runs; add a new mutator here.
  */
-export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook, exitPriorityWebhook];
+export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook, launchPriorityWebhook, exitPriorityWebhook];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
 
