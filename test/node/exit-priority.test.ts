@@ -32,7 +32,8 @@ function eventsDir(): string {
 /** A container that appends `<name> term` to the events file on SIGTERM and exits `exitAfter` seconds later (or ignores it). */
 function container(name: string, opts: { ignoreTerm?: boolean; preStop?: boolean } = {}): Record<string, unknown> {
   // /proc/uptime is the host's (not namespaced): the test compares it with its own reading at the delete.
-  const stamp = `echo ${name} $(cut -d' ' -f1 /proc/uptime) >> /events/times`;
+  // Escaped: the trap's text is double-quoted, so an unescaped $(...) would run once, when the trap is set.
+  const stamp = `echo ${name} \\$(cut -d' ' -f1 /proc/uptime) >> /events/times`;
   const onTerm = opts.ignoreTerm
     ? `${stamp}; echo '${name} term (ignored)' >> /events/log`
     : `${stamp}; echo '${name} term' >> /events/log; sleep 1; exit 0`;
@@ -220,8 +221,8 @@ describe('container exit priority on a real node (runtime from dist/ and its ima
     // log-agent's share ends at 4/3 s, envoy's at 2 s (the kubelet's 2-s minimum), app is killed at 4 s.
     expect(exits.map((e) => e.name)).toEqual(['log-agent', 'envoy', 'app']);
     expect(exits.find((e) => e.name === 'app')!.exitCode).toBe(137);
-    // Every container is gone within the 4-s grace period of the kubelet's stop (10-ms clock resolution, 300 ms slack).
-    expect(exits.at(-1)!.finishedMs - kubeletStart).toBeLessThan(4_000 + 300);
+    // Every container is gone within the 4-s grace period of the kubelet's stop (10-ms clock resolution, 500 ms slack for the kubelet's own SIGKILL and exit report; the 2-s minimum the kubelet gives a container after a late hook would exceed it).
+    expect(exits.at(-1)!.finishedMs - kubeletStart).toBeLessThan(4_000 + 500);
     expect(events(dir)).toEqual(['app term (ignored)', 'log-agent term', 'envoy term']);
   });
 
