@@ -136,13 +136,14 @@ export class ExitPriorityEndpoint implements Reconciler {
     return new Promise((resolve) => {
       const set = this.waits.get(uid) ?? new Set<Wait>();
       this.waits.set(uid, set);
-      let timer: NodeJS.Timeout | undefined;
+      // Set below, once the first look has not released the hook already.
+      const deadline: { timer?: NodeJS.Timeout } = {};
       const w: Wait = {
         container,
         plan,
         arrivedMs,
         done: (reason) => {
-          clearTimeout(timer);
+          clearTimeout(deadline.timer);
           set.delete(w);
           if (set.size === 0 && this.waits.get(uid) === set) this.waits.delete(uid);
           resolve(reason);
@@ -154,7 +155,7 @@ export class ExitPriorityEndpoint implements Reconciler {
       const first = decideHook({ container, plan, waitedMs: 0, running: new Set(plan.levels.flatMap((l) => l.containers)) });
       if (first.release) return w.done(first.reason);
       const deadlineMs = plan.levels.length > 0 ? deadlineOf(plan, container) : 0;
-      timer = setTimeout(
+      deadline.timer = setTimeout(
         () => w.done("level's share of the grace period spent (CRI did not tell otherwise)"),
         Math.max(0, deadlineMs + 20),
       );
