@@ -118,9 +118,20 @@ async function main(): Promise<void> {
       const gone = new Promise<void>((resolve) => goneWaiters.set(name, resolve));
       const t0 = Date.now();
       await core.deleteNamespacedPod({ name, namespace: ns });
+      // The kubelet removes a deleted pod's containers soon after they stop: read each exit while it is there.
+      const finished = new Map<string, number>();
+      const deadline = t0 + 120_000;
+      while (finished.size < ids.size) {
+        if (Date.now() > deadline) throw new Error(`${name}: containers not exited in 120 s`);
+        for (const [c, id] of ids) {
+          if (finished.has(c)) continue;
+          const st = await cri.containerStatus(id).catch(() => undefined);
+          if (st?.state === 'CONTAINER_EXITED') finished.set(c, Number(BigInt(st.finishedAt) / 1000n) / 1000 - t0);
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
       await Promise.race([gone, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} not gone in 120 s`)), 120_000))]);
-      const exit = async (c: string) => Number(BigInt((await cri.containerStatus(ids.get(c)!)).finishedAt) / 1000n) / 1000 - t0;
-      return { shape, exits: [await exit('app'), await exit('log-agent'), await exit('envoy')], goneMs: goneAt.get(name)! - t0 };
+      return { shape, exits: [finished.get('app')!, finished.get('log-agent')!, finished.get('envoy')!], goneMs: goneAt.get(name)! - t0 };
     }
 
     for (const s of SHAPES) await runOne(s, -1); // warm-up, not counted
