@@ -26,6 +26,8 @@ import { describeRef, refOf } from '../src/install/types.js';
 import { findKind, isKruiseApiVersion } from '../src/api/registry.js';
 import { validateObject } from '../src/api/validate.js';
 import { dns1123LabelError, dns1123SubdomainError } from '../src/contracts/validators.js';
+import { ANNOTATION_IGNORED_FEATURE_GATES } from '../src/contracts/keys.js';
+import { NAMES } from '../src/contracts/names.js';
 
 export { RuntimeImage } from '../src/install/image.js';
 export type { BundledImageOptions } from '../src/install/image.js';
@@ -559,10 +561,26 @@ export class KruiseRuntime extends Chart {
     if (report.errors.length > 0) return [...report.errors];
     if (this.target === RuntimeTarget.BUNDLED) {
       this.sync(this.buildSpec(report));
+      this.recordIgnoredGates();
       if (this.props.orderBeforeApp ?? true) this.orderApp();
     }
     this.printOnce(report);
     return [];
+  }
+
+  /**
+   * Gates forced in featureGates that the bundled runtime does not know never reach its `--feature-gates` flag;
+   * they are recorded on the manager Deployment so the output shows them and the policy rule KRUISE-RUNTIME-002
+   * reports them (counted in every report format, honoured by --warnings-as-errors).
+   */
+  private recordIgnoredGates(): void {
+    const ignored = Object.entries(this.overrides)
+      .filter(([g]) => !(g in BUNDLED_RUNTIME_GATES))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([g, v]) => `${g}=${v}`);
+    if (ignored.length === 0) return;
+    const manager = [...this.objects.values()].find((o) => o.kind === 'Deployment' && o.metadata.name === NAMES.managerDeployment);
+    manager?.metadata.addAnnotation(ANNOTATION_IGNORED_FEATURE_GATES, ignored.join(','));
   }
 
   private orderApp(): void {
@@ -577,7 +595,9 @@ export class KruiseRuntime extends Chart {
   }
 
   private printOnce(report: KruiseRuntimeReport): void {
-    const lines: string[] = [...report.warnings.map((w) => `cdk8s-kruise: warning: ${w}`)];
+    // Warnings are not printed here: the output carries what they are about (feature uses, the manager's
+    // ignored-gates annotation), and the policy rules KRUISE-RUNTIME-001/002 report them in every report format.
+    const lines: string[] = [];
     if (this.target === RuntimeTarget.OPENKRUISE && report.gates.required.size > 0) {
       const flag = [...report.gates.required.keys()].map((g) => `${g}=true`).join(',');
       lines.push(`cdk8s-kruise: target openkruise: run OpenKruise with --feature-gates=${flag} (Helm: --set featureGates="${flag}")`);

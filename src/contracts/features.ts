@@ -210,7 +210,7 @@ const BUNDLED_ONLY = { bundled: true, upstream: false } as const;
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_KILL]: feature(['SidecarTerminator'], { daemon: true }, BOTH),
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
-  [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),

@@ -100,3 +100,15 @@ export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';
  * daemon runs after the wait. The daemon reads it from the pod's spec (immutable), never from the request.
  */
 export const HEADER_EXIT_PRIORITY_PRESTOP = 'X-Kruise-Exit-Priority-Prestop';
+/**
+ * SidecarSet annotation (value `"true"`) that injects its `containers` as Kubernetes native sidecars:
+ * `initContainers` entries with `restartPolicy: Always`, so the kubelet orders their start and stop
+ * (Kubernetes >= 1.29). Not an upstream key: upstream OpenKruise ignores it.
+ */
+export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sidecars';
+/**
+ * Annotation the KruiseRuntime construct puts on the bundled controller-manager Deployment when the app forces
+ * feature gates that runtime does not know (comma-separated `Name=true|false`): the overrides are kept visible in
+ * the output, and the policy rule reports them, instead of vanishing from the `--feature-gates` flag.
+ */
+export const ANNOTATION_IGNORED_FEATURE_GATES = 'kruise.cdk8s.io/ignored-feature-gates';

@@ -54,7 +54,19 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars',
+    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent',
+  },
+  {
+    apiGroups: [''],
+    resources: ['namespaces'],
+    verbs: ['list', 'watch'],
+    why: "pod webhook: a SidecarSet's namespaceSelector is matched against the labels of the pod's namespace",
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['sidecarsets'],
+    verbs: ['list', 'watch'],
+    why: 'pod webhook injects the matching SidecarSets; the SidecarSet controller upgrades their pods',
   },
   {
     apiGroups: [''],

@@ -39,15 +39,18 @@ function at(u: FeatureUse): string {
   return u.pointer ? ` at ${u.pointer}` : '';
 }
 
-/**
- * Which feature uses the target runtime does not carry out, with advice that names only a runtime that
- * does. A feature no runtime carries out says so. Under the bundled target such uses are warnings (the
- * manifests are valid, nothing acts on them); under the upstream target they are errors, because upstream's
- * webhooks refuse or ignore them.
- */
-export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntime): RuntimeSupport {
-  const errors: string[] = [];
-  const warnings: string[] = [];
+/** One feature use the target runtime does not carry out: what is not carried out, and what to do instead. */
+export interface UnsupportedUse {
+  readonly use: FeatureUse;
+  /** `uses <feature> at <pointer>, which <runtime> does not carry out` (without the resource). */
+  readonly problem: string;
+  /** Names only a runtime that carries the feature out, or says that none does. */
+  readonly advice: string;
+}
+
+/** The feature uses `target` does not carry out, with advice (one source for the construct, the rule and tests). */
+export function unsupportedUses(uses: readonly FeatureUse[], target: TargetRuntime): UnsupportedUse[] {
+  const out: UnsupportedUse[] = [];
   for (const u of uses) {
     const { carriedOutBy } = FEATURES[u.feature];
     if (carriedOutBy[target]) continue;
@@ -58,13 +61,19 @@ export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntim
         ? 'Use target openkruise (upstream OpenKruise carries it out).'
         : `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
-    if (target === 'bundled') {
-      warnings.push(
-        `${describeRef(u.resource)} uses ${u.feature}${at(u)}, which this version of the bundled runtime does not carry out. ${advice}`,
-      );
-    } else {
-      errors.push(`${describeRef(u.resource)} uses ${u.feature}${at(u)}, which upstream OpenKruise does not carry out. ${advice}`);
-    }
+    const runtime = target === 'bundled' ? 'this version of the bundled runtime' : 'upstream OpenKruise';
+    out.push({ use: u, problem: `uses ${u.feature}${at(u)}, which ${runtime} does not carry out`, advice });
   }
-  return { errors, warnings };
+  return out;
+}
+
+/**
+ * Which feature uses the target runtime does not carry out, with advice that names only a runtime that
+ * does. A feature no runtime carries out says so. Under the bundled target such uses are warnings (the
+ * manifests are valid, nothing acts on them); under the upstream target they are errors, because upstream's
+ * webhooks refuse or ignore them.
+ */
+export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntime): RuntimeSupport {
+  const messages = unsupportedUses(uses, target).map((x) => `${describeRef(x.use.resource)} ${x.problem}. ${x.advice}`);
+  return target === 'bundled' ? { errors: [], warnings: messages } : { errors: messages, warnings: [] };
 }

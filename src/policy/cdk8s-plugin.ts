@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { failing, summarize, validateInputs, type TextInput } from './engine.js';
+import { failing, isBlank, summarize, validateInputs, type TextInput } from './engine.js';
 import type { Finding } from './types.js';
 
 /**
@@ -54,7 +54,10 @@ export class KruiseValidation {
   async validate(context: Cdk8sValidationContext): Promise<void> {
     let submitted = false;
     try {
-      const inputs: TextInput[] = context.manifests.map((file) => ({ file, content: readFileSync(file) }));
+      // cdk8s writes an empty file for a chart without objects: its own output, not an empty input to warn about.
+      const inputs: TextInput[] = context.manifests
+        .map((file) => ({ file, content: readFileSync(file) }))
+        .filter((i) => !isBlank(i.content));
       const result = validateInputs(inputs, { rules: this.props.rules, skipRules: this.props.skipRules });
       for (const f of result.findings) context.report.addViolation(violation(f));
       const s = summarize(result.findings);

@@ -343,6 +343,13 @@ class CoarseWindow {
   }
 }
 
+/** True for an input with no content but whitespace, which cdk8s writes for a chart without objects. */
+export function isBlank(content: string | Uint8Array): boolean {
+  const text =
+    typeof content === 'string' ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('latin1');
+  return text.trim() === '';
+}
+
 /** Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. */
 export function validateInputs(inputs: readonly TextInput[], selection: RuleSelection = {}): ValidationResult {
   const rules = selectRules(selection);

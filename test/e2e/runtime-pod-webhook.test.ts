@@ -1,7 +1,14 @@
 // The pod webhook (/mutate-pod) served by the runtime and registered as the install renders it, on the
 // real kube-apiserver: a pod CREATE owned by a Kruise workload is mutated by the composed pod mutators;
 // kube-system, the runtime's namespace and namespaces labelled to opt out are never sent to it.
-import { AdmissionregistrationV1Api, CoreV1Api, type V1MutatingWebhookConfiguration, type V1Pod } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1MutatingWebhookConfiguration,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import { SidecarSetDefinition } from '../../src/api/registry.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedKinds } from '../../src/install/crds.js';
 import type { InstallSpec } from '../../src/install/spec.js';
@@ -14,19 +21,30 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from '../../src/contracts/index.js';
 import { adminKubeConfig, createNamespace } from '../harness/index.js';
-import { accessCoverage, accessLogs, eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
+import {
+  accessCoverage,
+  accessLogs,
+  eventually,
+  freePort,
+  installCrds,
+  startController,
+  type ControllerProcess,
+} from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
+let custom: CustomObjectsApi;
+const setName = `logtail-${process.pid}`;
 let runtimeNs: string;
 let ns: string;
 let optedOut: string;
 let ctl: ControllerProcess;
 
-function podBody(name: string): V1Pod {
+function podBody(name: string, labels?: Record<string, string>): V1Pod {
   return {
     metadata: {
       name,
+      ...(labels ? { labels } : {}),
       // A CloneSet's pod as its controller creates it (owner references to absent objects are accepted).
       ownerReferences: [
         {
@@ -42,9 +60,9 @@ function podBody(name: string): V1Pod {
   };
 }
 
-async function createPod(namespace: string, name: string): Promise<V1Pod> {
+async function createPod(namespace: string, name: string, labels?: Record<string, string>): Promise<V1Pod> {
   // Dry run: admission runs in full (sideEffects None) and nothing is left behind in kube-system.
-  return core.createNamespacedPod({ namespace, body: podBody(name), dryRun: 'All' });
+  return core.createNamespacedPod({ namespace, body: podBody(name, labels), dryRun: 'All' });
 }
 
 const gates = (p: V1Pod) => (p.spec?.readinessGates ?? []).map((g) => g.conditionType);
@@ -53,6 +71,8 @@ beforeAll(async () => {
   const kc = adminKubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   adm = kc.makeApiClient(AdmissionregistrationV1Api);
+  custom = kc.makeApiClient(CustomObjectsApi);
+  await installCrds([SidecarSetDefinition]);
   runtimeNs = await createNamespace('kruise-system');
   ns = await createNamespace('podwebhook');
   optedOut = await createNamespace('podwebhook-optout', { [LABEL_POD_WEBHOOK_OPT_OUT]: POD_WEBHOOK_OPT_OUT_VALUE });
@@ -87,9 +107,36 @@ beforeAll(async () => {
     VALIDATING_WEBHOOK_CONFIGURATION,
   ]);
   await ctl.waitReady();
+  // The logtail SidecarSet of the seed scenario, selecting app=webserver in every namespace.
+  await custom.createClusterCustomObject({
+    group: 'apps.kruise.io',
+    version: 'v1alpha1',
+    plural: 'sidecarsets',
+    body: {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: setName },
+      spec: {
+        selector: { matchLabels: { app: 'webserver' } },
+        containers: [
+          {
+            name: 'logtail',
+            image: 'example.io/logtail:1.0.0',
+            shareVolumePolicy: { type: 'enabled' },
+            volumeMounts: [{ name: 'log-volume', mountPath: '/var/log/app' }],
+          },
+        ],
+        volumes: [{ name: 'log-volume', emptyDir: {} }],
+        imagePullSecrets: [{ name: 'logtail-cred' }],
+      },
+    },
+  });
 });
 
 afterAll(async () => {
+  await custom
+    .deleteClusterCustomObject({ group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets', name: setName })
+    .catch(() => undefined);
   // failurePolicy Fail on every pod: never leave the configuration behind for later test files.
   await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
   await ctl?.stop('SIGTERM');
@@ -103,9 +150,39 @@ describe('pod webhook on the real API server', () => {
     await eventually(async () => gates(await createPod(ns, 'probe')).length > 0, 30_000, 'pod webhook live');
     const created = await core.createNamespacedPod({ namespace: ns, body: podBody('web-0') });
     expect(gates(created)).toEqual(['KruisePodReady', 'InPlaceUpdateReady']);
+    // The podreadiness controller sets both conditions True, so the pod is Ready once its containers are.
+    await eventually(
+      async () => {
+        const conds = (await core.readNamespacedPodStatus({ name: 'web-0', namespace: ns })).status?.conditions ?? [];
+        return ['KruisePodReady', 'InPlaceUpdateReady'].every((t) => conds.some((c) => c.type === t && c.status === 'True'));
+      },
+      20_000,
+      'readiness gates initialised True',
+    );
     // A pod of a non-Kruise owner passes unchanged.
     const plain = await core.createNamespacedPod({ namespace: ns, body: { ...podBody('plain'), metadata: { name: 'plain' } } });
     expect(plain.spec?.readinessGates).toBeUndefined();
+  });
+
+  it('injects the logtail SidecarSet (container, volume, pull secret, annotations) before the readiness gates see the pod', async () => {
+    // The informer sees the new SidecarSet asynchronously.
+    const pod = await eventually(
+      async () => {
+        const p = await createPod(ns, 'logged', { app: 'webserver' });
+        return p.spec!.containers.some((c) => c.name === 'logtail') ? p : undefined;
+      },
+      20_000,
+      'SidecarSet injected',
+    );
+    expect(pod.spec!.containers.map((c) => c.name)).toEqual(['logtail', 'app']);
+    expect(pod.spec!.containers[0]!.env).toContainEqual({ name: 'IS_INJECTED', value: 'true' });
+    expect(pod.spec!.volumes!.map((v) => v.name)).toContain('log-volume');
+    expect(pod.spec!.imagePullSecrets).toEqual([{ name: 'logtail-cred' }]);
+    const a = pod.metadata!.annotations!;
+    expect(a['kruise.io/sidecarset-injected-list']).toBe(setName);
+    expect(JSON.parse(a['kruise.io/sidecarset-hash']!)[setName]).toMatchObject({ sidecarSetName: setName, sidecarList: ['logtail'] });
+    expect(JSON.parse(a['kruise.io/sidecarset-hash-without-image']!)[setName].hash).toMatch(/^[a-z0-9]+$/);
+    expect(gates(pod)).toEqual(['KruisePodReady', 'InPlaceUpdateReady']);
   });
 
   it('is CREATE only: an update of the pod is not mutated', async () => {
@@ -119,7 +196,12 @@ describe('pod webhook on the real API server', () => {
 
   it('never reaches kube-system, the runtime namespace or an opted-out namespace', async () => {
     for (const namespace of ['kube-system', runtimeNs, optedOut]) {
-      expect(gates(await createPod(namespace, 'web-x')), namespace).toEqual([]);
+      const p = await createPod(namespace, 'web-x', { app: 'webserver' });
+      expect(gates(p), namespace).toEqual([]);
+      expect(
+        p.spec!.containers.map((c) => c.name),
+        namespace,
+      ).toEqual(['app']);
     }
   });
 

@@ -296,7 +296,8 @@ rm -rf "$dir"
 status=0
 ip link show ${q(this.bridge)} >/dev/null 2>&1 && { echo "bridge ${this.bridge} still present"; status=1; }
 ip netns list | grep -q ${q(this.netns)} && { echo "netns ${this.netns} still present"; status=1; }
-for pid in $(mentioning); do echo "process left: $pid $(tr '\\0' ' ' < /proc/$pid/cmdline 2>/dev/null)"; status=1; done
+# A process that exits between the listing and the read is gone, not left.
+for pid in $(mentioning); do cmd=$({ tr '\\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null) || continue; echo "process left: $pid $cmd"; status=1; done
 exit $status
 `;
     await writeFile(this.cleanupScript, script, { mode: 0o700 });

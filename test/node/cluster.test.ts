@@ -1,8 +1,44 @@
 // The real node itself: the kubelet runs scheduled pods on containerd with bridge networking,
 // ServiceAccount tokens are mounted, the controller-manager completes Jobs, and kube-proxy makes a
 // ClusterIP Service reachable from the host (the path the apiserver takes to a webhook Service).
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DiscoveryV1Api } from '@kubernetes/client-node';
+import { adminKubeConfig } from '../harness/index.js';
 import { core, batch, containerLog, namespace, node, waitForJobComplete, waitForPod, waitFor } from './support.js';
+
+/** What kube-proxy knows and did about one Service, for a failure message. */
+async function serviceDiagnostics(ns: string, service: string, clusterIP: string): Promise<string> {
+  const part = (title: string, read: () => string) => {
+    try {
+      return `--- ${title}\n${read()}`;
+    } catch (err) {
+      return `--- ${title}: ${(err as Error).message}`;
+    }
+  };
+  const slices = await adminKubeConfig()
+    .makeApiClient(DiscoveryV1Api)
+    .listNamespacedEndpointSlice({ namespace: ns, labelSelector: `kubernetes.io/service-name=${service}` })
+    .then(
+      (list) => JSON.stringify(list.items.map((s) => s.endpoints)),
+      (err: Error) => err.message,
+    );
+  return [
+    `--- EndpointSlices of ${ns}/${service}: ${slices}`,
+    part('kube-proxy process', () => execFileSync('pgrep', ['-af', 'kube-proxy'], { encoding: 'utf8' })),
+    part(`nat rules naming ${clusterIP}`, () =>
+      execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
+        .join('\n'),
+    ),
+    part('kube-proxy log (last 30 lines)', () =>
+      readFileSync(path.join(node().dir, 'kube-proxy.log'), 'utf8').trimEnd().split('\n').slice(-30).join('\n'),
+    ),
+  ].join('\n');
+}
 
 describe('real node', () => {
   it('runs a scheduled pod on the pod network with a ServiceAccount token, to Succeeded', async () => {
@@ -78,16 +114,26 @@ describe('real node', () => {
     const clusterIP = service.spec!.clusterIP!;
     expect(clusterIP).toMatch(/^10\.0\.0\.\d+$/);
     let body = '';
-    await waitFor(
-      `http://${clusterIP}/ through kube-proxy`,
-      async () => {
-        const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(2000) });
-        body = await res.text();
-        return res.status === 200;
-      },
-      30_000,
-      250,
-    );
+    try {
+      await waitFor(
+        `http://${clusterIP}/ through kube-proxy`,
+        async () => {
+          try {
+            const res = await fetch(`http://${clusterIP}/`, { signal: AbortSignal.timeout(2000) });
+            body = await res.text();
+            return res.status === 200;
+          } catch (err) {
+            // fetch hides the socket error in `cause` (ECONNREFUSED = a REJECT rule, timeout = no DNAT).
+            const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+            throw new Error(`${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`, { cause: err });
+          }
+        },
+        60_000,
+        250,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${await serviceDiagnostics(ns, 'web', clusterIP)}`, { cause: err });
+    }
     expect(body.trim()).toBe('hello from web');
   });
 });

@@ -18,7 +18,8 @@ describe('runtime-support advice comes from the feature table', () => {
     // The bundled runtime has no CloneSet controller yet: a CloneSet must warn, and the advice names upstream.
     { feature: AppFeature.CLONESET, target: 'bundled', expect: /does not carry out\. Use target openkruise/ },
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
-    { feature: AppFeature.SIDECARSET, target: 'bundled', expect: /Use target openkruise/ },
+    // The bundled runtime injects SidecarSets (pod webhook) and upgrades them (SidecarSet controller).
+    { feature: AppFeature.SIDECARSET, target: 'bundled', expect: 'none' },
     // Exit priority: the bundled runtime carries it out (pod webhook + daemon); upstream never shipped it, so
     // its advice names the bundled runtime or the native-sidecar compile target, never openkruise.
     { feature: AppFeature.CONTAINER_EXIT_PRIORITY, target: 'bundled', expect: 'none' },

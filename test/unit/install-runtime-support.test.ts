@@ -4,12 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { servedKinds } from '../../src/install/crds.js';
 import { bundledWebhookPaths } from '../../src/install/runtime-support.js';
 import { WEBHOOKS } from '../../src/runtime/manager/registry.js';
+import { composeAdmission } from '../../src/runtime/core/webhook/compose.js';
 import type { ControllerContext } from '../../src/runtime/core/controller.js';
 
 describe('bundled runtime webhook paths', () => {
   it('match the handlers registered in src/runtime/manager/registry.ts', () => {
-    const ctx = { options: {}, featureGates: new Map() } as unknown as ControllerContext;
-    const handlers = WEBHOOKS.flatMap((w) => w.setup(ctx));
+    // Empty caches: setup() only wires handlers and asks for the informers it reads.
+    const informers = { for: () => ({ list: () => [], get: () => undefined }) };
+    const ctx = { options: {}, featureGates: new Map(), informers } as unknown as ControllerContext;
+    // Composed as the manager composes them: the pod mutators share /mutate-pod.
+    const handlers = composeAdmission(WEBHOOKS.flatMap((w) => w.setup(ctx)));
     const served = bundledWebhookPaths(servedKinds());
     // Several pod mutators share /mutate-pod (composed into one chain): each path counts once.
     expect([...new Set(handlers.filter((h) => h.type === 'mutating').map((h) => h.path))].sort()).toEqual([...served.mutating].sort());

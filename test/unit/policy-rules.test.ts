@@ -69,6 +69,23 @@ spec:
           args: ["--enable-leader-election", "--feature-gates=${gates}"]
 `;
 
+/** The bundled runtime's controller-manager as KruiseRuntime labels it (what KRUISE-RUNTIME-00x look for). */
+const bundledManager = (annotations = '{}') => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: kruise-controller-manager
+  namespace: kruise-system
+  labels: {app.kubernetes.io/part-of: cdk8s-kruise}
+  annotations: ${annotations}
+spec: {}
+`;
+const protectedConfigMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  labels: {policy.kruise.io/delete-protection: Always}
+`;
+
 interface Case {
   /** A manifest set the rule accepts. */
   readonly pass: string;
@@ -346,6 +363,21 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/template/spec/containers/1/env/0',
     line: 28,
     message: /needs feature gate SidecarTerminator.*it sets SidecarTerminator=false/,
+  },
+  // Deletion protection is carried out by upstream only (the feature table); the finding follows the table.
+  'KRUISE-RUNTIME-001': {
+    pass: bundledManager() + '---\n' + protectedConfigMap.replace(/ {2}labels: .*\n/, ''),
+    fail: bundledManager() + '---\n' + protectedConfigMap,
+    pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
+    line: 14,
+    message: /uses .* which this version of the bundled runtime does not carry out/,
+  },
+  'KRUISE-RUNTIME-002': {
+    pass: bundledManager(),
+    fail: bundledManager('{kruise.cdk8s.io/ignored-feature-gates: "ResourcesDeletionProtection=true"}'),
+    pointer: '/metadata/annotations/kruise.cdk8s.io~1ignored-feature-gates',
+    line: 7,
+    message: /ResourcesDeletionProtection=true are not known to the bundled runtime/,
   },
 };
 

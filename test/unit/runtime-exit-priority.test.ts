@@ -103,7 +103,8 @@ describe('exit-priority pod webhook step', () => {
 
   it('runs last on /mutate-pod and leaves pods without the annotation alone', async () => {
     const ctx = { featureGates: new Map([['ContainerExitPriority', true]]) } as unknown as ControllerContext;
-    const [handler] = composeAdmission(POD_MUTATORS.flatMap((d) => d.setup(ctx)));
+    // The mutators that read no cache (SidecarSet injection needs informers; its own tests cover it).
+    const [handler] = composeAdmission(POD_MUTATORS.filter((d) => d.reads.length === 0).flatMap((d) => d.setup(ctx)));
     const req = (object: Pod): AdmissionRequest => ({
       uid: 'u',
       kind: { group: '', version: 'v1', kind: 'Pod' },

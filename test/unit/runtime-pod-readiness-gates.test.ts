@@ -66,7 +66,9 @@ describe('readiness gates decision', () => {
 });
 
 describe('pod mutators on /mutate-pod', () => {
-  const ctx = { options: {}, featureGates: new Map() } as unknown as ControllerContext;
+  // Empty caches: no SidecarSet matches, so only the readiness gates act.
+  const informers = { for: () => ({ list: () => [], get: () => undefined }) };
+  const ctx = { options: {}, featureGates: new Map(), informers } as unknown as ControllerContext;
 
   it('are registered in POD_MUTATORS, part of WEBHOOKS, on /mutate-pod with distinct orders', () => {
     const handlers = POD_MUTATORS.flatMap((w) => w.setup(ctx));

@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkParsed, failing, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
+import { checkParsed, failing, isBlank, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
 import type { Finding } from '../../policy/types.js';
 import { parseFormat, parseMaxFindings, progress } from '../report.js';
 import { renderReport } from '../render-report.js';
@@ -79,7 +79,9 @@ export async function synth(opts: SynthOptions): Promise<number> {
       return 1;
     }
     const t1 = performance.now();
-    const inputs = await readSynthesized(raw);
+    // cdk8s writes an empty file for a chart without objects (the chart `cdk8s init` creates, a KruiseRuntime
+    // under target openkruise): that is the tool's own output, not an empty input worth a warning.
+    const inputs = (await readSynthesized(raw)).filter((i) => !isBlank(i.content));
     const parsed = parseInputs(inputs);
     const constructPaths = await readConstructMetadata(raw);
     const findings = withConstructPaths(

@@ -5,6 +5,7 @@ import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
+import { RUNTIME_SUPPORT_RULES } from './runtime-support.js';
 import { SCHEMA_RULES } from './schema.js';
 import { SIDECAR_TERMINATOR_RULES } from './sidecar-terminator.js';
 import { SIDECARSET_RULES } from './sidecarset.js';
@@ -20,6 +21,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...CLONESET_RULES,
   ...CRR_RULES,
   ...FEATURE_GATE_RULES,
+  ...RUNTIME_SUPPORT_RULES,
 ]);
 
 const BY_ID = new Map(RULES.map((r) => [r.id, r]));

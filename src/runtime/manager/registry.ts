@@ -8,25 +8,33 @@ import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
+import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
 import { launchPriorityWebhook } from '../webhooks/launchpriority/index.js';
 import { launchPriorityController } from '../controllers/launchpriority/index.js';
+import { sidecarSetInjectionWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
   imagePullJobController,
   nodeImageController,
   launchPriorityController,
+  podReadinessController,
 ];
 
 /**
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
  * place in this list, fixes when it runs; add a new mutator here.
  */
-export const POD_MUTATORS: readonly WebhookDefinition[] = [podReadinessGatesWebhook, launchPriorityWebhook, exitPriorityWebhook];
+export const POD_MUTATORS: readonly WebhookDefinition[] = [
+  sidecarSetInjectionWebhook,
+  podReadinessGatesWebhook,
+  launchPriorityWebhook,
+  exitPriorityWebhook,
+];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [containerRecreateRequestWebhook, kruiseValidationWebhook, ...POD_MUTATORS];
 

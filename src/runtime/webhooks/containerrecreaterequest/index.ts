@@ -21,15 +21,57 @@ async function getOrUndefined<T extends KubeObject>(
   }
 }
 
-/**
- * Defaulting (mutate) and validation of ContainerRecreateRequests. The pod is read from the API server,
- * not a cache: statusContext must carry the container instance the user saw when creating the CRR.
- */
+/** Live reads in flight at most (cache misses only); further misses wait their turn. */
+export const CRR_WEBHOOK_LIVE_READS = 4;
+
+/** A counting semaphore: at most `limit` calls of `run` at once, the rest queued in order. */
+class Limiter {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(f: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await f();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+/** Pod fields the defaulting reads (kept in the shared pod cache; see defaultCrr). */
+const POD_FIELDS = [
+  'spec.nodeName',
+  'spec.containers[].name',
+  'spec.containers[].lifecycle.preStop',
+  'spec.containers[].ports',
+  'status.phase',
+  'status.conditions[].type',
+  'status.conditions[].status',
+  'status.containerStatuses[].name',
+  'status.containerStatuses[].containerID',
+  'status.containerStatuses[].restartCount',
+] as const;
+
 export const containerRecreateRequestWebhook: WebhookDefinition = {
   name: 'containerrecreaterequest',
-  // Reads no cache: the pod is read live (see above).
-  reads: [],
+  reads: [
+    { resource: PODS, fields: POD_FIELDS },
+    { resource: NODES, fields: ['metadata.labels'] },
+  ],
   setup(ctx) {
+    const pods = ctx.informers.for<Pod>(PODS);
+    const nodes = ctx.informers.for<Node>(NODES);
+    const live = new Limiter(CRR_WEBHOOK_LIVE_READS);
+    const isVirtual = async (nodeName: string | undefined): Promise<boolean> => {
+      if (!nodeName) return false;
+      const node =
+        (nodes.hasSynced() ? nodes.get(nodeName) : undefined) ?? (await live.run(() => getOrUndefined<Node>(ctx.client, NODES, nodeName)));
+      return node?.metadata.labels?.[LABEL_NODE_TYPE] === NODE_TYPE_VIRTUAL_KUBELET;
+    };
     return [
       {
         name: 'mcontainerrecreaterequest',
@@ -41,13 +83,13 @@ export const containerRecreateRequestWebhook: WebhookDefinition = {
           const ns = req.namespace ?? crr.metadata.namespace;
           const podName = (crr.spec as { podName?: string } | undefined)?.podName;
           if (!podName) return defaultCrr(crr, undefined, false);
-          const pod = await getOrUndefined<Pod>(ctx.client, PODS, podName, ns);
-          let virtual = false;
-          if (pod?.spec?.nodeName) {
-            const node = await getOrUndefined<Node>(ctx.client, NODES, pod.spec.nodeName);
-            virtual = node?.metadata.labels?.[LABEL_NODE_TYPE] === NODE_TYPE_VIRTUAL_KUBELET;
+          const cached = pods.hasSynced() ? pods.get(`${ns}/${podName}`) : undefined;
+          if (cached) {
+            const decision = defaultCrr(crr, cached, await isVirtual(cached.spec?.nodeName));
+            if (decision.allowed) return decision;
           }
-          return defaultCrr(crr, pod, virtual);
+          const pod = await live.run(() => getOrUndefined<Pod>(ctx.client, PODS, podName, ns));
+          return defaultCrr(crr, pod, await isVirtual(pod?.spec?.nodeName));
         },
       },
       {

@@ -6,6 +6,7 @@ import { addReadinessGates } from './decision.js';
 /** Pod webhook step: readiness gates of pods owned by `apps.kruise.io` workloads (after SidecarSet injection). */
 export const podReadinessGatesWebhook: WebhookDefinition = {
   name: 'podreadinessgates',
+  featureGate: 'PodWebhook',
   // Reads no cache: the owner references are on the pod under admission.
   reads: [],
   setup(ctx) {

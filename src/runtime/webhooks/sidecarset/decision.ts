@@ -1,0 +1,302 @@
+/**
+ * SidecarSet injection into a pod at creation (upstream pod webhook, SidecarSet step), pure: given the pod,
+ * where it lives and the SidecarSets, edit the pod in place. Order, as upstream: patchPodMetadata →
+ * initContainers (name-sorted, after the pod's own) → containers (BeforeAppContainer prepended,
+ * AfterAppContainer appended, a same-named container replaced in place) → volumes (only those the injected
+ * containers use; the pod's own win) → imagePullSecrets (deduplicated) → hash and injected-list annotations.
+ */
+import type { SidecarContainer, SidecarSet } from '../../../api/kinds/sidecarset.js';
+import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
+import {
+  parseSidecarSetHashes,
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+  sidecarSetMatches,
+  usesNativeSidecars,
+} from '../../../api/sidecarset-pod.js';
+import {
+  ANNOTATION_SIDECARSET_HASH,
+  ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
+  ANNOTATION_SIDECARSET_INJECTED_LIST,
+  ENV_IS_INJECTED,
+} from '../../../contracts/index.js';
+import type { Container, EnvVar, Pod } from '../../core/types.js';
+
+/** Fields of a SidecarContainer that configure injection and are not part of the pod's container. */
+const SIDECAR_ONLY_FIELDS = [
+  'podInjectPolicy',
+  'upgradeStrategy',
+  'shareVolumePolicy',
+  'shareVolumeDevicePolicy',
+  'transferEnv',
+  'resourcesPolicy',
+] as const;
+
+/** The service-account token mount is the kubelet's business; sharing it would collide with the sidecar's own. */
+const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export interface InjectionInput {
+  /** Edited in place. */
+  readonly pod: Pod;
+  readonly namespace: string;
+  readonly namespaceLabels: Readonly<Record<string, string>> | undefined;
+  readonly sidecarSets: readonly SidecarSet[];
+  /** RFC 3339 time written into the hash annotations. */
+  readonly now: string;
+  /** Whether a patchPodMetadata annotation key may be written (the kruise-configuration whitelist). */
+  readonly metadataKeyAllowed: (set: SidecarSet, key: string) => boolean;
+  /** The SidecarSet version to inject for a set pinned by injectionStrategy.revision (undefined: the set itself). */
+  readonly pinnedVersion?: (set: SidecarSet, pod: Pod) => { set: SidecarSet; revision?: string } | undefined;
+  /** The name of the set's latest ControllerRevision, when known. */
+  readonly latestRevision?: (set: SidecarSet) => string | undefined;
+}
+
+export type InjectionResult = { readonly injected: readonly string[]; readonly warnings: readonly string[] } | { readonly deny: string };
+
+interface VolumeLike {
+  name: string;
+  [k: string]: unknown;
+}
+interface MountLike {
+  name: string;
+  mountPath?: string;
+  devicePath?: string;
+  [k: string]: unknown;
+}
+
+function labelsOf(pod: Pod): Record<string, string> {
+  return pod.metadata.labels ?? {};
+}
+
+/** Value of a pod fieldRef (`metadata.name`, `metadata.labels['k']`, …) as the downward API resolves it. */
+function podFieldValue(pod: Pod, namespace: string, fieldPath: string): string | undefined {
+  const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
+  if (m) return (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2]!];
+  switch (fieldPath) {
+    case 'metadata.name':
+      return pod.metadata.name;
+    case 'metadata.namespace':
+      return namespace;
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName as string | undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** transferEnv: env vars copied from an app container (named directly or through a pod field). */
+function transferredEnv(sidecar: SidecarContainer, pod: Pod, namespace: string): EnvVar[] {
+  const out: EnvVar[] = [];
+  for (const t of sidecar.transferEnv ?? []) {
+    const source =
+      t.sourceContainerName ??
+      (t.sourceContainerNameFrom?.fieldRef ? podFieldValue(pod, namespace, t.sourceContainerNameFrom.fieldRef.fieldPath) : undefined);
+    const from = pod.spec?.containers.find((c) => c.name === source);
+    if (!from) continue;
+    const names = [...(t.envName ? [t.envName] : []), ...(t.envNames ?? [])];
+    for (const n of names) {
+      const e = from.env?.find((x) => x.name === n);
+      if (e && !out.some((x) => x.name === n)) out.push(e);
+    }
+  }
+  return out;
+}
+
+/** The pod container (or init container) a sidecar becomes in this pod. */
+function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, native: boolean): Container {
+  const c: Record<string, unknown> = { ...(sidecar as unknown as Record<string, unknown>) };
+  for (const f of SIDECAR_ONLY_FIELDS) delete c[f];
+  const own = (sidecar.env ?? []) as EnvVar[];
+  const transferred = transferredEnv(sidecar, pod, namespace).filter((e) => !own.some((o) => o.name === e.name));
+  const env = [...transferred, ...own.filter((e) => e.name !== ENV_IS_INJECTED), { name: ENV_IS_INJECTED, value: 'true' }];
+  c.env = env;
+  if (sidecar.shareVolumePolicy?.type === 'enabled') {
+    const mounts = [...((sidecar.volumeMounts ?? []) as MountLike[])];
+    for (const app of pod.spec?.containers ?? []) {
+      for (const m of (app.volumeMounts ?? []) as MountLike[]) {
+        if (m.mountPath === SERVICE_ACCOUNT_MOUNT) continue;
+        if (mounts.some((x) => x.name === m.name || x.mountPath === m.mountPath)) continue;
+        mounts.push(m);
+      }
+    }
+    if (mounts.length) c.volumeMounts = mounts;
+  }
+  if (sidecar.shareVolumeDevicePolicy?.type === 'enabled') {
+    const devices = [...((sidecar.volumeDevices ?? []) as MountLike[])];
+    for (const app of pod.spec?.containers ?? []) {
+      for (const d of (app.volumeDevices ?? []) as MountLike[]) {
+        if (!devices.some((x) => x.name === d.name || x.devicePath === d.devicePath)) devices.push(d);
+      }
+    }
+    if (devices.length) c.volumeDevices = devices;
+  }
+  if (native) c.restartPolicy = 'Always';
+  return c as Container;
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const base: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+    if (v === null) delete base[k];
+    else base[k] = mergePatch(base[k], v);
+  }
+  return base;
+}
+
+function patchMetadata(set: SidecarSet, pod: Pod, allowed: InjectionInput['metadataKeyAllowed'], warnings: string[]): string | undefined {
+  for (const [i, p] of (set.spec.patchPodMetadata ?? []).entries()) {
+    for (const [key, value] of Object.entries(p.annotations ?? {})) {
+      if (!allowed(set, key)) {
+        warnings.push(
+          `SidecarSet ${set.metadata.name}: patchPodMetadata annotation "${key}" is not in the kruise-configuration whitelist (SidecarSet_PatchPodMetadata_WhiteList); not applied`,
+        );
+        continue;
+      }
+      const annotations = (pod.metadata.annotations ??= {});
+      const policy = p.patchPolicy ?? 'Retain';
+      if (policy === 'Retain') {
+        if (annotations[key] === undefined) annotations[key] = value;
+      } else if (policy === 'Overwrite') {
+        annotations[key] = value;
+      } else {
+        let patch: unknown;
+        let current: unknown = {};
+        try {
+          patch = JSON.parse(value);
+          if (annotations[key] !== undefined) current = JSON.parse(annotations[key]);
+        } catch {
+          return `SidecarSet ${set.metadata.name}: spec.patchPodMetadata[${i}] (MergePatchJson) on annotation "${key}": the value and the pod's current value must both be JSON`;
+        }
+        annotations[key] = JSON.stringify(mergePatch(current, patch));
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The containers a set injects (container and init names), to detect two sets injecting the same one. */
+function injectedNames(set: SidecarSet): string[] {
+  return [...(set.spec.containers ?? []), ...(set.spec.initContainers ?? [])].map((c) => c.name);
+}
+
+function addHashEntry(pod: Pod, key: string, set: SidecarSet, hash: string, now: string, revision: string | undefined): void {
+  const annotations = (pod.metadata.annotations ??= {});
+  const entries = parseSidecarSetHashes(annotations[key]);
+  const entry: SidecarSetHashEntry = {
+    updateTimestamp: now,
+    hash,
+    sidecarSetName: set.metadata.name!,
+    sidecarList: (set.spec.containers ?? []).map((c) => c.name),
+    ...(revision ? { controllerRevision: revision } : {}),
+  };
+  entries[set.metadata.name!] = entry;
+  annotations[key] = JSON.stringify(entries);
+}
+
+/** Injects every matching, non-paused SidecarSet into `input.pod`. */
+export function injectSidecarSets(input: InjectionInput): InjectionResult {
+  const { pod, namespace } = input;
+  if (!pod.spec) return { injected: [], warnings: [] };
+  const place = { namespace, namespaceLabels: input.namespaceLabels, labels: labelsOf(pod) };
+  const matched = input.sidecarSets
+    .filter((s) => !s.metadata.deletionTimestamp && !s.spec.injectionStrategy?.paused && sidecarSetMatches(s, place))
+    .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+  if (matched.length === 0) return { injected: [], warnings: [] };
+
+  const owner = new Map<string, string>();
+  for (const s of matched) {
+    for (const n of injectedNames(s)) {
+      const other = owner.get(n);
+      if (other) {
+        return {
+          deny: `SidecarSets ${other} and ${s.metadata.name} both inject a container named "${n}" into this pod; make their selectors disjoint or rename one container`,
+        };
+      }
+      owner.set(n, s.metadata.name!);
+    }
+  }
+
+  const warnings: string[] = [];
+  const before: Container[] = [];
+  const after: Container[] = [];
+  const nativeBefore: Container[] = [];
+  const nativeAfter: Container[] = [];
+  const inits: Container[] = [];
+  const volumes: VolumeLike[] = [];
+  const pullSecrets: Array<{ name: string }> = [];
+  const injected: string[] = [];
+  // Upstream builds every sidecar from the pod as submitted; so do we (a sidecar never shares another's mounts).
+  const original = structuredClone(pod);
+
+  for (const latest of matched) {
+    const pinned = input.pinnedVersion?.(latest, original);
+    const set = pinned?.set ?? latest;
+    const revision = pinned ? pinned.revision : input.latestRevision?.(latest);
+    const denied = patchMetadata(set, pod, input.metadataKeyAllowed, warnings);
+    if (denied) return { deny: denied };
+    const native = usesNativeSidecars(set);
+    for (const ic of [...(set.spec.initContainers ?? [])].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if ((original.spec!.initContainers ?? []).some((c) => c.name === ic.name)) continue;
+      inits.push(buildContainer(ic, original, namespace, false));
+    }
+    for (const sc of set.spec.containers ?? []) {
+      const c = buildContainer(sc, original, namespace, native);
+      const where = sc.podInjectPolicy === 'AfterAppContainer' ? 'after' : 'before';
+      if (native) (where === 'after' ? nativeAfter : nativeBefore).push(c);
+      else (where === 'after' ? after : before).push(c);
+    }
+    const used = new Set<string>();
+    for (const c of [...(set.spec.containers ?? []), ...(set.spec.initContainers ?? [])]) {
+      for (const m of [...(c.volumeMounts ?? []), ...((c.volumeDevices ?? []) as MountLike[])]) used.add(m.name);
+    }
+    for (const v of (set.spec.volumes ?? []) as VolumeLike[]) {
+      if (used.has(v.name) && !volumes.some((x) => x.name === v.name)) volumes.push(v);
+    }
+    for (const s of set.spec.imagePullSecrets ?? []) if (s.name) pullSecrets.push({ name: s.name });
+    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH, latest, sidecarSetHash(set), input.now, revision);
+    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, latest, sidecarSetHashWithoutImage(set), input.now, revision);
+    injected.push(latest.metadata.name!);
+  }
+
+  const spec = pod.spec;
+  // Containers: a same-named app container is replaced where it stands; the others go before/after.
+  const replaceInPlace = (list: Container[], additions: Container[]): Container[] => {
+    const rest: Container[] = [];
+    for (const a of additions) {
+      const i = list.findIndex((c) => c.name === a.name);
+      if (i >= 0) list[i] = a;
+      else rest.push(a);
+    }
+    return rest;
+  };
+  const containers = [...spec.containers];
+  const newBefore = replaceInPlace(containers, before);
+  const newAfter = replaceInPlace(containers, after);
+  spec.containers = [...newBefore, ...containers, ...newAfter];
+
+  const podInits = [...(spec.initContainers ?? [])];
+  const nb = replaceInPlace(podInits, nativeBefore);
+  const na = replaceInPlace(podInits, nativeAfter);
+  // Native sidecars the app's init containers may need (BeforeAppContainer) start first; plain injected init
+  // containers run after the pod's own, as upstream.
+  const allInits = [...nb, ...podInits, ...inits, ...na];
+  if (allInits.length) spec.initContainers = allInits;
+
+  const podVolumes = (spec.volumes ?? []) as VolumeLike[];
+  const newVolumes = volumes.filter((v) => !podVolumes.some((p) => p.name === v.name));
+  if (newVolumes.length) spec.volumes = [...podVolumes, ...newVolumes];
+
+  const podSecrets = (spec.imagePullSecrets ?? []) as Array<{ name: string }>;
+  const newSecrets = pullSecrets.filter(
+    (s, i) => !podSecrets.some((p) => p.name === s.name) && pullSecrets.findIndex((x) => x.name === s.name) === i,
+  );
+  if (newSecrets.length) spec.imagePullSecrets = [...podSecrets, ...newSecrets];
+
+  const annotations = (pod.metadata.annotations ??= {});
+  const list = new Set([...(annotations[ANNOTATION_SIDECARSET_INJECTED_LIST] ?? '').split(',').filter(Boolean), ...injected]);
+  annotations[ANNOTATION_SIDECARSET_INJECTED_LIST] = [...list].sort().join(',');
+  return { injected, warnings };
+}

@@ -1,0 +1,239 @@
+// SidecarSet injection (pure): matching, container placement, init containers, native sidecars, volumes,
+// shared volumes, transferEnv, pull secrets, patchPodMetadata, IS_INJECTED and the hash annotations.
+import { describe, expect, it } from 'vitest';
+import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
+import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/api/sidecarset-pod.js';
+import type { Pod } from '../../src/runtime/core/types.js';
+import { injectSidecarSets, type InjectionInput } from '../../src/runtime/webhooks/sidecarset/decision.js';
+
+function set(name: string, spec: Partial<SidecarSet['spec']>, annotations?: Record<string, string>): SidecarSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { selector: { matchLabels: { app: 'web' } }, ...spec },
+  };
+}
+
+function pod(extra: Partial<NonNullable<Pod['spec']>> = {}, labels: Record<string, string> = { app: 'web' }): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-0', labels, annotations: { team: 'a' } },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [
+            { name: 'TZ', value: 'UTC' },
+            { name: 'REGION', value: 'eu' },
+          ],
+          volumeMounts: [
+            { name: 'data', mountPath: '/data' },
+            { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+          ],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+      ...extra,
+    },
+  } as Pod;
+}
+
+function run(p: Pod, sets: SidecarSet[], over: Partial<InjectionInput> = {}) {
+  return injectSidecarSets({
+    pod: p,
+    namespace: 'ns',
+    namespaceLabels: { env: 'prod' },
+    sidecarSets: sets,
+    now: '2026-01-01T00:00:00Z',
+    metadataKeyAllowed: () => true,
+    ...over,
+  });
+}
+
+const names = (cs: Array<{ name: string }> | undefined) => (cs ?? []).map((c) => c.name);
+const logtail = { name: 'logtail', image: 'logtail:1', volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }] };
+
+describe('SidecarSet matching', () => {
+  it.each([
+    ['selector matches', set('s', {}), true],
+    ['empty selector matches nothing', set('s', { selector: {} }), false],
+    ['no selector matches nothing', set('s', { selector: undefined }), false],
+    ['other namespace', set('s', { namespace: 'other' }), false],
+    ['same namespace', set('s', { namespace: 'ns' }), true],
+    ['namespaceSelector matches', set('s', { namespaceSelector: { matchLabels: { env: 'prod' } } }), true],
+    ['namespaceSelector does not match', set('s', { namespaceSelector: { matchLabels: { env: 'dev' } } }), false],
+    ['selector expression', set('s', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] } }), true],
+    ['paused injection', set('s', { injectionStrategy: { paused: true } }), false],
+  ])('%s', (_n, s, injected) => {
+    const p = pod();
+    const r = run(p, [{ ...s, spec: { ...s.spec, containers: [{ name: 'side', image: 'x' }] } }]);
+    expect('injected' in r && r.injected.length === 1).toBe(injected);
+    expect(names(p.spec!.containers).includes('side')).toBe(injected);
+  });
+});
+
+describe('SidecarSet injection', () => {
+  it('places Before/After containers, replaces a same-named one in place, sorts init containers after the pod’s own', () => {
+    const p = pod({ initContainers: [{ name: 'migrate', image: 'm' }] });
+    p.spec!.containers.push({ name: 'envoy', image: 'old-envoy' });
+    run(p, [
+      set('mesh', {
+        containers: [
+          { name: 'envoy', image: 'envoy:2' },
+          { name: 'agent', image: 'a', podInjectPolicy: 'AfterAppContainer' },
+          { name: 'first', image: 'f', podInjectPolicy: 'BeforeAppContainer' },
+        ],
+        initContainers: [
+          { name: 'z-init', image: 'z' },
+          { name: 'a-init', image: 'a' },
+        ],
+      }),
+    ]);
+    expect(names(p.spec!.containers)).toEqual(['first', 'app', 'envoy', 'agent']);
+    expect(p.spec!.containers[2]!.image).toBe('envoy:2');
+    expect(names(p.spec!.initContainers)).toEqual(['migrate', 'a-init', 'z-init']);
+    for (const c of [...p.spec!.containers.filter((c) => c.name !== 'app'), ...p.spec!.initContainers!.slice(1)]) {
+      expect(c.env).toContainEqual({ name: 'IS_INJECTED', value: 'true' });
+      expect(c).not.toHaveProperty('podInjectPolicy');
+    }
+    expect(p.spec!.containers.find((c) => c.name === 'app')!.env).not.toContainEqual({ name: 'IS_INJECTED', value: 'true' });
+  });
+
+  it('adds only the volumes injected containers use, keeps the pod’s own of the same name, dedups pull secrets', () => {
+    const p = pod({ imagePullSecrets: [{ name: 'regcred' }] });
+    run(p, [
+      set('logs', {
+        containers: [logtail],
+        volumes: [
+          { name: 'logs', emptyDir: {} },
+          { name: 'unused', emptyDir: {} },
+          { name: 'data', hostPath: { path: '/x' } },
+        ],
+        imagePullSecrets: [{ name: 'regcred' }, { name: 'sidecar-cred' }],
+      }),
+    ]);
+    expect(p.spec!.volumes).toEqual([
+      { name: 'data', emptyDir: {} },
+      { name: 'logs', emptyDir: {} },
+    ]);
+    expect(p.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }, { name: 'sidecar-cred' }]);
+  });
+
+  it('shareVolumePolicy enabled mounts the app containers’ volumes (not the service-account token)', () => {
+    const p = pod();
+    run(p, [
+      set('logs', { containers: [{ ...logtail, shareVolumePolicy: { type: 'enabled' } }], volumes: [{ name: 'logs', emptyDir: {} }] }),
+    ]);
+    expect(p.spec!.containers[0]!.volumeMounts).toEqual([
+      { name: 'logs', mountPath: '/var/log/app' },
+      { name: 'data', mountPath: '/data' },
+    ]);
+  });
+
+  it('transferEnv copies env by container name and through sourceContainerNameFrom', () => {
+    const p = pod({}, { app: 'web', main: 'app' });
+    run(p, [
+      set('t', {
+        containers: [
+          {
+            name: 'side',
+            image: 's',
+            env: [{ name: 'OWN', value: '1' }],
+            transferEnv: [
+              { sourceContainerName: 'app', envName: 'TZ' },
+              { sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envNames: ['REGION', 'MISSING'] },
+              { sourceContainerName: 'nope', envName: 'TZ' },
+            ],
+          },
+        ],
+      }),
+    ]);
+    expect(p.spec!.containers[0]!.env).toEqual([
+      { name: 'TZ', value: 'UTC' },
+      { name: 'REGION', value: 'eu' },
+      { name: 'OWN', value: '1' },
+      { name: 'IS_INJECTED', value: 'true' },
+    ]);
+  });
+
+  it('native sidecars: containers become initContainers with restartPolicy Always, Before ones first', () => {
+    const p = pod({ initContainers: [{ name: 'migrate', image: 'm' }] });
+    run(p, [
+      set(
+        'native',
+        {
+          containers: [
+            { name: 'proxy', image: 'p' },
+            { name: 'shipper', image: 's', podInjectPolicy: 'AfterAppContainer' },
+          ],
+        },
+        { 'kruise.cdk8s.io/native-sidecars': 'true' },
+      ),
+    ]);
+    expect(names(p.spec!.containers)).toEqual(['app']);
+    expect(names(p.spec!.initContainers)).toEqual(['proxy', 'migrate', 'shipper']);
+    expect(p.spec!.initContainers![0]!.restartPolicy).toBe('Always');
+    expect(p.spec!.initContainers![1]!.restartPolicy).toBeUndefined();
+  });
+
+  it('writes the hash, hash-without-image and injected-list annotations in upstream’s shape', () => {
+    const p = pod();
+    p.metadata.annotations!['kruise.io/sidecarset-injected-list'] = 'earlier';
+    const logs = set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] });
+    run(p, [logs, set('b-metrics', { containers: [{ name: 'metrics', image: 'm' }] })], {
+      latestRevision: (s) => `${s.metadata.name}-abc`,
+    });
+    const a = p.metadata.annotations!;
+    expect(a['kruise.io/sidecarset-injected-list']).toBe('b-metrics,earlier,logs');
+    expect(JSON.parse(a['kruise.io/sidecarset-hash']!).logs).toEqual({
+      updateTimestamp: '2026-01-01T00:00:00Z',
+      hash: sidecarSetHash(logs),
+      sidecarSetName: 'logs',
+      sidecarList: ['logtail'],
+      controllerRevision: 'logs-abc',
+    });
+    expect(JSON.parse(a['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe(sidecarSetHashWithoutImage(logs));
+    expect(Object.keys(JSON.parse(a['kruise.io/sidecarset-hash']!)).sort()).toEqual(['b-metrics', 'logs']);
+  });
+
+  it('patchPodMetadata: Retain, Overwrite, MergePatchJson, and keys outside the whitelist are skipped with a warning', () => {
+    const p = pod();
+    p.metadata.annotations = { keep: 'mine', over: 'mine', json: '{"a":1,"b":2}' };
+    const r = run(
+      p,
+      [
+        set('meta', {
+          containers: [{ name: 's', image: 's' }],
+          patchPodMetadata: [
+            { annotations: { keep: 'theirs', fresh: 'theirs' } },
+            { annotations: { over: 'theirs' }, patchPolicy: 'Overwrite' },
+            { annotations: { json: '{"b":null,"c":3}' }, patchPolicy: 'MergePatchJson' },
+            { annotations: { 'secret.example.com/x': 'y' }, patchPolicy: 'Overwrite' },
+          ],
+        }),
+      ],
+      { metadataKeyAllowed: (_s, k) => !k.startsWith('secret.') },
+    );
+    expect(p.metadata.annotations).toMatchObject({ keep: 'mine', fresh: 'theirs', over: 'theirs', json: '{"a":1,"c":3}' });
+    expect(p.metadata.annotations).not.toHaveProperty('secret.example.com/x');
+    expect('warnings' in r && r.warnings.join()).toMatch(/secret\.example\.com\/x.*whitelist/);
+  });
+
+  it('refuses a pod two SidecarSets would inject the same container name into, naming both', () => {
+    const r = run(pod(), [set('a', { containers: [{ name: 'x', image: '1' }] }), set('b', { containers: [{ name: 'x', image: '2' }] })]);
+    expect(r).toEqual({ deny: expect.stringMatching(/SidecarSets a and b both inject a container named "x"/) });
+  });
+
+  it('hash-without-image changes with anything but the image', () => {
+    const a = set('s', { containers: [{ name: 'c', image: '1' }] });
+    const b = set('s', { containers: [{ name: 'c', image: '2' }] });
+    const c = set('s', { containers: [{ name: 'c', image: '2', args: ['-v'] }] });
+    expect(sidecarSetHash(a)).not.toBe(sidecarSetHash(b));
+    expect(sidecarSetHashWithoutImage(a)).toBe(sidecarSetHashWithoutImage(b));
+    expect(sidecarSetHashWithoutImage(b)).not.toBe(sidecarSetHashWithoutImage(c));
+    expect(sidecarSetHash(a)).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
+  });
+});
