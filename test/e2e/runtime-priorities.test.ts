@@ -10,7 +10,16 @@ import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, POD_MUTATING_PATH, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { readExitPriorityHook } from '../../src/api/pod-contracts.js';
 import { adminKubeConfig, createNamespace } from '../harness/index.js';
-import { accessCoverage, accessLogs, eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
+import { SidecarSetDefinition } from '../../src/api/registry.js';
+import {
+  accessCoverage,
+  accessLogs,
+  eventually,
+  freePort,
+  installCrds,
+  startController,
+  type ControllerProcess,
+} from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
@@ -26,6 +35,8 @@ beforeAll(async () => {
   adm = kc.makeApiClient(AdmissionregistrationV1Api);
   runtimeNs = await createNamespace('kruise-system');
   ns = await createNamespace('priorities');
+  // The pod webhook's SidecarSet step watches SidecarSets: the manager is ready once that cache syncs.
+  await installCrds([SidecarSetDefinition]);
   const port = await freePort();
   const spec: InstallSpec = {
     namespace: runtimeNs,
