@@ -8,9 +8,16 @@ import type { NamedContainer } from './internal/plus-objects.js';
  * ascending priority. `{"log-agent": 1, "envoy": 2}` means main containers, then log-agent,
  * then envoy.
  *
- * Compiles per the app's {@link SidecarStrategy}: the `kruise.io/container-exit-priority`
- * annotation, or native sidecars declared highest-priority-first (Kubernetes stops them in
- * reverse declaration order after the main containers). Names are checked at synth.
+ * Compiles per the app's {@link SidecarStrategy}:
+ * - native sidecars (Kubernetes >= 1.29 when chosen): declared highest-priority-first; the kubelet
+ *   stops them in reverse declaration order after the main containers; no runtime needed.
+ * - otherwise the `kruise.io/container-exit-priority` annotation, carried out by the bundled runtime
+ *   (never by upstream OpenKruise): its pod webhook gives each prioritised container a preStop hook
+ *   to the node daemon, which holds it until the lower levels have exited or the level's share of
+ *   terminationGracePeriodSeconds (at least 2 s per level) is spent; the container's own preStop
+ *   still runs after the wait.
+ *
+ * Names, values and the grace period are checked at synth (construct path and JSON pointer).
  *
  * @example
  * ContainerExitPriority.of(cloneSet).set('log-agent', 1).set('envoy', 2);

@@ -1,6 +1,7 @@
 export * from './sidecar-strategy.js';
 export * from './job-sidecar-termination.js';
 export * from './container-exit-priority.js';
+export * from './container-launch-priority.js';
 export * from './lifecycle-hook.js';
 export * from './clone-set.js';
 export * from './sidecar-set.js';

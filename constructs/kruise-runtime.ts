@@ -18,7 +18,7 @@ import {
 import { RuntimeImage } from '../src/install/image.js';
 import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
 import { bundledServesPods, runtimeSupport } from '../src/install/runtime-support.js';
-import { BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
+import { AppFeature, BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
 import { renderRuntime } from '../src/install/render.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
@@ -529,6 +529,7 @@ export class KruiseRuntime extends Chart {
             criSocketGroup: p.daemon?.criSocketGroup,
             logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
             priorityClassName: p.daemon?.priorityClassName,
+            exitPriorityEndpoint: report?.uses.some((u) => u.feature === AppFeature.CONTAINER_EXIT_PRIORITY) ?? false,
           }
         : undefined,
       webhook: {

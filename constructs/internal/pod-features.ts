@@ -6,10 +6,14 @@ import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
+  ANNOTATION_CONTAINER_LAUNCH_PRIORITY,
+  ENV_CONTAINER_PRIORITY,
+  LAUNCH_PRIORITY_ORDERED,
+  checkExitPriority,
   formatExitPriority,
 } from '../../src/api/pod-contracts.js';
 import { addManifestTransform } from './render-hooks.js';
-import { ContainerJson, locatePodTemplate } from './pod-template-json.js';
+import { ContainerJson, locatePodTemplate, type LocatedPodTemplate } from './pod-template-json.js';
 
 /** One container marked for termination when the Job's main containers finish. */
 export interface SidecarTerminationDecl {
@@ -21,6 +25,10 @@ export interface SidecarTerminationDecl {
 export interface PodFeatureDecls {
   readonly sidecars: ReadonlyMap<string, SidecarTerminationDecl>;
   readonly exitPriority: ReadonlyMap<string, number>;
+  /** Launch priorities by container (env KRUISE_CONTAINER_PRIORITY). */
+  readonly launchPriority?: ReadonlyMap<string, number>;
+  /** Start in spec order (annotation apps.kruise.io/container-launch-priority: Ordered). */
+  readonly launchOrdered?: boolean;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -60,7 +68,8 @@ export function compilePodFeatures(
   strategy: SidecarStrategy,
   path: string,
 ): void {
-  if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) return;
+  const launch = decls.launchPriority ?? new Map<string, number>();
+  if (decls.sidecars.size === 0 && decls.exitPriority.size === 0 && launch.size === 0 && !decls.launchOrdered) return;
   const fail = (message: string, pointer: string): never => {
     throw new Error(`[${path}] ${message} (at ${pointer})`);
   };
@@ -81,7 +90,7 @@ export function compilePodFeatures(
       );
     }
   }
-  const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys()];
+  const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys(), ...launch.keys()];
   for (const name of new Set(declared)) {
     if (!names.includes(name)) {
       const isInit = (spec.initContainers ?? []).some((c) => c.name === name);
@@ -95,6 +104,10 @@ export function compilePodFeatures(
   }
   const priorityOf = (name: string): number => decls.exitPriority.get(name) ?? 0;
   const isSidecar = (name: string): boolean => decls.sidecars.has(name) || priorityOf(name) > 0;
+  if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) {
+    compileLaunchPriority(located, containers, decls);
+    return;
+  }
   if (!names.some((n) => !isSidecar(n))) {
     fail(
       `no main container would remain: every container (${names.join(', ')}) is a terminated sidecar or has ` +
@@ -103,6 +116,7 @@ export function compilePodFeatures(
     );
   }
 
+  compileLaunchPriority(located, containers, decls);
   if (strategy === SidecarStrategy.NATIVE) {
     // Native sidecars stop after the main containers, in reverse declaration order, so the
     // container that must exit last (highest priority) is declared first.
@@ -116,6 +130,16 @@ export function compilePodFeatures(
     spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
     located.replaceSpec(sortedKeys(spec));
     return;
+  }
+
+  if (decls.exitPriority.size > 0) {
+    // The runtime gives each exit level a share of the grace period; one that cannot fit them fails here, at synth.
+    const grace = typeof spec.terminationGracePeriodSeconds === 'number' ? spec.terminationGracePeriodSeconds : undefined;
+    const problem = checkExitPriority({
+      metadata: { annotations: { [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)) } },
+      spec: { containers, ...(grace === undefined ? {} : { terminationGracePeriodSeconds: grace }) },
+    }).find((f) => f.kind === 'grace');
+    if (problem) fail(`${problem.message}. Fix: ${problem.hint}`, `${specPointer}${problem.jsonPointer.replace(/^\/spec/, '')}`);
   }
 
   containers.forEach((container, index) => {
@@ -141,6 +165,21 @@ export function compilePodFeatures(
   }
 }
 
+/** Launch priority: the Ordered annotation, or KRUISE_CONTAINER_PRIORITY on the containers (upstream's contract). */
+function compileLaunchPriority(located: LocatedPodTemplate, containers: ContainerJson[], decls: PodFeatureDecls): void {
+  containers.forEach((container, index) => {
+    const p = decls.launchPriority?.get(container.name);
+    if (p === undefined) return;
+    setEnv(container, ENV_CONTAINER_PRIORITY, String(p));
+    containers[index] = sortedKeys(container);
+  });
+  if (!decls.launchOrdered) return;
+  const metadata = located.metadata();
+  const hadAnnotations = metadata.annotations !== undefined;
+  metadata.annotations = sortedKeys({ ...(metadata.annotations ?? {}), [ANNOTATION_CONTAINER_LAUNCH_PRIORITY]: LAUNCH_PRIORITY_ORDERED });
+  if (!hadAnnotations) located.replaceMetadata(sortedKeys(metadata));
+}
+
 /** The live declarations of one pod-template owner, compiled when its ApiObject renders. */
 export class PodFeatures implements PodFeatureDecls {
   private static readonly registry = new WeakMap<ApiObject, PodFeatures>();
@@ -158,6 +197,8 @@ export class PodFeatures implements PodFeatureDecls {
 
   public readonly sidecars = new Map<string, SidecarTerminationDecl>();
   public readonly exitPriority = new Map<string, number>();
+  public readonly launchPriority = new Map<string, number>();
+  public launchOrdered = false;
 
   public readonly path: string;
 

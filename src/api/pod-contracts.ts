@@ -6,12 +6,16 @@
  * @module
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1Container, V1EnvVar } from './core/k8s-core-types.js';
+import type { V1Container, V1EnvVar, V1LifecycleHandler } from './core/k8s-core-types.js';
+import { DAEMON_EXIT_PRIORITY_PORT, EXIT_PRIORITY_HOOK_PATH } from '../contracts/names.js';
+import { listNames, quoteValue } from './quote.js';
 import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_CONTAINER_PRIORITY,
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  HEADER_EXIT_PRIORITY_PRESTOP,
 } from '../contracts/keys.js';
 
 // The keys are declared once in the contract layer; the API model re-exports them beside their parsers.
@@ -137,6 +141,202 @@ export function parseExitPriority(raw: string, containerNames?: readonly string[
 export function formatExitPriority(priorities: Readonly<Record<string, number>>): string {
   const entries = Object.entries(priorities).sort(([an, ap], [bn, bp]) => ap - bp || (an < bn ? -1 : an > bn ? 1 : 0));
   return JSON.stringify(Object.fromEntries(entries));
+}
+
+/** Minimum share of the grace period per exit level: the kubelet never gives a container less than 2 s after its preStop. */
+export const EXIT_LEVEL_MIN_SECONDS = 2;
+/** The kubelet's default grace period when a pod sets none. */
+export const DEFAULT_TERMINATION_GRACE_SECONDS = 30;
+
+/** One exit level: the containers that start stopping together. Level 0 holds every container without a priority. */
+export interface ExitLevel {
+  readonly priority: number;
+  readonly containers: readonly string[];
+}
+
+/**
+ * The exit levels of a pod, ascending: containers without a priority (or 0) first, then each distinct
+ * priority. Names in `priorities` that are not in `containers` are ignored (reported elsewhere).
+ */
+export function exitLevels(containers: readonly string[], priorities: Readonly<Record<string, number>>): ExitLevel[] {
+  const byPriority = new Map<number, string[]>();
+  for (const name of containers) {
+    const p = Object.prototype.hasOwnProperty.call(priorities, name) ? priorities[name]! : 0;
+    const list = byPriority.get(p) ?? [];
+    list.push(name);
+    byPriority.set(p, list);
+  }
+  return [...byPriority.entries()].sort(([a], [b]) => a - b).map(([priority, names]) => ({ priority, containers: names }));
+}
+
+/**
+ * When level `index` of `levelCount` stops waiting for the lower levels, in ms after its stop began: level i
+ * gets i shares of `graceSeconds / levelCount`, and no level waits past the point where the kubelet's 2-second
+ * minimum would extend the pod beyond its grace period.
+ */
+export function exitLevelDeadlineMs(index: number, levelCount: number, graceSeconds: number): number {
+  if (index <= 0 || levelCount <= 1) return 0;
+  const graceMs = Math.max(0, graceSeconds) * 1000;
+  const share = (graceMs * index) / levelCount;
+  return Math.max(0, Math.min(share, graceMs - EXIT_LEVEL_MIN_SECONDS * 1000));
+}
+
+/** The smallest terminationGracePeriodSeconds that fits `levelCount` exit levels. */
+export function minGraceForExitLevels(levelCount: number): number {
+  return levelCount <= 1 ? 0 : EXIT_LEVEL_MIN_SECONDS * levelCount;
+}
+
+/** The part of a pod template the exit-priority checks read. */
+export interface ExitPriorityPod {
+  readonly metadata?: { readonly annotations?: Readonly<Record<string, unknown>> } | undefined;
+  readonly spec?:
+    | {
+        readonly containers?: ReadonlyArray<{ readonly name?: unknown }>;
+        readonly initContainers?: ReadonlyArray<{ readonly name?: unknown }>;
+        readonly terminationGracePeriodSeconds?: unknown;
+      }
+    | undefined;
+}
+
+/** One problem with a pod's exit priorities; the pointer is relative to the pod (template) object. */
+export interface ExitPriorityFinding {
+  /** Which check found it (the policy engine has one rule per kind). */
+  readonly kind: 'json' | 'unknown-container' | 'value' | 'grace';
+  readonly jsonPointer: string;
+  readonly message: string;
+  readonly hint: string;
+}
+
+const EXIT_EXAMPLE = '{"log-agent":1,"envoy":2}';
+const EXIT_POINTER = `/metadata/annotations/${escapePointer(ANNOTATION_CONTAINER_EXIT_PRIORITY)}`;
+
+/**
+ * Every problem with a pod's `kruise.io/container-exit-priority`: the one source of the messages that
+ * `validate`/`synth` report and the pod webhook refuses with. Empty when the pod has no annotation.
+ */
+export function checkExitPriority(pod: ExitPriorityPod): ExitPriorityFinding[] {
+  const annotations = pod.metadata?.annotations ?? {};
+  if (!Object.prototype.hasOwnProperty.call(annotations, ANNOTATION_CONTAINER_EXIT_PRIORITY)) return [];
+  const raw = annotations[ANNOTATION_CONTAINER_EXIT_PRIORITY];
+  const result = typeof raw === 'string' ? parseExitPriority(raw) : undefined;
+  if (!result?.value) {
+    const why = result ? result.issues.map((i) => i.message).join('; ') : 'it is not a string';
+    return [
+      {
+        kind: 'json',
+        jsonPointer: EXIT_POINTER,
+        message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY} = ${quoteValue(raw)} is unusable: ${why}`,
+        hint: `Write a JSON object of container name → non-negative integer, e.g. '${EXIT_EXAMPLE}'.`,
+      },
+    ];
+  }
+  const out: ExitPriorityFinding[] = [];
+  for (const issue of result.issues) {
+    out.push({
+      kind: 'value',
+      jsonPointer: EXIT_POINTER,
+      message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY}: ${issue.message}`,
+      hint: `Write plain integers ≥ 0 without quotes (${issue.hint ?? 'e.g. {"envoy":1}'}).`,
+    });
+  }
+  const names = (pod.spec?.containers ?? []).map((c) => c.name).filter((n): n is string => typeof n === 'string');
+  for (const key of Object.keys(result.value)) {
+    if (names.includes(key)) continue;
+    out.push({
+      kind: 'unknown-container',
+      jsonPointer: EXIT_POINTER,
+      message: `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY} names container ${quoteValue(key)}, which is not in the pod (containers: ${listNames(names) || 'none'})`,
+      hint: `Use one of the pod's container names, or remove ${quoteValue(key)} from the annotation.`,
+    });
+  }
+  const levels = exitLevels(names, result.value).length;
+  const rawGrace = pod.spec?.terminationGracePeriodSeconds;
+  const grace = typeof rawGrace === 'number' && Number.isFinite(rawGrace) ? rawGrace : DEFAULT_TERMINATION_GRACE_SECONDS;
+  const needed = minGraceForExitLevels(levels);
+  if (grace < needed) {
+    out.push({
+      kind: 'grace',
+      jsonPointer: rawGrace === undefined ? '/spec' : '/spec/terminationGracePeriodSeconds',
+      message:
+        `terminationGracePeriodSeconds ${grace}${rawGrace === undefined ? ' (the default)' : ''} cannot fit the ${levels} exit levels of ` +
+        `annotation ${ANNOTATION_CONTAINER_EXIT_PRIORITY}: each level needs at least ${EXIT_LEVEL_MIN_SECONDS} s, so at least ${needed} s`,
+      hint: `Set terminationGracePeriodSeconds to ${needed} or more, or use fewer distinct priorities.`,
+    });
+  }
+  return out;
+}
+
+// The preStop hook that carries exit priority out: the pod webhook gives every container above level 0 a
+// preStop httpGet to the node daemon on the node's loopback. The kubelet performs that GET itself, from the
+// node, and sends SIGTERM only once it is answered; the daemon answers when the lower levels have exited or
+// the level's share of the grace period is spent, after running the container's own preStop, which the hook
+// carries in a header. The container spec is immutable, so neither the hook nor the carried handler can be
+// changed after creation.
+
+/** Longest carried preStop handler (JSON characters) a pod may declare with exit priority. */
+export const MAX_CARRIED_PRESTOP_CHARS = 8192;
+
+/** Where one hook points: the pod's namespace, a random token naming the pod, and the container. */
+export interface ExitPriorityHookTarget {
+  readonly namespace: string;
+  readonly token: string;
+  readonly container: string;
+}
+
+const HOOK_PATH_RE = new RegExp(
+  `^${EXIT_PRIORITY_HOOK_PATH.replace(/\//g, '\\/')}\\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\\/([a-z0-9]{8,32})\\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$`,
+);
+
+/** The hook path of one container. */
+export function exitPriorityHookPath(t: ExitPriorityHookTarget): string {
+  return `${EXIT_PRIORITY_HOOK_PATH}/${t.namespace}/${t.token}/${t.container}`;
+}
+
+/** Parses a hook path strictly (DNS labels, a lower-case alphanumeric token); undefined for anything else. */
+export function parseExitPriorityHookPath(path: string): ExitPriorityHookTarget | undefined {
+  if (path.length > 256) return undefined;
+  const m = HOOK_PATH_RE.exec(path);
+  return m ? { namespace: m[1]!, token: m[3]!, container: m[4]! } : undefined;
+}
+
+/** JSON with every non-ASCII character escaped, so the value is a safe HTTP header on every client. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The preStop handler that replaces a prioritised container's own (which it carries, when there is one). */
+export function exitPriorityPreStop(t: ExitPriorityHookTarget, own?: V1LifecycleHandler): V1LifecycleHandler {
+  return {
+    httpGet: {
+      host: '127.0.0.1',
+      port: DAEMON_EXIT_PRIORITY_PORT,
+      path: exitPriorityHookPath(t),
+      scheme: 'HTTP',
+      ...(own ? { httpHeaders: [{ name: HEADER_EXIT_PRIORITY_PRESTOP, value: asciiJson(own) }] } : {}),
+    },
+  };
+}
+
+/** The hook as found in a container's spec: where it points and the container's own preStop it carries. */
+export interface ExitPriorityHook extends ExitPriorityHookTarget {
+  readonly own?: V1LifecycleHandler;
+}
+
+/** Reads the exit-priority hook back from a preStop handler; undefined when it is not ours. */
+export function readExitPriorityHook(preStop: unknown): ExitPriorityHook | undefined {
+  const get = (preStop as { httpGet?: { host?: unknown; port?: unknown; path?: unknown; httpHeaders?: unknown } } | undefined)?.httpGet;
+  if (!get || get.host !== '127.0.0.1' || get.port !== DAEMON_EXIT_PRIORITY_PORT || typeof get.path !== 'string') return undefined;
+  const target = parseExitPriorityHookPath(get.path);
+  if (!target) return undefined;
+  const headers = Array.isArray(get.httpHeaders) ? (get.httpHeaders as Array<{ name?: unknown; value?: unknown }>) : [];
+  const carried = headers.find((h) => h.name === HEADER_EXIT_PRIORITY_PRESTOP)?.value;
+  if (typeof carried !== 'string' || carried.length > MAX_CARRIED_PRESTOP_CHARS) return target;
+  try {
+    const own = JSON.parse(carried) as unknown;
+    return own && typeof own === 'object' && !Array.isArray(own) ? { ...target, own: own as V1LifecycleHandler } : target;
+  } catch {
+    return target;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -206,7 +206,7 @@ function feature(
 
 const BOTH = { bundled: true, upstream: true } as const;
 const UPSTREAM_ONLY = { bundled: false, upstream: true } as const;
-const NEITHER = { bundled: false, upstream: false } as const;
+const BUNDLED_ONLY = { bundled: true, upstream: false } as const;
 
 /** Feature → what it needs and who carries it out. */
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
@@ -217,10 +217,10 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),
-  // Upstream never shipped exit priority; the bundled runtime's pod webhook that will carry it out is not
-  // served yet, so today only the native-sidecar compile target (Kubernetes >= 1.29) orders exits.
-  [AppFeature.CONTAINER_EXIT_PRIORITY]: feature(['ContainerExitPriority'], { podWebhook: true }, NEITHER),
-  [AppFeature.CONTAINER_LAUNCH_PRIORITY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  // Upstream never shipped exit priority. The bundled runtime carries it out: its pod webhook gives prioritised
+  // containers a preStop hook to the node daemon, which holds it until the lower levels have exited.
+  [AppFeature.CONTAINER_EXIT_PRIORITY]: feature(['ContainerExitPriority'], { podWebhook: true, daemon: true }, BUNDLED_ONLY),
+  [AppFeature.CONTAINER_LAUNCH_PRIORITY]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   [AppFeature.LIFECYCLE_MARK_POD_NOT_READY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, UPSTREAM_ONLY),
   [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),

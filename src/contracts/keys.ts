@@ -96,6 +96,11 @@ export const LABEL_POD_WEBHOOK_OPT_OUT = 'kruise.cdk8s.io/pod-webhook';
 /** The value of {@link LABEL_POD_WEBHOOK_OPT_OUT} that opts a namespace out. */
 export const POD_WEBHOOK_OPT_OUT_VALUE = 'disabled';
 /**
+ * Header of the exit-priority preStop hook carrying the container's own preStop handler (JSON), which the
+ * daemon runs after the wait. The daemon reads it from the pod's spec (immutable), never from the request.
+ */
+export const HEADER_EXIT_PRIORITY_PRESTOP = 'X-Kruise-Exit-Priority-Prestop';
+/**
  * SidecarSet annotation (value `"true"`) that injects its `containers` as Kubernetes native sidecars:
  * `initContainers` entries with `restartPolicy: Always`, so the kubelet orders their start and stop
  * (Kubernetes >= 1.29). Not an upstream key: upstream OpenKruise ignores it.

@@ -69,3 +69,11 @@ export const SIDECAR_TERMINATION_CRR_PREFIX = 'sidecar-termination-';
 export function sidecarTerminationCrrName(podUid: string): string {
   return `${SIDECAR_TERMINATION_CRR_PREFIX}${podUid}`;
 }
+
+/**
+ * Port of the daemon's exit-priority endpoint on the node's loopback: the kubelet sends the preStop `httpGet`
+ * hooks the pod webhook gives prioritised containers there (the daemon runs in the host network then).
+ */
+export const DAEMON_EXIT_PRIORITY_PORT = 10222;
+/** Path prefix of those hooks: `<prefix>/<namespace>/<token>/<container>`. */
+export const EXIT_PRIORITY_HOOK_PATH = '/exit-priority/v1';

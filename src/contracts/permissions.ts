@@ -82,6 +82,12 @@ export const MANAGER: readonly PermissionRule[] = [
   },
   {
     apiGroups: [''],
+    resources: ['configmaps'],
+    verbs: ['get', 'create', 'patch'],
+    why: 'container launch priority: the <pod>-barrier ConfigMap (owned by the pod) is read, created, and given its p_<priority> keys by merge patch',
+  },
+  {
+    apiGroups: [''],
     resources: ['nodes'],
     verbs: ['get', 'list', 'watch'],
     why: 'virtual-kubelet detection (label type=virtual-kubelet) for the sidecar terminator and CRR webhook',
@@ -209,8 +215,10 @@ export const DAEMON: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['pods'],
-    verbs: ['get'],
-    why: 'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop',
+    verbs: ['get', 'list', 'watch'],
+    why:
+      'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop; ' +
+      "exit priority: informer on this node's pods (field selector spec.nodeName), and a get when a hook comes before the deletion is cached",
   },
   {
     apiGroups: [''],

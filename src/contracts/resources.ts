@@ -94,3 +94,4 @@ export function resourcePath(t: ResourceType, namespace?: string, name?: string,
   if (subresource !== undefined) p += `/${subresource}`;
   return p;
 }
+export const CONFIGMAPS = rt('', 'v1', 'configmaps', 'ConfigMap', true);

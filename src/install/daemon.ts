@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import type { KubeObject } from './types.js';
+import { DAEMON_EXIT_PRIORITY_PORT } from '../contracts/names.js';
 import { DAEMON_SELECTOR, NAMES, PORTS, meta, type InstallSpec } from './spec.js';
 import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityContext } from './pod-security.js';
 
@@ -12,6 +13,7 @@ export const DAEMON_FLAGS = {
   configNamespace: '--daemon-config-namespace',
   featureGates: '--feature-gates',
   logLevel: '--log-level',
+  exitPriorityAddr: '--exit-priority-addr',
 } as const;
 
 /** Where the host's /var/run (= /run) is mounted for the well-known CRI sockets (upstream's path). */
@@ -66,6 +68,8 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
           automountServiceAccountToken: true,
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
+          // The kubelet sends exit-priority preStop hooks to 127.0.0.1 on the node: only a host-network daemon is there.
+          ...(d.exitPriorityEndpoint ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),
           securityContext: podSecurityContext({ runAsRoot, supplementalGroups: runAsRoot ? [] : [d.criSocketGroup!] }),
           ...(spec.imagePullSecrets.length ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) } : {}),
           ...(d.priorityClassName ? { priorityClassName: d.priorityClassName } : {}),
@@ -98,6 +102,7 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
                 `${DAEMON_FLAGS.configNamespace}=${spec.daemonConfigNamespace}`,
                 ...(spec.featureGates ? [`${DAEMON_FLAGS.featureGates}=${spec.featureGates}`] : []),
                 `${DAEMON_FLAGS.logLevel}=${d.logLevel}`,
+                ...(d.exitPriorityEndpoint ? [`${DAEMON_FLAGS.exitPriorityAddr}=127.0.0.1:${DAEMON_EXIT_PRIORITY_PORT}`] : []),
               ],
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },

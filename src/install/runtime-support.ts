@@ -70,7 +70,7 @@ export function unsupportedUses(uses: readonly FeatureUse[], target: TargetRunti
     const advice = carriedOutBy[other]
       ? other === 'upstream'
         ? 'Use target openkruise (upstream OpenKruise carries it out).'
-        : 'Use target bundled (the cdk8s-kruise runtime carries it out).'
+        : `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`
       : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
     const refused = target === 'upstream' || BUNDLED_REFUSED.has(u.feature);
     const runtime = target === 'upstream' ? 'upstream OpenKruise' : refused ? 'the bundled runtime' : 'this version of the bundled runtime';

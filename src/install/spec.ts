@@ -45,6 +45,11 @@ export interface InstallSpec {
     readonly criSocketGroup?: number;
     readonly logLevel: string;
     readonly priorityClassName?: string;
+    /**
+     * Serve the exit-priority preStop hooks on the node's loopback: the daemon then runs in the host network
+     * (the kubelet sends the hooks to 127.0.0.1 on the node). Only when the app uses exit priority.
+     */
+    readonly exitPriorityEndpoint?: boolean;
   };
   readonly webhook: {
     readonly timeoutSeconds: number;

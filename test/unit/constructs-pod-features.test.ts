@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CloneSet,
   ContainerExitPriority,
+  ContainerLaunchPriority,
   JobSidecarTermination,
   KUBERNETES_VERSION_CONTEXT,
   parseKubernetesVersion,
@@ -280,6 +281,26 @@ describe('container exit priority (Kruise strategy)', () => {
     expect(() => Testing.synth(chart)).toThrow('[test/clone] container "sidecar" does not exist');
   });
 
+  it('rejects at synth a grace period that cannot fit the exit levels, with the construct path and pointer', () => {
+    const chart = Testing.chart();
+    const pod = new ApiObject(chart, 'pod', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: {
+        terminationGracePeriodSeconds: 5,
+        containers: [
+          { name: 'app', image: 'a' },
+          { name: 'log-agent', image: 'b' },
+          { name: 'envoy', image: 'c' },
+        ],
+      },
+    });
+    ContainerExitPriority.of(pod).setAll({ 'log-agent': 1, envoy: 2 });
+    expect(() => Testing.synth(chart)).toThrow(
+      /\[test\/pod\] terminationGracePeriodSeconds 5 cannot fit the 3 exit levels .*at least 6 s.*\(at \/spec\/terminationGracePeriodSeconds\)/,
+    );
+  });
+
   it('rejects priorities above 0 on every container (no main container would remain)', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
@@ -432,5 +453,45 @@ describe('compilePodFeatures (pure)', () => {
       initContainers: [{ env: [{ name: 'X', value: '1' }], name: 's', restartPolicy: 'Always' }],
       restartPolicy: 'OnFailure',
     });
+  });
+});
+
+describe('container launch priority (upstream contract)', () => {
+  it('writes KRUISE_CONTAINER_PRIORITY per container, or the Ordered annotation', () => {
+    const chart = Testing.chart();
+    const deploy = new kplus.Deployment(chart, 'deploy', {
+      containers: [
+        { name: 'app', image: 'a' },
+        { name: 'envoy', image: 'c' },
+      ],
+    });
+    ContainerLaunchPriority.of(deploy).set('envoy', 10).set('app', -1);
+    const job = new ApiObject(chart, 'pod', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: {
+        containers: [
+          { name: 'a', image: 'a' },
+          { name: 'b', image: 'b' },
+        ],
+      },
+    });
+    ContainerLaunchPriority.of(job).inOrder();
+    const [d, p] = Testing.synth(chart);
+    expect(envOf(named(podSpec(d).containers, 'envoy')).KRUISE_CONTAINER_PRIORITY).toBe('10');
+    expect(envOf(named(podSpec(d).containers, 'app')).KRUISE_CONTAINER_PRIORITY).toBe('-1');
+    expect(p.metadata.annotations).toEqual({ 'apps.kruise.io/container-launch-priority': 'Ordered' });
+  });
+
+  it('rejects bad priorities and mixing eagerly, unknown names at synth', () => {
+    const chart = Testing.chart();
+    const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
+    expect(() => ContainerLaunchPriority.of(clone).set('app', 1.5)).toThrow(
+      /\[test\/clone\] launch priority of container "app" must be an integer/,
+    );
+    expect(() => ContainerLaunchPriority.of(clone).set('app', 2 ** 31)).toThrow(/within ±2147483647/);
+    ContainerLaunchPriority.of(clone).set('ghost', 1);
+    expect(() => ContainerLaunchPriority.of(clone).inOrder()).toThrow(/exclude each other/);
+    expect(() => Testing.synth(chart)).toThrow('[test/clone] container "ghost" does not exist');
   });
 });

@@ -20,14 +20,15 @@ describe('runtime-support advice comes from the feature table', () => {
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
     // The bundled runtime injects SidecarSets (pod webhook) and upgrades them (SidecarSet controller).
     { feature: AppFeature.SIDECARSET, target: 'bundled', expect: 'none' },
-    // Exit priority: no runtime carries it out, so the advice must never send the user to openkruise.
+    // Exit priority: the bundled runtime carries it out (pod webhook + daemon); upstream never shipped it, so
+    // its advice names the bundled runtime or the native-sidecar compile target, never openkruise.
+    { feature: AppFeature.CONTAINER_EXIT_PRIORITY, target: 'bundled', expect: 'none' },
     {
       feature: AppFeature.CONTAINER_EXIT_PRIORITY,
-      target: 'bundled',
-      expect: /No runtime carries it out yet.*native sidecars/,
-      not: /target openkruise/,
+      target: 'upstream',
+      expect: /upstream OpenKruise does not carry out\. Use target bundled.*native sidecars/,
+      not: /No runtime carries it out/,
     },
-    { feature: AppFeature.CONTAINER_EXIT_PRIORITY, target: 'upstream', expect: /No runtime carries it out yet/, not: /target bundled/ },
   ];
   for (const row of rows) {
     it(`${row.feature} under ${row.target}`, () => {

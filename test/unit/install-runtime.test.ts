@@ -503,7 +503,7 @@ describe('target openkruise', () => {
       });
     });
     expect(() => app.synthYaml()).toThrow(
-      /Pod p \(app\/pod\) uses container exit priority at \/metadata\/annotations\/kruise.io~1container-exit-priority, which upstream OpenKruise does not carry out\. No runtime carries it out yet.*native sidecars/,
+      /Pod p \(app\/pod\) uses container exit priority at \/metadata\/annotations\/kruise.io~1container-exit-priority, which upstream OpenKruise does not carry out\. Use target bundled \(the cdk8s-kruise runtime carries it out\)\..*native sidecars/,
     );
   });
 });

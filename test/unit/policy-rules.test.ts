@@ -228,6 +228,19 @@ const CASES: Record<string, Case> = {
     line: 8,
     message: /non-negative integer/,
   },
+  'KRUISE-EXITPRIO-004': {
+    pass: job(`${main}\n        - {name: log-agent, image: "busybox:1"}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"log-agent":1,"envoy":2}'`,
+    }),
+    fail: job(`${main}\n        - {name: log-agent, image: "busybox:1"}\n        - {name: envoy, image: "envoy:1"}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.io/container-exit-priority: '{"log-agent":1,"envoy":2}'`,
+    }).replace('restartPolicy: Never', 'restartPolicy: Never\n      terminationGracePeriodSeconds: 5'),
+    pointer: '/spec/template/spec/terminationGracePeriodSeconds',
+    line: 11,
+    message: /terminationGracePeriodSeconds 5 cannot fit the 3 exit levels.*at least 6 s/,
+  },
   'KRUISE-SIDECARSET-001': {
     pass: sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail, image: "busybox:1.36"}]'),
     fail: sidecarSet(

@@ -123,9 +123,9 @@ describe('cache plans of the registered controllers', () => {
       .for(PODS)
       .transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.metadata.managedFields).toBeUndefined();
-    // Pod labels and annotations are read by the SidecarSet controller (selector, injected-list, hashes) and the
-    // CloneSet controller (lifecycle and in-place state).
-    expect(cached.metadata.annotations).toEqual({ note: 'x'.repeat(1000) });
+    // Pod labels and annotations are read by the SidecarSet controller (selector, injected-list, hashes), the
+    // CloneSet controller (lifecycle and in-place state) and the sidecar terminator (exit priorities of a CRR's sidecars).
+    expect(cached.metadata.annotations).toEqual(fullPod().metadata!.annotations);
     expect(cached.spec.serviceAccountName).toBeUndefined();
     expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [] });
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);

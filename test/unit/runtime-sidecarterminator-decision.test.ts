@@ -54,6 +54,8 @@ interface PodSpecInput {
   nodeName?: string | null;
   mains: Record<string, State>;
   sidecars: Record<string, [Marker, State]>;
+  /** kruise.io/container-exit-priority value. */
+  exitPriority?: string;
   conditions?: Pod['status'] extends infer S ? (S extends { conditions?: infer C } ? C : never) : never;
 }
 
@@ -71,7 +73,13 @@ function pod(i: PodSpecInput): Pod {
     if (st) statuses.push(st);
   }
   return {
-    metadata: { name: 'job-x', namespace: 'ns', uid: UID, ...(i.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
+    metadata: {
+      name: 'job-x',
+      namespace: 'ns',
+      uid: UID,
+      ...(i.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+      ...(i.exitPriority !== undefined ? { annotations: { 'kruise.io/container-exit-priority': i.exitPriority } } : {}),
+    },
     spec: {
       restartPolicy: i.restartPolicy ?? 'Never',
       ...(i.nodeName === null ? {} : { nodeName: i.nodeName ?? 'node-a' }),
@@ -92,6 +100,30 @@ interface Row {
 }
 
 const rows: Row[] = [
+  // --- Exit priority: the CRR lists the sidecars lowest priority first (the daemon stops them in list order)
+  {
+    name: 'two prioritised sidecars -> CRR lists them by exit priority, not spec order',
+    pod: {
+      mains: { app: 0 },
+      sidecars: { envoy: ['kill', 'running'], 'log-agent': ['kill', 'running'] },
+      exitPriority: '{"log-agent":1,"envoy":2}',
+    },
+    expect: crr('log-agent', 'envoy'),
+  },
+  {
+    name: 'equal or missing priorities keep spec order',
+    pod: {
+      mains: { app: 0 },
+      sidecars: { b: ['kill', 'running'], a: ['kill', 'running'], c: ['kill', 'running'] },
+      exitPriority: '{"c":1}',
+    },
+    expect: crr('b', 'a', 'c'),
+  },
+  {
+    name: 'a hostile exit-priority annotation keeps spec order',
+    pod: { mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'], 'log-agent': ['kill', 'running'] }, exitPriority: '{"envoy":"x"' },
+    expect: crr('envoy', 'log-agent'),
+  },
   // --- Never: any exit code of the mains triggers
   {
     name: 'Never, main exit 0, normal node -> CRR',

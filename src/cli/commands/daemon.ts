@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DAEMON_CONTROLLER_OPTIONS, DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from '../../runtime/daemon/options.js';
 import { requireRuntimeNode } from '../node-support.js';
-import { addControllerOptions } from './controller-options.js';
+import { addControllerOptions, givenControllerOptions } from './controller-options.js';
 import { parseDuration } from './controller.js';
 
 function parseBool(value: string): boolean {
@@ -51,6 +51,7 @@ export function register(program: Command): void {
       logLevel: o.logLevel as string,
       strictPermissions: o.strictPermissions as boolean,
       accessLogFile: o.accessLog as string | undefined,
+      controllerOptions: givenControllerOptions(o, controllerOptions),
     };
     if (!opts.nodeName)
       cmd.error('error: the daemon needs its node name: pass --node-name or set NODE_NAME (downward API fieldRef spec.nodeName)', {

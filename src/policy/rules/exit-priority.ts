@@ -1,38 +1,39 @@
-import { EXIT_PRIORITY_ANNOTATION, parseExitPriority } from '../contracts.js';
-import { toPointer } from '../locate.js';
-import { containers, memo, obj, podTemplates, type PodTemplate } from '../k8s.js';
+import { EXIT_PRIORITY_ANNOTATION } from '../contracts.js';
+import { checkExitPriority, type ExitPriorityFinding, EXIT_LEVEL_MIN_SECONDS } from '../../api/pod-contracts.js';
+import { memo, obj, podTemplates, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
-import { listNames, quoteValue } from '../../api/quote.js';
 
-interface Annotated {
+interface Checked {
   readonly t: PodTemplate;
-  readonly raw: unknown;
-  readonly pointer: string;
+  readonly findings: readonly ExitPriorityFinding[];
 }
 
-const annotatedPods = memo(annotatedPodsOf);
+/**
+ * The findings of every annotated pod template, from the API model's one checker, so `validate`, `synth`
+ * and the refusing pod webhook report the same messages.
+ */
+const checkedPods = memo(checkedPodsOf);
 
-function annotatedPodsOf(manifests: readonly Manifest[]): Annotated[] {
-  const out: Annotated[] = [];
+function checkedPodsOf(manifests: readonly Manifest[]): Checked[] {
+  const out: Checked[] = [];
   for (const m of manifests) {
     for (const t of podTemplates(m)) {
-      const annotations = obj(t.metadata.annotations);
-      if (!(EXIT_PRIORITY_ANNOTATION in annotations)) continue;
-      out.push({
-        t,
-        raw: annotations[EXIT_PRIORITY_ANNOTATION],
-        pointer: `${t.pointer}${toPointer(['metadata', 'annotations', EXIT_PRIORITY_ANNOTATION])}`,
-      });
+      if (!(EXIT_PRIORITY_ANNOTATION in obj(t.metadata.annotations))) continue;
+      out.push({ t, findings: checkExitPriority({ metadata: t.metadata, spec: t.spec } as Parameters<typeof checkExitPriority>[0]) });
     }
   }
   return out;
 }
 
-/** The annotation parsed by the API model's parser (one decoder for the runtime, constructs and rules). */
-const parsedCache = new WeakMap<Annotated, ReturnType<typeof parseExitPriority> | undefined>();
-function parsed(a: Annotated): ReturnType<typeof parseExitPriority> | undefined {
-  if (!parsedCache.has(a)) parsedCache.set(a, typeof a.raw === 'string' ? parseExitPriority(a.raw) : undefined);
-  return parsedCache.get(a);
+function findingsOf(manifests: readonly Manifest[], kind: ExitPriorityFinding['kind']): RuleFinding[] {
+  const out: RuleFinding[] = [];
+  for (const { t, findings } of checkedPods(manifests)) {
+    for (const f of findings) {
+      if (f.kind !== kind) continue;
+      out.push({ manifest: t.manifest, jsonPointer: `${t.pointer}${f.jsonPointer}`, message: f.message, hint: f.hint });
+    }
+  }
+  return out;
 }
 
 const EXAMPLE = '{"log-agent":1,"envoy":2}';
@@ -45,21 +46,7 @@ export const exitPriorityJson: Rule = {
     `The pod annotation ${EXIT_PRIORITY_ANNOTATION} must be a JSON object mapping container names to integers, e.g. ` +
     `${EXAMPLE} (main containers exit first, then log-agent, then envoy). Anything else is ignored by the runtime, ` +
     'so the declared shutdown order silently does not happen.',
-  check(manifests) {
-    const out: RuleFinding[] = [];
-    for (const a of annotatedPods(manifests)) {
-      const result = parsed(a);
-      if (result?.value) continue;
-      const why = result ? result.issues.map((i) => i.message).join('; ') : 'it is not a string';
-      out.push({
-        manifest: a.t.manifest,
-        jsonPointer: a.pointer,
-        message: `annotation ${EXIT_PRIORITY_ANNOTATION} = ${quoteValue(a.raw)} is unusable: ${why}`,
-        hint: `Write a JSON object of container name → non-negative integer, e.g. '${EXAMPLE}'.`,
-      });
-    }
-    return out;
-  },
+  check: (manifests) => findingsOf(manifests, 'json'),
 };
 
 export const exitPriorityUnknownContainer: Rule = {
@@ -70,24 +57,7 @@ export const exitPriorityUnknownContainer: Rule = {
     `Every key of ${EXIT_PRIORITY_ANNOTATION} must be the name of a container in the same pod template ` +
     '(spec.containers). A misspelt or removed name leaves that container at the default priority, so it may exit ' +
     'before the containers it was meant to outlive.',
-  check(manifests) {
-    const out: RuleFinding[] = [];
-    for (const a of annotatedPods(manifests)) {
-      const map = parsed(a)?.value;
-      if (!map) continue;
-      const names = containers(a.t).map((c) => c.name);
-      for (const key of Object.keys(map)) {
-        if (names.includes(key)) continue;
-        out.push({
-          manifest: a.t.manifest,
-          jsonPointer: a.pointer,
-          message: `annotation ${EXIT_PRIORITY_ANNOTATION} names container ${quoteValue(key)}, which is not in the pod (containers: ${listNames(names) || 'none'})`,
-          hint: `Use one of the pod's container names, or remove ${quoteValue(key)} from the annotation.`,
-        });
-      }
-    }
-    return out;
-  },
+  check: (manifests) => findingsOf(manifests, 'unknown-container'),
 };
 
 export const exitPriorityValue: Rule = {
@@ -97,22 +67,19 @@ export const exitPriorityValue: Rule = {
   doc:
     `Values of ${EXIT_PRIORITY_ANNOTATION} are non-negative integers (0 = main containers, larger exits later). ` +
     "Strings, fractions and negative numbers are rejected by the runtime's decoder, which then ignores the whole annotation.",
-  check(manifests) {
-    const out: RuleFinding[] = [];
-    for (const a of annotatedPods(manifests)) {
-      const result = parsed(a);
-      if (!result?.value) continue;
-      for (const issue of result.issues) {
-        out.push({
-          manifest: a.t.manifest,
-          jsonPointer: a.pointer,
-          message: `annotation ${EXIT_PRIORITY_ANNOTATION}: ${issue.message}`,
-          hint: `Write plain integers ≥ 0 without quotes (${issue.hint ?? 'e.g. {"envoy":1}'}).`,
-        });
-      }
-    }
-    return out;
-  },
+  check: (manifests) => findingsOf(manifests, 'value'),
 };
 
-export const EXIT_PRIORITY_RULES = [exitPriorityJson, exitPriorityUnknownContainer, exitPriorityValue];
+export const exitPriorityGrace: Rule = {
+  id: 'KRUISE-EXITPRIO-004',
+  severity: 'error',
+  title: 'The grace period cannot fit the exit levels',
+  doc:
+    `The runtime stops one exit level at a time and gives each level an equal share of terminationGracePeriodSeconds ` +
+    `(default 30). A level needs at least ${EXIT_LEVEL_MIN_SECONDS} s (the kubelet's minimum after a preStop hook), ` +
+    `so a pod with N distinct levels (containers without a priority count as one) needs at least ${EXIT_LEVEL_MIN_SECONDS}×N s; ` +
+    'with less, later levels would be killed before the earlier ones could finish, and the order would not hold.',
+  check: (manifests) => findingsOf(manifests, 'grace'),
+};
+
+export const EXIT_PRIORITY_RULES = [exitPriorityJson, exitPriorityUnknownContainer, exitPriorityValue, exitPriorityGrace];

@@ -14,6 +14,10 @@ export interface DaemonContext extends ControllerContext {
    * failed meanwhile is retried at once instead of after its (long) backoff.
    */
   onCriRecovered(cb: () => void): void;
+  /** Registers work to run once the caches are synced, before the workers start (e.g. a listening socket); a failure fails the start. */
+  onStart(cb: () => Promise<void>): void;
+  /** Registers work to run when the daemon stops (e.g. closing that socket). */
+  onStop(cb: () => Promise<void>): void;
 }
 
 /** A daemon controller: like a manager controller, but set up with the daemon context. */

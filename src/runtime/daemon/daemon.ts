@@ -42,6 +42,8 @@ export class Daemon {
   private criTimer?: NodeJS.Timeout;
   private scheme?: string;
   private readonly criRecovered: Array<() => void> = [];
+  private readonly starting: Array<() => Promise<void>> = [];
+  private readonly stopping: Array<() => Promise<void>> = [];
   readonly ports: { health?: number } = {};
   private readonly criGauge: Gauge;
 
@@ -94,6 +96,7 @@ export class Daemon {
       logger: this.logger,
       featureGates: gates,
       options: new ControllerOptionValues(daemonControllerOptions(), {
+        ...o.controllerOptions,
         daemonConfigNamespace: o.configNamespace,
         maxPullWorkers: o.maxPullWorkers,
       }),
@@ -105,6 +108,8 @@ export class Daemon {
         return this.scheme;
       },
       onCriRecovered: (cb) => this.criRecovered.push(cb),
+      onStart: (cb) => this.starting.push(cb),
+      onStop: (cb) => this.stopping.push(cb),
     };
     this.runners.push(
       ...createRunners(DAEMON_CONTROLLERS, ctx, { workers: o.workers, metrics: this.metrics, logger: this.logger, unknownGate: 'run' }),
@@ -115,12 +120,14 @@ export class Daemon {
     this.ports.health = await this.health.listen(o.healthProbeAddr);
     this.informers.startAll();
     await this.informers.waitForSync();
+    for (const cb of this.starting) await cb();
     for (const r of this.runners) r.start();
     this.logger.info({ criEndpoint: endpoint, health: this.ports.health, controllers: this.runners.map((r) => r.name) }, 'daemon started');
   }
 
   async stop(): Promise<void> {
     clearInterval(this.criTimer);
+    await Promise.all(this.stopping.map((cb) => cb()));
     this.informers.stopAll();
     await Promise.all(this.runners.map((r) => r.stop()));
     await this.health.close();

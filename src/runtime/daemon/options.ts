@@ -3,12 +3,18 @@
 import { DAEMON_CONFIG_NAMESPACE, RUNTIME_ENV } from '../../contracts/index.js';
 import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
 import { MAX_PULL_WORKERS } from './imagepull/options.js';
+import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './exitpriority/options.js';
 
 /**
  * The options the daemon's registered controllers declare, listed here so the CLI builds the flags
  * without loading the controllers; a unit test holds it equal to the registry's declarations.
  */
-export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [SHARED_OPTIONS.daemonConfigNamespace, MAX_PULL_WORKERS];
+export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
+  SHARED_OPTIONS.daemonConfigNamespace,
+  MAX_PULL_WORKERS,
+  EXIT_PRIORITY_ADDR,
+  MAX_EXIT_PRIORITY_WAITS,
+];
 
 /** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
 export interface DaemonOptions {
@@ -29,6 +35,8 @@ export interface DaemonOptions {
   accessLogFile?: string;
   /** How often the CRI connection is checked (health, reconnect logging). */
   criCheckIntervalMs: number;
+  /** Other declared controller options given on the command line, by option key (absent keys take their default). */
+  controllerOptions?: Record<string, unknown>;
 }
 
 export const DEFAULT_DAEMON_OPTIONS: Omit<DaemonOptions, 'nodeName'> = {

@@ -6,8 +6,13 @@ import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import type { DaemonControllerDefinition } from './context.js';
 import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
+import { exitPriorityController } from './exitpriority/index.js';
 
-export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [containerRecreateController, imagePullController];
+export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
+  containerRecreateController,
+  imagePullController,
+  exitPriorityController,
+];
 
 /** Every option the daemon's controllers declare, each once (the CLI's daemon flags are built from it). */
 export function daemonControllerOptions(): ControllerOption<unknown>[] {

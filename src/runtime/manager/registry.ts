@@ -15,12 +15,16 @@ import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 import { sidecarSetController } from '../controllers/sidecarset/index.js';
+import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
+import { launchPriorityWebhook } from '../webhooks/launchpriority/index.js';
+import { launchPriorityController } from '../controllers/launchpriority/index.js';
 import { sidecarSetInjectionWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
   imagePullJobController,
   nodeImageController,
+  launchPriorityController,
   podReadinessController,
   sidecarSetController,
   cloneSetController,
@@ -30,7 +34,12 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
  * The pod webhook's mutators (`/mutate-pod`, pod CREATE). Each handler's `order` (POD_MUTATOR_ORDER), not its
  * place in this list, fixes when it runs; add a new mutator here.
  */
-export const POD_MUTATORS: readonly WebhookDefinition[] = [sidecarSetInjectionWebhook, podReadinessGatesWebhook];
+export const POD_MUTATORS: readonly WebhookDefinition[] = [
+  sidecarSetInjectionWebhook,
+  podReadinessGatesWebhook,
+  launchPriorityWebhook,
+  exitPriorityWebhook,
+];
 
 export const WEBHOOKS: readonly WebhookDefinition[] = [
   containerRecreateRequestWebhook,

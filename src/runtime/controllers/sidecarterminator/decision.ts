@@ -4,6 +4,8 @@
  * what one reconcile must do. Table-tested in test/unit/runtime-sidecarterminator-decision.test.ts.
  */
 import {
+  ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  parseExitPriority,
   CONDITION_SIDECAR_TERMINATED,
   ignoresExitCode,
   isKillSidecar,
@@ -161,6 +163,13 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
     }
     crrContainers = ignoring;
   }
+  // The daemon stops a CRR's containers one after another in list order, each waiting for the previous one to
+  // exit: listing the sidecars by exit priority (lowest first, spec order within a level) stops them in that order.
+  const exitOrder = exitPriorityOf(pod);
+  crrContainers = crrContainers
+    .map((name, index) => ({ name, index }))
+    .sort((a, b) => (exitOrder[a.name] ?? 0) - (exitOrder[b.name] ?? 0) || a.index - b.index)
+    .map((c) => c.name);
   const createCrr = !crrExists && crrContainers.length > 0 ? { name: crrName, containers: crrContainers } : undefined;
   if (!createCrr && !markTerminated) {
     return {
@@ -174,4 +183,10 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
     ...(createCrr ? { createCrr } : {}),
     ...(markTerminated ? { markTerminated } : {}),
   };
+}
+
+/** The pod's valid exit priorities (a hostile annotation counts as none: the spec order is kept). */
+function exitPriorityOf(pod: Pod): Readonly<Record<string, number>> {
+  const raw = pod.metadata.annotations?.[ANNOTATION_CONTAINER_EXIT_PRIORITY];
+  return typeof raw === 'string' ? (parseExitPriority(raw).value ?? {}) : {};
 }

@@ -16,6 +16,8 @@ export const sidecarTerminator: ControllerDefinition = {
     {
       resource: PODS,
       fields: [
+        // The exit-priority annotation orders the sidecars in the CRR.
+        'metadata.annotations',
         'spec.nodeName',
         'spec.restartPolicy',
         'spec.containers[].name',

@@ -1,0 +1,214 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exitLevelDeadlineMs, parseExitPriorityHookPath } from '../../../api/pod-contracts.js';
+import { PODS, isNotFound, type Informer, type Pod, type ProcessResult, type Reconciler } from '../../core/index.js';
+import { KubeletLabels } from '../../cri/types.js';
+import type { DaemonContext } from '../context.js';
+import { runPreStop } from '../prestop.js';
+import { decideHook, findHookPod, ownPreStopBudgetMs, podExitPlan, EXIT_POLL_MS, type PodExitPlan } from './decision.js';
+import { parseHostPort } from './options.js';
+
+/** How long a hook waits for this node's cache to show the deletion the kubelet acts on, before asking the API server. */
+export const DELETION_SEEN_MS = 1000;
+
+interface Wait {
+  readonly container: string;
+  readonly plan: PodExitPlan;
+  readonly arrivedMs: number;
+  done(reason: string): void;
+}
+
+/**
+ * The daemon's exit-priority endpoint: an HTTP server on the node's loopback that holds the kubelet's preStop
+ * requests, and a reconciler (key: pod UID) that looks at the pod's containers over CRI and releases the
+ * requests whose lower levels have exited. Bounded: at most `maxWaits` requests held; anything that is not a
+ * hook of a pod on this node is answered at once.
+ */
+export class ExitPriorityEndpoint implements Reconciler {
+  private readonly waits = new Map<string, Set<Wait>>();
+  private held = 0;
+  private server?: Server;
+
+  constructor(
+    private readonly ctx: DaemonContext,
+    private readonly pods: Informer<Pod>,
+    private readonly enqueue: (key: string) => void,
+    private readonly maxWaits: number,
+  ) {}
+
+  /** Starts listening; returns the bound port. */
+  async listen(addr: string): Promise<number> {
+    const { host, port } = parseHostPort(addr);
+    // Slow or idle clients cost a socket only; headers must arrive quickly, the answer may take the grace period.
+    const server = createServer({ requestTimeout: 0, headersTimeout: 5_000, maxHeaderSize: 16 * 1024 }, (req, res) => {
+      void this.handle(req, res).catch((err: unknown) => {
+        this.ctx.logger.warn({ err: (err as Error).message }, 'exit-priority hook failed');
+        if (!res.headersSent) answer(res, 500, `exit-priority hook failed: ${(err as Error).message}`);
+      });
+    });
+    server.maxConnections = this.maxWaits + 64;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    const bound = (server.address() as AddressInfo).port;
+    this.ctx.logger.info({ addr: `${host}:${bound}` }, 'exit-priority endpoint listening');
+    return bound;
+  }
+
+  async close(): Promise<void> {
+    for (const set of this.waits.values()) for (const w of set) w.done('daemon stopping');
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrivedMs = Date.now();
+    if (req.method !== 'GET') return answer(res, 405, 'only GET');
+    const path = (req.url ?? '').split('?')[0]!;
+    const target = parseExitPriorityHookPath(path);
+    if (!target) return answer(res, 404, 'not an exit-priority hook path');
+    const found = findHookPod(this.pods.list(), target);
+    if (!found) return answer(res, 404, 'no pod on this node declares this hook');
+    if (this.held >= this.maxWaits) return answer(res, 503, 'too many exit-priority hooks held on this node');
+    this.held++;
+    const aborted = new AbortController();
+    res.on('close', () => aborted.abort());
+    try {
+      const pod = found.pod.metadata.deletionTimestamp ? found.pod : await this.deletionOf(found.pod, aborted.signal);
+      const plan = podExitPlan(pod);
+      const log = this.ctx.logger.child({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, container: target.container });
+      // Outside a deletion (a liveness restart, a CRR) ordering means nothing: run the own hook at once.
+      const reason = plan.deleting
+        ? await this.wait(pod.metadata.uid ?? '', target.container, plan, arrivedMs, aborted.signal)
+        : 'pod is not being deleted';
+      if (aborted.signal.aborted) return;
+      const waitedMs = Date.now() - arrivedMs;
+      log.info({ waitedMs, reason }, 'exit-priority hook released');
+      if (found.hook.own) {
+        const budgetMs = plan.deleting ? ownPreStopBudgetMs(plan, waitedMs) : plan.graceSeconds * 1000;
+        if (budgetMs < 1000) return answer(res, 200, `${reason}; no time left for the container's own preStop`);
+        const containerId = await this.runningContainerId(pod.metadata.uid ?? '', target.container);
+        if (!containerId) return answer(res, 200, `${reason}; container not running, own preStop skipped`);
+        try {
+          await runPreStop(
+            this.ctx.cri,
+            {
+              containerId,
+              podContainer: { ...found.container, lifecycle: { preStop: found.hook.own } },
+              podIP: pod.status?.podIP as string | undefined,
+            },
+            Math.floor(budgetMs / 1000),
+          );
+        } catch (err) {
+          // The kubelet reports a failing hook (event FailedPreStopHook) and stops the container anyway, as for its own hooks.
+          return answer(res, 500, `${reason}; the container's own preStop failed: ${(err as Error).message}`);
+        }
+      }
+      answer(res, 200, reason);
+    } finally {
+      this.held--;
+    }
+  }
+
+  /** The pod once this node's cache shows its deletion, else as the API server has it (a restart, not a deletion). */
+  private async deletionOf(pod: Pod, signal: AbortSignal): Promise<Pod> {
+    const until = Date.now() + DELETION_SEEN_MS;
+    while (Date.now() < until && !signal.aborted) {
+      const cached = this.pods.list().find((p) => p.metadata.uid === pod.metadata.uid);
+      if (cached?.metadata.deletionTimestamp) return cached;
+      await sleep(EXIT_POLL_MS);
+    }
+    try {
+      const live = await this.ctx.client.get<Pod>(PODS, pod.metadata.name!, pod.metadata.namespace);
+      return live.metadata.uid === pod.metadata.uid ? live : pod;
+    } catch (err) {
+      // Gone already: the kubelet is stopping it for a deletion.
+      if (isNotFound(err)) return { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString() } };
+      throw err;
+    }
+  }
+
+  private wait(uid: string, container: string, plan: PodExitPlan, arrivedMs: number, signal: AbortSignal): Promise<string> {
+    return new Promise((resolve) => {
+      const set = this.waits.get(uid) ?? new Set<Wait>();
+      this.waits.set(uid, set);
+      // Set below, once the first look has not released the hook already.
+      const deadline: { timer?: NodeJS.Timeout } = {};
+      const w: Wait = {
+        container,
+        plan,
+        arrivedMs,
+        done: (reason) => {
+          clearTimeout(deadline.timer);
+          set.delete(w);
+          if (set.size === 0 && this.waits.get(uid) === set) this.waits.delete(uid);
+          resolve(reason);
+        },
+      };
+      set.add(w);
+      signal.addEventListener('abort', () => w.done('kubelet gave up the hook'), { once: true });
+      // The deadline holds even when CRI does not answer: the level never waits past its share.
+      const first = decideHook({ container, plan, waitedMs: 0, running: new Set(plan.levels.flatMap((l) => l.containers)) });
+      if (first.release) return w.done(first.reason);
+      const deadlineMs = plan.levels.length > 0 ? deadlineOf(plan, container) : 0;
+      deadline.timer = setTimeout(
+        () => w.done("level's share of the grace period spent (CRI did not tell otherwise)"),
+        Math.max(0, deadlineMs + 20),
+      );
+      this.enqueue(uid);
+    });
+  }
+
+  /** Releases the waiting hooks of one pod whose lower levels have exited. */
+  async reconcile(uid: string): Promise<ProcessResult> {
+    const set = this.waits.get(uid);
+    if (!set || set.size === 0) return;
+    const running = await this.runningNames(uid);
+    let next = Infinity;
+    const now = Date.now();
+    for (const w of [...set]) {
+      const d = decideHook({ container: w.container, plan: w.plan, waitedMs: now - w.arrivedMs, running });
+      if (d.release) w.done(d.reason);
+      else next = Math.min(next, d.checkAgainMs);
+    }
+    return set.size > 0 && Number.isFinite(next) ? { requeueAfterMs: next } : undefined;
+  }
+
+  private async runningNames(uid: string): Promise<Set<string>> {
+    const list = await this.ctx.cri.listContainers({
+      labelSelector: { [KubeletLabels.podUid]: uid },
+      state: { state: 'CONTAINER_RUNNING' },
+    });
+    return new Set(list.map((c) => c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '').filter(Boolean));
+  }
+
+  private async runningContainerId(uid: string, container: string): Promise<string | undefined> {
+    const list = await this.ctx.cri.listContainers({
+      labelSelector: { [KubeletLabels.podUid]: uid, [KubeletLabels.containerName]: container },
+      state: { state: 'CONTAINER_RUNNING' },
+    });
+    return list[0]?.id;
+  }
+}
+
+function deadlineOf(plan: PodExitPlan, container: string): number {
+  const index = plan.levels.findIndex((l) => l.containers.includes(container));
+  return exitLevelDeadline(index, plan);
+}
+
+function exitLevelDeadline(index: number, plan: PodExitPlan): number {
+  // Same arithmetic as decideHook's deadline (one source: the API model).
+  return exitLevelDeadlineMs(index, plan.levels.length, plan.graceSeconds);
+}
+
+function answer(res: ServerResponse, code: number, message: string): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+  res.end(message + '\n');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import type { WebhookDefinition } from '../../core/controller.js';
+import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
+import { podMutator } from '../../core/webhook/pod-mutator.js';
+import { wireExitPriority } from './decision.js';
+
+/**
+ * Pod webhook step: container exit priority (last: it wires every container, injected sidecars included).
+ * Gate ContainerExitPriority; off, the annotation is left inert as before.
+ */
+export const exitPriorityWebhook: WebhookDefinition = {
+  name: 'exitpriority',
+  featureGate: 'ContainerExitPriority',
+  // Reads no cache: everything is on the pod under admission.
+  reads: [],
+  setup() {
+    return [
+      podMutator('exitpriority', POD_MUTATOR_ORDER.exitPriority, (pod, req) =>
+        // A pod under generateName has no name yet: a random token names it in its hooks instead.
+        wireExitPriority(pod, req.namespace ?? pod.metadata.namespace ?? 'default', randomBytes(10).toString('hex')),
+      ),
+    ];
+  },
+};
