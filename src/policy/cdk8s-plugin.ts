@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { failing, isBlank, summarize, validateInputs, type TextInput } from './engine.js';
 import type { Finding } from './types.js';
 
@@ -70,6 +71,7 @@ export class KruiseValidation {
         notes: String(s.infos),
       });
       submitted = true;
+      removeConstructMetadata(context.manifests);
     } finally {
       // The report must always be submitted, or cdk8s throws "Report is incomplete" and hides the cause.
       if (!submitted) {
@@ -88,6 +90,21 @@ export class KruiseValidation {
     }
   }
 }
+
+/**
+ * cdk8s writes construct-metadata.json beside the manifests when validations are configured; every plugin's context
+ * has read it before any plugin runs. Left in the output directory, a directory-based Argo CD app would try to
+ * apply it, so it is removed once the check is done.
+ */
+function removeConstructMetadata(manifests: readonly string[]): void {
+  const dirs = new Set(manifests.map((m) => path.dirname(m)));
+  // Only the top-level output directory holds it: the shortest directory every manifest is in.
+  const top = [...dirs].sort((a, b) => a.length - b.length)[0];
+  if (top === undefined || ![...dirs].every((d) => d === top || d.startsWith(top + path.sep))) return;
+  rmSync(path.join(top, CONSTRUCT_METADATA_FILE), { force: true });
+}
+
+const CONSTRUCT_METADATA_FILE = 'construct-metadata.json';
 
 function violation(f: Finding) {
   const location = [f.line ? `line ${f.line}` : '', f.jsonPointer || ''].filter(Boolean).join(' ') || '(whole file)';

@@ -93,13 +93,17 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
           violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath?: string }> }>;
         }>;
       };
-      return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]! };
+      return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]!, project };
     };
 
     const ok = synth('2', 'ok');
     expect(ok.output).toContain('Validations ended succesfully');
     expect(ok.code).toBe(0);
     expect(ok.report.summary.status).toBe('success');
+    // cdk8s wrote construct-metadata.json for the plugins; once read, the plugin removes it so a directory sync
+    // of the output never tries to apply it. The construct paths still reach the report (cdk8s read it first).
+    expect(existsSync(path.join(ok.project, 'dist/construct-metadata.json'))).toBe(false);
+    expect(existsSync(path.join(ok.project, 'dist/jobs.k8s.yaml'))).toBe(true);
 
     const bad = synth("'50%'", 'bad');
     expect(bad.code).toBe(2);

@@ -4,7 +4,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { checkParsed, failing, isBlank, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
 import type { Finding } from '../../policy/types.js';
-import { parseFormat, parseMaxFindings, progress } from '../report.js';
+import { parseFormat, parseMaxFindings, progress, ticker } from '../report.js';
 import { renderReport } from '../render-report.js';
 import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
@@ -25,12 +25,14 @@ export interface SynthOptions {
   skipRule?: string[];
   warningsAsErrors?: boolean;
   verbose?: boolean;
+  quiet?: boolean;
   allowEmpty?: boolean;
   maxFindings: string;
 }
 
 export async function synth(opts: SynthOptions): Promise<number> {
-  const log = progress(opts.verbose);
+  const log = progress(opts.verbose, opts.quiet);
+  const status = ticker(opts.quiet);
   const format = parseFormat(opts.format);
   const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
   const maxFindings = parseMaxFindings(opts.maxFindings);
@@ -100,6 +102,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
     // The rules run on the files as they will be committed, so every finding names the output file, its line and
     // column (what code scanning and editors link to); what cdk8s could not parse is reported against its own file.
     const inputs: TextInput[] = files.filter((f) => f.sources).map((f) => ({ file: shownPath(outDir, f.name), content: f.content }));
+    status.tick(`checking ${docs.length} object(s) in ${inputs.length} file(s)`);
     const parsed = parseInputs(inputs);
     const constructPaths = await readConstructMetadata(raw);
     const chartsOf = new Map(files.filter((f) => f.sources).map((f) => [shownPath(outDir, f.name), new Set(f.sources!.map(chartIdOf))]));
@@ -116,6 +119,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
       ),
     ];
     const t2 = performance.now();
+    status.clear();
     const stats = { documents: parsed.manifests.length, files: inputs.length };
     if (findings.length > 0 || format !== 'text' || opts.report) {
       const report = renderReport(format, findings, stats, maxFindings);

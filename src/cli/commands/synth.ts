@@ -26,6 +26,7 @@ export function register(program: Command): void {
     .option('-s, --skip-rule <id>', 'do not run this rule (repeatable)', collect)
     .option('-W, --warnings-as-errors', 'fail on warnings too')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('-q, --quiet', 'no progress or timing, even on a terminal')
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
