@@ -109,7 +109,7 @@ describe('stable layout', { timeout: 240_000 }, () => {
     const r = synth(dir, ['--app', `node app.cjs`, '-o', 'dist-text']);
     expect(r.status, r.stderr).toBe(0);
     const m =
-      /^(dist-text\/20-app-web\.yaml):(\d+):(\d+): warning KRUISE-CLONESET-002: .*\n  at CloneSet default\/web, construct web\/cs, field (\S+)/m.exec(
+      /^(dist-text\/20-app-web\.yaml):(\d+):(\d+): warning KRUISE-CLONESET-002: .*\n {2}at CloneSet default\/web, construct web\/cs, field (\S+)/m.exec(
         r.stdout,
       );
     expect(m, r.stdout).not.toBeNull();

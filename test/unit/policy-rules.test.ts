@@ -361,7 +361,7 @@ const CASES: Record<string, Case> = {
   },
   // Deletion protection is carried out by upstream only (the feature table); the finding follows the table.
   'KRUISE-RUNTIME-001': {
-    pass: bundledManager() + '---\n' + protectedConfigMap.replace(/  labels: .*\n/, ''),
+    pass: bundledManager() + '---\n' + protectedConfigMap.replace(/ {2}labels: .*\n/, ''),
     fail: bundledManager() + '---\n' + protectedConfigMap,
     pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
     line: 14,
