@@ -162,6 +162,8 @@ async function synth(dir: string, appFile: string, out: string, gitops: string):
     out,
     '--gitops',
     gitops,
+    '--repo-path',
+    './dist',
     '--config',
     path.join(dir, 'none.yaml'),
   ]);
@@ -212,10 +214,12 @@ describe('Flux layout, directory by directory in dependsOn order', () => {
     for (const k of order) {
       const sub = path.join(out, k.spec.path.split('/').pop());
       await kubectl(['apply', '--server-side', '--field-manager=flux-e2e', '-k', sub]);
-      // wait: true → every applied object ready (CRDs Established); healthChecks → the runtime's workloads rolled out.
-      const objects = docsOf(path.join(sub, (docsOf(path.join(sub, 'kustomization.yaml'))[0]!.resources as string[])[0]!));
-      const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => `crd/${o.metadata.name}`);
-      if (crds.length) await kubectl(['wait', '--for', 'condition=established', '--timeout=60s', ...crds]);
+      // wait: true → every applied object ready (here: CRDs Established); healthChecks → the runtime's workloads rolled out.
+      if (k.spec.wait) {
+        const objects = docsOf(path.join(sub, (docsOf(path.join(sub, 'kustomization.yaml'))[0]!.resources as string[])[0]!));
+        expect(objects.every((o) => o.kind === 'CustomResourceDefinition')).toBe(true);
+        await kubectl(['wait', '--for', 'condition=established', '--timeout=60s', ...objects.map((o) => `crd/${o.metadata.name}`)]);
+      }
       for (const c of k.spec.healthChecks ?? []) {
         await kubectl(['rollout', 'status', `${String(c.kind).toLowerCase()}/${c.name}`, '-n', c.namespace, '--timeout=60s']);
       }

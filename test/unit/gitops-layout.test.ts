@@ -187,9 +187,10 @@ describe('GitOps targets', () => {
     expect((parse(files.get('app/kustomization.yaml')!) as { resources: string[] }).resources).toEqual(['20-app-web.yaml']);
     const ks = parseAllDocuments(files.get('flux/kustomizations.yaml')!).map((d) => d.toJS() as Record<string, any>);
     expect(ks.map((k) => [k.metadata.name, k.spec.path, k.spec.dependsOn?.[0]?.name, k.spec.wait])).toEqual([
+      // Flux ignores healthChecks under wait: true, so only the CRDs wait; the runtime is judged by its health checks.
       ['cdk8s-kruise-crds', './deploy/dist/crds', undefined, true],
-      ['cdk8s-kruise-runtime', './deploy/dist/runtime', 'cdk8s-kruise-crds', true],
-      ['cdk8s-kruise-app', './deploy/dist/app', 'cdk8s-kruise-runtime', true],
+      ['cdk8s-kruise-runtime', './deploy/dist/runtime', 'cdk8s-kruise-crds', undefined],
+      ['cdk8s-kruise-app', './deploy/dist/app', 'cdk8s-kruise-runtime', undefined],
     ]);
     expect(ks[1]!.spec.healthChecks).toEqual([
       { apiVersion: 'apps/v1', kind: 'Deployment', name: 'kruise-controller-manager', namespace: 'kruise-system' },

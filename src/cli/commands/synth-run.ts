@@ -19,6 +19,7 @@ export interface SynthOptions {
   config: string;
   syncWaves?: boolean;
   gitops?: string;
+  repoPath?: string;
   format: string;
   report?: string;
   rule?: string[];
@@ -41,6 +42,8 @@ export async function synth(opts: SynthOptions): Promise<number> {
   const app = opts.app ?? config.app;
   if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
   const outDir = opts.output ?? config.output ?? 'dist';
+  // Where Flux and Argo CD find the output in the repository; checked before the app runs.
+  const repoPath = gitops === 'plain' ? undefined : (opts.repoPath ?? repoPathOf(outDir));
   // Refused before the app runs (fail fast), and again under the lock just before the swap.
   await assertReplaceable(outDir);
   const lock = await lockOutput(outDir);
@@ -94,7 +97,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
     }));
     let files: OutputFile[];
     try {
-      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath: repoPathOf(outDir) });
+      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath });
     } catch (e) {
       process.stderr.write(`cdk8s-kruise: ${escapeControl((e as Error).message)}; ${shownOut} was left unchanged.\n`);
       return 1;
@@ -200,5 +203,9 @@ function shownPath(outDir: string, name: string): string {
 /** The output directory as a path from the working directory (assumed the repository root), for Flux and Argo CD. */
 function repoPathOf(outDir: string): string {
   const rel = path.relative(process.cwd(), path.resolve(outDir)).split(path.sep).join('/');
-  return rel && !rel.startsWith('..') ? `./${rel}` : './dist';
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel))
+    throw new UsageError(
+      `--output ${escapeControl(outDir)} is outside the working directory: pass --repo-path with its path in the Git repository`,
+    );
+  return `./${rel}`;
 }

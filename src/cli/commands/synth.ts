@@ -20,6 +20,10 @@ export function register(program: Command): void {
         .choices(['plain', 'argocd', 'flux'])
         .default('plain'),
     )
+    .option(
+      '--repo-path <path>',
+      'path of the output directory in the Git repository, for Flux spec.path and Argo CD source.path (default: the output directory relative to the working directory)',
+    )
     .addOption(new Option('-f, --format <format>', 'findings report format').choices(FORMATS).default('text'))
     .option('--report <file>', 'write the findings report to a file (e.g. --format sarif --report kruise.sarif)')
     .option('-r, --rule <id>', 'run only this rule (repeatable)', collect)

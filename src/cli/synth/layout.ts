@@ -204,9 +204,9 @@ const FLUX_NAMES: Record<Exclude<Phase, Phase.OPS>, string> = {
 };
 
 /**
- * Flux Kustomizations for the three directories: each depends on the previous one, and Flux waits until the
- * previous one is healthy (CRDs Established; the runtime's Deployment/DaemonSet rolled out, so its webhooks serve)
- * before it applies the next. The source is the GitRepository `flux bootstrap` creates.
+ * Flux Kustomizations for the three directories: each depends on the previous one, and Flux applies the next only
+ * once the previous is Ready (CRDs Established; the runtime's Deployment/DaemonSet rolled out, so its webhooks
+ * serve). The source is the GitRepository `flux bootstrap` creates.
  */
 function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs: readonly SynthDoc[], repoPath: string): string {
   const base = repoPath.replace(/\/+$/, '');
@@ -231,8 +231,10 @@ function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs:
         '    kind: GitRepository',
         '    name: flux-system',
         ...(prev !== undefined ? ['  dependsOn:', `    - name: ${FLUX_NAMES[prev]}`] : []),
-        // wait: Flux checks every applied object (CRDs Established, workloads rolled out) before Ready.
-        '  wait: true',
+        // Flux ignores healthChecks when wait is true. CRDs: wait for every one to be Established. Runtime: health
+        // checks on its workloads (the manager serves the webhooks). App: no wait, since custom resources whose
+        // controller reports no status would keep it from ever becoming Ready.
+        ...(p === Phase.CRDS ? ['  wait: true'] : []),
         ...(checks.length
           ? [
               '  healthChecks:',
