@@ -10,7 +10,7 @@ import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { parse, parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { chartIdOf, layout, type SynthDoc } from '../../src/cli/synth/layout.js';
+import { chartIdOf, layout, type SynthDoc } from '../../src/policy/output-layout.js';
 import { cliMain, repoRoot } from './support/cli.js';
 import { CLONESET_YAML } from './support/manifests.js';
 

@@ -6,7 +6,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { escapeControl } from '../../api/quote.js';
 import { UsageError } from '../../policy/usage-error.js';
 import { OUTPUT_MARKER } from '../synth/output-guard.js';
-import { FLUX_DIRS, Phase } from '../synth/layout.js';
+import { FLUX_DIRS, Phase } from '../../policy/output-layout.js';
 
 export interface ApplyOptions {
   kubectl: string;

@@ -10,7 +10,7 @@ import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
 import { escapeControl } from '../../api/quote.js';
 import { readCdk8sConfig } from '../synth/config.js';
-import { chartIdOf, layout, parseGitOps, type OutputFile, type SynthDoc } from '../synth/layout.js';
+import { chartIdOf, layout, parseGitOps, synthDocs, type OutputFile, type SynthDoc } from '../../policy/output-layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
 
 export interface SynthOptions {
@@ -90,11 +90,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
     // under target openkruise): that is the tool's own output, not an empty input worth a warning.
     const raws = (await readSynthesized(raw)).filter((i) => !isBlank(i.content));
     const rawParsed = parseInputs(raws);
-    const docs: SynthDoc[] = rawParsed.manifests.map((m) => ({
-      chartFile: m.source!.file,
-      object: m.object,
-      text: m.source!.fileText.slice(m.source!.start, m.source!.end),
-    }));
+    const docs: SynthDoc[] = synthDocs(rawParsed.manifests);
     let files: OutputFile[];
     try {
       files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath });

@@ -1,10 +1,20 @@
 import { isMap, parseDocument } from 'yaml';
-import { UsageError } from '../../policy/usage-error.js';
-import { OPS_DIR_NAME } from '../../policy/rules/crr.js';
-import { COMMON_LABELS } from '../../install/spec.js';
-import { KRUISE_GROUPS, groupOf } from '../../contracts/groups.js';
-import { KRUISE_KINDS, OPERATION_KINDS } from '../../contracts/resources.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, NAMES, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../../contracts/names.js';
+import { UsageError } from './usage-error.js';
+import type { Manifest } from './types.js';
+import { OPS_DIR_NAME } from './rules/crr.js';
+import { COMMON_LABELS } from '../install/spec.js';
+import { KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
+import { KRUISE_KINDS, OPERATION_KINDS } from '../contracts/resources.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, NAMES, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../contracts/names.js';
+
+/**
+ * The file synth writes into every output directory. Its presence is the proof that synth created the directory,
+ * and so may replace it: synth never replaces a directory without it unless that directory is empty.
+ */
+export const OUTPUT_MARKER = '.cdk8s-kruise-synth';
+export const OUTPUT_MARKER_CONTENT =
+  'This directory is written by `cdk8s-kruise synth`, which replaces all of it on every run.\n' +
+  'Do not keep hand-written files here. Deleting this file stops synth from replacing the directory.\n';
 
 /** Apply phases, in order. Operations are never applied by a sync: they live outside the synced tree. */
 export enum Phase {
@@ -44,6 +54,13 @@ export interface SynthDoc {
   readonly object: Record<string, unknown>;
   /** The document's text exactly as cdk8s wrote it (kept verbatim unless an annotation is added). */
   readonly text: string;
+}
+
+/** The documents of parsed cdk8s chart files, each with its chart file and its text as cdk8s wrote it. */
+export function synthDocs(manifests: readonly Manifest[]): SynthDoc[] {
+  return manifests
+    .filter((m) => m.source)
+    .map((m) => ({ chartFile: m.source!.file, object: m.object, text: m.source!.fileText.slice(m.source!.start, m.source!.end) }));
 }
 
 export function phaseOf(obj: Record<string, unknown>): Phase {
