@@ -22,10 +22,43 @@ export function parseMaxFindings(v: string): number {
   return n === 0 ? Infinity : n;
 }
 
-/** Progress and timing go to stderr, and only when a person is watching (a TTY) or --verbose is given. */
-export function progress(verbose: boolean | undefined): (msg: string) => void {
-  const on = verbose ?? process.stderr.isTTY === true;
+/** Progress and timing go to stderr, and only when a person is watching (a TTY) or --verbose is given; never with --quiet. */
+export function progress(verbose: boolean | undefined, quiet?: boolean): (msg: string) => void {
+  const on = !quiet && (verbose ?? process.stderr.isTTY === true);
   return on ? (msg) => process.stderr.write(`cdk8s-kruise: ${msg}\n`) : () => {};
+}
+
+/** The part of a stream a ticker needs (stderr in the CLI; a fake in tests). */
+export interface TickerStream {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+  write(chunk: string): boolean;
+}
+
+/**
+ * A one-line status redrawn in place while long work runs (files read, objects checked). Only on a terminal and
+ * without --quiet: CI logs and pipes get no carriage returns. Redraws at most every `intervalMs`.
+ */
+export function ticker(quiet: boolean | undefined, stream: TickerStream = process.stderr, intervalMs = 100) {
+  const on = !quiet && stream.isTTY === true;
+  let last = 0;
+  let shown = false;
+  return {
+    tick(msg: string): void {
+      if (!on) return;
+      const now = performance.now();
+      if (shown && now - last < intervalMs) return;
+      last = now;
+      shown = true;
+      const width = Math.max(20, (stream.columns ?? 80) - 1);
+      stream.write(`\r\x1b[2K${escapeControl(`cdk8s-kruise: ${msg}`).slice(0, width)}`);
+    },
+    /** Removes the line, so the report or the next message starts on a clean line. */
+    clear(): void {
+      if (on && shown) stream.write('\r\x1b[2K');
+      shown = false;
+    },
+  };
 }
 
 /**

@@ -48,7 +48,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion)',
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release)',
   },
   {
     apiGroups: [''],
@@ -131,8 +131,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['pods'],
-    verbs: ['create', 'patch', 'delete'],
-    why: 'CloneSet controller: creates its pods, patches lifecycle state, revision labels, in-place images and owner references (adopt/release), deletes pods on scale-in and recreate',
+    verbs: ['create', 'delete'],
+    why: 'CloneSet controller: creates its pods, deletes pods on scale-in and recreate (it patches lifecycle state, revision labels, in-place images and owner references under the pods rule above)',
   },
   {
     apiGroups: [''],

@@ -95,3 +95,10 @@ export function resourcePath(t: ResourceType, namespace?: string, name?: string,
   return p;
 }
 export const CONFIGMAPS = rt('', 'v1', 'configmaps', 'ConfigMap', true);
+
+/**
+ * Kinds that are one-shot operations, not desired state: applied once by a person or a tool, they finish and are
+ * garbage-collected (TTL). A GitOps sync would re-create or prune them at every sync, so synth writes them to
+ * `ops/` outside the synced tree and `validate` warns when one sits in a synced tree.
+ */
+export const OPERATION_KINDS: readonly KruiseKindName[] = Object.freeze(['ContainerRecreateRequest'] as const);

@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { failing, isBlank, summarize, validateInputs, type TextInput } from './engine.js';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { failing, isBlank, parseInputs, summarize, validateInputs, type TextInput } from './engine.js';
+import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, parseGitOps, synthDocs, type GitOpsTarget } from './output-layout.js';
 import type { Finding } from './types.js';
 
 /**
@@ -28,6 +30,16 @@ export interface KruiseValidationProps {
   readonly skipRules?: readonly string[];
   /** Fail the synth on warnings too. */
   readonly warningsAsErrors?: boolean;
+  /**
+   * After a passing check, rewrite the output directory into the tree `cdk8s-kruise synth --gitops <layout>` writes
+   * (file names from chart ids, ops/, kustomization.yaml, the marker), so `cdk8s synth` and `cdk8s-kruise synth`
+   * commit the same files. Unset: cdk8s's own file layout is left as it is.
+   */
+  readonly layout?: GitOpsTarget;
+  /** With `layout`: annotate Argo CD sync waves (as `cdk8s-kruise synth --sync-waves`). */
+  readonly syncWaves?: boolean;
+  /** With `layout` flux or argocd: the output directory's path in the Git repository (default: relative to the working directory). */
+  readonly repoPath?: string;
 }
 
 /**
@@ -49,6 +61,8 @@ export class KruiseValidation {
 
   constructor(props: KruiseValidationProps = {}) {
     this.props = props ?? {};
+    // A mistyped layout fails when cdk8s loads the plugin, before anything is synthesized.
+    if (this.props.layout !== undefined) parseGitOps(String(this.props.layout));
   }
 
   async validate(context: Cdk8sValidationContext): Promise<void> {
@@ -70,6 +84,8 @@ export class KruiseValidation {
         notes: String(s.infos),
       });
       submitted = true;
+      removeConstructMetadata(context.manifests);
+      if (!fail && this.props.layout) relayout(context.manifests, inputs, this.props);
     } finally {
       // The report must always be submitted, or cdk8s throws "Report is incomplete" and hides the cause.
       if (!submitted) {
@@ -87,6 +103,50 @@ export class KruiseValidation {
       }
     }
   }
+}
+
+/**
+ * cdk8s writes construct-metadata.json beside the manifests when validations are configured; every plugin's context
+ * has read it before any plugin runs. Left in the output directory, a directory-based Argo CD app would try to
+ * apply it, so it is removed once the check is done.
+ */
+function removeConstructMetadata(manifests: readonly string[]): void {
+  const top = outputDirOf(manifests);
+  if (top !== undefined) rmSync(path.join(top, CONSTRUCT_METADATA_FILE), { force: true });
+}
+
+/** The output directory cdk8s wrote: the shortest directory every manifest is in (undefined if there is none). */
+function outputDirOf(manifests: readonly string[]): string | undefined {
+  const dirs = new Set(manifests.map((m) => path.dirname(m)));
+  const top = [...dirs].sort((a, b) => a.length - b.length)[0];
+  if (top === undefined || ![...dirs].every((d) => d === top || d.startsWith(top + path.sep))) return undefined;
+  return top;
+}
+
+const CONSTRUCT_METADATA_FILE = 'construct-metadata.json';
+
+/**
+ * Rewrites the directory cdk8s wrote into the synth layout: the same documents, byte for byte, under the names and
+ * in the files `cdk8s-kruise synth` gives them. Every file goes in before cdk8s's chart files are removed.
+ */
+function relayout(manifests: readonly string[], inputs: readonly TextInput[], props: KruiseValidationProps): void {
+  const dir = outputDirOf(manifests);
+  if (dir === undefined) throw new Error('the manifests are not in one output directory; cannot apply the layout');
+  const gitops = parseGitOps(props.layout!);
+  const parsed = parseInputs(inputs.map((i) => ({ file: path.relative(dir, i.file).split(path.sep).join('/'), content: i.content })));
+  const rel = path.relative(process.cwd(), dir).split(path.sep).join('/');
+  const files = layout(synthDocs(parsed.manifests), {
+    gitops,
+    syncWaves: props.syncWaves,
+    repoPath: props.repoPath ?? (rel && !rel.startsWith('..') ? `./${rel}` : undefined),
+  });
+  const written = new Set(files.map((f) => path.join(dir, f.name)));
+  for (const f of files) {
+    mkdirSync(path.dirname(path.join(dir, f.name)), { recursive: true });
+    writeFileSync(path.join(dir, f.name), f.content);
+  }
+  writeFileSync(path.join(dir, OUTPUT_MARKER), OUTPUT_MARKER_CONTENT);
+  for (const m of manifests) if (!written.has(m)) rmSync(m, { force: true });
 }
 
 function violation(f: Finding) {

@@ -118,7 +118,7 @@ beforeAll(async () => {
 describe('CloneSet on the real node (runtime from dist/ and its image)', () => {
   it('seed preNormal finalizer: pods stay PreparingNormal and unavailable until the hook finalizer is on, then Normal', async () => {
     const ns = await namespace('cs-prenormal');
-    await apply(ns, [seedCloneSet('20-app-0005-cloneset-prenormal.yaml', 'web-prenormal-finalizer', 'pn')]);
+    await apply(ns, [seedCloneSet('20-app-cloneset-prenormal.yaml', 'web-prenormal-finalizer', 'pn')]);
     const st = await waitStatus(ns, 'web-prenormal-finalizer', '3 ready, none available', (s) => s.readyReplicas === 3);
     expect(st.availableReplicas).toBe(0);
     const ps = await pods(ns, 'pn');
@@ -134,7 +134,7 @@ describe('CloneSet on the real node (runtime from dist/ and its image)', () => {
 
   it('seed preNormal label: the same with the hook label', async () => {
     const ns = await namespace('cs-prenormal-label');
-    await apply(ns, [seedCloneSet('20-app-0005-cloneset-prenormal.yaml', 'web-prenormal-label', 'pl')]);
+    await apply(ns, [seedCloneSet('20-app-cloneset-prenormal.yaml', 'web-prenormal-label', 'pl')]);
     await waitStatus(ns, 'web-prenormal-label', '3 ready', (s) => s.readyReplicas === 3 && s.availableReplicas === 0);
     const [first] = await pods(ns, 'pl');
     await patchPod(ns, first!.metadata!.name!, { metadata: { labels: { 'example.io/block-unready': 'true' } } });
@@ -297,7 +297,7 @@ describe('CloneSet on the real node (runtime from dist/ and its image)', () => {
       },
     }));
     await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: pvs }) });
-    const seed = seedCloneSet('20-app-0006-cloneset-pvc.yaml', 'cache', 'cache');
+    const seed = seedCloneSet('20-app-cloneset-pvc.yaml', 'cache', 'cache');
     seed.spec.replicas = 2;
     seed.spec.volumeClaimTemplates[0].spec.storageClassName = '';
     await apply(ns, [seed]);

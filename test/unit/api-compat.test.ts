@@ -41,7 +41,9 @@ function objectsUnderTest(): { source: string; obj: Json }[] {
   const out: { source: string; obj: Json }[] = [];
   const distDir = resolve(repoRoot, 'dist');
   if (existsSync(distDir)) {
-    for (const f of readdirSync(distDir)
+    // Recursive: one-shot operations (ops/) are emitted too.
+    for (const f of readdirSync(distDir, { recursive: true })
+      .map(String)
       .filter((n) => /\.ya?ml$/.test(n))
       .sort()) {
       parseAllDocuments(readFileSync(resolve(distDir, f), 'utf8')).forEach((d, i) => {

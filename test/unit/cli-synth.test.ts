@@ -139,7 +139,7 @@ describe('cdk8s-kruise synth', { timeout: 180_000 }, () => {
 
     const bad = await runCli(['synth', '--app', appCmd('bad'), '--output', out, '--config', noConfig()]);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/jobs\.k8s\.yaml:\d+:\d+: error KRUISE-IMAGEPULLJOB-002: parallelism "50%" is a percentage/);
+    expect(bad.stdout).toMatch(/dist-atomic\/20-app-jobs\.yaml:\d+:\d+: error KRUISE-IMAGEPULLJOB-002: parallelism "50%" is a percentage/);
     expect(bad.stdout).toContain('construct jobs/pull');
     expect(bad.stderr).toContain(`synth failed with 1 error(s); ${out} was left unchanged`);
     expect(snapshot(out)).toEqual(before);

@@ -36,7 +36,8 @@ function synthLikeNpmRunSynth(): string {
 
 function yamlFiles(dir: string): Map<string, string> {
   return new Map(
-    readdirSync(dir)
+    readdirSync(dir, { recursive: true })
+      .map(String)
       .filter((f) => f.endsWith('.yaml'))
       .sort()
       .map((f) => [f, readFileSync(path.join(dir, f), 'utf8')]),
@@ -84,10 +85,10 @@ describe('examples', () => {
   it('native-sidecar variant: top-level chart files, same scenarios compiled to native sidecars', () => {
     const files = yamlFiles(distDir);
     expect([...files.keys()].filter((f) => f.includes('native-sidecars'))).toEqual([
-      '20-app-0010-native-sidecars-namespace.yaml',
-      '20-app-0011-native-sidecars.yaml',
+      '20-app-native-sidecars-namespace.yaml',
+      '20-app-native-sidecars.yaml',
     ]);
-    const native = files.get('20-app-0011-native-sidecars.yaml')!;
+    const native = files.get('20-app-native-sidecars.yaml')!;
     const objects = parseAllDocuments(native).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
     expect(objects.map((o) => `${o.kind}/${o.metadata.name} in ${o.metadata.namespace}`)).toEqual([
       'Job/job-with-sidecar in native-sidecars',

@@ -154,3 +154,24 @@ describe('synth: one report counts every warning', { timeout: 240_000 }, () => {
   });
 });
 void RuntimeTarget;
+
+describe('-W on the examples', { timeout: 240_000 }, () => {
+  it('fails only for feature uses the feature table says the bundled runtime does not carry out (passes once it does)', async () => {
+    const out = path.join(dir, 'examples-w');
+    const r = await runCli(['synth', '-W', '--format', 'json', '-o', out]);
+    const report = JSON.parse(r.stdout) as {
+      summary: { errors: number; warnings: number };
+      findings: Array<{ ruleId: string; message: string }>;
+    };
+    expect(report.summary.errors).toBe(0);
+    const unsupported = Object.values(AppFeature).filter((f) => !FEATURES[f].carriedOutBy.bundled);
+    for (const f of report.findings) {
+      expect(f.ruleId).toBe('KRUISE-RUNTIME-001');
+      expect(
+        unsupported.some((u) => f.message.startsWith(`uses ${u}`)),
+        f.message,
+      ).toBe(true);
+    }
+    expect(r.code).toBe(report.summary.warnings > 0 ? 1 : 0);
+  });
+});

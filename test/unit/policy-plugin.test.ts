@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -73,13 +73,13 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
     execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repo, stdio: 'pipe' });
     expect(existsSync(bundle)).toBe(true);
     const cdk8s = path.join(repo, 'node_modules/.bin/cdk8s');
-    const synth = (parallelism: string, name: string) => {
+    const synth = (parallelism: string, name: string, properties = '') => {
       const app = path.join(dir, `${name}.cjs`);
       writeFileSync(app, APP(parallelism));
       const project = mkdtempSync(path.join(dir, `${name}-`));
       writeFileSync(
         path.join(project, 'cdk8s.yaml'),
-        `app: ${JSON.stringify(`${process.execPath} ${app}`)}\noutput: dist\nvalidations:\n  - package: ${bundle}\n    version: 0.1.0\n    class: KruiseValidation\n`,
+        `app: ${JSON.stringify(`${process.execPath} ${app}`)}\noutput: dist\nvalidations:\n  - package: ${bundle}\n    version: 0.1.0\n    class: KruiseValidation\n${properties}`,
       );
       const r = spawnSync(cdk8s, ['synth', '--validation-reports-output-file', 'reports.json'], {
         cwd: project,
@@ -93,13 +93,45 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
           violations: Array<{ ruleName: string; violatingConstructs: Array<{ constructPath?: string }> }>;
         }>;
       };
-      return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]! };
+      return { code: r.status, output: r.stdout + r.stderr, report: reports.reports[0]!, project };
     };
 
     const ok = synth('2', 'ok');
     expect(ok.output).toContain('Validations ended succesfully');
     expect(ok.code).toBe(0);
     expect(ok.report.summary.status).toBe('success');
+    // cdk8s wrote construct-metadata.json for the plugins; once read, the plugin removes it so a directory sync
+    // of the output never tries to apply it. The construct paths still reach the report (cdk8s read it first).
+    expect(existsSync(path.join(ok.project, 'dist/construct-metadata.json'))).toBe(false);
+    expect(existsSync(path.join(ok.project, 'dist/jobs.k8s.yaml'))).toBe(true);
+
+    // With `layout`, cdk8s synth commits the same tree as cdk8s-kruise synth of the same app.
+    const laid = synth('2', 'laid', '    properties:\n      layout: plain\n');
+    expect(laid.code, laid.output).toBe(0);
+    const own = path.join(dir, 'own-dist');
+    const r = spawnSync(
+      path.join(repo, 'node_modules/.bin/tsx'),
+      [
+        path.join(repo, 'src/cli/main.ts'),
+        'synth',
+        '--app',
+        `${process.execPath} ${path.join(dir, 'laid.cjs')}`,
+        '-o',
+        own,
+        '--config',
+        path.join(dir, 'none.yaml'),
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const tree = (root: string) =>
+      readdirSync(root, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+        .sort()
+        .map((f) => [f, readFileSync(path.join(root, f), 'utf8')]);
+    expect(tree(path.join(laid.project, 'dist'))).toEqual(tree(own));
+    expect(tree(own).map(([f]) => f)).toContain('20-app-jobs.yaml');
 
     const bad = synth("'50%'", 'bad');
     expect(bad.code).toBe(2);

@@ -377,6 +377,14 @@ const CASES: Record<string, Case> = {
     line: 6,
     message: /spec.containers is missing or empty/,
   },
+  // The cases are read from case.yaml (not under ops/): a request there sits in a synced tree.
+  'KRUISE-CRR-002': {
+    pass: 'apiVersion: v1\nkind: Pod\nmetadata: {name: web-0, namespace: d}\nspec:\n  containers: [{name: app, image: busybox}]\n',
+    fail: 'apiVersion: apps.kruise.io/v1alpha1\nkind: ContainerRecreateRequest\nmetadata: {name: c, namespace: d}\nspec:\n  podName: web-0\n  containers: [{name: app}]\n',
+    pointer: '',
+    line: 1,
+    message: /sits in a manifest tree a GitOps sync applies/,
+  },
   'KRUISE-GATE-001': {
     pass: install('KruiseDaemon=true,SidecarTerminator=true') + '---' + job(`${main}\n${killSidecar()}`),
     fail: install('KruiseDaemon=true,SidecarTerminator=false') + '---' + job(`${main}\n${killSidecar()}`),

@@ -5,6 +5,7 @@ import { register as synth } from './synth.js';
 import { register as schema } from './schema.js';
 import { register as controller } from './controller.js';
 import { register as daemon } from './daemon.js';
+import { register as apply } from './apply.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -12,7 +13,7 @@ import { register as daemon } from './daemon.js';
  */
 type Registrar = (program: Command) => void;
 
-const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema];
+const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply];
 
 export function registerCommands(program: Command): void {
   for (const register of registrars) register(program);

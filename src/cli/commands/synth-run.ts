@@ -4,13 +4,13 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { checkParsed, failing, isBlank, parseInputs, selectRules, summarize, UsageError, type TextInput } from '../../policy/engine.js';
 import type { Finding } from '../../policy/types.js';
-import { parseFormat, parseMaxFindings, progress } from '../report.js';
+import { parseFormat, parseMaxFindings, progress, ticker } from '../report.js';
 import { renderReport } from '../render-report.js';
 import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
 import { escapeControl } from '../../api/quote.js';
 import { readCdk8sConfig } from '../synth/config.js';
-import { layout, type SynthDoc } from '../synth/layout.js';
+import { chartIdOf, layout, parseGitOps, synthDocs, type OutputFile, type SynthDoc } from '../../policy/output-layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
 
 export interface SynthOptions {
@@ -18,25 +18,32 @@ export interface SynthOptions {
   output?: string;
   config: string;
   syncWaves?: boolean;
+  gitops?: string;
+  repoPath?: string;
   format: string;
   report?: string;
   rule?: string[];
   skipRule?: string[];
   warningsAsErrors?: boolean;
   verbose?: boolean;
+  quiet?: boolean;
   allowEmpty?: boolean;
   maxFindings: string;
 }
 
 export async function synth(opts: SynthOptions): Promise<number> {
-  const log = progress(opts.verbose);
+  const log = progress(opts.verbose, opts.quiet);
+  const status = ticker(opts.quiet);
   const format = parseFormat(opts.format);
   const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
   const maxFindings = parseMaxFindings(opts.maxFindings);
+  const gitops = parseGitOps(opts.gitops ?? 'plain');
   const config = await readCdk8sConfig(opts.config);
   const app = opts.app ?? config.app;
   if (!app) throw new UsageError(`no app to run: pass --app <command> or set "app" in ${opts.config}`);
   const outDir = opts.output ?? config.output ?? 'dist';
+  // Where Flux and Argo CD find the output in the repository; checked before the app runs.
+  const repoPath = gitops === 'plain' ? undefined : (opts.repoPath ?? repoPathOf(outDir));
   // Refused before the app runs (fail fast), and again under the lock just before the swap.
   await assertReplaceable(outDir);
   const lock = await lockOutput(outDir);
@@ -81,18 +88,37 @@ export async function synth(opts: SynthOptions): Promise<number> {
     const t1 = performance.now();
     // cdk8s writes an empty file for a chart without objects (the chart `cdk8s init` creates, a KruiseRuntime
     // under target openkruise): that is the tool's own output, not an empty input worth a warning.
-    const inputs = (await readSynthesized(raw)).filter((i) => !isBlank(i.content));
+    const raws = (await readSynthesized(raw)).filter((i) => !isBlank(i.content));
+    const rawParsed = parseInputs(raws);
+    const docs: SynthDoc[] = synthDocs(rawParsed.manifests);
+    let files: OutputFile[];
+    try {
+      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath });
+    } catch (e) {
+      process.stderr.write(`cdk8s-kruise: ${escapeControl((e as Error).message)}; ${shownOut} was left unchanged.\n`);
+      return 1;
+    }
+    // The rules run on the files as they will be committed, so every finding names the output file, its line and
+    // column (what code scanning and editors link to); what cdk8s could not parse is reported against its own file.
+    const inputs: TextInput[] = files.filter((f) => f.sources).map((f) => ({ file: shownPath(outDir, f.name), content: f.content }));
+    status.tick(`checking ${docs.length} object(s) in ${inputs.length} file(s)`);
     const parsed = parseInputs(inputs);
     const constructPaths = await readConstructMetadata(raw);
-    const findings = withConstructPaths(
-      checkParsed(
-        parsed,
-        rules,
-        inputs.map((i) => i.file),
+    const chartsOf = new Map(files.filter((f) => f.sources).map((f) => [shownPath(outDir, f.name), new Set(f.sources!.map(chartIdOf))]));
+    const findings = [
+      ...rawParsed.findings,
+      ...withConstructPaths(
+        checkParsed(
+          parsed,
+          rules,
+          inputs.map((i) => i.file),
+        ),
+        constructPaths,
+        chartsOf,
       ),
-      constructPaths,
-    );
+    ];
     const t2 = performance.now();
+    status.clear();
     const stats = { documents: parsed.manifests.length, files: inputs.length };
     if (findings.length > 0 || format !== 'text' || opts.report) {
       const report = renderReport(format, findings, stats, maxFindings);
@@ -109,11 +135,6 @@ export async function synth(opts: SynthOptions): Promise<number> {
       );
       return 1;
     }
-    const docs: SynthDoc[] = parsed.manifests.map((m) => ({
-      chartFile: m.source!.file,
-      object: m.object,
-      text: m.source!.fileText.slice(m.source!.start, m.source!.end),
-    }));
     if (docs.length === 0 && !opts.allowEmpty) {
       process.stderr.write(
         `cdk8s-kruise: the app produced no manifests; ${shownOut} was left unchanged. An empty output would make a GitOps sync ` +
@@ -121,7 +142,6 @@ export async function synth(opts: SynthOptions): Promise<number> {
       );
       return 1;
     }
-    const files = layout(docs, { syncWaves: opts.syncWaves });
     await assertReplaceable(outDir);
     await replaceDirectory(stage, outDir, files, { gate });
     log(`wrote ${files.length} file(s) to ${shownOut} in ${(performance.now() - t0).toFixed(0)} ms`);
@@ -157,6 +177,31 @@ async function readConstructMetadata(dir: string): Promise<Map<string, string>> 
   }
 }
 
-function withConstructPaths(findings: Finding[], paths: Map<string, string>): Finding[] {
-  return findings.map((f) => (paths.has(f.resource.name) ? { ...f, constructPath: paths.get(f.resource.name) } : f));
+/**
+ * Adds the construct path to findings. cdk8s records paths by object name only, so a name used in two charts keeps
+ * only one path: it is used only when its chart is one the finding's output file was written from.
+ */
+function withConstructPaths(findings: Finding[], paths: Map<string, string>, chartsOf: Map<string, Set<string>>): Finding[] {
+  return findings.map((f) => {
+    const p = paths.get(f.resource.name);
+    if (!p || !chartsOf.get(f.file ?? '')?.has(p.split('/')[0]!)) return f;
+    return { ...f, constructPath: p };
+  });
+}
+
+/** The output file as reports name it: relative to the working directory when inside it (`dist/…`), else absolute. */
+function shownPath(outDir: string, name: string): string {
+  const abs = path.resolve(outDir, name);
+  const rel = path.relative(process.cwd(), abs);
+  return (rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : abs).split(path.sep).join('/');
+}
+
+/** The output directory as a path from the working directory (assumed the repository root), for Flux and Argo CD. */
+function repoPathOf(outDir: string): string {
+  const rel = path.relative(process.cwd(), path.resolve(outDir)).split(path.sep).join('/');
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel))
+    throw new UsageError(
+      `--output ${escapeControl(outDir)} is outside the working directory: pass --repo-path with its path in the Git repository`,
+    );
+  return `./${rel}`;
 }

@@ -12,17 +12,31 @@ export function register(program: Command): void {
     .option('-o, --output <dir>', 'output directory (default: "output" in cdk8s.yaml, else dist)')
     .option('-c, --config <file>', 'cdk8s config file', 'cdk8s.yaml')
     .option('--sync-waves', 'annotate objects with Argo CD sync waves: CRDs -2, runtime -1, app 0')
+    .addOption(
+      new Option(
+        '--gitops <target>',
+        'output layout: plain (kubectl/kustomize), argocd (sync waves + Application), flux (crds/, runtime/, app/ + Flux Kustomizations)',
+      )
+        .choices(['plain', 'argocd', 'flux'])
+        .default('plain'),
+    )
+    .option(
+      '--repo-path <path>',
+      'path of the output directory in the Git repository, for Flux spec.path and Argo CD source.path (default: the output directory relative to the working directory)',
+    )
     .addOption(new Option('-f, --format <format>', 'findings report format').choices(FORMATS).default('text'))
     .option('--report <file>', 'write the findings report to a file (e.g. --format sarif --report kruise.sarif)')
     .option('-r, --rule <id>', 'run only this rule (repeatable)', collect)
     .option('-s, --skip-rule <id>', 'do not run this rule (repeatable)', collect)
     .option('-W, --warnings-as-errors', 'fail on warnings too')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('-q, --quiet', 'no progress or timing, even on a terminal')
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',
-      '\nOutput: 00-crds.yaml, 10-runtime.yaml, 20-app-<chart>.yaml (apply order), kustomization.yaml and the marker\n' +
+      '\nOutput: 00-crds.yaml, 10-runtime.yaml, 20-app-<chart id>.yaml (apply order), kustomization.yaml, ops/<chart id>.yaml\n' +
+        '(one-shot operations such as ContainerRecreateRequests, listed by no kustomization) and the marker\n' +
         '.cdk8s-kruise-synth. Synth replaces only a directory holding that marker, or an empty one, and never the working\n' +
         'directory or its parents. Concurrent synths into one directory: the second fails (lock file beside it).\n' +
         'Exit codes: 0 written, 1 the app failed or findings failed the synth (output left untouched), 2 usage error.',

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, usageExitCodes } from '../report.js';
+import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, ticker, usageExitCodes } from '../report.js';
 
 /** The largest input file read by default; the policy engine's inputs module holds the same figure (a unit test checks). */
 export const DEFAULT_MAX_FILE_SIZE_MIB = 64;
@@ -12,6 +12,7 @@ interface ValidateOptions {
   warningsAsErrors?: boolean;
   output?: string;
   verbose?: boolean;
+  quiet?: boolean;
   maxFileSize: string;
   maxFindings: string;
 }
@@ -29,6 +30,7 @@ export function register(program: Command): void {
     .option('-W, --warnings-as-errors', 'exit 1 on warnings too')
     .option('-o, --output <file>', 'write the report to a file instead of stdout')
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
+    .option('-q, --quiet', 'no progress or timing, even on a terminal')
     .option(
       '--max-file-size <size>',
       'largest input file read (bytes, or with KiB/MiB/GiB); larger ones are reported, not read',
@@ -43,7 +45,8 @@ export function register(program: Command): void {
     )
     .action(
       guarded(async (paths: string[], opts: ValidateOptions) => {
-        const log = progress(opts.verbose);
+        const log = progress(opts.verbose, opts.quiet);
+        const status = ticker(opts.quiet);
         const format = parseFormat(opts.format);
         const maxFindings = parseMaxFindings(opts.maxFindings);
         // The engine, its rules and validators load only when the command runs (--help/--version stay fast).
@@ -55,9 +58,20 @@ export function register(program: Command): void {
         const maxFileSize = parseSize(opts.maxFileSize);
         const rules = selectRules({ rules: opts.rule, skipRules: opts.skipRule });
         const t0 = performance.now();
+        let read = 0;
         // Read, parsed and checked in batches; only the listed findings are kept (and located), the others counted.
-        const findings = await checkInputStreamWindow(iterateInputs(paths, { maxFileSize }), rules, maxFindings);
+        const findings = await checkInputStreamWindow(
+          (async function* () {
+            for await (const item of iterateInputs(paths, { maxFileSize })) {
+              status.tick(`read and checking ${++read} file(s): ${item.file}`);
+              yield item;
+            }
+          })(),
+          rules,
+          maxFindings,
+        );
         const t1 = performance.now();
+        status.clear();
         const counts = { documents: findings.documents, files: findings.files.length };
         const report = renderReport(format, findings, counts, maxFindings);
         if (opts.output) await writeFile(opts.output, report);

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { OutputFile } from './layout.js';
+import type { OutputFile } from '../../policy/output-layout.js';
 import { OUTPUT_MARKER, OUTPUT_MARKER_CONTENT } from './output-guard.js';
 
 /** A private directory beside `outDir` (same filesystem, so the final rename is atomic). */

@@ -3,14 +3,9 @@ import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../../policy/engine.js';
 
-/**
- * The file synth writes into every output directory. Its presence is the proof that synth created the directory,
- * and so may replace it: synth never replaces a directory without it unless that directory is empty.
- */
-export const OUTPUT_MARKER = '.cdk8s-kruise-synth';
-export const OUTPUT_MARKER_CONTENT =
-  'This directory is written by `cdk8s-kruise synth`, which replaces all of it on every run.\n' +
-  'Do not keep hand-written files here. Deleting this file stops synth from replacing the directory.\n';
+// The marker is declared with the layout, which the cdk8s plugin writes too.
+import { OUTPUT_MARKER } from '../../policy/output-layout.js';
+export { OUTPUT_MARKER, OUTPUT_MARKER_CONTENT } from '../../policy/output-layout.js';
 
 /** Why `outDir` must not be replaced, or undefined when synth may replace (or create) it. Pure apart from reads. */
 export async function refusalReason(outDir: string, cwd: string): Promise<string | undefined> {

@@ -47,14 +47,20 @@ export function formatSarif(all: readonly Finding[] | FindingWindow, toolVersion
             }
           : {}),
         results: findings.map((f) => {
-          const logical = f.resource.kind
-            ? [
-                {
-                  fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`,
-                  kind: 'resource',
-                },
-              ]
-            : undefined;
+          const logical = [
+            ...(f.resource.kind
+              ? [
+                  {
+                    fullyQualifiedName: `${f.resource.kind}/${f.resource.namespace ? `${f.resource.namespace}/` : ''}${f.resource.name}${f.jsonPointer}`,
+                    kind: 'resource',
+                  },
+                ]
+              : []),
+            // Where the resource is declared in the cdk8s app: the construct path (a declaration in the user's code).
+            ...(f.constructPath
+              ? [{ name: f.constructPath.split('/').pop(), fullyQualifiedName: f.constructPath, kind: 'declaration' }]
+              : []),
+          ];
           const physical =
             f.file && f.file !== '<stdin>'
               ? {
@@ -69,8 +75,12 @@ export function formatSarif(all: readonly Finding[] | FindingWindow, toolVersion
             ...(ruleIndex.has(f.ruleId) ? { ruleIndex: ruleIndex.get(f.ruleId) } : {}),
             level: LEVEL[f.severity],
             message: { text: `${f.message}. Fix: ${f.hint}` },
-            locations: [{ ...physical, ...(logical ? { logicalLocations: logical } : {}) }],
-            properties: { jsonPointer: f.jsonPointer, resource: f.resource },
+            locations: [{ ...physical, ...(logical.length ? { logicalLocations: logical } : {}) }],
+            properties: {
+              jsonPointer: f.jsonPointer,
+              resource: f.resource,
+              ...(f.constructPath ? { constructPath: f.constructPath } : {}),
+            },
           };
         }),
       },

@@ -47,4 +47,38 @@ export const crrTarget: Rule = {
   },
 };
 
-export const CRR_RULES = [crrTarget];
+/** True when a path goes through the operations directory synth writes (`ops/`), which no sync applies. */
+function inOpsDir(file: string): boolean {
+  return file.split(/[\\/]/).slice(0, -1).includes(OPS_DIR_NAME);
+}
+
+/** Directory name, inside an output, of one-shot operations (what `cdk8s-kruise synth` writes them to). */
+export const OPS_DIR_NAME = 'ops';
+
+export const crrInSyncedTree: Rule = {
+  id: 'KRUISE-CRR-002',
+  severity: 'warning',
+  title: 'ContainerRecreateRequest in a synced manifest tree',
+  doc:
+    'A ContainerRecreateRequest is a one-shot operation, not desired state: it runs once, finishes and is deleted by ' +
+    'its TTL. In a directory Argo CD or Flux syncs it is re-created after every TTL (restarting the containers again) ' +
+    'or reported as drift and pruned. cdk8s-kruise synth writes operations to ops/, which no kustomization lists; ' +
+    'this warning fires for a request read from a file outside an ops/ directory. Create it with kubectl create -f ' +
+    'when the restart is wanted.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of manifests) {
+      if (!isKind(m, 'apps.kruise.io', 'ContainerRecreateRequest') || !m.source || m.source.file === '<stdin>') continue;
+      if (inOpsDir(m.source.file)) continue;
+      out.push({
+        manifest: m,
+        jsonPointer: '',
+        message: 'a ContainerRecreateRequest sits in a manifest tree a GitOps sync applies; every sync would re-create or prune it',
+        hint: 'Move it to an ops/ directory no kustomization lists (cdk8s-kruise synth does this) and run it with kubectl create -f.',
+      });
+    }
+    return out;
+  },
+};
+
+export const CRR_RULES = [crrTarget, crrInSyncedTree];

@@ -1,0 +1,139 @@
+// `cdk8s-kruise apply`: the README's phased kubectl procedure as one command.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { escapeControl } from '../../api/quote.js';
+import { UsageError } from '../../policy/usage-error.js';
+import { OUTPUT_MARKER } from '../synth/output-guard.js';
+import { FLUX_DIRS, Phase } from '../../policy/output-layout.js';
+
+export interface ApplyOptions {
+  kubectl: string;
+  kubeconfig?: string;
+  context?: string;
+  timeout: string;
+  quiet?: boolean;
+}
+
+/** One apply phase: the files it applies, in order, and what to wait for afterwards. */
+interface ApplyPhase {
+  readonly title: string;
+  readonly files: string[];
+  readonly crds: string[];
+  readonly workloads: Array<{ kind: string; name: string; namespace: string }>;
+}
+
+const FIELD_MANAGER = 'cdk8s-kruise';
+
+export async function apply(dir: string, opts: ApplyOptions): Promise<number> {
+  const timeout = Number(opts.timeout);
+  if (!/^\d{1,5}$/.test(opts.timeout.trim()) || timeout < 1)
+    throw new UsageError(`--timeout must be a whole number of seconds, got "${escapeControl(opts.timeout.slice(0, 20))}"`);
+  const phases = readPhases(dir);
+  const say = opts.quiet ? () => {} : (msg: string) => process.stderr.write(`cdk8s-kruise: ${msg}\n`);
+  const base = [...(opts.kubeconfig ? ['--kubeconfig', opts.kubeconfig] : []), ...(opts.context ? ['--context', opts.context] : [])];
+  const kubectl = (args: string[], waitSeconds = 0) => run(opts.kubectl, [...base, ...args], (waitSeconds + 60) * 1000);
+  const t0 = performance.now();
+  const total = phases.length;
+  for (const [i, phase] of phases.entries()) {
+    const step = `[${i + 1}/${total}] ${phase.title}`;
+    const tp = performance.now();
+    say(`${step}: applying ${phase.files.length} file(s)`);
+    const applied = await kubectl(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, ...phase.files.flatMap((f) => ['-f', f])]);
+    if (!applied.ok) return fail(step, 'apply was rejected', applied.output);
+    if (phase.crds.length > 0) {
+      say(`${step}: waiting for ${phase.crds.length} CRD(s) to be Established`);
+      const r = await kubectl(
+        ['wait', '--for', 'condition=established', `--timeout=${timeout}s`, ...phase.crds.map((n) => `crd/${n}`)],
+        timeout,
+      );
+      if (!r.ok) return fail(step, `CRDs not Established within ${timeout}s`, r.output);
+    }
+    for (const w of phase.workloads) {
+      say(`${step}: waiting for ${w.kind} ${w.namespace}/${w.name} to roll out`);
+      const r = await kubectl(
+        ['rollout', 'status', `${w.kind.toLowerCase()}/${w.name}`, '-n', w.namespace, `--timeout=${timeout}s`],
+        timeout,
+      );
+      if (!r.ok) return fail(step, `${w.kind} ${w.namespace}/${w.name} not rolled out within ${timeout}s`, r.output);
+    }
+    say(`${step}: done in ${((performance.now() - tp) / 1000).toFixed(1)} s`);
+  }
+  say(`applied ${escapeControl(dir)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return 0;
+}
+
+function fail(step: string, what: string, output: string): number {
+  process.stderr.write(`cdk8s-kruise: ${step}: ${what}; later phases were not applied.\n${escapeControl(output.trim())}\n`);
+  return 1;
+}
+
+/** Reads the phases of a synth output: the Flux layout's directories, or the plain layout's kustomization. */
+export function readPhases(dir: string): ApplyPhase[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${escapeControl(dir)} is not a directory`);
+  if (!existsSync(path.join(dir, OUTPUT_MARKER)))
+    throw new UsageError(
+      `${escapeControl(dir)} was not written by cdk8s-kruise synth (no ${OUTPUT_MARKER}); apply it with kubectl instead`,
+    );
+  const titles: Record<Exclude<Phase, Phase.OPS>, string> = { [Phase.CRDS]: 'CRDs', [Phase.RUNTIME]: 'runtime', [Phase.APP]: 'app' };
+  const groups = new Map<Exclude<Phase, Phase.OPS>, string[]>();
+  const flux = Object.values(FLUX_DIRS).some((d) => existsSync(path.join(dir, d, 'kustomization.yaml')));
+  for (const phase of [Phase.CRDS, Phase.RUNTIME, Phase.APP] as const) {
+    const sub = flux ? path.join(dir, FLUX_DIRS[phase]) : dir;
+    if (flux && !existsSync(path.join(sub, 'kustomization.yaml'))) continue;
+    const files = kustomizationResources(sub).filter((f) => flux || phaseOfFile(f) === phase);
+    if (files.length > 0)
+      groups.set(
+        phase,
+        files.map((f) => path.join(sub, f)),
+      );
+  }
+  if (groups.size === 0) throw new UsageError(`${escapeControl(dir)} lists no manifests to apply`);
+  return [...groups.entries()].map(([phase, files]) => {
+    const objects = files.flatMap((f) =>
+      parseAllDocuments(readFileSync(f, 'utf8'))
+        .map((d) => d.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } } | null)
+        .filter((o): o is NonNullable<typeof o> => o !== null && typeof o === 'object'),
+    );
+    return {
+      title: titles[phase],
+      files,
+      crds: objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata!.name!),
+      workloads:
+        phase === Phase.RUNTIME
+          ? objects
+              .filter((o) => o.apiVersion === 'apps/v1' && (o.kind === 'Deployment' || o.kind === 'DaemonSet'))
+              .map((o) => ({ kind: o.kind!, name: o.metadata!.name!, namespace: o.metadata?.namespace ?? 'default' }))
+          : [],
+    };
+  });
+}
+
+function kustomizationResources(dir: string): string[] {
+  const file = path.join(dir, 'kustomization.yaml');
+  if (!existsSync(file)) throw new UsageError(`${escapeControl(file)} is missing; re-run cdk8s-kruise synth`);
+  const k = parse(readFileSync(file, 'utf8')) as { resources?: unknown };
+  if (!Array.isArray(k?.resources) || !k.resources.every((r) => typeof r === 'string'))
+    throw new UsageError(`${escapeControl(file)} has no list of resources`);
+  return k.resources as string[];
+}
+
+/** Plain layout: the file name says the phase (00- CRDs, 10- runtime, 20- app). */
+function phaseOfFile(file: string): Phase {
+  if (file.startsWith('00-')) return Phase.CRDS;
+  if (file.startsWith('10-')) return Phase.RUNTIME;
+  return Phase.APP;
+}
+
+function run(cmd: string, args: string[], timeoutMs: number): Promise<{ ok: boolean; output: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
+        reject(new UsageError(`cannot run ${cmd}: not found (pass --kubectl <path>)`));
+        return;
+      }
+      resolve({ ok: !error, output: `${stdout}${stderr}` });
+    });
+  });
+}

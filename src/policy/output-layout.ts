@@ -1,0 +1,344 @@
+import { isMap, parseDocument } from 'yaml';
+import { UsageError } from './usage-error.js';
+import type { Manifest } from './types.js';
+import { OPS_DIR_NAME } from './rules/crr.js';
+import { COMMON_LABELS } from '../install/spec.js';
+import { KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
+import { KRUISE_KINDS, OPERATION_KINDS } from '../contracts/resources.js';
+import { MUTATING_WEBHOOK_CONFIGURATION, NAMES, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../contracts/names.js';
+
+/**
+ * The file synth writes into every output directory. Its presence is the proof that synth created the directory,
+ * and so may replace it: synth never replaces a directory without it unless that directory is empty.
+ */
+export const OUTPUT_MARKER = '.cdk8s-kruise-synth';
+export const OUTPUT_MARKER_CONTENT =
+  'This directory is written by `cdk8s-kruise synth`, which replaces all of it on every run.\n' +
+  'Do not keep hand-written files here. Deleting this file stops synth from replacing the directory.\n';
+
+/** Apply phases, in order. Operations are never applied by a sync: they live outside the synced tree. */
+export enum Phase {
+  CRDS = 0,
+  RUNTIME = 1,
+  APP = 2,
+  OPS = 3,
+}
+
+/** Argo CD sync waves per phase: CRDs, then the runtime (webhooks ready), then the app; unannotated objects are wave 0. */
+export const SYNC_WAVES: Record<Exclude<Phase, Phase.OPS>, string> = { [Phase.CRDS]: '-2', [Phase.RUNTIME]: '-1', [Phase.APP]: '0' };
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+export const SYNC_OPTIONS_ANNOTATION = 'argocd.argoproj.io/sync-options';
+/** Lets Argo CD dry-run a sync whose custom resources' CRDs are created by the same sync. */
+export const SKIP_DRY_RUN = 'SkipDryRunOnMissingResource=true';
+
+/** Who consumes the output: plain kubectl / kustomize, Argo CD, or Flux. */
+export const GITOPS_TARGETS = ['plain', 'argocd', 'flux'] as const;
+export type GitOpsTarget = (typeof GITOPS_TARGETS)[number];
+
+/** Directory (inside the output) of one-shot operations; no kustomization lists it. */
+export const OPS_DIR = OPS_DIR_NAME;
+/** Flux layout: one directory per phase, applied in this order by Flux Kustomizations that depend on each other. */
+export const FLUX_DIRS: Record<Exclude<Phase, Phase.OPS>, string> = {
+  [Phase.CRDS]: 'crds',
+  [Phase.RUNTIME]: 'runtime',
+  [Phase.APP]: 'app',
+};
+/** Flux layout: the Flux Kustomization objects (outside the three synced directories). */
+export const FLUX_FILE = 'flux/kustomizations.yaml';
+/** Argo CD: an Application with the ignoreDifferences the runtime's own writes need (outside the synced tree). */
+export const ARGOCD_FILE = 'argocd/application.yaml';
+
+export interface SynthDoc {
+  /** The chart file cdk8s wrote it to, relative to its output dir (`0001-app.k8s.yaml`). */
+  readonly chartFile: string;
+  readonly object: Record<string, unknown>;
+  /** The document's text exactly as cdk8s wrote it (kept verbatim unless an annotation is added). */
+  readonly text: string;
+}
+
+/** The documents of parsed cdk8s chart files, each with its chart file and its text as cdk8s wrote it. */
+export function synthDocs(manifests: readonly Manifest[]): SynthDoc[] {
+  return manifests
+    .filter((m) => m.source)
+    .map((m) => ({ chartFile: m.source!.file, object: m.object, text: m.source!.fileText.slice(m.source!.start, m.source!.end) }));
+}
+
+export function phaseOf(obj: Record<string, unknown>): Phase {
+  if (obj.kind === 'CustomResourceDefinition' && String(obj.apiVersion).startsWith('apiextensions.k8s.io/')) return Phase.CRDS;
+  const labels = ((obj.metadata as Record<string, unknown> | undefined)?.labels ?? {}) as Record<string, unknown>;
+  if (Object.entries(COMMON_LABELS).every(([k, v]) => labels[k] === v)) return Phase.RUNTIME;
+  if (isOperation(obj)) return Phase.OPS;
+  return Phase.APP;
+}
+
+/** True for a one-shot operation kind (ContainerRecreateRequest). */
+export function isOperation(obj: Record<string, unknown>): boolean {
+  return (
+    typeof obj.apiVersion === 'string' &&
+    KRUISE_GROUPS.has(groupOf(obj.apiVersion)) &&
+    OPERATION_KINDS.some((k) => KRUISE_KINDS[k].kind === obj.kind)
+  );
+}
+
+/**
+ * The chart's id from the file name cdk8s gave it: directories joined with `_`, the extension and cdk8s's
+ * dependency-order prefix (`0002-`) removed. Output names derive from it alone, so adding, removing or reordering
+ * charts renames no other file; only renaming a chart does.
+ */
+export function chartIdOf(chartFile: string): string {
+  return chartFile
+    .replace(/\\/g, '/')
+    .split('/')
+    .map((part) => part.replace(/^\d{4}-/, ''))
+    .join('_')
+    .replace(/\.k8s\.ya?ml$|\.ya?ml$/i, '');
+}
+
+/** Output file of a document: one file for all CRDs, one for the runtime install, one per app chart and per chart's operations. */
+export function outputFileOf(doc: SynthDoc, phase: Phase, gitops: GitOpsTarget = 'plain'): string {
+  const dir = gitops === 'flux' && phase !== Phase.OPS ? `${FLUX_DIRS[phase]}/` : '';
+  if (phase === Phase.CRDS) return `${dir}00-crds.yaml`;
+  if (phase === Phase.RUNTIME) return `${dir}10-runtime.yaml`;
+  if (phase === Phase.OPS) return `${OPS_DIR}/${chartIdOf(doc.chartFile)}.yaml`;
+  return `${dir}20-app-${chartIdOf(doc.chartFile)}.yaml`;
+}
+
+export interface OutputFile {
+  /** Path relative to the output directory, `/`-separated. */
+  readonly name: string;
+  readonly content: string;
+  /** For manifest files: the chart file each document came from, in document order. */
+  readonly sources?: readonly string[];
+}
+
+export interface LayoutOptions {
+  readonly syncWaves?: boolean;
+  readonly gitops?: GitOpsTarget;
+  /** The output directory as a path from the Git repository root (Flux `spec.path`); default `./dist`. */
+  readonly repoPath?: string;
+}
+
+/**
+ * Lays the synthesized documents out for GitOps: files in apply order (CRDs, runtime, app charts in chart order),
+ * each document's text kept byte-for-byte unless an annotation is added, plus kustomization.yaml files listing the
+ * files in that order. One-shot operations go to `ops/`, which no kustomization lists. The result depends only on
+ * the input, so repeated synths produce identical bytes.
+ */
+export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): OutputFile[] {
+  const gitops = opts.gitops ?? 'plain';
+  const syncWaves = opts.syncWaves || gitops === 'argocd';
+  // Kinds whose CRD this output creates: under Argo CD their objects skip the dry run (the CRD is not there yet).
+  const ownCrdKinds = new Set(
+    docs
+      .filter((d) => phaseOf(d.object) === Phase.CRDS)
+      .map((d) => {
+        const spec = (d.object.spec ?? {}) as { group?: string; names?: { kind?: string } };
+        return `${spec.group}/${spec.names?.kind}`;
+      }),
+  );
+  const files = new Map<string, { phase: Phase; order: number; texts: string[]; sources: string[]; chart: string }>();
+  docs.forEach((doc, order) => {
+    const phase = phaseOf(doc.object);
+    const name = outputFileOf(doc, phase, gitops);
+    let f = files.get(name);
+    if (!f) files.set(name, (f = { phase, order, texts: [], sources: [], chart: doc.chartFile }));
+    if (phase !== Phase.CRDS && phase !== Phase.RUNTIME && f.chart !== doc.chartFile) {
+      throw new Error(`charts "${f.chart}" and "${doc.chartFile}" would both be written to ${name}; give one of the charts another id`);
+    }
+    let text = doc.text;
+    if (syncWaves && phase !== Phase.OPS) text = withAnnotation(text, SYNC_WAVE_ANNOTATION, SYNC_WAVES[phase]);
+    if (
+      gitops === 'argocd' &&
+      phase === Phase.APP &&
+      ownCrdKinds.has(`${groupOf(String(doc.object.apiVersion))}/${String(doc.object.kind)}`)
+    )
+      text = withAnnotation(text, SYNC_OPTIONS_ANNOTATION, SKIP_DRY_RUN);
+    f.texts.push(text);
+    f.sources.push(doc.chartFile);
+  });
+  const ordered = [...files.entries()].sort((a, b) => a[1].phase - b[1].phase || a[1].order - b[1].order);
+  const out: OutputFile[] = ordered.map(([name, f]) => ({
+    name,
+    content: f.texts.map((t) => `---\n${stripMarker(t).trimEnd()}\n`).join(''),
+    sources: f.sources,
+  }));
+  const synced = ordered.filter(([, f]) => f.phase !== Phase.OPS);
+  if (gitops === 'flux') {
+    const phases = [Phase.CRDS, Phase.RUNTIME, Phase.APP] as const;
+    const present = phases.filter((p) => synced.some(([, f]) => f.phase === p));
+    for (const p of present) {
+      const dir = FLUX_DIRS[p];
+      const names = synced.filter(([, f]) => f.phase === p).map(([n]) => n.slice(dir.length + 1));
+      out.push({ name: `${dir}/kustomization.yaml`, content: kustomization(names) });
+    }
+    out.push({ name: FLUX_FILE, content: fluxKustomizations(present, docs, opts.repoPath ?? './dist') });
+  } else {
+    out.push({ name: 'kustomization.yaml', content: kustomization(synced.map(([n]) => n)) });
+  }
+  if (gitops === 'argocd') out.push({ name: ARGOCD_FILE, content: argoApplication(docs, opts.repoPath ?? './dist') });
+  return out;
+}
+
+function stripMarker(text: string): string {
+  return text.replace(/^---[ \t]*\r?\n/, '');
+}
+
+function kustomization(resources: readonly string[]): string {
+  return [
+    '# Generated by `cdk8s-kruise synth`. Files are listed in apply order (CRDs, runtime, app) and fifo keeps',
+    '# that order, so `kubectl apply -k` and Flux apply them as listed. One-shot operations (ops/) are not listed.',
+    'apiVersion: kustomize.config.k8s.io/v1beta1',
+    'kind: Kustomization',
+    'sortOptions:',
+    '  order: fifo',
+    'resources:',
+    ...resources.map((r) => `  - ${r}`),
+    '',
+  ].join('\n');
+}
+
+function runtimeNamespace(docs: readonly SynthDoc[]): string {
+  const manager = docs.find(
+    (d) => d.object.kind === 'Deployment' && (d.object.metadata as { name?: string } | undefined)?.name === NAMES.managerDeployment,
+  );
+  return (manager?.object.metadata as { namespace?: string } | undefined)?.namespace ?? 'kruise-system';
+}
+
+/** Workloads of the runtime install that must be rolled out before the app (the manager serves the webhooks). */
+function runtimeWorkloads(docs: readonly SynthDoc[]): Array<{ kind: string; name: string; namespace: string }> {
+  return docs
+    .filter((d) => phaseOf(d.object) === Phase.RUNTIME && (d.object.kind === 'Deployment' || d.object.kind === 'DaemonSet'))
+    .map((d) => {
+      const m = d.object.metadata as { name: string; namespace?: string };
+      return { kind: String(d.object.kind), name: m.name, namespace: m.namespace ?? runtimeNamespace(docs) };
+    });
+}
+
+const FLUX_NAMES: Record<Exclude<Phase, Phase.OPS>, string> = {
+  [Phase.CRDS]: 'cdk8s-kruise-crds',
+  [Phase.RUNTIME]: 'cdk8s-kruise-runtime',
+  [Phase.APP]: 'cdk8s-kruise-app',
+};
+
+/**
+ * Flux Kustomizations for the three directories: each depends on the previous one, and Flux applies the next only
+ * once the previous is Ready (CRDs Established; the runtime's Deployment/DaemonSet rolled out, so its webhooks
+ * serve). The source is the GitRepository `flux bootstrap` creates.
+ */
+function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs: readonly SynthDoc[], repoPath: string): string {
+  const base = repoPath.replace(/\/+$/, '');
+  const objects: string[] = [];
+  present.forEach((p, i) => {
+    const prev = i > 0 ? present[i - 1] : undefined;
+    const checks = p === Phase.RUNTIME ? runtimeWorkloads(docs) : [];
+    objects.push(
+      [
+        'apiVersion: kustomize.toolkit.fluxcd.io/v1',
+        'kind: Kustomization',
+        'metadata:',
+        `  name: ${FLUX_NAMES[p]}`,
+        '  namespace: flux-system',
+        'spec:',
+        '  interval: 10m',
+        '  retryInterval: 1m',
+        '  timeout: 5m',
+        `  path: ${base}/${FLUX_DIRS[p]}`,
+        '  prune: true',
+        '  sourceRef:',
+        '    kind: GitRepository',
+        '    name: flux-system',
+        ...(prev !== undefined ? ['  dependsOn:', `    - name: ${FLUX_NAMES[prev]}`] : []),
+        // Flux ignores healthChecks when wait is true. CRDs: wait for every one to be Established. Runtime: health
+        // checks on its workloads (the manager serves the webhooks). App: no wait, since custom resources whose
+        // controller reports no status would keep it from ever becoming Ready.
+        ...(p === Phase.CRDS ? ['  wait: true'] : []),
+        ...(checks.length
+          ? [
+              '  healthChecks:',
+              ...checks.flatMap((c) => [
+                `    - apiVersion: apps/v1`,
+                `      kind: ${c.kind}`,
+                `      name: ${c.name}`,
+                `      namespace: ${c.namespace}`,
+              ]),
+            ]
+          : []),
+      ].join('\n'),
+    );
+  });
+  return (
+    '# Generated by `cdk8s-kruise synth --gitops flux`. Apply once (`kubectl apply -f` this file, or list it in your\n' +
+    '# cluster kustomization): Flux then applies crds/, runtime/ and app/ in dependsOn order, each once the previous is healthy.\n' +
+    objects.map((o) => `---\n${o}\n`).join('')
+  );
+}
+
+/** An Argo CD Application for the output, ignoring the fields the runtime writes itself. */
+function argoApplication(docs: readonly SynthDoc[], repoPath: string): string {
+  const ns = runtimeNamespace(docs);
+  const hasRuntime = docs.some((d) => phaseOf(d.object) === Phase.RUNTIME);
+  return [
+    '# Generated by `cdk8s-kruise synth --gitops argocd`: an Argo CD Application for this output. Set repoURL, then',
+    '# `kubectl apply -n argocd -f` this file. Objects carry sync waves (CRDs -2, runtime -1, app 0); custom resources',
+    `# whose CRD the same sync creates carry ${SKIP_DRY_RUN}.`,
+    'apiVersion: argoproj.io/v1alpha1',
+    'kind: Application',
+    'metadata:',
+    '  name: cdk8s-kruise',
+    '  namespace: argocd',
+    'spec:',
+    '  project: default',
+    '  source:',
+    '    repoURL: https://git.example.com/your/repo.git',
+    '    targetRevision: HEAD',
+    `    path: ${repoPath.replace(/^\.\//, '').replace(/\/+$/, '')}`,
+    '  destination:',
+    '    server: https://kubernetes.default.svc',
+    '  syncPolicy:',
+    '    automated: { prune: true, selfHeal: true }',
+    '    syncOptions:',
+    '      - ServerSideApply=true',
+    // Without it a sync would write the ignored fields back (an empty caBundle breaks every admission call).
+    '      - RespectIgnoreDifferences=true',
+    ...(hasRuntime
+      ? [
+          "  # The runtime fills the webhooks' caBundle and keeps its serving certificate in a Secret: not drift.",
+          '  ignoreDifferences:',
+          ...[
+            ['MutatingWebhookConfiguration', MUTATING_WEBHOOK_CONFIGURATION],
+            ['ValidatingWebhookConfiguration', VALIDATING_WEBHOOK_CONFIGURATION],
+          ].flatMap(([kind, name]) => [
+            '    - group: admissionregistration.k8s.io',
+            `      kind: ${kind}`,
+            `      name: ${name}`,
+            '      jqPathExpressions:',
+            "        - '.webhooks[]?.clientConfig.caBundle'",
+          ]),
+          '    - group: ""',
+          '      kind: Secret',
+          `      name: ${WEBHOOK_CERT_SECRET}`,
+          `      namespace: ${ns}`,
+          '      jsonPointers:',
+          '        - /data',
+        ]
+      : []),
+    '',
+  ].join('\n');
+}
+
+/** Adds an annotation unless the object already has one (an explicit value wins). */
+function withAnnotation(text: string, key: string, value: string): string {
+  const doc = parseDocument(stripMarker(text));
+  const existing = doc.getIn(['metadata', 'annotations', key]);
+  if (existing !== undefined) return text;
+  if (!isMap(doc.getIn(['metadata', 'annotations'], true))) doc.setIn(['metadata', 'annotations'], doc.createNode({}));
+  doc.setIn(['metadata', 'annotations', key], value);
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** Parses --gitops. */
+export function parseGitOps(v: string): GitOpsTarget {
+  if (!(GITOPS_TARGETS as readonly string[]).includes(v))
+    throw new UsageError(`unknown --gitops target "${v.slice(0, 40)}"; use one of ${GITOPS_TARGETS.join(', ')}`);
+  return v as GitOpsTarget;
+}
