@@ -1,7 +1,10 @@
 // The upstream peer harness (test/harness/kruise-peer.ts) on a control plane of its own: upstream
 // kruise-manager starts with its own CRDs and webhook configurations, its CloneSet controller creates
 // pods, its pod webhook injects a SidecarSet's sidecar, and stopping it removes its webhooks.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FEATURE_GATES } from '../../src/contracts/features.js';
 import { ControlPlane } from '../harness/controlplane.js';
 import { KRUISE_PEER_WEBHOOK_CONFIGURATIONS, KruisePeer, kubectlOn, pinnedKruiseVersion } from '../harness/kruise-peer.js';
 
@@ -11,6 +14,18 @@ interface Item {
 }
 
 const ns = 'peer-e2e';
+const dist = path.resolve(import.meta.dirname, '../../dist');
+
+/** The gates dist/'s runtime turns on that upstream knows (ours alone, such as ContainerExitPriority, it refuses). */
+function distFeatureGates(): string {
+  const gates = /--feature-gates=(\S+)/.exec(readFileSync(path.join(dist, '10-runtime.yaml'), 'utf8'))?.[1];
+  if (!gates) throw new Error('no --feature-gates in dist/10-runtime.yaml');
+  const upstream = new Set(FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
+  return gates
+    .split(',')
+    .filter((g) => upstream.has(g.split('=')[0]!))
+    .join(',');
+}
 let plane: ControlPlane;
 let peer: KruisePeer;
 const k = (args: string[], input?: unknown) => kubectlOn(plane, args, input === undefined ? undefined : JSON.stringify(input));
@@ -27,7 +42,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 
 beforeAll(async () => {
   plane = await ControlPlane.start();
-  peer = await KruisePeer.start(plane, { featureGates: 'SidecarTerminator=true' });
+  // The gates dist/'s runtime turns on for the app, so the app files below meet the webhooks as users would.
+  peer = await KruisePeer.start(plane, { featureGates: distFeatureGates() });
   await k(['create', '-f', '-'], { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
 });
 
@@ -104,6 +120,20 @@ describe(`upstream kruise-manager ${pinnedKruiseVersion()} as a peer`, () => {
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['logtail', 'app']);
     expect(pod.spec.containers[0]!.env).toContainEqual({ name: 'IS_INJECTED', value: 'true' });
     expect(pod.metadata.annotations?.['kruise.io/sidecarset-injected-list']).toBe('logtail');
+  });
+
+  // What Argo CD or Flux syncs from dist/ (its app files; ops/ holds one-shot operations and is never synced)
+  // must be accepted by upstream's webhooks as it is by ours: the output stays API-compatible.
+  it('accepts every app file of dist/ through its own webhooks, with its own CRDs', async () => {
+    const files = readdirSync(dist).filter((f) => f.startsWith('20-app-') && f.endsWith('.yaml'));
+    expect(files.length).toBeGreaterThanOrEqual(8);
+    for (const file of files) {
+      // kubectl fails (and the test with it, naming the file and upstream's reason) on any rejection.
+      const out = await k(['apply', '-f', path.join(dist, file)]);
+      expect(out, file).toMatch(/created|configured|unchanged/);
+    }
+    const stored = JSON.parse(await k(['get', 'clonesets,sidecarsets,imagepulljobs', '-A', '-o', 'json'])) as { items: unknown[] };
+    expect(stored.items.length).toBeGreaterThan(0);
   });
 
   it('stops cleanly and removes its webhook configurations', async () => {
