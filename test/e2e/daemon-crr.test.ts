@@ -288,7 +288,8 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
 
   it('ttlSecondsAfterFinished deletes the CRR after it completed', async () => {
     const k = await runPod('ttl', ['app']);
-    await createCrr(k, 'short-lived', [{ name: 'app' }], { ttlSecondsAfterFinished: 1 });
+    // Long enough that the Completed state is seen before the TTL removes it, on a loaded machine too.
+    await createCrr(k, 'short-lived', [{ name: 'app' }], { ttlSecondsAfterFinished: 5 });
     await waitCompleted('short-lived');
     await waitFor(
       'CRR deleted after TTL',

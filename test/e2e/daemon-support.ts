@@ -40,6 +40,8 @@ export async function startDaemon(nodeName: string, criSocket: string, extra: Pa
     strictPermissions: true,
     logLevel: process.env.DAEMON_LOG_LEVEL ?? 'warn',
     criCheckIntervalMs: 500,
+    // Several daemons run in one test process: each holds exit-priority hooks on a port of its own.
+    controllerOptions: { exitPriorityAddr: '127.0.0.1:0' },
     ...extra,
   });
   await daemon.start();

@@ -12,7 +12,7 @@ import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildRuntimeImage, type BuildResult } from '../../src/image/build.js';
 import { parseDockerfile } from '../../src/image/dockerfile.js';
-import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
+import { KINDS } from '../../src/api/registry.js';
 import { freePort } from '../harness/controlplane.js';
 import { installCrds } from './runtime/support.js';
 import { TestContainerd } from '../cri-harness/containerd.js';
@@ -317,7 +317,8 @@ describe('offline runtime image', () => {
   it('its controller talks to the real kube-apiserver: /readyz and /metrics answer, SIGTERM stops it cleanly', async () => {
     // SidecarTerminator lists ContainerRecreateRequests, so the run reaches the API through the bundled
     // client (TLS client certificate, list + watch) instead of idling with no informer.
-    await installCrds([ContainerRecreateRequestDefinition]);
+    // Every CRD of ours, as the install applies them: the manager is ready once all its caches synced.
+    await installCrds(KINDS);
     const [probe, metrics] = [await freePort(), await freePort()];
     const { logs, code } = await serveInImage(
       [

@@ -4,7 +4,7 @@
 // kubelet does). Real-node behaviour (restarts, IPs, images) is proven in test/node.
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod, type V1PodCondition } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloneSetDefinition } from '../../src/api/registry.js';
+import { CloneSetDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, mergePatch } from '../harness/index.js';
 import { accessCoverage, accessLogs, eventually, installCrds, startController, type ControllerProcess } from './runtime/support.js';
 
@@ -141,7 +141,8 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   apps = kc.makeApiClient(AppsV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
-  await installCrds([CloneSetDefinition]);
+  // The manager also watches SidecarSets (pod webhook injection, SidecarSet controller): it is ready once that cache syncs.
+  await installCrds([CloneSetDefinition, SidecarSetDefinition]);
   runtimeNs = await createNamespace('kruise-system');
   ns = await createNamespace('cloneset');
   await createNode(node);

@@ -68,6 +68,8 @@ export interface RealNodeImages {
   readonly busybox: string;
   /** A second busybox tag, only pulled on demand (ImagePullJob, image change). */
   readonly busybox2: string;
+  /** Pulled by nothing but the ImagePullJob story, so it is on the node only once that job pulled it. */
+  readonly pullOnly: string;
 }
 
 /** What a test worker needs to reach the node (the globalSetup provides it as JSON). */
@@ -173,10 +175,12 @@ export class RealNode {
       pause: `${this.registry.host}/test/pause:1`,
       busybox: `${this.registry.host}/test/busybox:1`,
       busybox2: `${this.registry.host}/test/busybox:2`,
+      pullOnly: `${this.registry.host}/test/pull-only:1`,
     };
     await push(busybox, this.images.pause);
     await push(busybox, this.images.busybox);
     await push(busybox2, this.images.busybox2);
+    await push(busybox2, this.images.pullOnly);
     step('loopback registry with offline-built images');
 
     const cniConf = path.join(this.dir, 'cni-conf');

@@ -44,6 +44,8 @@ describe('CloneSet validation', () => {
   it.each([
     [{ updateStrategy: { type: 'InPlaceIfPossible', maxSurge: 1 } }],
     [{ replicas: 30, updateStrategy: { maxUnavailable: 0, maxSurge: '10%' } }],
+    // Scaled to 0 (the defaults round to 0 pods): nothing to update until it scales up.
+    [{ replicas: 0, updateStrategy: { maxUnavailable: '20%', maxSurge: 0 } }],
   ])('accepts %j', (spec) => {
     expect(validateStrategy(cs(spec))).toBeUndefined();
   });

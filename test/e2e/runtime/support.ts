@@ -5,7 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
 import { toCustomResourceDefinition } from '../../../src/api/crd.js';
-import type { KindDefinition } from '../../../src/api/registry.js';
+import { KINDS, type KindDefinition } from '../../../src/api/registry.js';
 import { DAEMON_CONFIG_NAMESPACE } from '../../../src/api/pod-contracts.js';
 import { findCoveringRule, managerScopes, type ApiAccess, type PermissionRule } from '../../../src/contracts/index.js';
 import { adminKubeConfig, kubeconfigPath, kubectl } from '../../harness/index.js';
@@ -14,8 +14,15 @@ import { ControllerProcess } from './process.js';
 
 export { freePort, eventually, repoRoot, accessLogs, ControllerProcess } from './process.js';
 
-/** Starts `cdk8s-kruise controller` against the shared control plane. */
-export function startController(namespace: string, args: string[]): Promise<ControllerProcess> {
+let allCrds: Promise<void> | undefined;
+
+/**
+ * Starts `cdk8s-kruise controller` against the shared control plane, with every CRD of ours installed first, as
+ * the install always applies them: the manager is ready only once each cache it keeps has synced, and a test
+ * must not depend on which other test file installed a CRD before it.
+ */
+export async function startController(namespace: string, args: string[]): Promise<ControllerProcess> {
+  await (allCrds ??= installCrds(KINDS));
   return ControllerProcess.start(kubeconfigPath(), namespace, args);
 }
 

@@ -73,7 +73,9 @@ export function validateStrategy(obj: CloneSetLike): AdmissionResult | undefined
       'remove maxSurge or use InPlaceIfPossible',
     );
   }
+  // With no replicas there is nothing to update (a CloneSet scaled to 0, or created at 0 and scaled later).
   if (
+    replicas > 0 &&
     us.maxUnavailable !== undefined &&
     below1(us.maxUnavailable, replicas) &&
     us.maxSurge !== undefined &&
