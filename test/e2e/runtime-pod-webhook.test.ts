@@ -1,35 +1,11 @@
 // The pod webhook (/mutate-pod) served by the runtime and registered as the install renders it, on the
 // real kube-apiserver: a pod CREATE owned by a Kruise workload is mutated by the composed pod mutators;
 // kube-system, the runtime's namespace and namespaces labelled to opt out are never sent to it.
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type V1MutatingWebhookConfiguration,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import { SidecarSetDefinition } from '../../src/api/registry.js';
+import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../src/install/crds.js';
-import type { InstallSpec } from '../../src/install/spec.js';
-import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
-import {
-  LABEL_POD_WEBHOOK_OPT_OUT,
-  MUTATING_WEBHOOK_CONFIGURATION,
-  POD_MUTATING_PATH,
-  POD_WEBHOOK_OPT_OUT_VALUE,
-  VALIDATING_WEBHOOK_CONFIGURATION,
-} from '../../src/contracts/index.js';
+import { LABEL_POD_WEBHOOK_OPT_OUT, MUTATING_WEBHOOK_CONFIGURATION, POD_WEBHOOK_OPT_OUT_VALUE } from '../../src/contracts/index.js';
 import { adminKubeConfig, createNamespace } from '../harness/index.js';
-import {
-  accessCoverage,
-  accessLogs,
-  eventually,
-  freePort,
-  installCrds,
-  startController,
-  type ControllerProcess,
-} from './runtime/support.js';
+import { accessCoverage, accessLogs, eventually, startWithPodWebhook, type ControllerProcess } from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
@@ -72,41 +48,10 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   adm = kc.makeApiClient(AdmissionregistrationV1Api);
   custom = kc.makeApiClient(CustomObjectsApi);
-  await installCrds([SidecarSetDefinition]);
   runtimeNs = await createNamespace('kruise-system');
   ns = await createNamespace('podwebhook');
   optedOut = await createNamespace('podwebhook-optout', { [LABEL_POD_WEBHOOK_OPT_OUT]: POD_WEBHOOK_OPT_OUT_VALUE });
-  const port = await freePort();
-  // The install's own pod webhook entry (selector, rules, failurePolicy), dialled at the test's process.
-  const spec: InstallSpec = {
-    namespace: runtimeNs,
-    daemonConfigNamespace: 'kruise-daemon-config',
-    image: 'x',
-    imagePullPolicy: 'IfNotPresent',
-    imagePullSecrets: [],
-    manager: { replicas: 1, resources: {}, logLevel: 'info' },
-    webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
-    featureGates: '',
-    kinds: servedKinds(),
-  };
-  const rendered = mutatingWebhookConfiguration(spec) as unknown as V1MutatingWebhookConfiguration;
-  const podHook = rendered.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
-  podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
-  await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
-  await adm.createMutatingWebhookConfiguration({ body: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: [podHook] } });
-  ctl = await startController(runtimeNs, [
-    '--webhook-port',
-    String(port),
-    '--webhook-host',
-    '127.0.0.1',
-    '--webhook-cert-host',
-    '127.0.0.1',
-    '--mutating-webhook-configuration',
-    MUTATING_WEBHOOK_CONFIGURATION,
-    '--validating-webhook-configuration',
-    VALIDATING_WEBHOOK_CONFIGURATION,
-  ]);
-  await ctl.waitReady();
+  ctl = await startWithPodWebhook(runtimeNs);
   // The logtail SidecarSet of the seed scenario, selecting app=webserver in every namespace.
   await custom.createClusterCustomObject({
     group: 'apps.kruise.io',

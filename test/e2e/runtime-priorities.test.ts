@@ -2,24 +2,12 @@
 // renders it) wires the exit-priority hooks and refuses bad input with the `validate` messages, and the launch
 // priority step plus the barrier controller create `<pod>-barrier` (owned by the pod) and release its keys
 // highest priority first as containers become ready (the test writes the kubelet's status).
-import { AdmissionregistrationV1Api, CoreV1Api, type V1MutatingWebhookConfiguration, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../src/install/crds.js';
-import type { InstallSpec } from '../../src/install/spec.js';
-import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, POD_MUTATING_PATH, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
+import { MUTATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { readExitPriorityHook } from '../../src/api/pod-contracts.js';
 import { adminKubeConfig, createNamespace } from '../harness/index.js';
-import { SidecarSetDefinition } from '../../src/api/registry.js';
-import {
-  accessCoverage,
-  accessLogs,
-  eventually,
-  freePort,
-  installCrds,
-  startController,
-  type ControllerProcess,
-} from './runtime/support.js';
+import { accessCoverage, accessLogs, eventually, startWithPodWebhook, type ControllerProcess } from './runtime/support.js';
 
 let core: CoreV1Api;
 let adm: AdmissionregistrationV1Api;
@@ -35,38 +23,7 @@ beforeAll(async () => {
   adm = kc.makeApiClient(AdmissionregistrationV1Api);
   runtimeNs = await createNamespace('kruise-system');
   ns = await createNamespace('priorities');
-  // The pod webhook's SidecarSet step watches SidecarSets: the manager is ready once that cache syncs.
-  await installCrds([SidecarSetDefinition]);
-  const port = await freePort();
-  const spec: InstallSpec = {
-    namespace: runtimeNs,
-    daemonConfigNamespace: 'kruise-daemon-config',
-    image: 'x',
-    imagePullPolicy: 'IfNotPresent',
-    imagePullSecrets: [],
-    manager: { replicas: 1, resources: {}, logLevel: 'info' },
-    webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
-    featureGates: '',
-    kinds: servedKinds(),
-  };
-  const rendered = mutatingWebhookConfiguration(spec) as unknown as V1MutatingWebhookConfiguration;
-  const podHook = rendered.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
-  podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
-  await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
-  await adm.createMutatingWebhookConfiguration({ body: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: [podHook] } });
-  ctl = await startController(runtimeNs, [
-    '--webhook-port',
-    String(port),
-    '--webhook-host',
-    '127.0.0.1',
-    '--webhook-cert-host',
-    '127.0.0.1',
-    '--mutating-webhook-configuration',
-    MUTATING_WEBHOOK_CONFIGURATION,
-    '--validating-webhook-configuration',
-    VALIDATING_WEBHOOK_CONFIGURATION,
-  ]);
-  await ctl.waitReady();
+  ctl = await startWithPodWebhook(runtimeNs);
   const probe: V1Pod = {
     metadata: { name: 'probe', annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } },
     spec: { containers: containers('a', 'b') },

@@ -3,14 +3,25 @@
 // call the processes made is declared in src/contracts/permissions.ts.
 import { readFileSync, existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiextensionsV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, ApiextensionsV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { toCustomResourceDefinition } from '../../../src/api/crd.js';
 import { KINDS, type KindDefinition } from '../../../src/api/registry.js';
 import { DAEMON_CONFIG_NAMESPACE } from '../../../src/api/pod-contracts.js';
-import { findCoveringRule, managerScopes, type ApiAccess, type PermissionRule } from '../../../src/contracts/index.js';
+import { servedKinds } from '../../../src/install/crds.js';
+import type { InstallSpec } from '../../../src/install/spec.js';
+import { mutatingWebhookConfiguration } from '../../../src/install/webhooks.js';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  POD_MUTATING_PATH,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  findCoveringRule,
+  managerScopes,
+  type ApiAccess,
+  type PermissionRule,
+} from '../../../src/contracts/index.js';
 import { adminKubeConfig, kubeconfigPath, kubectl } from '../../harness/index.js';
 
-import { ControllerProcess } from './process.js';
+import { ControllerProcess, freePort } from './process.js';
 
 export { freePort, eventually, repoRoot, accessLogs, ControllerProcess } from './process.js';
 
@@ -80,4 +91,43 @@ export function accessCoverage(
     rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${g || 'core'}/${res}:${v}`))));
   const unused = [...new Set(scopes.flatMap((s) => declared(s.rules)))].filter((t) => !used.has(t));
   return { calls, uncovered, unused };
+}
+
+/**
+ * Starts the controller serving the pod webhook, with the install's own pod webhook entry (selector, rules,
+ * failurePolicy) registered and dialled at this process: what the apiserver calls is what users install.
+ */
+export async function startWithPodWebhook(runtimeNs: string): Promise<ControllerProcess> {
+  const port = await freePort();
+  const spec: InstallSpec = {
+    namespace: runtimeNs,
+    daemonConfigNamespace: 'kruise-daemon-config',
+    image: 'x',
+    imagePullPolicy: 'IfNotPresent',
+    imagePullSecrets: [],
+    manager: { replicas: 1, resources: {}, logLevel: 'info' },
+    webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
+    featureGates: '',
+    kinds: servedKinds(),
+  };
+  const rendered = mutatingWebhookConfiguration(spec) as unknown as V1MutatingWebhookConfiguration;
+  const podHook = rendered.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
+  podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
+  const adm = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
+  await adm.deleteMutatingWebhookConfiguration({ name: MUTATING_WEBHOOK_CONFIGURATION }).catch(() => undefined);
+  await adm.createMutatingWebhookConfiguration({ body: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: [podHook] } });
+  const ctl = await startController(runtimeNs, [
+    '--webhook-port',
+    String(port),
+    '--webhook-host',
+    '127.0.0.1',
+    '--webhook-cert-host',
+    '127.0.0.1',
+    '--mutating-webhook-configuration',
+    MUTATING_WEBHOOK_CONFIGURATION,
+    '--validating-webhook-configuration',
+    VALIDATING_WEBHOOK_CONFIGURATION,
+  ]);
+  await ctl.waitReady();
+  return ctl;
 }
