@@ -85,6 +85,9 @@ async function waitEstablished(name: string): Promise<V1CustomResourceDefinition
 describe('dist/ on a real kube-apiserver', () => {
   let defaultNamespace: string;
   const appliedWebhookConfigs: KubernetesObject[] = [];
+  // SidecarSets are cluster-scoped and select pods in every namespace: left behind, they would inject into
+  // the pods of later test files (and collide with their own SidecarSets).
+  const appliedSidecarSets: string[] = [];
 
   beforeAll(async () => {
     defaultNamespace = await createNamespace('dist');
@@ -96,6 +99,7 @@ describe('dist/ on a real kube-apiserver', () => {
       const kind = config.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations';
       await rawRequest('DELETE', `/apis/admissionregistration.k8s.io/v1/${kind}/${config.metadata!.name}`);
     }
+    for (const name of appliedSidecarSets) await rawRequest('DELETE', `/apis/apps.kruise.io/v1alpha1/sidecarsets/${name}`);
   });
 
   async function apply(d: DistObject): Promise<KubernetesObject> {
@@ -111,6 +115,7 @@ describe('dist/ on a real kube-apiserver', () => {
         });
       }
     }
+    if (d.object.kind === 'SidecarSet') appliedSidecarSets.push(d.object.metadata!.name!);
     try {
       return await serverSideApply(d.object, { fieldManager: FIELD_MANAGER, defaultNamespace });
     } catch (error) {

@@ -429,12 +429,23 @@ describe('CloneSet controller on the real API server', () => {
 
 describe('CloneSet controller across a leader change', () => {
   it('the standby that takes over acts on later changes (scale and template)', async () => {
+    // The managers of the cases above share the lease: stop them, so one of the two started here leads.
+    await Promise.all(procs.map((p) => p.stop('SIGTERM')));
     const a = await start();
     const b = await start();
     await create(cloneSet('lead', { replicas: 2 }));
     await settle('lead', async () => (await getCs('lead')).status?.availableReplicas === 2, 'lead available');
     // Stop whichever leads; the other takes over the lease.
-    const leader = (await a.metric('leader_election_master_status')) === 1 ? a : b;
+    const leader = await eventually(
+      async () =>
+        (await a.metric('leader_election_master_status')) === 1
+          ? a
+          : (await b.metric('leader_election_master_status')) === 1
+            ? b
+            : undefined,
+      20_000,
+      'one of the two leads',
+    );
     const standby = leader === a ? b : a;
     await leader.stop('SIGTERM');
     await eventually(async () => (await standby.metric('leader_election_master_status')) === 1, 20_000, 'standby leads');

@@ -354,7 +354,7 @@ export class CloneSetReconciler implements Reconciler {
       for (const c of pvcs) {
         const id = c.metadata.labels?.[LABEL_CLONESET_INSTANCE_ID];
         // A pod of that name still terminating would make the create fail with AlreadyExists and stall
-        // the CloneSet (upstream #1099): such an id is not free yet.
+        // the CloneSet, as upstream does: such an id is not free yet.
         if (id && !activeIds.has(id) && !this.pods.get(`${ns}/${name}-${id}`)) free.add(id);
       }
       ids.push(...[...free].sort().slice(0, count));
