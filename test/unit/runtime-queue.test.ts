@@ -59,7 +59,8 @@ describe('WorkQueue', () => {
       q.add(key);
       if (i % 7 === 0) await sleep(1);
     }
-    await sleep(100);
+    const caughtUp = () => Object.keys(version).every((key) => processedVersion[key] === version[key]);
+    for (const until = Date.now() + 10_000; !caughtUp() && Date.now() < until;) await sleep(20);
     q.shutDown();
     await workers;
     expect(overlap).toBe(0);
@@ -85,7 +86,9 @@ describe('WorkQueue', () => {
       (_k, _e, delay) => errors.push(delay),
     );
     q.add('x');
-    await sleep(400);
+    // Wait for the fifth (successful) run rather than a fixed time: a loaded machine delays timers.
+    for (const until = Date.now() + 10_000; times.length < 5 && Date.now() < until;) await sleep(20);
+    await sleep(20);
     q.shutDown();
     await workers;
     expect(errors).toEqual([10, 20, 40, 80]);
@@ -128,7 +131,9 @@ describe('WorkQueue', () => {
       },
     );
     q.add('a');
-    await sleep(100);
+    for (const until = Date.now() + 10_000; calls < 2 && Date.now() < until;) await sleep(10);
+    // Long enough for a wrongly counted failure to show up as a third call.
+    await sleep(60);
     q.shutDown();
     await w;
     expect(calls).toBe(2);
