@@ -3,6 +3,7 @@ import {
   calculateDiffs,
   deleteStep,
   inPlaceCompleted,
+  inPlaceState,
   kruisePodReadyWith,
   missingGateForNotReady,
   nextLifecycleState,
@@ -394,6 +395,18 @@ describe('in-place completion', () => {
   ] as const)('%s → %s', (_n, last, s, want) => {
     const p = withStatus(pod('x', last ? { annotations: state(last) } : {}), s);
     expect(inPlaceCompleted(p)).toBe(want);
+  });
+  it("state records the changed containers' image and container IDs and one batch of them, as upstream's does", () => {
+    const p = withStatus(pod('x'), { imageID: 'sha:a', image: 'app:1', containerID: 'c1' });
+    expect(inPlaceState(p, NEW, { app: 'app:2' }, 'T')).toEqual({
+      revision: NEW,
+      updateTimestamp: 'T',
+      lastContainerStatuses: { app: { imageID: 'sha:a', containerID: 'c1' } },
+      updateImages: true,
+      containerBatchesRecord: [{ timestamp: 'T', containers: ['app'] }],
+    });
+    // Metadata only: no image fields.
+    expect(inPlaceState(p, NEW, {}, 'T')).toEqual({ revision: NEW, updateTimestamp: 'T', lastContainerStatuses: {} });
   });
   it('pending grace annotation is never complete', () => {
     expect(inPlaceCompleted(pod('x', { annotations: { 'apps.kruise.io/inplace-update-grace': '{}' } }))).toBe(false);

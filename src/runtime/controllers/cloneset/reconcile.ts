@@ -733,7 +733,16 @@ export class CloneSetReconciler implements Reconciler {
       return { changed: true };
     }
     const conds: PodCondition[] = [];
-    if (shouldMarkInPlaceReady(p)) conds.push({ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339() });
+    // The False write carried a reason; the True condition has none (a strategic merge keeps fields not set to null).
+    if (shouldMarkInPlaceReady(p)) {
+      conds.push({
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'True',
+        reason: null,
+        message: null,
+        lastTransitionTime: rfc3339(),
+      } as never);
+    }
     // The pod webhook of upstream adds the KruisePodReady gate and its readiness controller sets it True;
     // we add the gate at creation, so the first True is ours too.
     if (hasReadinessGate(p, CONDITION_KRUISE_POD_READY) && !condition(p, CONDITION_KRUISE_POD_READY)) {
