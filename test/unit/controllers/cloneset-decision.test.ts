@@ -14,6 +14,7 @@ import {
   scaledValue,
   selectorString,
   shouldMarkInPlaceReady,
+  sortForUpdate,
   statusCounts,
   syncConditions,
   type DiffInput,
@@ -469,6 +470,43 @@ describe('planUpdate', () => {
       ),
     );
     expect(plan.map((u) => u.pod.metadata.name)).toEqual(['b']);
+  });
+});
+
+describe('update order (priorityStrategy, scatterStrategy)', () => {
+  const names = (ps: Pod[]) => ps.map((p) => p.metadata.name);
+  it.each([
+    [
+      'orderPriority: first key present, higher trailing integer first, pods without the key last',
+      [pod('none'), pod('o1', { labels: { order: 'v1' } }), pod('o5', { labels: { order: 'v5' } }), pod('p2', { labels: { prio: '2' } })],
+      { orderPriority: [{ orderedKey: 'order' }, { orderedKey: 'prio' }] },
+      ['o5', 'o1', 'p2', 'none'],
+    ],
+    [
+      'weightPriority: sum of matching weights, higher first, stable otherwise',
+      [pod('a'), pod('b', { labels: { x: '1' } }), pod('c', { labels: { x: '1', y: '1' } })],
+      {
+        weightPriority: [
+          { weight: 5, matchSelector: { matchLabels: { x: '1' } } },
+          { weight: 1, matchSelector: { matchLabels: { y: '1' } } },
+        ],
+      },
+      ['c', 'b', 'a'],
+    ],
+  ] as const)('%s', (_n, pods, priority, want) => {
+    expect(names(sortForUpdate(pods as unknown as Pod[], { priority: priority as never, nowMs: NOW }))).toEqual(want);
+  });
+  it('scatterStrategy spreads the pods of a term evenly through the order', () => {
+    const pods = ['a', 'b', 'c']
+      .map((n) => pod(n, { labels: { zone: 'x' } }))
+      .concat(['d', 'e', 'f'].map((n) => pod(n, { labels: { zone: 'y' } })));
+    expect(names(sortForUpdate(pods, { scatter: [{ key: 'zone', value: 'x' }], nowMs: NOW }))).toEqual(['a', 'd', 'b', 'e', 'c', 'f']);
+    // One matching pod (or none of the others) leaves the order alone.
+    expect(names(sortForUpdate(pods.slice(2), { scatter: [{ key: 'zone', value: 'x' }], nowMs: NOW }))).toEqual(['c', 'd', 'e', 'f']);
+  });
+  it('PreparingUpdate pods go first whatever the priority', () => {
+    const pods = [pod('hi', { labels: { order: '9' } }), pod('prep', { state: 'PreparingUpdate' })];
+    expect(names(sortForUpdate(pods, { priority: { orderPriority: [{ orderedKey: 'order' }] }, nowMs: NOW }))).toEqual(['prep', 'hi']);
   });
 });
 
