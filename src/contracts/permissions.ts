@@ -143,8 +143,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: ['apps'],
     resources: ['controllerrevisions'],
-    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
-    why: 'CloneSet template history: create the update revision, bump an older equal one on rollback, truncate beyond revisionHistoryLimit',
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+    why: 'CloneSet template history: create the update revision (read the holder of its name on a collision), bump an older equal one on rollback, truncate beyond revisionHistoryLimit',
   },
   {
     apiGroups: [KRUISE_GROUP],

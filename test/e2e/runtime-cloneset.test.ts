@@ -317,7 +317,12 @@ describe('CloneSet controller on the real API server', () => {
   });
 
   it('ReCreate update replaces pods; a rollback reuses the previous revision (bumped) and recreates again', async () => {
-    await create(cloneSet('rec', { replicas: 2, extra: { updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } } }));
+    // A shell command with `&` (as real pods have): the revision's stored data must survive the API
+    // server's re-encoding when the rollback renumbers it.
+    const command = ['sh', '-c', 'sleep 1 & wait $!'];
+    const rec = cloneSet('rec', { replicas: 2, extra: { updateStrategy: { type: 'ReCreate', maxUnavailable: 2 } } });
+    Object.assign(rec.spec.template.spec.containers[0]!, { command });
+    await create(rec);
     const first = await settle(
       'rec',
       async () => {
@@ -328,7 +333,7 @@ describe('CloneSet controller on the real API server', () => {
     );
     const uids1 = (await podsOf('rec')).map((p) => p.metadata!.uid);
     await patchSpec('rec', {
-      template: { metadata: { labels: { app: 'rec' } }, spec: { containers: [{ name: 'main', image: 'example.io/app:2' }] } },
+      template: { metadata: { labels: { app: 'rec' } }, spec: { containers: [{ name: 'main', image: 'example.io/app:2', command }] } },
     });
     const second = await settle(
       'rec',
@@ -347,7 +352,7 @@ describe('CloneSet controller on the real API server', () => {
     expect(second.currentRevision).toBe(second.updateRevision);
 
     await patchSpec('rec', {
-      template: { metadata: { labels: { app: 'rec' } }, spec: { containers: [{ name: 'main', image: 'example.io/app:1' }] } },
+      template: { metadata: { labels: { app: 'rec' } }, spec: { containers: [{ name: 'main', image: 'example.io/app:1', command }] } },
     });
     const third = await settle(
       'rec',

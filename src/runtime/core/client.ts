@@ -24,6 +24,22 @@ export class KubeApiError extends Error {
 export const isNotFound = (e: unknown): boolean => e instanceof KubeApiError && e.code === 404;
 export const isConflict = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'Conflict';
 export const isAlreadyExists = (e: unknown): boolean => e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
+export const isInvalid = (e: unknown): boolean => e instanceof KubeApiError && e.code === 422;
+
+const GO_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/**
+ * JSON text as Go's encoding/json writes it: like JSON.stringify, with `<`, `>`, `&`, U+2028 and U+2029
+ * escaped (the same value, other bytes). Raw JSON fields such as ControllerRevision `data` are stored
+ * as sent and compared byte for byte on update; when the API server applies a patch it re-encodes the
+ * object the Go way, so data sent with a literal `&` (a shell `cmd & wait`) would no longer equal
+ * itself and the patch would be refused as changing immutable data. Outside strings these characters
+ * never occur in JSON, so replacing them everywhere is safe.
+ */
+export function goJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => GO_ESCAPES[c]!);
+}
+
 export const isGone = (e: unknown): boolean =>
   (e instanceof KubeApiError && e.code === 410) ||
   (typeof e === 'object' && e !== null && (e as { statusCode?: number }).statusCode === 410);
@@ -168,7 +184,7 @@ export class KubeClient {
     ctx.setHeaderParam('Accept', 'application/json');
     if (body !== undefined) {
       ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(body));
+      ctx.setBody(goJson(body));
     }
     ctx.setSignal(AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000));
     await this.kubeConfig.applySecurityAuthentication(ctx);

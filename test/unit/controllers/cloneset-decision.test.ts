@@ -3,6 +3,7 @@ import {
   calculateDiffs,
   deleteStep,
   inPlaceCompleted,
+  inPlaceState,
   kruisePodReadyWith,
   missingGateForNotReady,
   nextLifecycleState,
@@ -13,6 +14,7 @@ import {
   scaledValue,
   selectorString,
   shouldMarkInPlaceReady,
+  sortForUpdate,
   statusCounts,
   syncConditions,
   type DiffInput,
@@ -395,6 +397,18 @@ describe('in-place completion', () => {
     const p = withStatus(pod('x', last ? { annotations: state(last) } : {}), s);
     expect(inPlaceCompleted(p)).toBe(want);
   });
+  it("state records the changed containers' image and container IDs and one batch of them, as upstream's does", () => {
+    const p = withStatus(pod('x'), { imageID: 'sha:a', image: 'app:1', containerID: 'c1' });
+    expect(inPlaceState(p, NEW, { app: 'app:2' }, 'T')).toEqual({
+      revision: NEW,
+      updateTimestamp: 'T',
+      lastContainerStatuses: { app: { imageID: 'sha:a', containerID: 'c1' } },
+      updateImages: true,
+      containerBatchesRecord: [{ timestamp: 'T', containers: ['app'] }],
+    });
+    // Metadata only: no image fields.
+    expect(inPlaceState(p, NEW, {}, 'T')).toEqual({ revision: NEW, updateTimestamp: 'T', lastContainerStatuses: {} });
+  });
   it('pending grace annotation is never complete', () => {
     expect(inPlaceCompleted(pod('x', { annotations: { 'apps.kruise.io/inplace-update-grace': '{}' } }))).toBe(false);
   });
@@ -456,6 +470,43 @@ describe('planUpdate', () => {
       ),
     );
     expect(plan.map((u) => u.pod.metadata.name)).toEqual(['b']);
+  });
+});
+
+describe('update order (priorityStrategy, scatterStrategy)', () => {
+  const names = (ps: Pod[]) => ps.map((p) => p.metadata.name);
+  it.each([
+    [
+      'orderPriority: first key present, higher trailing integer first, pods without the key last',
+      [pod('none'), pod('o1', { labels: { order: 'v1' } }), pod('o5', { labels: { order: 'v5' } }), pod('p2', { labels: { prio: '2' } })],
+      { orderPriority: [{ orderedKey: 'order' }, { orderedKey: 'prio' }] },
+      ['o5', 'o1', 'p2', 'none'],
+    ],
+    [
+      'weightPriority: sum of matching weights, higher first, stable otherwise',
+      [pod('a'), pod('b', { labels: { x: '1' } }), pod('c', { labels: { x: '1', y: '1' } })],
+      {
+        weightPriority: [
+          { weight: 5, matchSelector: { matchLabels: { x: '1' } } },
+          { weight: 1, matchSelector: { matchLabels: { y: '1' } } },
+        ],
+      },
+      ['c', 'b', 'a'],
+    ],
+  ] as const)('%s', (_n, pods, priority, want) => {
+    expect(names(sortForUpdate(pods as unknown as Pod[], { priority: priority as never, nowMs: NOW }))).toEqual(want);
+  });
+  it('scatterStrategy spreads the pods of a term evenly through the order', () => {
+    const pods = ['a', 'b', 'c']
+      .map((n) => pod(n, { labels: { zone: 'x' } }))
+      .concat(['d', 'e', 'f'].map((n) => pod(n, { labels: { zone: 'y' } })));
+    expect(names(sortForUpdate(pods, { scatter: [{ key: 'zone', value: 'x' }], nowMs: NOW }))).toEqual(['a', 'd', 'b', 'e', 'c', 'f']);
+    // One matching pod (or none of the others) leaves the order alone.
+    expect(names(sortForUpdate(pods.slice(2), { scatter: [{ key: 'zone', value: 'x' }], nowMs: NOW }))).toEqual(['c', 'd', 'e', 'f']);
+  });
+  it('PreparingUpdate pods go first whatever the priority', () => {
+    const pods = [pod('hi', { labels: { order: '9' } }), pod('prep', { state: 'PreparingUpdate' })];
+    expect(names(sortForUpdate(pods, { priority: { orderPriority: [{ orderedKey: 'order' }] }, nowMs: NOW }))).toEqual(['prep', 'hi']);
   });
 });
 

@@ -412,6 +412,8 @@ export interface InPlaceUpdateState {
   updateTimestamp: string;
   lastContainerStatuses?: Record<string, { imageID?: string; containerID?: string }>;
   updateImages?: boolean;
+  /** Upstream's record of which containers each patch changed (one batch: every changed container at once). */
+  containerBatchesRecord?: Array<{ timestamp: string; containers: string[] }>;
 }
 
 /** `apps.kruise.io/inplace-update-grace`: the patch held back for the grace period. */
@@ -438,7 +440,13 @@ export function inPlaceState(pod: Pod, revision: string, images: Readonly<Record
     const s = pod.status?.containerStatuses?.find((c) => c.name === name);
     last[name] = { imageID: (s?.imageID as string | undefined) ?? '', ...(s?.containerID ? { containerID: s.containerID } : {}) };
   }
-  return { revision, updateTimestamp: now, lastContainerStatuses: last, ...(Object.keys(images).length ? { updateImages: true } : {}) };
+  const names = Object.keys(images);
+  return {
+    revision,
+    updateTimestamp: now,
+    lastContainerStatuses: last,
+    ...(names.length ? { updateImages: true, containerBatchesRecord: [{ timestamp: now, containers: names }] } : {}),
+  };
 }
 
 function withLatest(image: string): string {

@@ -20,7 +20,7 @@ import {
   selectorMatches,
   isEmptySelector,
 } from '../../../contracts/index.js';
-import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
+import { isAlreadyExists, isConflict, isInvalid, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
@@ -238,42 +238,57 @@ export class CloneSetReconciler implements Reconciler {
     const plan = planUpdateRevision(all, build(collisionCount, 0));
     // The revision written this round is used at once (not after the revisions cache shows it): the
     // decision never waits on a watch, and a stale cache only repeats an idempotent write.
-    let update: Revision;
-    if (plan.action === 'bump') {
-      update = await this.ctx.client.patch<Revision>(
-        CONTROLLER_REVISIONS,
-        plan.revision.metadata.name!,
-        ns,
-        { revision: plan.to },
-        PatchStrategy.MergePatch,
-      );
-      this.ctx.logger.info(
-        { cloneset: objectKey(cs), revision: update.metadata.name, number: plan.to },
-        'update revision: an older revision again',
-      );
-    } else if (plan.action === 'create') {
-      for (let attempt = 0; ; attempt++) {
-        const wanted = { ...build(collisionCount, plan.revision.revision ?? 1) };
-        try {
-          update = await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
-          this.ctx.logger.info({ cloneset: objectKey(cs), revision: update.metadata.name }, 'update revision: created');
-          break;
-        } catch (err) {
-          if (!isAlreadyExists(err) || attempt > 10) throw err;
-          const existing = await this.ctx.client.get<Revision>(CONTROLLER_REVISIONS, wanted.metadata.name!, ns);
-          if (controllerRef(existing)?.uid === cs.metadata.uid && planUpdateRevision([existing], wanted).action !== 'create') {
-            update = existing;
-            break;
-          }
-          // A different revision holds the name: count the collision (persisted in status) and rehash.
-          collisionCount++;
-          await this.ctx.client.patch(CLONESETS, cs.metadata.name!, ns, { status: { collisionCount } }, PatchStrategy.MergePatch, {
-            subresource: 'status',
-          });
-        }
-      }
-    } else {
+    const persistCollisionCount = () =>
+      this.ctx.client.patch(CLONESETS, cs.metadata.name!, ns, { status: { collisionCount } }, PatchStrategy.MergePatch, {
+        subresource: 'status',
+      });
+    let update: Revision | undefined;
+    let createAs = plan.revision.revision ?? 1;
+    if (plan.action === 'reuse') {
       update = plan.revision;
+    } else if (plan.action === 'bump') {
+      try {
+        update = await this.ctx.client.patch<Revision>(
+          CONTROLLER_REVISIONS,
+          plan.revision.metadata.name!,
+          ns,
+          { revision: plan.to },
+          PatchStrategy.MergePatch,
+        );
+        this.ctx.logger.info(
+          { cloneset: objectKey(cs), revision: update.metadata.name, number: plan.to },
+          'update revision: an older revision again',
+        );
+      } catch (err) {
+        if (!isInvalid(err)) throw err;
+        // The API server refuses to renumber a revision whose stored data no longer equals itself once
+        // it re-encodes it (written with a literal `&`, `<` or `>` before requests were encoded the Go
+        // way): a new revision under the next collision count takes its place instead of a stall.
+        this.ctx.logger.warn(
+          { cloneset: objectKey(cs), revision: plan.revision.metadata.name, err: (err as Error).message },
+          'update revision: the older equal revision cannot be renumbered; creating a new one',
+        );
+        collisionCount++;
+        await persistCollisionCount();
+        createAs = plan.to;
+      }
+    }
+    for (let attempt = 0; !update; attempt++) {
+      const wanted = { ...build(collisionCount, createAs) };
+      try {
+        update = await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
+        this.ctx.logger.info({ cloneset: objectKey(cs), revision: update.metadata.name }, 'update revision: created');
+      } catch (err) {
+        if (!isAlreadyExists(err) || attempt > 10) throw err;
+        const existing = await this.ctx.client.get<Revision>(CONTROLLER_REVISIONS, wanted.metadata.name!, ns);
+        if (controllerRef(existing)?.uid === cs.metadata.uid && planUpdateRevision([existing], wanted).action !== 'create') {
+          update = existing;
+          break;
+        }
+        // A different revision holds the name: count the collision (persisted in status) and rehash.
+        collisionCount++;
+        await persistCollisionCount();
+      }
     }
     const revisions = [...all.filter((r) => r.metadata.name !== update.metadata.name), update];
     const current = revisions.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
@@ -733,7 +748,16 @@ export class CloneSetReconciler implements Reconciler {
       return { changed: true };
     }
     const conds: PodCondition[] = [];
-    if (shouldMarkInPlaceReady(p)) conds.push({ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339() });
+    // The False write carried a reason; the True condition has none (a strategic merge keeps fields not set to null).
+    if (shouldMarkInPlaceReady(p)) {
+      conds.push({
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'True',
+        reason: null,
+        message: null,
+        lastTransitionTime: rfc3339(),
+      } as never);
+    }
     // The pod webhook of upstream adds the KruisePodReady gate and its readiness controller sets it True;
     // we add the gate at creation, so the first True is ours too.
     if (hasReadinessGate(p, CONDITION_KRUISE_POD_READY) && !condition(p, CONDITION_KRUISE_POD_READY)) {
