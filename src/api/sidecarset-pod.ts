@@ -17,7 +17,8 @@ import {
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_NATIVE_SIDECARS,
 } from '../contracts/keys.js';
-import { isEmptySelector, selectorMatches } from '../contracts/validators.js';
+import { SIDECARSET_PATCH_METADATA_WHITELIST_KEY } from '../contracts/names.js';
+import { isEmptySelector, selectorMatches, type LabelSelectorLike } from '../contracts/validators.js';
 import type { SidecarSetHashEntry } from './pod-contracts.js';
 import type { SidecarContainer, SidecarSet } from './kinds/sidecarset.js';
 
@@ -66,6 +67,16 @@ export function sidecarSetHash(set: Pick<SidecarSet, 'metadata' | 'spec'>): stri
 export function sidecarSetHashWithoutImage(set: Pick<SidecarSet, 'metadata' | 'spec'>): string {
   const blank = (cs: readonly SidecarContainer[] | undefined) => cs?.map((c) => ({ ...c, image: '' }));
   return hashOf(blank(set.spec.containers) ?? [], blank(set.spec.initContainers), usesNativeSidecars(set));
+}
+
+/**
+ * The `sidecarList` of a pod's hash annotations: the names of the set's sidecars (its containers, and its
+ * init containers that are native sidecars), sorted, as upstream writes it.
+ */
+export function sidecarListOf(set: Pick<SidecarSet, 'spec'>): string[] {
+  const names = new Set((set.spec.containers ?? []).map((c) => c.name));
+  for (const c of set.spec.initContainers ?? []) if (c.restartPolicy === 'Always') names.add(c.name);
+  return [...names].sort();
 }
 
 /** Where a pod lives, as matching needs it. */
@@ -137,4 +148,95 @@ export function sidecarSetAtRevision(latest: SidecarSet, data: SidecarSetRevisio
   if (data.native) annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS] = 'true';
   else delete annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS];
   return { ...latest, metadata: { ...latest.metadata, annotations }, spec: { ...latest.spec, ...data.spec } };
+}
+
+/** One rule of the kruise-configuration whitelist: SidecarSets its selector matches may patch these keys. */
+export interface PatchMetadataWhitelistRule {
+  /** Against the SidecarSet's labels; absent means every SidecarSet. */
+  readonly selector?: LabelSelectorLike;
+  readonly allowedAnnotationKeyExprs: readonly RegExp[];
+}
+
+/** The parsed whitelist, or why it cannot be used (reported, never thrown). */
+export type PatchMetadataWhitelist = { readonly rules: readonly PatchMetadataWhitelistRule[] } | { readonly error: string };
+
+/** Upper bound of the whitelist text and of each expression: an admin's ConfigMap, but bounded anyway. */
+const MAX_WHITELIST_BYTES = 64 * 1024;
+const MAX_EXPR_LENGTH = 1024;
+
+/**
+ * Parses the `SidecarSet_PatchPodMetadata_WhiteList` value (`{"rules":[{"selector":…,
+ * "allowedAnnotationKeyExprs":["^…$"]}]}`). Expressions are unanchored regular expressions, as upstream
+ * matches them.
+ */
+export function parsePatchMetadataWhitelist(text: string): PatchMetadataWhitelist {
+  const where = `ConfigMap kruise-configuration key ${SIDECARSET_PATCH_METADATA_WHITELIST_KEY}`;
+  if (text.length > MAX_WHITELIST_BYTES) return { error: `${where}: larger than ${MAX_WHITELIST_BYTES} bytes` };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return { error: `${where}: not JSON (${(e as Error).message})` };
+  }
+  const rulesIn = (doc as { rules?: unknown } | null)?.rules;
+  if (!Array.isArray(rulesIn)) return { error: `${where}: expected {"rules": [...]}` };
+  const rules: PatchMetadataWhitelistRule[] = [];
+  for (const [i, r] of rulesIn.entries()) {
+    const rule = r as { selector?: unknown; allowedAnnotationKeyExprs?: unknown } | null;
+    if (!rule || typeof rule !== 'object') return { error: `${where}: /rules/${i} must be an object` };
+    if (rule.selector !== undefined && (rule.selector === null || typeof rule.selector !== 'object')) {
+      return { error: `${where}: /rules/${i}/selector must be a label selector` };
+    }
+    const exprs = rule.allowedAnnotationKeyExprs ?? [];
+    if (!Array.isArray(exprs)) return { error: `${where}: /rules/${i}/allowedAnnotationKeyExprs must be a list of regular expressions` };
+    const compiled: RegExp[] = [];
+    for (const [j, x] of exprs.entries()) {
+      if (typeof x !== 'string' || x.length > MAX_EXPR_LENGTH) {
+        return { error: `${where}: /rules/${i}/allowedAnnotationKeyExprs/${j} must be a string of at most ${MAX_EXPR_LENGTH} characters` };
+      }
+      try {
+        compiled.push(new RegExp(x));
+      } catch (e) {
+        return { error: `${where}: /rules/${i}/allowedAnnotationKeyExprs/${j}: ${(e as Error).message}` };
+      }
+    }
+    rules.push({ ...(rule.selector ? { selector: rule.selector as LabelSelectorLike } : {}), allowedAnnotationKeyExprs: compiled });
+  }
+  return { rules };
+}
+
+/**
+ * The patchPodMetadata annotation keys of `set` the whitelist does not allow (empty: all allowed), with
+ * upstream's semantics: without a whitelist, or when no rule's selector matches the set's labels, every key
+ * is refused unless gate SidecarSetPatchPodMetadataDefaultsAllowed is on; otherwise a key must match one
+ * expression of a matching rule (the gate does not widen a whitelist that applies).
+ */
+export function patchMetadataKeysRefused(
+  set: Pick<SidecarSet, 'metadata' | 'spec'>,
+  whitelist: PatchMetadataWhitelist | undefined,
+  defaultsAllowed: boolean,
+): { readonly refused: readonly string[]; readonly reason?: string } {
+  const keys = [...new Set((set.spec.patchPodMetadata ?? []).flatMap((p) => Object.keys(p.annotations ?? {})))];
+  if (keys.length === 0) return { refused: [] };
+  if (whitelist && 'error' in whitelist) return { refused: keys, reason: whitelist.error };
+  const labels = set.metadata.labels ?? {};
+  const exprs = (whitelist?.rules ?? [])
+    .filter((r) => !r.selector || selectorMatches(r.selector, labels))
+    .flatMap((r) => r.allowedAnnotationKeyExprs);
+  if (exprs.length === 0) {
+    if (defaultsAllowed) return { refused: [] };
+    return {
+      refused: keys,
+      reason: whitelist
+        ? `no rule of the kruise-configuration ${SIDECARSET_PATCH_METADATA_WHITELIST_KEY} whitelist selects this SidecarSet's labels`
+        : `there is no ${SIDECARSET_PATCH_METADATA_WHITELIST_KEY} in ConfigMap kruise-configuration (and gate SidecarSetPatchPodMetadataDefaultsAllowed is off)`,
+    };
+  }
+  const refused = keys.filter((k) => !exprs.some((x) => x.test(k)));
+  return refused.length
+    ? {
+        refused,
+        reason: `not matched by the kruise-configuration ${SIDECARSET_PATCH_METADATA_WHITELIST_KEY} expressions that apply to this SidecarSet`,
+      }
+    : { refused: [] };
 }

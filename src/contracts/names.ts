@@ -18,6 +18,10 @@ export const MUTATING_WEBHOOK_CONFIGURATION = 'kruise-mutating-webhook-configura
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'kruise-validating-webhook-configuration';
 /** Name of the leader-election Lease (upstream's id). */
 export const LEADER_ELECTION_LEASE = 'kruise-manager';
+/** ConfigMap in the runtime namespace that holds cluster settings an admin owns (upstream's name). */
+export const KRUISE_CONFIGURATION_CONFIGMAP = 'kruise-configuration';
+/** Its key with the JSON whitelist of annotation keys SidecarSets may patch into pods (upstream's spelling). */
+export const SIDECARSET_PATCH_METADATA_WHITELIST_KEY = 'SidecarSet_PatchPodMetadata_WhiteList';
 
 /** Fixed names of install objects. */
 export const NAMES = {

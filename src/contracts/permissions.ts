@@ -24,7 +24,7 @@
  * strict check, the coverage tests and the RBAC generator all read it from there.
  */
 import { KRUISE_GROUP } from './groups.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from './names.js';
+import { KRUISE_CONFIGURATION_CONFIGMAP, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from './names.js';
 
 /** Kubernetes API verbs we use (no `*`). */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -185,6 +185,13 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
     resources: ['controllerrevisions'],
     verbs: ['get', 'list', 'create'],
     why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (created when missing); the pod webhook reads the revision injectionStrategy.revision pins (by name, or listed by custom-version label)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['configmaps'],
+    verbs: ['get'],
+    resourceNames: [KRUISE_CONFIGURATION_CONFIGMAP],
+    why: "SidecarSet patchPodMetadata: the admin's annotation-key whitelist in ConfigMap kruise-configuration (read by the pod and SidecarSet webhooks)",
   },
 ];
 

@@ -151,11 +151,12 @@ describe('SidecarSet injection', () => {
         ],
       }),
     ]);
+    // Upstream's order (checked against it by test/e2e/sidecarset-compat.test.ts): own env, IS_INJECTED, transferred.
     expect(p.spec!.containers[0]!.env).toEqual([
-      { name: 'TZ', value: 'UTC' },
-      { name: 'REGION', value: 'eu' },
       { name: 'OWN', value: '1' },
       { name: 'IS_INJECTED', value: 'true' },
+      { name: 'TZ', value: 'UTC' },
+      { name: 'REGION', value: 'eu' },
     ]);
   });
 
@@ -193,8 +194,24 @@ describe('SidecarSet injection', () => {
       sidecarList: ['logtail'],
       controllerRevision: sidecarSetRevisionName(logs),
     });
-    expect(JSON.parse(a['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe(sidecarSetHashWithoutImage(logs));
+    const withoutImage = JSON.parse(a['kruise.io/sidecarset-hash-without-image']!).logs;
+    expect(withoutImage.hash).toBe(sidecarSetHashWithoutImage(logs));
+    // As upstream: the without-image entry names no revision.
+    expect(withoutImage.controllerRevision).toBeUndefined();
     expect(Object.keys(JSON.parse(a['kruise.io/sidecarset-hash']!)).sort()).toEqual(['b-metrics', 'logs']);
+  });
+
+  it('sidecarList is sorted by name, as upstream writes it', () => {
+    const p = pod();
+    run(p, [
+      set('two', {
+        containers: [
+          { name: 'zeta', image: 'z' },
+          { name: 'alpha', image: 'a', podInjectPolicy: 'AfterAppContainer' },
+        ],
+      }),
+    ]);
+    expect(JSON.parse(p.metadata.annotations!['kruise.io/sidecarset-hash']!).two.sidecarList).toEqual(['alpha', 'zeta']);
   });
 
   it('patchPodMetadata: Retain, Overwrite, MergePatchJson, and keys outside the whitelist are skipped with a warning', () => {

@@ -8,6 +8,7 @@ import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
   injectedSidecarSets,
   parseSidecarSetHashes,
+  sidecarListOf,
   sidecarSetHash,
   sidecarSetHashWithoutImage,
   usesNativeSidecars,
@@ -289,7 +290,7 @@ export function decide(input: DecideInput): SidecarSetDecision {
       updateTimestamp: now,
       hash,
       sidecarSetName: name,
-      sidecarList: sidecarNames(set),
+      sidecarList: sidecarListOf(set),
       ...(input.revision ? { controllerRevision: input.revision } : {}),
     };
     const states = parseStates(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]);

@@ -14,6 +14,7 @@ import {
   type SidecarSetRevisionData,
   sidecarSetHash,
   sidecarSetHashWithoutImage,
+  sidecarListOf,
   sidecarSetMatches,
   usesNativeSidecars,
 } from '../../../api/sidecarset-pod.js';
@@ -115,7 +116,8 @@ function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, 
   for (const f of SIDECAR_ONLY_FIELDS) delete c[f];
   const own = (sidecar.env ?? []) as EnvVar[];
   const transferred = transferredEnv(sidecar, pod, namespace).filter((e) => !own.some((o) => o.name === e.name));
-  const env = [...transferred, ...own.filter((e) => e.name !== ENV_IS_INJECTED), { name: ENV_IS_INJECTED, value: 'true' }];
+  // Upstream's order: the sidecar's own env, IS_INJECTED, then the transferred ones.
+  const env = [...own.filter((e) => e.name !== ENV_IS_INJECTED), { name: ENV_IS_INJECTED, value: 'true' }, ...transferred];
   c.env = env;
   if (sidecar.shareVolumePolicy?.type === 'enabled') {
     const mounts = [...((sidecar.volumeMounts ?? []) as MountLike[])];
@@ -196,8 +198,9 @@ function addHashEntry(pod: Pod, key: string, set: SidecarSet, hash: string, now:
     updateTimestamp: now,
     hash,
     sidecarSetName: set.metadata.name!,
-    sidecarList: (set.spec.containers ?? []).map((c) => c.name),
-    ...(revision ? { controllerRevision: revision } : {}),
+    sidecarList: sidecarListOf(set),
+    // Upstream names the revision in the hash annotation only; the without-image entry has none.
+    ...(revision && key === ANNOTATION_SIDECARSET_HASH ? { controllerRevision: revision } : {}),
   };
   entries[set.metadata.name!] = entry;
   annotations[key] = JSON.stringify(entries);

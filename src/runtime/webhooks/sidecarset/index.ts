@@ -1,7 +1,15 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import type { SidecarSetRevisionData } from '../../../api/sidecarset-pod.js';
 import {
+  parsePatchMetadataWhitelist,
+  patchMetadataKeysRefused,
+  type PatchMetadataWhitelist,
+  type SidecarSetRevisionData,
+} from '../../../api/sidecarset-pod.js';
+import {
+  CONFIGMAPS,
   CONTROLLER_REVISIONS,
+  KRUISE_CONFIGURATION_CONFIGMAP,
+  SIDECARSET_PATCH_METADATA_WHITELIST_KEY,
   LABEL_SIDECARSET_CUSTOM_VERSION,
   LABEL_SIDECARSET_NAME,
   NAMESPACES,
@@ -82,6 +90,54 @@ class PinnedRevisions {
   }
 }
 
+/** How long a read of the kruise-configuration whitelist is reused: admins edit it rarely, pods come fast. */
+const WHITELIST_TTL_MS = 5000;
+
+/**
+ * The patchPodMetadata whitelist from ConfigMap kruise-configuration in the runtime namespace, read at most
+ * once per TTL (one GET, no cluster-wide ConfigMap watch). A failed read keeps the last value read.
+ */
+class WhitelistSource {
+  private value: PatchMetadataWhitelist | undefined;
+  private loaded = false;
+  private expires = 0;
+  private inflight: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+  ) {}
+
+  async get(): Promise<PatchMetadataWhitelist | undefined> {
+    if (Date.now() >= this.expires) await (this.inflight ??= this.load().finally(() => (this.inflight = undefined)));
+    return this.value;
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const cm = await this.client.get<KubeObject & { data?: Record<string, string> }>(
+        CONFIGMAPS,
+        KRUISE_CONFIGURATION_CONFIGMAP,
+        this.namespace,
+      );
+      const text = cm.data?.[SIDECARSET_PATCH_METADATA_WHITELIST_KEY];
+      this.value = text === undefined ? undefined : parsePatchMetadataWhitelist(text);
+      this.loaded = true;
+    } catch (err) {
+      if (!isNotFound(err)) {
+        // Keep the last value; before any value, refuse every patch (fail closed) with the reason.
+        if (!this.loaded)
+          this.value = { error: `ConfigMap ${KRUISE_CONFIGURATION_CONFIGMAP} could not be read: ${(err as Error).message}` };
+        this.expires = Date.now() + 1000;
+        return;
+      }
+      this.value = undefined;
+      this.loaded = true;
+    }
+    this.expires = Date.now() + WHITELIST_TTL_MS;
+  }
+}
+
 /** Pod webhook step: SidecarSet injection (first, so later steps see the injected containers). */
 export const sidecarSetInjectionWebhook: WebhookDefinition = {
   name: 'sidecarsetinjection',
@@ -98,18 +154,30 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
     // Without a kruise-configuration whitelist, upstream lets patchPodMetadata through only under this gate.
     const metadataDefaultsAllowed = ctx.featureGates.get('SidecarSetPatchPodMetadataDefaultsAllowed') === true;
     let pins: PinnedRevisions | undefined;
+    let whitelist: WhitelistSource | undefined;
     return [
       podMutator('sidecarsetinjection', POD_MUTATOR_ORDER.sidecarSetInjection, async (pod, req) => {
         const namespace = req.namespace ?? pod.metadata.namespace ?? 'default';
         const all = sets.list();
         const pinned = all.filter((s) => s.spec.injectionStrategy?.revision);
+        // The whitelist is read only when a SidecarSet that could match patches metadata.
+        const patching = all.some((s) => (s.spec.patchPodMetadata ?? []).length > 0);
+        const list = patching
+          ? await (whitelist ??= new WhitelistSource(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).get()
+          : undefined;
+        const refusedBySet = new Map<SidecarSet, ReadonlySet<string>>();
+        const keyAllowed = (set: SidecarSet, key: string): boolean => {
+          let refused = refusedBySet.get(set);
+          if (!refused) refusedBySet.set(set, (refused = new Set(patchMetadataKeysRefused(set, list, metadataDefaultsAllowed).refused)));
+          return !refused.has(key);
+        };
         const result = injectSidecarSets({
           pod,
           namespace,
           namespaceLabels: namespaces.get(namespace)?.metadata.labels,
           sidecarSets: all,
           now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-          metadataKeyAllowed: () => metadataDefaultsAllowed,
+          metadataKeyAllowed: keyAllowed,
           pinnedRevision:
             pinned.length > 0
               ? await (pins ??= new PinnedRevisions(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).resolve(pinned)
