@@ -98,8 +98,7 @@ async function synth(dir: string, appNs: string, gitops: 'flux' | 'plain'): Prom
 
 /** Deletes what the files list, waiting until it is gone (namespaces included). */
 async function deleteFiles(files: string[]): Promise<void> {
-  if (files.length > 0)
-    await kubectl(['delete', '--ignore-not-found', '--wait', '--timeout=180s', ...files.flatMap((f) => ['-f', f])]);
+  if (files.length > 0) await kubectl(['delete', '--ignore-not-found', '--wait', '--timeout=180s', ...files.flatMap((f) => ['-f', f])]);
 }
 
 /**
