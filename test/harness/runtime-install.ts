@@ -51,23 +51,8 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
     '-o',
     'name',
   ]);
-  const started = Date.now();
   if (!existing.trim()) {
-    const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
-    try {
-      await run('npm', ['run', '--silent', 'image', '--', '--out', out], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
-      const build = JSON.parse(readFileSync(path.join(out, 'build.json'), 'utf8')) as { archivePath: string };
-      // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
-      // manifests reference it under the registry they were rendered for.
-      const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
-      const imported = (await ctr('images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
-      const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
-      if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
-      await ctr('images', 'tag', '--force', name, manifestImage());
-    } finally {
-      rmSync(out, { recursive: true, force: true });
-    }
-    imageMs = Date.now() - started;
+    imageMs = await importRuntimeImage(target);
     await kubectl(target, ['apply', '--server-side', '-f', path.join(repoRoot, 'dist/00-crds.yaml')]);
     await kubectl(target, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
     await kubectl(target, ['apply', '--server-side', '-f', '-'], runtimeManifests(target.hostRunDir));
@@ -76,6 +61,31 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
   await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=300s']);
   await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s']);
   return { imageMs, rolloutMs: Date.now() - rolloutStarted };
+}
+
+/**
+ * Builds the runtime image and imports it into the node's containerd under the reference dist/ uses, unless it is
+ * there already (a node lives for one run, so an image on it was built from this checkout). Returns the ms spent.
+ */
+export async function importRuntimeImage(target: RuntimeInstallTarget): Promise<number> {
+  const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
+  const reference = manifestImage();
+  if ((await ctr('images', 'ls', '-q', `name==${reference}`)).stdout.trim() === reference) return 0;
+  const started = Date.now();
+  const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
+  try {
+    await run('npm', ['run', '--silent', 'image', '--', '--out', out], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+    const build = JSON.parse(readFileSync(path.join(out, 'build.json'), 'utf8')) as { archivePath: string };
+    // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
+    // manifests reference it under the registry they were rendered for.
+    const imported = (await ctr('images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
+    const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
+    if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
+    await ctr('images', 'tag', '--force', name, reference);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  return Date.now() - started;
 }
 
 /** The image reference the controller-manager Deployment in dist/10-runtime.yaml runs. */

@@ -1,5 +1,6 @@
 // `cdk8s-kruise apply`: which files each phase applies and what it waits for, read from a synth output; hostile
-// or wrong input is a usage error (exit 2) naming the problem. The cluster flow itself is in test/e2e/gitops-apply.
+// or wrong input is a usage error (exit 2) naming the problem. The cluster flows: test/node/gitops-apply (to a ready
+// app) and test/e2e/gitops-apply (a phase that times out).
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
