@@ -4,7 +4,7 @@ import { open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { TextInput } from './engine.js';
 import { UsageError } from './engine.js';
-import { inputFinding } from './parse.js';
+import { decodeInput, inputFinding } from './parse.js';
 import type { Finding } from './types.js';
 
 const MANIFEST_EXT = /\.(ya?ml|json)$/i;
@@ -42,7 +42,7 @@ export interface ReadOptions {
   readonly stdin?: NodeJS.ReadableStream;
 }
 
-/** One input as the reader yields it: its bytes, or a finding saying why it was not read. */
+/** One input as the reader yields it: its text, or a finding saying why it was not read. */
 export type InputItem = TextInput | { readonly file: string; readonly finding: Finding };
 
 function describeKind(st: Stats): string {
@@ -103,7 +103,7 @@ async function readRegular(file: string, limit: number): Promise<InputItem> {
       if (got === buf.length) break;
     }
     if (got > limit) return { file, finding: tooLarge(file, limit) };
-    return { file, content: buf.subarray(0, got) };
+    return decoded(file, buf.subarray(0, got));
   } catch (e) {
     throw new UsageError(`cannot read "${file}": ${(e as Error).message}`);
   } finally {
@@ -230,5 +230,15 @@ async function readStdin(stream: NodeJS.ReadableStream, limit: number): Promise<
     }
     chunks.push(b);
   }
-  return { file: '<stdin>', content: Buffer.concat(chunks) };
+  return decoded('<stdin>', Buffer.concat(chunks));
+}
+
+/**
+ * The input as text, or a finding for binary and non-UTF-8 bytes. Decoded here, as soon as it is read, so the
+ * bytes are garbage before parsing starts: a caller parsing a large file then holds its text, not its text and
+ * its bytes.
+ */
+function decoded(file: string, bytes: Uint8Array): InputItem {
+  const text = decodeInput(bytes, file);
+  return typeof text === 'string' ? { file, content: text } : { file, finding: text };
 }

@@ -2,6 +2,7 @@
 // documented names exist, the root entry loads no cdk8s, and everything the library entries import is a
 // dependency or peer (a devDependency would install fine here but break `npm install cdk8s-kruise`), while
 // the runtime's libraries stay devDependencies (bundled, never installed into apps).
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { MIN_CLI_NODE, MIN_RUNTIME_NODE, nodeAtLeast, unsupportedNodeMessage } f
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  version: string;
   main: string;
   types: string;
   bin: Record<string, string>;
@@ -119,6 +121,44 @@ describe('package entry points', () => {
     );
     expect(unsupportedNodeMessage('`cdk8s-kruise controller`', 'v22.12.0', MIN_RUNTIME_NODE)).toMatch(/controller.*needs Node\.js >= 24/);
     expect(unsupportedNodeMessage('cdk8s-kruise', 'v24.21.0', MIN_RUNTIME_NODE)).toBeUndefined();
+  });
+
+  it('the binary answers --version as the full CLI does, without loading the parser or any command', async () => {
+    // The modules bin.ts loads before it can answer: its static imports, transitively (what it imports
+    // dynamically, main.ts and the commands, loads only for other arguments).
+    const result = await build({
+      entryPoints: [path.join(repoRoot, 'src/cli/bin.ts')],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      logLevel: 'silent',
+    });
+    const inputs = result.metafile.inputs;
+    const loaded = new Set<string>();
+    const visit = (file: string) => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const imp of inputs[file]?.imports ?? []) if (imp.kind === 'import-statement') visit(imp.path);
+    };
+    visit('src/cli/bin.ts');
+    expect([...loaded].filter((f) => !f.startsWith('node:')).sort()).toEqual([
+      'src/cli/bin.ts',
+      'src/cli/node-support.ts',
+      'src/version.ts',
+    ]);
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/bin.ts'), ...args], { cwd: repoRoot, encoding: 'utf8' });
+    const full = spawnSync(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli/main.ts'), '--version'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
+    expect(full.stdout).toBe(`${pkg.version}\n`);
+    for (const flag of ['--version', '-V']) expect(run([flag])).toMatchObject({ status: 0, stdout: full.stdout, stderr: '' });
+    // Anything else goes to the full CLI.
+    expect(run(['--help'])).toMatchObject({ status: 0, stdout: expect.stringMatching(/validate \[options\] <paths\.\.\.>/) });
   });
 
   it('the root entry loads no cdk8s (manifests can be checked without the peers installed)', async () => {
