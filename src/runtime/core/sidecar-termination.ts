@@ -15,7 +15,7 @@ import {
   quickExitImage,
   sidecarTerminationCrrName,
 } from '../../api/pod-contracts.js';
-import type { Container, ContainerStatus, Pod } from './types.js';
+import type { Container, ContainerStatus, KubeObject, Pod } from './types.js';
 
 export type NodeKind = 'normal' | 'virtual-kubelet';
 
@@ -192,4 +192,28 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
 function exitPriorityOf(pod: Pod): Readonly<Record<string, number>> {
   const raw = pod.metadata.annotations?.[ANNOTATION_CONTAINER_EXIT_PRIORITY];
   return typeof raw === 'string' ? (parseExitPriority(raw).value ?? {}) : {};
+}
+
+/**
+ * The CRR that stops a pod's sidecars: one name per pod (`sidecar-termination-<uid>`), owned by the pod. The manager
+ * creates it to have the node's daemon stop them; the node daemon creates the same object to record that it stopped
+ * them itself (then the manager, finding it, does nothing).
+ */
+export function sidecarTerminationCrr(pod: Pod, name: string, containers: readonly string[]): KubeObject {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ContainerRecreateRequest',
+    metadata: {
+      name,
+      namespace: pod.metadata.namespace!,
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name!, uid: pod.metadata.uid!, controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    spec: {
+      podName: pod.metadata.name,
+      containers: containers.map((c) => ({ name: c })),
+      strategy: { forceRecreate: true, failurePolicy: 'Ignore' },
+    },
+  };
 }
