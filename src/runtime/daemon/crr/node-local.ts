@@ -23,6 +23,7 @@ export interface CrrWrites {
   /** Remembers the resource version of our own write, so the CRR execution never decides from an older cache. */
   record(obj: KubeObject): void;
   patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<void>;
+  patchMetadata(name: string, namespace: string, metadata: Record<string, unknown>): Promise<void>;
 }
 
 const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -116,45 +117,50 @@ export class NodeLocalSidecarTerminator {
         break;
       }
     }
-    const created = await recorded;
+    const record = await recorded;
     if (failed !== undefined) {
-      // Nothing claims what is left: a recorded CRR without kill states is executed as any CRR; without one, the
-      // manager's CRR comes (or this pod is looked at again).
-      if (!created) this.stopped.delete(uid);
+      // Nothing claims what is left: a CRR without kill states is executed as any CRR; without one, the manager's
+      // CRR comes (or this pod is looked at again).
+      if (record === 'refused') this.stopped.delete(uid);
       throw new Error(`node-local stop of ${step.crr} failed: ${failed}`);
     }
     const names = step.containers.map((c) => c.name).join(', ');
-    log.info({ containers: names, recorded: created }, 'sidecars stopped on the node after the main containers finished');
-    if (created) await this.writes.patchStatus(step.crr, namespace, { phase: 'Recreating', containerRecreateStates: states });
+    log.info({ containers: names, record }, 'sidecars stopped on the node after the main containers finished');
+    if (record !== 'refused') {
+      // The manager's CRR came first (created while our stop was on its way): it records our stop too, so its
+      // execution, the next step under this key, finds the kill done.
+      if (record === 'exists')
+        await this.writes.patchMetadata(step.crr, namespace, { annotations: { [ANNOTATION_SIDECARS_STOPPED_ON_NODE]: this.ctx.nodeName } });
+      await this.writes.patchStatus(step.crr, namespace, { phase: 'Recreating', containerRecreateStates: states });
+    }
     this.ctx.events.emit(
       PODS,
       pod,
       'Normal',
       EVENT_REASON_SIDECAR_TERMINATOR,
       `Stopped sidecar(s) ${names} on node ${this.ctx.nodeName} once the main containers had finished` +
-        (created ? ` (recorded in ContainerRecreateRequest ${step.crr})` : ''),
+        (record !== 'refused' ? ` (recorded in ContainerRecreateRequest ${step.crr})` : ''),
     );
   }
 
-  /** Creates the pod's CRR as the record of this stop; false when it exists (the manager's) or cannot be written. */
-  private async createRecord(pod: Pod, name: string, containers: readonly string[]): Promise<boolean> {
+  /** Creates the pod's CRR as the record of this stop: `exists` when the manager's came first, `refused` when it cannot be written. */
+  private async createRecord(pod: Pod, name: string, containers: readonly string[]): Promise<'created' | 'exists' | 'refused'> {
     const crr = sidecarTerminationCrr(pod, name, containers);
     crr.metadata.annotations = { [ANNOTATION_SIDECARS_STOPPED_ON_NODE]: this.ctx.nodeName };
     // The CRR webhook sets these too; set here so this node's CRR cache sees the record even without it.
     crr.metadata.labels = { [LABEL_CRR_POD_UID]: pod.metadata.uid!, [LABEL_CRR_NODE_NAME]: this.ctx.nodeName };
     try {
       this.writes.record(await this.ctx.client.create<KubeObject>(CONTAINER_RECREATE_REQUESTS, crr, pod.metadata.namespace));
-      return true;
+      return 'created';
     } catch (err) {
-      // AlreadyExists: the manager's CRR came first; the CRR execution finds the sidecars stopped and kills nothing.
-      // Anything else (the CRR webhook unavailable while the manager is down): the stop stands unrecorded but for the
-      // pod event; the manager, back, reads the sidecars terminated and does nothing.
-      if (!isAlreadyExists(err))
-        this.ctx.logger.info(
-          { crr: `${pod.metadata.namespace}/${name}`, err: (err as Error).message },
-          'could not record the node-local stop',
-        );
-      return false;
+      if (isAlreadyExists(err)) return 'exists';
+      // E.g. the CRR webhook unavailable while the manager is down: the stop stands, recorded by the pod event only;
+      // the manager, back, reads the sidecars terminated and creates nothing.
+      this.ctx.logger.info(
+        { crr: `${pod.metadata.namespace}/${name}`, err: (err as Error).message },
+        'could not record the node-local stop',
+      );
+      return 'refused';
     }
   }
 }

@@ -100,6 +100,7 @@ export class CrrReconciler {
     return {
       record: (obj) => this.written.record(obj),
       patchStatus: (name, namespace, status) => this.patchStatus(name, namespace, status),
+      patchMetadata: (name, namespace, metadata) => this.patchMetadata(name, namespace, metadata),
     };
   }
 
