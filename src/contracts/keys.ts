@@ -134,3 +134,8 @@ export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.kruise.io/inplace-update-gr
 export const ANNOTATION_CLONESET_VCT_HASH = 'kruise.io/cloneset-volumeclaimtemplate-hash';
 /** CloneSet label `"true"`: PreparingDelete pods do not count when scaling. */
 export const LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE = 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete';
+/**
+ * Annotation on a `sidecar-termination-<pod uid>` ContainerRecreateRequest that the node daemon created to record a
+ * sidecar stop it made itself, before any CRR existed (value: the node's name). Not an upstream key.
+ */
+export const ANNOTATION_SIDECARS_STOPPED_ON_NODE = 'kruise.cdk8s.io/sidecars-stopped-on-node';

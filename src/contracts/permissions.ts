@@ -210,8 +210,10 @@ export const DAEMON: readonly PermissionRule[] = [
   {
     apiGroups: [KRUISE_GROUP],
     resources: ['containerrecreaterequests'],
-    verbs: ['list', 'watch', 'patch', 'delete'],
-    why: "informer on this node's CRRs (label selector); annotate unready-acquired, drop the active label; delete after ttlSecondsAfterFinished",
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why:
+      "informer on this node's CRRs (label selector); annotate unready-acquired, drop the active label; delete after ttlSecondsAfterFinished; " +
+      'node-local sidecar terminator creates the sidecar-termination-<pod uid> CRR to record a stop it made (AlreadyExists tolerated)',
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -225,7 +227,7 @@ export const DAEMON: readonly PermissionRule[] = [
     verbs: ['get', 'list', 'watch'],
     why:
       'the pod of a CRR: uid, phase, container readiness after the restart, readiness gates, pod IP for httpGet preStop; ' +
-      "exit priority: informer on this node's pods (field selector spec.nodeName), and a get when a hook comes before the deletion is cached",
+      "exit priority and the node-local sidecar terminator: informer on this node's pods (field selector spec.nodeName), and a get when a hook comes before the deletion is cached",
   },
   {
     apiGroups: [''],

@@ -4,6 +4,7 @@ import protobuf from 'protobufjs';
 import { CRI_RUNTIME_V1_SUBSET } from './proto.js';
 import { clampTimerMs } from '../core/timers.js';
 import type {
+  ContainerEvent,
   AuthConfig,
   Container,
   ContainerConfig,
@@ -30,6 +31,11 @@ export class CriError extends Error {
 
   get unavailable(): boolean {
     return this.code === grpc.status.UNAVAILABLE;
+  }
+
+  /** The runtime does not implement the method (e.g. GetContainerEvents before containerd 1.7). */
+  get unimplemented(): boolean {
+    return this.code === grpc.status.UNIMPLEMENTED;
   }
 }
 
@@ -181,6 +187,33 @@ export class CriClient {
   async containerStatus(containerId: string): Promise<ContainerStatus> {
     const res = await this.call<{ status: ContainerStatus }>(this.runtime, 'ContainerStatus', { containerId });
     return res.status;
+  }
+
+  /**
+   * Subscribes to the runtime's container events (CRI GetContainerEvents, a server stream without deadline).
+   * `onEnd` gets the stream's error: a CriError whose code is UNIMPLEMENTED when the runtime does not offer
+   * the stream (containerd before 1.7), or undefined when the runtime ended it. The returned function cancels.
+   */
+  containerEvents(onEvent: (e: ContainerEvent) => void, onEnd: (err: CriError | undefined) => void): () => void {
+    const fn = (this.runtime as unknown as Record<string, (req: unknown, md: grpc.Metadata) => grpc.ClientReadableStream<ContainerEvent>>)
+      .GetContainerEvents!;
+    const stream = fn.call(this.runtime, {}, new grpc.Metadata());
+    let ended = false;
+    const end = (err: CriError | undefined) => {
+      if (ended) return;
+      ended = true;
+      onEnd(err);
+    };
+    stream.on('data', (e: ContainerEvent) => onEvent(e));
+    stream.on('error', (err: grpc.ServiceError) => {
+      if (err.code === grpc.status.CANCELLED) return end(undefined);
+      end(new CriError('GetContainerEvents', err.code, err.details || err.message));
+    });
+    stream.on('end', () => end(undefined));
+    return () => {
+      ended = true;
+      stream.cancel();
+    };
   }
 
   /** Runs a command in a container (a preStop exec hook), bounded by `timeoutSeconds`. */

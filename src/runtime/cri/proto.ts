@@ -29,6 +29,7 @@ service RuntimeService {
   rpc ListContainers(ListContainersRequest) returns (ListContainersResponse) {}
   rpc ContainerStatus(ContainerStatusRequest) returns (ContainerStatusResponse) {}
   rpc ExecSync(ExecSyncRequest) returns (ExecSyncResponse) {}
+  rpc GetContainerEvents(GetEventsRequest) returns (stream ContainerEventResponse) {}
 }
 
 service ImageService {
@@ -127,6 +128,9 @@ message Container {
   map<string, string> annotations = 9;
 }
 message ListContainersResponse { repeated Container containers = 1; }
+message GetEventsRequest {}
+enum ContainerEventType { CONTAINER_CREATED_EVENT = 0; CONTAINER_STARTED_EVENT = 1; CONTAINER_STOPPED_EVENT = 2; CONTAINER_DELETED_EVENT = 3; }
+message ContainerEventResponse { string container_id = 1; ContainerEventType container_event_type = 2; int64 created_at = 3; }
 message ContainerStatusRequest { string container_id = 1; bool verbose = 2; }
 message ContainerStatus {
   string id = 1;

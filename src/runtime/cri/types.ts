@@ -129,3 +129,14 @@ export interface ExecResult {
   stderr: Buffer;
   exitCode: number;
 }
+
+export type ContainerEventType =
+  'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
+
+/** One event of the CRI container-event stream (the fields we read). */
+export interface ContainerEvent {
+  containerId: string;
+  containerEventType: ContainerEventType;
+  /** Nanoseconds since the epoch, as a decimal string (int64). */
+  createdAt: string;
+}

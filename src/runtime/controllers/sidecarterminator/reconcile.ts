@@ -12,7 +12,7 @@ import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { CONTAINER_RECREATE_REQUESTS, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
-import { decide, type Decision, type ImageSwap, type NodeKind } from './decision.js';
+import { decide, sidecarTerminationCrr, type Decision, type ImageSwap, type NodeKind } from './decision.js';
 
 type Act = Extract<Decision, { action: 'act' }>;
 
@@ -95,22 +95,7 @@ export class SidecarTerminatorReconciler implements Reconciler {
 
   private async createCrr(pod: Pod, name: string, containers: readonly string[]): Promise<void> {
     const ns = pod.metadata.namespace!;
-    const crr: KubeObject = {
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'ContainerRecreateRequest',
-      metadata: {
-        name,
-        namespace: ns,
-        ownerReferences: [
-          { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name!, uid: pod.metadata.uid!, controller: true, blockOwnerDeletion: true },
-        ],
-      },
-      spec: {
-        podName: pod.metadata.name,
-        containers: containers.map((c) => ({ name: c })),
-        strategy: { forceRecreate: true, failurePolicy: 'Ignore' },
-      },
-    };
+    const crr = sidecarTerminationCrr(pod, name, containers);
     try {
       await this.ctx.client.create(CONTAINER_RECREATE_REQUESTS, crr, ns);
     } catch (err) {

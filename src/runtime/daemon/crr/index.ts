@@ -1,9 +1,11 @@
 import type { ContainerRecreateRequest as ApiCrr } from '../../../api/kinds/containerrecreaterequest.js';
-import { CONTAINER_RECREATE_REQUESTS } from '../../core/index.js';
+import { CONTAINER_RECREATE_REQUESTS, PODS, type Pod } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
 import { CrrKeys } from './decide.js';
 import { CrrReconciler } from './reconcile.js';
+import { NodeLocalSidecarTerminator } from './node-local.js';
+import { CONTAINER_EXIT_POLL_MS, NODE_LOCAL_SIDECAR_TERMINATOR } from './options.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
 type ContainerRecreateRequest = ApiCrr & KubeObject;
@@ -16,7 +18,29 @@ type ContainerRecreateRequest = ApiCrr & KubeObject;
 export const containerRecreateController: DaemonControllerDefinition = {
   name: 'daemon-containerrecreaterequest',
   defaultWorkers: 4,
-  reads: [{ resource: CONTAINER_RECREATE_REQUESTS, fields: ['*'] }],
+  reads: [
+    { resource: CONTAINER_RECREATE_REQUESTS, fields: ['*'] },
+    // The node-local sidecar terminator: this node's pods (field selector spec.nodeName), what `decide` reads of
+    // them, and what a kill needs (the pod's own preStop, named ports, grace period, IP).
+    {
+      resource: PODS,
+      fields: [
+        'metadata.annotations',
+        'spec.nodeName',
+        'spec.restartPolicy',
+        'spec.terminationGracePeriodSeconds',
+        'spec.containers[].name',
+        'spec.containers[].image',
+        'spec.containers[].env[name^=KRUISE_].name',
+        'spec.containers[].env[name^=KRUISE_].value',
+        'spec.containers[].ports',
+        'spec.containers[].lifecycle.preStop',
+        'status.phase',
+        'status.podIP',
+      ],
+    },
+  ],
+  options: [NODE_LOCAL_SIDECAR_TERMINATOR, CONTAINER_EXIT_POLL_MS],
   setup(ctx, enqueue) {
     const crrs = ctx.informers.for<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, {
       labelSelector: `${CrrKeys.nodeName}=${ctx.nodeName}`,
@@ -28,6 +52,21 @@ export const containerRecreateController: DaemonControllerDefinition = {
     });
     const reconciler = new CrrReconciler(ctx, crrs);
     crrs.addHandlers({ delete: (c) => reconciler.forget(c) });
+    // Same queue and key as the CRR execution: a node-local stop and a CRR of one pod never run at once.
+    if (ctx.options.get(NODE_LOCAL_SIDECAR_TERMINATOR) && ctx.featureGates.get('SidecarTerminator') !== false) {
+      const pods = ctx.informers.for<Pod>(PODS, { fieldSelector: `spec.nodeName=${ctx.nodeName}` });
+      const nodeLocal = new NodeLocalSidecarTerminator(
+        ctx,
+        pods,
+        crrs,
+        reconciler.writes(),
+        enqueue,
+        ctx.options.get(CONTAINER_EXIT_POLL_MS),
+      );
+      reconciler.nodeLocal = nodeLocal;
+      ctx.onStart(async () => nodeLocal.exits.start());
+      ctx.onStop(async () => nodeLocal.exits.stop());
+    }
     return reconciler;
   },
 };

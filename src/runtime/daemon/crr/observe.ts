@@ -1,6 +1,7 @@
 import type { CriClient } from '../../cri/client.js';
 import { KubeletLabels, type Container } from '../../cri/types.js';
 import type { ObservedContainer } from './decide.js';
+import type { CriInstance } from './node-local-decide.js';
 
 /** Epoch ms from a CRI int64 nanosecond string. */
 export const nsToMs = (ns: string): number => (ns && ns !== '0' ? Number(BigInt(ns) / 1_000_000n) : 0);
@@ -52,3 +53,34 @@ export async function observePod(cri: CriClient, podUid: string, scheme: string)
 
 /** `containerd://abc` -> `abc`. */
 export const bareContainerId = (containerID: string): string => containerID.replace(/^[a-z0-9-]+:\/\//, '');
+
+/**
+ * The pod's container instances on this node for the node-local sidecar terminator: per container the newest two
+ * attempts (the state, and the previous exit the kubelet reports as lastState); exit codes from ContainerStatus of the
+ * exited ones only.
+ */
+export async function observeInstances(cri: CriClient, podUid: string): Promise<CriInstance[]> {
+  const list = await cri.listContainers({ labelSelector: { [KubeletLabels.podUid]: podUid } });
+  const byName = new Map<string, Container[]>();
+  for (const c of list) {
+    const name = c.labels[KubeletLabels.containerName] ?? c.metadata?.name;
+    if (name) byName.set(name, [...(byName.get(name) ?? []), c]);
+  }
+  const out: CriInstance[] = [];
+  for (const [name, all] of byName) {
+    const recent = all.sort((a, b) => (b.metadata?.attempt ?? 0) - (a.metadata?.attempt ?? 0)).slice(0, 2);
+    for (const c of recent) {
+      const state =
+        c.state === 'CONTAINER_RUNNING'
+          ? 'running'
+          : c.state === 'CONTAINER_EXITED'
+            ? 'exited'
+            : c.state === 'CONTAINER_CREATED'
+              ? 'created'
+              : 'unknown';
+      const exitCode = state === 'exited' ? (await cri.containerStatus(c.id)).exitCode : 0;
+      out.push({ name, id: c.id, attempt: c.metadata?.attempt ?? 0, state, exitCode });
+    }
+  }
+  return out;
+}

@@ -21,6 +21,7 @@ import {
   type PodView,
 } from './decide.js';
 import { killContainer } from './kill.js';
+import type { CrrWrites, NodeLocalSidecarTerminator } from './node-local.js';
 import { bareContainerId, observePod } from './observe.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
@@ -91,6 +92,18 @@ export class CrrReconciler {
    */
   private readonly written = new ResourceVersionExpectations();
 
+  /** The node-local sidecar terminator, when on: it runs first in each reconcile of a pod, under the same key. */
+  nodeLocal?: NodeLocalSidecarTerminator;
+
+  /** The writes the node-local terminator makes through this reconciler (so their expectations are shared). */
+  writes(): CrrWrites {
+    return {
+      record: (obj) => this.written.record(obj),
+      patchStatus: (name, namespace, status) => this.patchStatus(name, namespace, status),
+      patchMetadata: (name, namespace, metadata) => this.patchMetadata(name, namespace, metadata),
+    };
+  }
+
   /** A CRR is gone: its expectation goes with it. */
   forget(crr: ContainerRecreateRequest): void {
     this.written.forget(crr);
@@ -98,6 +111,7 @@ export class CrrReconciler {
 
   async reconcile(key: string): Promise<ProcessResult> {
     const { namespace, name: podName } = splitKey(key);
+    if (this.nodeLocal) await this.nodeLocal.reconcile(namespace!, podName);
     const crrs = this.crrs.list().filter((c) => c.metadata.namespace === namespace && c.spec.podName === podName);
     if (crrs.length === 0) return;
     // Our write's watch event requeues the key; the timed requeue only covers a lost event.

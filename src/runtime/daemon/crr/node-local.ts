@@ -1,0 +1,166 @@
+import {
+  ANNOTATION_SIDECARS_STOPPED_ON_NODE,
+  CONTAINER_RECREATE_REQUESTS,
+  EVENT_REASON_SIDECAR_TERMINATOR,
+  LABEL_CRR_NODE_NAME,
+  LABEL_CRR_POD_UID,
+  PODS,
+  sidecarTerminationCrrName,
+} from '../../../contracts/index.js';
+import { isAlreadyExists } from '../../core/client.js';
+import type { Informer } from '../../core/informer.js';
+import { isCandidate, sidecarTerminationCrr } from '../../core/sidecar-termination.js';
+import type { KubeObject, Pod } from '../../core/types.js';
+import type { DaemonContext } from '../context.js';
+import { ContainerExitWatcher } from '../cri-events.js';
+import type { ContainerRecreateState } from './decide.js';
+import { killContainer } from './kill.js';
+import { decideNodeLocal } from './node-local-decide.js';
+import { observeInstances } from './observe.js';
+
+/** What the node-local terminator needs of the CRR reconciler it runs inside (same queue, same key). */
+export interface CrrWrites {
+  /** Remembers the resource version of our own write, so the CRR execution never decides from an older cache. */
+  record(obj: KubeObject): void;
+  patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<void>;
+  patchMetadata(name: string, namespace: string, metadata: Record<string, unknown>): Promise<void>;
+}
+
+const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+/**
+ * The node-local sidecar terminator (gate SidecarTerminator, option --node-local-sidecar-terminator): when a Job pod
+ * on this node has its main containers finished (CRI, by `decide`'s Never/OnFailure rules), it stops the marked
+ * sidecars at once with the CRR kill step (`killContainer`: the pod's own preStop within the grace period, then CRI
+ * StopContainer), and records the stop in the pod's `sidecar-termination-<uid>` CRR. The protocol that keeps it and the
+ * manager's CRR path from acting twice is in node-local-decide.ts.
+ */
+export class NodeLocalSidecarTerminator {
+  /** Pods whose sidecars this daemon stopped (pod uid), until the pod leaves the node's cache. */
+  private readonly stopped = new Set<string>();
+  readonly exits: ContainerExitWatcher;
+
+  constructor(
+    private readonly ctx: DaemonContext,
+    private readonly pods: Informer<Pod>,
+    private readonly crrs: Informer<KubeObject>,
+    private readonly writes: CrrWrites,
+    enqueue: (key: string) => void,
+    pollIntervalMs: number,
+  ) {
+    const onPod = (p: Pod) => {
+      if (this.waiting(p)) enqueue(`${p.metadata.namespace}/${p.metadata.name}`);
+    };
+    pods.addHandlers({ add: onPod, update: onPod, delete: (p) => this.stopped.delete(p.metadata.uid ?? '') });
+    this.exits = new ContainerExitWatcher(ctx.cri, {
+      pollIntervalMs,
+      logger: ctx.logger,
+      wanted: () => pods.list().some((p) => this.waiting(p)),
+    });
+    this.exits.onExit((e) => {
+      const pod = pods.get(`${e.podNamespace}/${e.podName}`);
+      if (pod && pod.metadata.uid === e.podUid && this.waiting(pod)) enqueue(`${e.podNamespace}/${e.podName}`);
+    });
+  }
+
+  /** A Job pod with marked sidecars that is not finished, whose sidecars nobody has stopped yet. */
+  private waiting(pod: Pod): boolean {
+    const uid = pod.metadata.uid ?? '';
+    return (
+      isCandidate(pod) &&
+      !terminal(pod) &&
+      !pod.metadata.deletionTimestamp &&
+      !this.stopped.has(uid) &&
+      this.crrs.get(`${pod.metadata.namespace}/${sidecarTerminationCrrName(uid)}`) === undefined
+    );
+  }
+
+  async reconcile(namespace: string, podName: string): Promise<void> {
+    const pod = this.pods.get(`${namespace}/${podName}`);
+    if (!pod || !this.waiting(pod)) return;
+    const uid = pod.metadata.uid ?? '';
+    const step = decideNodeLocal({
+      pod,
+      instances: await observeInstances(this.ctx.cri, uid),
+      scheme: await this.ctx.runtimeScheme(),
+      crrCached: false,
+      stoppedHere: false,
+    });
+    if (step.action !== 'stop') {
+      this.ctx.logger.debug({ pod: `${namespace}/${podName}`, reason: step.reason }, 'node-local sidecar terminator');
+      return;
+    }
+    this.stopped.add(uid);
+    const log = this.ctx.logger.child({ pod: `${namespace}/${podName}`, crr: step.crr });
+    // The record is written while the sidecars stop: the stop does not wait for the API server.
+    const recorded = this.createRecord(
+      pod,
+      step.crr,
+      step.containers.map((c) => c.name),
+    );
+    const states: ContainerRecreateState[] = [];
+    let failed: string | undefined;
+    // One after another in the decision's order (lowest exit priority first), each waited for, as a CRR does.
+    for (const c of step.containers) {
+      try {
+        const out = await killContainer(this.ctx.cri, {
+          containerId: c.id,
+          podContainer: pod.spec?.containers.find((x) => x.name === c.name),
+          gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds as number | undefined,
+          podIP: pod.status?.podIP as string | undefined,
+        });
+        if (out.preStopError) log.warn({ container: c.name, err: out.preStopError }, 'preStop hook failed; stopped anyway');
+        states.push({ name: c.name, phase: 'Recreating', isKilled: true });
+      } catch (err) {
+        failed = (err as Error).message;
+        log.warn({ container: c.name, err: failed }, 'node-local sidecar stop failed; the CRR path takes over');
+        break;
+      }
+    }
+    const record = await recorded;
+    if (failed !== undefined) {
+      // Nothing claims what is left: a CRR without kill states is executed as any CRR; without one, the manager's
+      // CRR comes (or this pod is looked at again).
+      if (record === 'refused') this.stopped.delete(uid);
+      throw new Error(`node-local stop of ${step.crr} failed: ${failed}`);
+    }
+    const names = step.containers.map((c) => c.name).join(', ');
+    log.info({ containers: names, record }, 'sidecars stopped on the node after the main containers finished');
+    if (record !== 'refused') {
+      // The manager's CRR came first (created while our stop was on its way): it records our stop too, so its
+      // execution, the next step under this key, finds the kill done.
+      if (record === 'exists')
+        await this.writes.patchMetadata(step.crr, namespace, { annotations: { [ANNOTATION_SIDECARS_STOPPED_ON_NODE]: this.ctx.nodeName } });
+      await this.writes.patchStatus(step.crr, namespace, { phase: 'Recreating', containerRecreateStates: states });
+    }
+    this.ctx.events.emit(
+      PODS,
+      pod,
+      'Normal',
+      EVENT_REASON_SIDECAR_TERMINATOR,
+      `Stopped sidecar(s) ${names} on node ${this.ctx.nodeName} once the main containers had finished` +
+        (record !== 'refused' ? ` (recorded in ContainerRecreateRequest ${step.crr})` : ''),
+    );
+  }
+
+  /** Creates the pod's CRR as the record of this stop: `exists` when the manager's came first, `refused` when it cannot be written. */
+  private async createRecord(pod: Pod, name: string, containers: readonly string[]): Promise<'created' | 'exists' | 'refused'> {
+    const crr = sidecarTerminationCrr(pod, name, containers);
+    crr.metadata.annotations = { [ANNOTATION_SIDECARS_STOPPED_ON_NODE]: this.ctx.nodeName };
+    // The CRR webhook sets these too; set here so this node's CRR cache sees the record even without it.
+    crr.metadata.labels = { [LABEL_CRR_POD_UID]: pod.metadata.uid!, [LABEL_CRR_NODE_NAME]: this.ctx.nodeName };
+    try {
+      this.writes.record(await this.ctx.client.create<KubeObject>(CONTAINER_RECREATE_REQUESTS, crr, pod.metadata.namespace));
+      return 'created';
+    } catch (err) {
+      if (isAlreadyExists(err)) return 'exists';
+      // E.g. the CRR webhook unavailable while the manager is down: the stop stands, recorded by the pod event only;
+      // the manager, back, reads the sidecars terminated and creates nothing.
+      this.ctx.logger.info(
+        { crr: `${pod.metadata.namespace}/${name}`, err: (err as Error).message },
+        'could not record the node-local stop',
+      );
+      return 'refused';
+    }
+  }
+}
