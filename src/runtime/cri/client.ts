@@ -8,6 +8,7 @@ import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerEventResponse,
   ContainerStatus,
   ExecResult,
   Image,
@@ -181,6 +182,17 @@ export class CriClient {
   async containerStatus(containerId: string): Promise<ContainerStatus> {
     const res = await this.call<{ status: ContainerStatus }>(this.runtime, 'ContainerStatus', { containerId });
     return res.status;
+  }
+
+  /**
+   * Opens the CRI `GetContainerEvents` stream (runtimes from containerd 1.7 / CRI-O 1.26 on; older ones end it
+   * at once with UNIMPLEMENTED or UNKNOWN). No deadline: it lasts until `cancel()` or the runtime ends it.
+   */
+  containerEvents(): grpc.ClientReadableStream<ContainerEventResponse> {
+    const fn = (this.runtime as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<ContainerEventResponse>>)
+      .GetContainerEvents;
+    if (!fn) throw new Error('CRI method GetContainerEvents is not in the subset proto');
+    return fn.call(this.runtime, {});
   }
 
   /** Runs a command in a container (a preStop exec hook), bounded by `timeoutSeconds`. */
