@@ -3,15 +3,24 @@
 //   priority  app, log-agent (1), envoy (2) with kruise.io/container-exit-priority: the runtime orders them
 //   none      the same pod without the annotation: the kubelet stops all three at once (no ordering)
 //   native    log-agent and envoy as native sidecars (Kubernetes >= 1.29 compile target): the kubelet orders them
-// Per pod: pod delete -> each container's exit (CRI finishedAt) and -> pod gone (a watch in this process);
-// ordering overhead per level = exit of a level − exit of the level below − 1 s (the container's own exit).
+// Per pod: pod delete -> each container's SIGTERM (the trap touches a host file: its mtime, ns), exit (CRI
+// finishedAt) and -> pod gone (a watch in this process). Two overheads per level:
+//   gap      = SIGTERM of a level − exit of the level below: the ordering overhead proper, beyond the containers'
+//              own exit time (learning the exit + the kubelet's StopContainer + the runtime's kill);
+//   exitStep = exit of a level − exit of the level below − 1 s (also counts the shell's own exit work).
+// For the priority shape the daemon's log says when it answered each hook: gap = detect (exit below -> answer)
+// + kubelet (answer -> SIGTERM).
 // Pods are deleted `--concurrency` at a time, the shapes interleaved so all see the same machine load.
 // Usage: npm run bench:real-node-exit-priority [-- --pods 20 --concurrency 4 --json]
+import { chmodSync, mkdtempSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
 import { CriClient } from '../src/runtime/cri/client.js';
 import { RealNode } from '../test/harness/real-node.js';
 import { installRuntime } from '../test/harness/runtime-install.js';
+import { DEFAULT_RUNTIME_NAMESPACE } from '../src/contracts/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,8 +36,13 @@ type Shape = 'priority' | 'none' | 'native';
 const SHAPES: Shape[] = ['priority', 'none', 'native'];
 interface Sample {
   readonly shape: Shape;
+  readonly name: string;
   /** ms after the delete call: exit of app, log-agent, envoy. */
   readonly exits: readonly [number, number, number];
+  /** ms after the delete call: SIGTERM of app, log-agent, envoy. */
+  readonly terms: readonly [number, number, number];
+  /** Wall-clock ms of the delete call. */
+  readonly t0: number;
   readonly goneMs: number;
 }
 
@@ -36,19 +50,25 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function podBody(shape: Shape, name: string, image: string): V1Pod {
+function podBody(shape: Shape, name: string, image: string, dir: string): V1Pod {
   const c = (n: string) => ({
     name: n,
     image,
     imagePullPolicy: 'IfNotPresent',
-    command: ['sh', '-c', 'trap "sleep 1; exit 0" TERM; while true; do sleep 1 & wait $!; done'],
+    command: ['sh', '-c', `trap "touch /events/${n}; sleep 1; exit 0" TERM; while true; do sleep 1 & wait $!; done`],
     resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { cpu: '200m', memory: '32Mi' } },
+    volumeMounts: [{ name: 'events', mountPath: '/events' }],
   });
+  const volumes = [{ name: 'events', hostPath: { path: dir } }];
   if (shape === 'native') {
     // Highest priority first: the kubelet stops native sidecars in reverse declaration order.
     return {
       metadata: { name },
-      spec: { initContainers: [c('envoy'), c('log-agent')].map((x) => ({ ...x, restartPolicy: 'Always' })), containers: [c('app')] },
+      spec: {
+        initContainers: [c('envoy'), c('log-agent')].map((x) => ({ ...x, restartPolicy: 'Always' })),
+        containers: [c('app')],
+        volumes,
+      },
     };
   }
   return {
@@ -56,7 +76,7 @@ function podBody(shape: Shape, name: string, image: string): V1Pod {
       name,
       ...(shape === 'priority' ? { annotations: { 'kruise.io/container-exit-priority': '{"log-agent":1,"envoy":2}' } } : {}),
     },
-    spec: { containers: [c('app'), c('log-agent'), c('envoy')] },
+    spec: { containers: [c('app'), c('log-agent'), c('envoy')], volumes },
   };
 }
 
@@ -98,7 +118,9 @@ async function main(): Promise<void> {
 
     async function runOne(shape: Shape, index: number): Promise<Sample> {
       const name = `${shape}-${index}`;
-      await core.createNamespacedPod({ namespace: ns, body: podBody(shape, name, info.images.busybox) });
+      const dir = mkdtempSync(path.join(info.dir, 'bench-exit-'));
+      chmodSync(dir, 0o777);
+      await core.createNamespacedPod({ namespace: ns, body: podBody(shape, name, info.images.busybox, dir) });
       let pod: V1Pod;
       for (let i = 0; ; i++) {
         pod = await core.readNamespacedPod({ name, namespace: ns });
@@ -131,10 +153,19 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 25));
       }
       await Promise.race([gone, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} not gone in 120 s`)), 120_000))]);
-      return { shape, exits: [finished.get('app')!, finished.get('log-agent')!, finished.get('envoy')!], goneMs: goneAt.get(name)! - t0 };
+      const term = (c: string) => Number(statSync(path.join(dir, c), { bigint: true }).mtimeNs / 1000n) / 1000 - t0;
+      return {
+        shape,
+        name,
+        t0,
+        exits: [finished.get('app')!, finished.get('log-agent')!, finished.get('envoy')!],
+        terms: [term('app'), term('log-agent'), term('envoy')],
+        goneMs: goneAt.get(name)! - t0,
+      };
     }
 
     for (const s of SHAPES) await runOne(s, -1); // warm-up, not counted
+    const loadBefore = loadavg();
     const queue: Array<[Shape, number]> = [];
     for (let i = 0; i < PODS; i++) for (const s of SHAPES) queue.push([s, i]);
     const samples: Sample[] = [];
@@ -145,6 +176,30 @@ async function main(): Promise<void> {
     );
     watch.abort();
     cri.close();
+    const loadAfter = loadavg();
+
+    // When the daemon answered each hook (its log: pod, container, time of the "released" line).
+    const released = new Map<string, number>();
+    let daemonLog = '';
+    const daemons = await core.listNamespacedPod({
+      namespace: DEFAULT_RUNTIME_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/component=daemon',
+    });
+    for (const d of daemons.items) {
+      daemonLog += await core
+        .readNamespacedPodLog({ name: d.metadata!.name!, namespace: DEFAULT_RUNTIME_NAMESPACE })
+        .then(String)
+        .catch(() => '');
+    }
+    for (const line of daemonLog.split('\n')) {
+      if (!line.includes('exit-priority hook released')) continue;
+      try {
+        const j = JSON.parse(line) as { pod?: string; container?: string; time?: number };
+        if (j.pod && j.container && typeof j.time === 'number') released.set(`${j.pod}/${j.container}`, j.time);
+      } catch {
+        // not a JSON line
+      }
+    }
 
     const stat = (shape: Shape, f: (s: Sample) => number) => {
       const sorted = samples
@@ -163,10 +218,26 @@ async function main(): Promise<void> {
           podGoneMs: stat(shape, (s) => s.goneMs),
           overheadLevel1Ms: stat(shape, (s) => s.exits[1] - s.exits[0] - 1000),
           overheadLevel2Ms: stat(shape, (s) => s.exits[2] - s.exits[1] - 1000),
+          gapLevel1Ms: stat(shape, (s) => s.terms[1] - s.exits[0]),
+          gapLevel2Ms: stat(shape, (s) => s.terms[2] - s.exits[1]),
+          ownExitMs: stat(shape, (s) => s.exits[0] - s.terms[0]),
         },
       ]),
     );
-    const out = { pods: PODS, concurrency: CONCURRENCY, ...report };
+    // The priority gap split at the daemon's answer (samples whose answers were logged).
+    const split = (level: 1 | 2) => {
+      const withLog = samples.filter(
+        (s) => s.shape === 'priority' && released.has(`${ns}/${s.name}/${level === 1 ? 'log-agent' : 'envoy'}`),
+      );
+      const at = (s: Sample) => released.get(`${ns}/${s.name}/${level === 1 ? 'log-agent' : 'envoy'}`)! - s.t0;
+      const p = (f: (s: Sample) => number) => {
+        const sorted = withLog.map(f).sort((a, b) => a - b);
+        return sorted.length ? { p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)) } : undefined;
+      };
+      return { samples: withLog.length, detectMs: p((s) => at(s) - s.exits[level - 1]), kubeletMs: p((s) => s.terms[level] - at(s)) };
+    };
+    const load = { before: loadBefore.map((x) => +x.toFixed(2)), after: loadAfter.map((x) => +x.toFixed(2)) };
+    const out = { pods: PODS, concurrency: CONCURRENCY, load, ...report, prioritySplit: { level1: split(1), level2: split(2) } };
     if (values.json) console.log(JSON.stringify(out, null, 2));
     else {
       for (const shape of SHAPES) {
@@ -176,6 +247,16 @@ async function main(): Promise<void> {
             `overhead per level p50 ${r.overheadLevel1Ms.p50}/${r.overheadLevel2Ms.p50} ms p99 ${r.overheadLevel1Ms.p99}/${r.overheadLevel2Ms.p99} ms`,
         );
       }
+      for (const shape of ['priority', 'native'] as const) {
+        const r = report[shape]!;
+        console.log(
+          `${shape.padEnd(9)} gap (lower level exit -> SIGTERM) p50 ${r.gapLevel1Ms.p50}/${r.gapLevel2Ms.p50} ms p99 ${r.gapLevel1Ms.p99}/${r.gapLevel2Ms.p99} ms; own exit (SIGTERM -> exit) p50 ${r.ownExitMs.p50} ms`,
+        );
+      }
+      console.log(
+        `priority gap split (detect = exit below -> daemon answer; kubelet = answer -> SIGTERM): ${JSON.stringify(out.prioritySplit)}`,
+      );
+      console.log(`load average (1/5/15 min) before ${load.before.join(' ')}, after ${load.after.join(' ')}`);
       console.log(
         `priority vs native: envoy exit p50 ratio ${(report.priority!.envoyExitMs.p50 / report.native!.envoyExitMs.p50).toFixed(2)}; ` +
           `pod gone vs none: +${report.priority!.podGoneMs.p50 - report.none!.podGoneMs.p50} ms p50 (2 s of it are the two levels' own exits)`,

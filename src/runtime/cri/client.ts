@@ -4,11 +4,11 @@ import protobuf from 'protobufjs';
 import { CRI_RUNTIME_V1_SUBSET } from './proto.js';
 import { clampTimerMs } from '../core/timers.js';
 import type {
-  ContainerEvent,
   AuthConfig,
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerEventResponse,
   ContainerStatus,
   ExecResult,
   Image,
@@ -190,30 +190,14 @@ export class CriClient {
   }
 
   /**
-   * Subscribes to the runtime's container events (CRI GetContainerEvents, a server stream without deadline).
-   * `onEnd` gets the stream's error: a CriError whose code is UNIMPLEMENTED when the runtime does not offer
-   * the stream (containerd before 1.7), or undefined when the runtime ended it. The returned function cancels.
+   * Opens the CRI `GetContainerEvents` stream (runtimes from containerd 1.7 / CRI-O 1.26 on; older ones end it
+   * at once with UNIMPLEMENTED or UNKNOWN). No deadline: it lasts until `cancel()` or the runtime ends it.
    */
-  containerEvents(onEvent: (e: ContainerEvent) => void, onEnd: (err: CriError | undefined) => void): () => void {
-    const fn = (this.runtime as unknown as Record<string, (req: unknown, md: grpc.Metadata) => grpc.ClientReadableStream<ContainerEvent>>)
-      .GetContainerEvents!;
-    const stream = fn.call(this.runtime, {}, new grpc.Metadata());
-    let ended = false;
-    const end = (err: CriError | undefined) => {
-      if (ended) return;
-      ended = true;
-      onEnd(err);
-    };
-    stream.on('data', (e: ContainerEvent) => onEvent(e));
-    stream.on('error', (err: grpc.ServiceError) => {
-      if (err.code === grpc.status.CANCELLED) return end(undefined);
-      end(new CriError('GetContainerEvents', err.code, err.details || err.message));
-    });
-    stream.on('end', () => end(undefined));
-    return () => {
-      ended = true;
-      stream.cancel();
-    };
+  containerEvents(): grpc.ClientReadableStream<ContainerEventResponse> {
+    const fn = (this.runtime as unknown as Record<string, (req: unknown) => grpc.ClientReadableStream<ContainerEventResponse>>)
+      .GetContainerEvents;
+    if (!fn) throw new Error('CRI method GetContainerEvents is not in the subset proto');
+    return fn.call(this.runtime, {});
   }
 
   /** Runs a command in a container (a preStop exec hook), bounded by `timeoutSeconds`. */

@@ -128,9 +128,6 @@ message Container {
   map<string, string> annotations = 9;
 }
 message ListContainersResponse { repeated Container containers = 1; }
-message GetEventsRequest {}
-enum ContainerEventType { CONTAINER_CREATED_EVENT = 0; CONTAINER_STARTED_EVENT = 1; CONTAINER_STOPPED_EVENT = 2; CONTAINER_DELETED_EVENT = 3; }
-message ContainerEventResponse { string container_id = 1; ContainerEventType container_event_type = 2; int64 created_at = 3; }
 message ContainerStatusRequest { string container_id = 1; bool verbose = 2; }
 message ContainerStatus {
   string id = 1;
@@ -149,6 +146,15 @@ message ContainerStatus {
   string log_path = 15;
 }
 message ContainerStatusResponse { ContainerStatus status = 1; map<string, string> info = 2; }
+
+message GetEventsRequest {}
+enum ContainerEventType { CONTAINER_CREATED_EVENT = 0; CONTAINER_STARTED_EVENT = 1; CONTAINER_STOPPED_EVENT = 2; CONTAINER_DELETED_EVENT = 3; }
+message ContainerEventResponse {
+  string container_id = 1;
+  ContainerEventType container_event_type = 2;
+  int64 created_at = 3;
+  repeated ContainerStatus containers_statuses = 5;
+}
 
 message ExecSyncRequest { string container_id = 1; repeated string cmd = 2; int64 timeout = 3; }
 message ExecSyncResponse { bytes stdout = 1; bytes stderr = 2; int32 exit_code = 3; }

@@ -96,6 +96,19 @@ export interface ContainerStatus {
   annotations: Record<string, string>;
 }
 
+export type ContainerEventType =
+  'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
+
+/** One message of the CRI `GetContainerEvents` stream (the pod sandbox status is not decoded). */
+export interface ContainerEventResponse {
+  containerId: string;
+  containerEventType: ContainerEventType;
+  /** Nanoseconds since the epoch, as a decimal string (int64). */
+  createdAt: string;
+  /** The statuses of the pod's containers at the event, when the runtime sends them. */
+  containersStatuses: ContainerStatus[];
+}
+
 export interface PodSandbox {
   id: string;
   metadata: PodSandboxMetadata | null;
@@ -128,15 +141,4 @@ export interface ExecResult {
   stdout: Buffer;
   stderr: Buffer;
   exitCode: number;
-}
-
-export type ContainerEventType =
-  'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
-
-/** One event of the CRI container-event stream (the fields we read). */
-export interface ContainerEvent {
-  containerId: string;
-  containerEventType: ContainerEventType;
-  /** Nanoseconds since the epoch, as a decimal string (int64). */
-  createdAt: string;
 }

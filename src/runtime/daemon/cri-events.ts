@@ -1,181 +1,262 @@
-import type { Logger } from 'pino';
-import type { CriClient, CriError } from '../cri/client.js';
-import { KubeletLabels, type Container } from '../cri/types.js';
-
 /**
- * Container exits on this node, as soon as the runtime knows them. Two sources, picked at start:
+ * Container state changes on this node as soon as the CRI runtime knows them, for daemon controllers that act
+ * on a container's exit (exit priority, node-local sidecar termination). Two sources, one interface:
  *
- * - `events`: the CRI container-event stream (GetContainerEvents, containerd >= 1.7, CRI-O >= 1.27), the
- *   stream the kubelet's evented PLEG reads. No cost while nothing happens.
- * - `poll`: runtimes without the stream (containerd 1.6 answers UNIMPLEMENTED) are polled with one CRI
- *   ListContainers of the running containers every `pollIntervalMs`, and only while `wanted()` says some pod
- *   on the node waits for an exit; a container that left the running set has exited.
+ * - the runtime's `GetContainerEvents` stream (containerd 1.7+, CRI-O 1.26+): pushed, no polling;
+ * - else a `ListContainers` of the whole node every `pollMs`, diffed against the previous answer. Runtimes
+ *   without the stream (containerd 1.6) end it at once with UNIMPLEMENTED/UNKNOWN; we then poll for good.
  *
- * A stream that breaks for another reason (runtime restart) falls back to polling and is tried again after
- * `retryStreamMs`. Consumers treat an exit as a hint to look at the pod over CRI, never as the state itself,
- * so a duplicate or a missed event costs a look, not a wrong action (pod watch events are the safety net).
+ * Either source runs only while someone listens, so an idle node costs nothing. Neither promises every
+ * change: some runtimes hand each stream event to one reader only (the kubelet's evented PLEG may take it),
+ * and a poll misses a create+delete between two looks. Listeners therefore treat a change as "look now" and
+ * keep a slower check of their own.
+ *
+ * Table-tested (the diff) in test/unit/daemon/cri-events.test.ts; the stream and the poll against a real
+ * containerd in test/e2e/daemon-cri-events.test.ts.
  */
-export interface ContainerExit {
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { CriClient } from '../cri/client.js';
+import { KubeletLabels, type Container, type ContainerEventResponse, type ContainerState, type ContainerStatus } from '../cri/types.js';
+
+/** Poll interval when the runtime has no event stream: the detection latency is about half of it plus one call. */
+export const DEFAULT_CRI_EVENT_POLL_MS = 20;
+/** Wait before reopening a stream that ended for another reason than "not implemented" (polling meanwhile). */
+const STREAM_RETRY_MS = 2_000;
+
+export type ContainerChangeType = 'created' | 'started' | 'stopped' | 'deleted';
+
+export interface ContainerChange {
   readonly containerId: string;
-  readonly podUid: string;
-  readonly podName: string;
-  readonly podNamespace: string;
-  readonly container: string;
+  readonly type: ContainerChangeType;
+  /** From the kubelet's labels on the container, when the runtime said them. */
+  readonly podUid?: string;
+  readonly containerName?: string;
 }
 
-export interface ContainerExitWatcherOptions {
-  readonly pollIntervalMs: number;
-  /** Whether any pod on the node currently waits for a container exit (gates the poll). */
-  readonly wanted: () => boolean;
-  readonly logger: Logger;
-  readonly retryStreamMs?: number;
+export type ContainerChangeListener = (change: ContainerChange) => void;
+
+/** What the poll remembers of one container. */
+export interface ContainerSnapshot {
+  readonly state: ContainerState;
+  readonly podUid?: string;
+  readonly containerName?: string;
 }
 
-export type ExitSource = 'events' | 'poll' | 'stopped';
+export function snapshotOf(containers: readonly Container[]): Map<string, ContainerSnapshot> {
+  const out = new Map<string, ContainerSnapshot>();
+  for (const c of containers) {
+    out.set(c.id, {
+      state: c.state,
+      podUid: c.labels?.[KubeletLabels.podUid],
+      containerName: c.labels?.[KubeletLabels.containerName] ?? c.metadata?.name,
+    });
+  }
+  return out;
+}
 
-export class ContainerExitWatcher {
-  private readonly listeners: Array<(e: ContainerExit) => void> = [];
-  private source: ExitSource = 'stopped';
-  private cancelStream?: () => void;
+/** The changes between two looks at the node's containers (pure). */
+export function containerChanges(
+  prev: ReadonlyMap<string, ContainerSnapshot>,
+  next: ReadonlyMap<string, ContainerSnapshot>,
+): ContainerChange[] {
+  const out: ContainerChange[] = [];
+  const change = (containerId: string, type: ContainerChangeType, s: ContainerSnapshot) =>
+    out.push({ containerId, type, podUid: s.podUid, containerName: s.containerName });
+  for (const [id, now] of next) {
+    const before = prev.get(id);
+    if (!before) {
+      // A container first seen already past "created" went through the earlier states between two looks.
+      change(id, 'created', now);
+      if (now.state === 'CONTAINER_RUNNING' || now.state === 'CONTAINER_EXITED') change(id, 'started', now);
+      if (now.state === 'CONTAINER_EXITED') change(id, 'stopped', now);
+      continue;
+    }
+    if (before.state === now.state) continue;
+    if (now.state === 'CONTAINER_RUNNING') change(id, 'started', now);
+    else if (now.state === 'CONTAINER_EXITED') {
+      if (before.state === 'CONTAINER_CREATED') change(id, 'started', now);
+      change(id, 'stopped', now);
+    }
+  }
+  for (const [id, before] of prev) {
+    if (next.has(id)) continue;
+    if (before.state === 'CONTAINER_RUNNING') change(id, 'stopped', before);
+    change(id, 'deleted', before);
+  }
+  return out;
+}
+
+const EVENT_TYPES: Record<ContainerEventResponse['containerEventType'], ContainerChangeType> = {
+  CONTAINER_CREATED_EVENT: 'created',
+  CONTAINER_STARTED_EVENT: 'started',
+  CONTAINER_STOPPED_EVENT: 'stopped',
+  CONTAINER_DELETED_EVENT: 'deleted',
+};
+
+/** A stream message as a change; the pod and container names come from the event's container statuses. */
+export function changeOfEvent(e: ContainerEventResponse): ContainerChange | undefined {
+  const type = EVENT_TYPES[e.containerEventType];
+  if (!type || !e.containerId) return undefined;
+  const own: ContainerStatus | undefined = e.containersStatuses?.find((s) => s.id === e.containerId);
+  const anyStatus = e.containersStatuses?.[0];
+  return {
+    containerId: e.containerId,
+    type,
+    podUid: own?.labels?.[KubeletLabels.podUid] ?? anyStatus?.labels?.[KubeletLabels.podUid],
+    containerName: own?.labels?.[KubeletLabels.containerName] ?? own?.metadata?.name,
+  };
+}
+
+/** Whether a stream error means the runtime does not have the call (containerd 1.6 answers UNKNOWN "not implemented"). */
+export function streamUnsupported(err: { code?: number; details?: string; message?: string }): boolean {
+  if (err.code === grpc.status.UNIMPLEMENTED) return true;
+  return err.code === grpc.status.UNKNOWN && /not implemented/i.test(err.details ?? err.message ?? '');
+}
+
+export type CriEventSource = 'idle' | 'stream' | 'poll';
+
+/** The node's container changes; subscribe to start, the last unsubscribe stops. */
+export class CriContainerEvents {
+  private readonly listeners = new Set<ContainerChangeListener>();
+  private source: CriEventSource = 'idle';
+  private noStream = false;
+  private stream?: grpc.ClientReadableStream<ContainerEventResponse>;
   private pollTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
-  /** Running containers at the last poll, by id; `baselined` is false after an idle tick (the next one only records). */
-  private running = new Map<string, Container>();
-  private baselined = false;
+  private snapshot?: Map<string, ContainerSnapshot>;
   private polling = false;
-  private streamCheck?: NodeJS.Timeout;
 
   constructor(
     private readonly cri: CriClient,
-    private readonly opts: ContainerExitWatcherOptions,
+    private readonly logger: Logger,
+    readonly pollMs: number = DEFAULT_CRI_EVENT_POLL_MS,
   ) {}
 
-  get mode(): ExitSource {
+  /** Where changes come from now. */
+  get mode(): CriEventSource {
     return this.source;
   }
 
-  onExit(cb: (e: ContainerExit) => void): void {
-    this.listeners.push(cb);
+  /** Calls `listener` for each change until the returned function is called. */
+  subscribe(listener: ContainerChangeListener): () => void {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1) this.start();
+    return () => {
+      if (this.listeners.delete(listener) && this.listeners.size === 0) this.stop();
+    };
   }
 
-  start(): void {
-    this.openStream();
+  close(): void {
+    this.listeners.clear();
+    this.stop();
   }
 
-  stop(): void {
-    this.source = 'stopped';
-    this.cancelStream?.();
-    this.cancelStream = undefined;
+  private start(): void {
+    if (this.noStream) this.startPoll();
+    else this.openStream();
+  }
+
+  private stop(): void {
+    this.source = 'idle';
     clearTimeout(this.pollTimer);
     clearTimeout(this.retryTimer);
-    clearTimeout(this.streamCheck);
-  }
-
-  private emit(e: ContainerExit): void {
-    for (const cb of this.listeners) cb(e);
+    this.pollTimer = this.retryTimer = undefined;
+    this.snapshot = undefined;
+    const s = this.stream;
+    this.stream = undefined;
+    s?.cancel();
   }
 
   private openStream(): void {
-    this.cancelStream = this.cri.containerEvents(
-      (e) => {
-        if (this.source !== 'events') this.useEvents();
-        if (e.containerEventType === 'CONTAINER_STOPPED_EVENT') void this.resolveStopped(e.containerId);
-      },
-      (err) => this.streamEnded(err),
-    );
-    // The stream says nothing until a container changes: until it fails it is assumed to work, and the poll
-    // covers the time in which an UNIMPLEMENTED answer is still on its way.
-    if (this.source === 'stopped') this.usePoll();
-    this.streamCheck = setTimeout(() => {
-      if (this.cancelStream && this.source === 'poll') this.useEvents();
-    }, 1_000);
-    this.streamCheck.unref();
-  }
-
-  private useEvents(): void {
-    if (this.source === 'events') return;
-    this.source = 'events';
-    clearTimeout(this.pollTimer);
-    this.running.clear();
-    this.baselined = false;
-    this.opts.logger.info('container exits from the CRI container-event stream');
-  }
-
-  private usePoll(): void {
-    this.source = 'poll';
-    this.schedulePoll();
-  }
-
-  private streamEnded(err: CriError | undefined): void {
-    clearTimeout(this.streamCheck);
-    this.cancelStream = undefined;
-    if (this.source === 'stopped') return;
-    const unimplemented = err?.unimplemented ?? false;
-    this.opts.logger.info(
-      { err: err?.message, pollIntervalMs: this.opts.pollIntervalMs },
-      unimplemented
-        ? 'the CRI runtime offers no container-event stream; polling running containers while a pod waits for an exit'
-        : 'CRI container-event stream ended; polling until it can be opened again',
-    );
-    if (this.source !== 'poll') this.usePoll();
-    if (unimplemented) return;
-    this.retryTimer = setTimeout(() => {
-      if (this.source !== 'stopped') this.openStream();
-    }, this.opts.retryStreamMs ?? 5_000);
-    this.retryTimer.unref();
-  }
-
-  private async resolveStopped(containerId: string): Promise<void> {
+    let stream: grpc.ClientReadableStream<ContainerEventResponse>;
     try {
-      const st = await this.cri.containerStatus(containerId);
-      const exit = exitOf(containerId, st.labels);
-      if (exit) this.emit(exit);
+      stream = this.cri.containerEvents();
     } catch (err) {
-      this.opts.logger.debug({ containerId, err: (err as Error).message }, 'container status after a stop event failed');
+      this.logger.warn({ err: (err as Error).message }, 'CRI event stream unavailable; polling containers');
+      this.noStream = true;
+      return this.startPoll();
+    }
+    this.stream = stream;
+    this.source = 'stream';
+    this.stopPoll();
+    stream.on('data', (e: ContainerEventResponse) => {
+      const change = changeOfEvent(e);
+      if (change) this.emit(change);
+    });
+    const ended = (err?: grpc.ServiceError) => {
+      if (this.stream !== stream) return; // cancelled by us, or already replaced
+      this.stream = undefined;
+      if (err && streamUnsupported(err)) {
+        this.noStream = true;
+        this.logger.info({ details: err.details }, 'the CRI runtime has no container event stream; polling containers while needed');
+        return this.startPoll();
+      }
+      this.logger.warn({ err: err?.message ?? 'stream ended' }, 'CRI event stream ended; polling until it reopens');
+      this.startPoll();
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        if (this.listeners.size > 0 && !this.stream) this.openStream();
+      }, STREAM_RETRY_MS);
+      this.retryTimer.unref();
+    };
+    stream.on('error', (err: grpc.ServiceError) => ended(err));
+    stream.on('end', () => ended());
+  }
+
+  private startPoll(): void {
+    if (this.listeners.size === 0) return;
+    this.source = 'poll';
+    if (this.pollTimer || this.polling) return;
+    this.snapshot = undefined;
+    void this.tick();
+  }
+
+  private stopPoll(): void {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    this.snapshot = undefined;
+  }
+
+  private async tick(): Promise<void> {
+    this.pollTimer = undefined;
+    if (this.source !== 'poll') return;
+    this.polling = true;
+    try {
+      const next = snapshotOf(await this.cri.listContainers({}));
+      // The first look is the baseline; a stream that opened meanwhile owns the changes.
+      if (this.snapshot && this.source === 'poll') for (const c of containerChanges(this.snapshot, next)) this.emit(c);
+      if (this.source === 'poll') this.snapshot = next;
+    } catch (err) {
+      this.logger.debug({ err: (err as Error).message }, 'CRI container poll failed');
+    } finally {
+      this.polling = false;
+    }
+    if (this.source === 'poll' && !this.pollTimer) {
+      this.pollTimer = setTimeout(() => void this.tick(), this.pollMs);
+      this.pollTimer.unref();
     }
   }
 
-  private schedulePoll(): void {
-    clearTimeout(this.pollTimer);
-    if (this.source !== 'poll') return;
-    this.pollTimer = setTimeout(() => void this.poll(), this.opts.pollIntervalMs);
-    this.pollTimer.unref();
-  }
-
-  private async poll(): Promise<void> {
-    if (this.source !== 'poll' || this.polling) return;
-    this.polling = true;
-    try {
-      if (!this.opts.wanted()) {
-        this.running.clear();
-        this.baselined = false;
-        return;
+  private emit(change: ContainerChange): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'CRI container change listener failed');
       }
-      const list = await this.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } });
-      const now = new Map(list.map((c) => [c.id, c]));
-      if (this.baselined) {
-        for (const [id, c] of this.running) {
-          if (now.has(id)) continue;
-          const exit = exitOf(id, c.labels);
-          if (exit) this.emit(exit);
-        }
-      }
-      this.running = now;
-      this.baselined = true;
-    } catch (err) {
-      this.opts.logger.debug({ err: (err as Error).message }, 'CRI poll for container exits failed');
-    } finally {
-      this.polling = false;
-      this.schedulePoll();
     }
   }
 }
 
-function exitOf(containerId: string, labels: Readonly<Record<string, string>> | undefined): ContainerExit | undefined {
-  const podUid = labels?.[KubeletLabels.podUid];
-  const podName = labels?.[KubeletLabels.podName];
-  const podNamespace = labels?.[KubeletLabels.podNamespace];
-  const container = labels?.[KubeletLabels.containerName];
-  if (!podUid || !podName || !podNamespace || !container) return undefined;
-  return { containerId, podUid, podName, podNamespace, container };
+const shared = new WeakMap<CriClient, CriContainerEvents>();
+
+/** The one change source per CRI client, so the daemon's controllers share one stream or one poll. */
+export function criContainerEvents(cri: CriClient, logger: Logger): CriContainerEvents {
+  let events = shared.get(cri);
+  if (!events) {
+    events = new CriContainerEvents(cri, logger);
+    shared.set(cri, events);
+  }
+  return events;
 }

@@ -4,7 +4,7 @@ import { DAEMON_CONFIG_NAMESPACE, RUNTIME_ENV } from '../../contracts/index.js';
 import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
 import { MAX_PULL_WORKERS } from './imagepull/options.js';
 import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './exitpriority/options.js';
-import { CONTAINER_EXIT_POLL_MS, NODE_LOCAL_SIDECAR_TERMINATOR } from './crr/options.js';
+import { NODE_LOCAL_SIDECAR_TERMINATOR } from './crr/options.js';
 
 /**
  * The options the daemon's registered controllers declare, listed here so the CLI builds the flags
@@ -16,7 +16,6 @@ export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
   EXIT_PRIORITY_ADDR,
   MAX_EXIT_PRIORITY_WAITS,
   NODE_LOCAL_SIDECAR_TERMINATOR,
-  CONTAINER_EXIT_POLL_MS,
 ];
 
 /** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */

@@ -5,7 +5,7 @@ import type { DaemonControllerDefinition } from '../context.js';
 import { CrrKeys } from './decide.js';
 import { CrrReconciler } from './reconcile.js';
 import { NodeLocalSidecarTerminator } from './node-local.js';
-import { CONTAINER_EXIT_POLL_MS, NODE_LOCAL_SIDECAR_TERMINATOR } from './options.js';
+import { NODE_LOCAL_SIDECAR_TERMINATOR } from './options.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
 type ContainerRecreateRequest = ApiCrr & KubeObject;
@@ -40,7 +40,7 @@ export const containerRecreateController: DaemonControllerDefinition = {
       ],
     },
   ],
-  options: [NODE_LOCAL_SIDECAR_TERMINATOR, CONTAINER_EXIT_POLL_MS],
+  options: [NODE_LOCAL_SIDECAR_TERMINATOR],
   setup(ctx, enqueue) {
     const crrs = ctx.informers.for<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, {
       labelSelector: `${CrrKeys.nodeName}=${ctx.nodeName}`,
@@ -55,17 +55,9 @@ export const containerRecreateController: DaemonControllerDefinition = {
     // Same queue and key as the CRR execution: a node-local stop and a CRR of one pod never run at once.
     if (ctx.options.get(NODE_LOCAL_SIDECAR_TERMINATOR) && ctx.featureGates.get('SidecarTerminator') !== false) {
       const pods = ctx.informers.for<Pod>(PODS, { fieldSelector: `spec.nodeName=${ctx.nodeName}` });
-      const nodeLocal = new NodeLocalSidecarTerminator(
-        ctx,
-        pods,
-        crrs,
-        reconciler.writes(),
-        enqueue,
-        ctx.options.get(CONTAINER_EXIT_POLL_MS),
-      );
+      const nodeLocal = new NodeLocalSidecarTerminator(ctx, pods, crrs, reconciler.writes(), enqueue);
       reconciler.nodeLocal = nodeLocal;
-      ctx.onStart(async () => nodeLocal.exits.start());
-      ctx.onStop(async () => nodeLocal.exits.stop());
+      ctx.onStop(async () => nodeLocal.close());
     }
     return reconciler;
   },

@@ -12,7 +12,7 @@ import type { Informer } from '../../core/informer.js';
 import { isCandidate, sidecarTerminationCrr } from '../../core/sidecar-termination.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { DaemonContext } from '../context.js';
-import { ContainerExitWatcher } from '../cri-events.js';
+import { criContainerEvents, type CriContainerEvents } from '../cri-events.js';
 import type { ContainerRecreateState } from './decide.js';
 import { killContainer } from './kill.js';
 import { decideNodeLocal } from './node-local-decide.js';
@@ -38,29 +38,54 @@ const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.
 export class NodeLocalSidecarTerminator {
   /** Pods whose sidecars this daemon stopped (pod uid), until the pod leaves the node's cache. */
   private readonly stopped = new Set<string>();
-  readonly exits: ContainerExitWatcher;
+  /** The node's container changes (CRI event stream, else a CRI poll), shared with the daemon's other users. */
+  readonly events: CriContainerEvents;
+  private unsubscribe?: () => void;
 
   constructor(
     private readonly ctx: DaemonContext,
     private readonly pods: Informer<Pod>,
     private readonly crrs: Informer<KubeObject>,
     private readonly writes: CrrWrites,
-    enqueue: (key: string) => void,
-    pollIntervalMs: number,
+    private readonly enqueue: (key: string) => void,
   ) {
+    this.events = criContainerEvents(ctx.cri, ctx.logger);
     const onPod = (p: Pod) => {
       if (this.waiting(p)) enqueue(`${p.metadata.namespace}/${p.metadata.name}`);
+      this.listenWhileWaiting();
     };
-    pods.addHandlers({ add: onPod, update: onPod, delete: (p) => this.stopped.delete(p.metadata.uid ?? '') });
-    this.exits = new ContainerExitWatcher(ctx.cri, {
-      pollIntervalMs,
-      logger: ctx.logger,
-      wanted: () => pods.list().some((p) => this.waiting(p)),
+    pods.addHandlers({
+      add: onPod,
+      update: onPod,
+      delete: (p) => {
+        this.stopped.delete(p.metadata.uid ?? '');
+        this.listenWhileWaiting();
+      },
     });
-    this.exits.onExit((e) => {
-      const pod = pods.get(`${e.podNamespace}/${e.podName}`);
-      if (pod && pod.metadata.uid === e.podUid && this.waiting(pod)) enqueue(`${e.podNamespace}/${e.podName}`);
-    });
+  }
+
+  /**
+   * Listens to container changes only while a Job pod on this node waits for its main containers: a runtime
+   * without the event stream is then polled only while it matters.
+   */
+  listenWhileWaiting(): void {
+    const wanted = this.pods.list().some((p) => this.waiting(p));
+    if (wanted && !this.unsubscribe) {
+      this.unsubscribe = this.events.subscribe((change) => {
+        if (change.type !== 'stopped' || !change.podUid) return;
+        const pod = this.pods.list().find((p) => p.metadata.uid === change.podUid);
+        if (pod && this.waiting(pod)) this.enqueue(`${pod.metadata.namespace}/${pod.metadata.name}`);
+      });
+    } else if (!wanted && this.unsubscribe) {
+      this.unsubscribe();
+      this.unsubscribe = undefined;
+    }
+  }
+
+  /** Stops listening (the daemon stops). */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** A Job pod with marked sidecars that is not finished, whose sidecars nobody has stopped yet. */
@@ -91,6 +116,7 @@ export class NodeLocalSidecarTerminator {
       return;
     }
     this.stopped.add(uid);
+    this.listenWhileWaiting();
     const log = this.ctx.logger.child({ pod: `${namespace}/${podName}`, crr: step.crr });
     // The record is written while the sidecars stop: the stop does not wait for the API server.
     const recorded = this.createRecord(

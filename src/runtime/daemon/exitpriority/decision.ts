@@ -20,7 +20,10 @@ import {
 } from '../../../api/pod-contracts.js';
 import type { Container, Pod } from '../../core/types.js';
 
-/** How often the CRI state of a waiting pod is looked at: the ordering overhead per level is at most about this. */
+/**
+ * How often the CRI state of a waiting pod is looked at even without a container change: the safety net for a
+ * missed change (the changes themselves arrive through `cri-events.ts` within milliseconds).
+ */
 export const EXIT_POLL_MS = 50;
 
 /** What a pod says about its exit order, read from the cached pod. */

@@ -4,6 +4,7 @@ import { exitLevelDeadlineMs, parseExitPriorityHookPath } from '../../../api/pod
 import { PODS, isNotFound, type Informer, type Pod, type ProcessResult, type Reconciler } from '../../core/index.js';
 import { KubeletLabels } from '../../cri/types.js';
 import type { DaemonContext } from '../context.js';
+import type { ContainerChange, CriContainerEvents } from '../cri-events.js';
 import { runPreStop } from '../prestop.js';
 import { decideHook, findHookPod, ownPreStopBudgetMs, podExitPlan, EXIT_POLL_MS, type PodExitPlan } from './decision.js';
 import { parseHostPort } from './options.js';
@@ -21,20 +22,32 @@ interface Wait {
 /**
  * The daemon's exit-priority endpoint: an HTTP server on the node's loopback that holds the kubelet's preStop
  * requests, and a reconciler (key: pod UID) that looks at the pod's containers over CRI and releases the
- * requests whose lower levels have exited. Bounded: at most `maxWaits` requests held; anything that is not a
+ * requests whose lower levels have exited. While a request is held it listens to the node's container changes
+ * (CRI event stream, else a tight CRI poll: `cri-events.ts`), so an exit is acted on within milliseconds; the
+ * reconciler's own look every EXIT_POLL_MS is the safety net for a missed change. Bounded: at most `maxWaits` requests held; anything that is not a
  * hook of a pod on this node is answered at once.
  */
 export class ExitPriorityEndpoint implements Reconciler {
   private readonly waits = new Map<string, Set<Wait>>();
   private held = 0;
   private server?: Server;
+  private unsubscribe?: () => void;
 
   constructor(
     private readonly ctx: DaemonContext,
     private readonly pods: Informer<Pod>,
     private readonly enqueue: (key: string) => void,
     private readonly maxWaits: number,
+    private readonly events: CriContainerEvents,
   ) {}
+
+  /** A container of a pod with held hooks stopped: look at that pod now. */
+  private readonly onChange = (c: ContainerChange): void => {
+    if (c.type !== 'stopped' && c.type !== 'deleted') return;
+    if (c.podUid) {
+      if (this.waits.has(c.podUid)) this.enqueue(c.podUid);
+    } else for (const uid of this.waits.keys()) this.enqueue(uid);
+  };
 
   /** Starts listening; returns the bound port. */
   async listen(addr: string): Promise<number> {
@@ -59,6 +72,8 @@ export class ExitPriorityEndpoint implements Reconciler {
 
   async close(): Promise<void> {
     for (const set of this.waits.values()) for (const w of set) w.done('daemon stopping');
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     const server = this.server;
     if (!server) return;
     server.closeAllConnections();
@@ -146,6 +161,10 @@ export class ExitPriorityEndpoint implements Reconciler {
           clearTimeout(deadline.timer);
           set.delete(w);
           if (set.size === 0 && this.waits.get(uid) === set) this.waits.delete(uid);
+          if (this.waits.size === 0 && this.unsubscribe) {
+            this.unsubscribe();
+            this.unsubscribe = undefined;
+          }
           resolve(reason);
         },
       };
@@ -159,6 +178,7 @@ export class ExitPriorityEndpoint implements Reconciler {
         () => w.done("level's share of the grace period spent (CRI did not tell otherwise)"),
         Math.max(0, deadlineMs + 20),
       );
+      this.unsubscribe ??= this.events.subscribe(this.onChange);
       this.enqueue(uid);
     });
   }

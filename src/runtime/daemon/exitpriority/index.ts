@@ -1,5 +1,6 @@
 import { PODS, type Pod } from '../../core/index.js';
 import type { DaemonControllerDefinition } from '../context.js';
+import { criContainerEvents } from '../cri-events.js';
 import { ExitPriorityEndpoint } from './endpoint.js';
 import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './options.js';
 
@@ -31,7 +32,13 @@ export const exitPriorityController: DaemonControllerDefinition = {
   options: [EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS],
   setup(ctx, enqueue) {
     const pods = ctx.informers.for<Pod>(PODS, { fieldSelector: `spec.nodeName=${ctx.nodeName}` });
-    const endpoint = new ExitPriorityEndpoint(ctx, pods, enqueue, ctx.options.get(MAX_EXIT_PRIORITY_WAITS));
+    const endpoint = new ExitPriorityEndpoint(
+      ctx,
+      pods,
+      enqueue,
+      ctx.options.get(MAX_EXIT_PRIORITY_WAITS),
+      criContainerEvents(ctx.cri, ctx.logger),
+    );
     ctx.onStart(async () => {
       await endpoint.listen(ctx.options.get(EXIT_PRIORITY_ADDR));
     });
