@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import { kubectl } from '../harness/index.js';
-import { core, installRuntime, namespace, node, waitFor } from './support.js';
+import { containerLog, core, installRuntime, namespace, node, waitFor } from './support.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const STATE = 'lifecycle.apps.kruise.io/state';
@@ -46,10 +46,13 @@ async function waitStatus(ns: string, name: string, what: string, pred: (s: any)
       (p) =>
         `${p.metadata!.name} ${p.metadata!.labels?.[STATE]} ${p.metadata!.labels?.['controller-revision-hash']} ${p.metadata!.deletionTimestamp ? 'deleting ' : ''}${p.status?.phase} ${JSON.stringify(p.status?.conditions?.map((c) => `${c.type}=${c.status}`))}`,
     );
-    // The controller's log says why it did not get there.
-    const logs = await kubectl(['logs', '-n', 'kruise-system', '-l', 'control-plane=controller-manager', '--tail=400', '--prefix']).catch(
-      (e: Error) => e.message,
-    );
+    // The controller's log says why it did not get there (read from the kubelet's log files: the
+    // apiserver of this cluster cannot reach the kubelet, so `kubectl logs` fails here).
+    const managers = await core()
+      .listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=controller-manager' })
+      .then((l) => l.items)
+      .catch(() => [] as V1Pod[]);
+    const logs = managers.flatMap((m) => containerLog(m, 'manager').map((l) => `${m.metadata!.name} ${l.line}`)).join('\n');
     const obj = await cs(ns, name).catch(() => undefined);
     const tail = logs
       .split('\n')
@@ -251,6 +254,42 @@ describe('CloneSet on the real node (runtime from dist/ and its image)', () => {
       after.filter((p) => p.spec!.containers[0]!.image === node().images.busybox).every((p) => p.metadata!.labels![STATE] === 'Normal'),
     ).toBe(true);
   });
+
+  it('ReCreate update replaces every pod; a rollback to the previous revision recreates them again', async () => {
+    const ns = await namespace('cs-recreate');
+    const spec = { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } };
+    await apply(ns, [plainCloneSet('rc', 3, spec)]);
+    const first = await waitStatus(ns, 'rc', '3 available', (s) => s.availableReplicas === 3);
+    const uids = new Set((await pods(ns, 'rc')).map((p) => p.metadata!.uid));
+    const v2 = plainCloneSet('rc', 3, spec);
+    v2.spec.template.spec.containers[1].env = [{ name: 'VERSION', value: '2' }];
+    await apply(ns, [v2]);
+    const second = await waitStatus(
+      ns,
+      'rc',
+      'recreated at revision 2',
+      (s) => s.updateRevision !== first.updateRevision && s.updatedReplicas === 3 && s.availableReplicas === 3 && s.replicas === 3,
+      150_000,
+    );
+    const now = await pods(ns, 'rc');
+    expect(now).toHaveLength(3);
+    expect(now.every((p) => !uids.has(p.metadata!.uid))).toBe(true);
+    expect(second.currentRevision).toBe(second.updateRevision);
+    const secondUids = new Set(now.map((p) => p.metadata!.uid));
+    await apply(ns, [plainCloneSet('rc', 3, spec)]);
+    const third = await waitStatus(
+      ns,
+      'rc',
+      'rolled back to revision 1',
+      (s) => s.updateRevision === first.updateRevision && s.updatedReplicas === 3 && s.availableReplicas === 3 && s.replicas === 3,
+      150_000,
+    );
+    expect(third.currentRevision).toBe(first.updateRevision);
+    expect(third.observedGeneration).toBe((await cs(ns, 'rc')).metadata.generation);
+    const rolled = await pods(ns, 'rc');
+    expect(rolled).toHaveLength(3);
+    expect(rolled.every((p) => !secondUids.has(p.metadata!.uid) && !p.spec!.containers[1]!.env)).toBe(true);
+  }, 400_000);
 
   it('leader change in the middle of a ReCreate rollout: the rollout completes with no duplicate pods', async () => {
     const ns = await namespace('cs-leader');

@@ -9,7 +9,19 @@ export interface EventRecorderOptions {
   readonly maxInFlight?: number;
   /** Events waiting beyond this are dropped (counted and logged), like client-go's broadcaster. */
   readonly maxPending?: number;
+  /**
+   * client-go's spam filter: per involved object, a token bucket of this many events refilled at one per
+   * `spamRefillMs`; events beyond it are dropped (a 1,000-pod rollout writes ~25 events about its
+   * CloneSet, not 2,000). Defaults 25 and 5 minutes, client-go's.
+   */
+  readonly spamBurst?: number;
+  readonly spamRefillMs?: number;
+  /** Clock, for tests. */
+  readonly now?: () => number;
 }
+
+/** Buckets kept at most (oldest dropped first): the filter's memory stays bounded. */
+const SPAM_KEYS_MAX = 4096;
 
 /**
  * Writes core/v1 Events about the objects the runtime acts on, off the reconcile path: emitting never
@@ -21,7 +33,13 @@ export class EventRecorder {
   private inFlight = 0;
   private readonly maxInFlight: number;
   private readonly maxPending: number;
+  private readonly spamBurst: number;
+  private readonly spamRefillMs: number;
+  private readonly now: () => number;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
   dropped = 0;
+  /** Events the spam filter dropped. */
+  filtered = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -31,11 +49,36 @@ export class EventRecorder {
   ) {
     this.maxInFlight = opts.maxInFlight ?? 4;
     this.maxPending = opts.maxPending ?? 2_000;
+    this.spamBurst = opts.spamBurst ?? 25;
+    this.spamRefillMs = opts.spamRefillMs ?? 300_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Takes a token of the object's bucket; false when it is empty. */
+  private allow(key: string): boolean {
+    const now = this.now();
+    let b = this.buckets.get(key);
+    if (b) {
+      this.buckets.delete(key);
+      b.tokens = Math.min(this.spamBurst, b.tokens + (now - b.at) / this.spamRefillMs);
+      b.at = now;
+    } else {
+      b = { tokens: this.spamBurst, at: now };
+      if (this.buckets.size >= SPAM_KEYS_MAX) this.buckets.delete(this.buckets.keys().next().value!);
+    }
+    this.buckets.set(key, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   emit(type: ResourceType, obj: KubeObject, eventType: 'Normal' | 'Warning', reason: string, message: string): void {
     const md = obj.metadata;
     const namespace = md.namespace ?? 'default';
+    if (!this.allow(`${type.group}/${type.kind}/${md.namespace ?? ''}/${md.name}/${md.uid ?? ''}`)) {
+      this.filtered++;
+      return;
+    }
     const now = new Date().toISOString();
     const ev: KubeObject = {
       apiVersion: 'v1',

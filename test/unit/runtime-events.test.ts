@@ -1,0 +1,35 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { PODS, CLONESETS } from '../../src/contracts/index.js';
+import type { KubeClient } from '../../src/runtime/core/client.js';
+import { EventRecorder } from '../../src/runtime/core/events.js';
+import type { KubeObject } from '../../src/runtime/core/types.js';
+
+// A fake client that only counts the Events written (the recorder's only call).
+function recorder(now: () => number) {
+  const written: KubeObject[] = [];
+  const client = { create: async (_t: unknown, ev: KubeObject) => (written.push(ev), ev) } as unknown as KubeClient;
+  const rec = new EventRecorder(client, 'test', pino({ level: 'silent' }), { maxInFlight: 100, now });
+  return { rec, written };
+}
+
+const obj = (name: string): KubeObject => ({ metadata: { name, namespace: 'ns', uid: `uid-${name}` } });
+
+describe("event spam filter (client-go's: 25 per object, one more every 5 minutes)", () => {
+  it('keeps 25 events about one object, drops the rest, refills over time; other objects have their own bucket', async () => {
+    let t = 0;
+    const { rec, written } = recorder(() => t);
+    for (let i = 0; i < 1000; i++) rec.emit(CLONESETS, obj('web'), 'Normal', 'SuccessfulCreate', `pod ${i}`);
+    rec.emit(PODS, obj('web-abcde'), 'Normal', 'Pulled', 'x');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(written.filter((e) => e.reason === 'SuccessfulCreate')).toHaveLength(25);
+    expect(written.filter((e) => e.reason === 'Pulled')).toHaveLength(1);
+    expect(rec.filtered).toBe(975);
+    t += 300_000;
+    rec.emit(CLONESETS, obj('web'), 'Normal', 'SuccessfulCreate', 'after 5 minutes');
+    rec.emit(CLONESETS, obj('web'), 'Normal', 'SuccessfulCreate', 'still limited');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(written.map((e) => e.message)).toContain('after 5 minutes');
+    expect(written.map((e) => e.message)).not.toContain('still limited');
+  });
+});
