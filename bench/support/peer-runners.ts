@@ -58,7 +58,7 @@ export async function bundleOurCli(): Promise<string> {
   return main;
 }
 
-async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string): Promise<void> {
+async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string, pods: boolean): Promise<void> {
   const spec: InstallSpec = {
     namespace: RUNTIME_NS,
     daemonConfigNamespace: 'kruise-daemon-config',
@@ -66,7 +66,7 @@ async function registerOurWebhooks(plane: ControlPlane, port: number, featureGat
     imagePullPolicy: 'IfNotPresent',
     imagePullSecrets: [],
     manager: { replicas: 1, resources: {}, logLevel: 'info' },
-    webhook: { timeoutSeconds: 10, pods: false, certificates: { mode: 'self' } },
+    webhook: { timeoutSeconds: 10, pods, certificates: { mode: 'self' } },
     featureGates,
     kinds: servedKinds(),
   };
@@ -105,11 +105,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startOurManager(
   plane: ControlPlane,
   cliMain: string,
-  opts: { featureGates: string; args?: readonly string[]; nodeOptions?: string },
+  opts: {
+    featureGates: string;
+    args?: readonly string[];
+    nodeOptions?: string;
+    /** Register the install's pod webhook (`/mutate-pod`) too, as an app with SidecarSets gets it. */
+    podWebhook?: boolean;
+  },
 ): Promise<Runner> {
   const webhookPort = await freePort();
   const healthPort = await freePort();
-  await registerOurWebhooks(plane, webhookPort, opts.featureGates);
+  await registerOurWebhooks(plane, webhookPort, opts.featureGates, opts.podWebhook ?? false);
   const logs: string[] = [];
   const child = spawn(
     process.execPath,

@@ -20,7 +20,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servedKinds } from '../../src/install/crds.js';
 import type { InstallSpec } from '../../src/install/spec.js';
-import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { toCustomResourceDefinition } from '../../src/api/crd.js';
 import { KINDS } from '../../src/api/registry.js';
 import {
@@ -321,7 +321,45 @@ const CONVERSION = {
   },
 };
 
+/** SidecarSets both runtimes' SidecarSet webhooks must refuse (dry run), and one they must accept. */
+const REFUSED: Record<string, Obj> = {
+  // Selects pods compat-main selects and injects a container of the same name.
+  overlap: sidecarSet('compat-overlap', {
+    selector: { matchLabels: { main: 'app' } },
+    containers: [{ name: 'proxy', image: 'registry.example/p:2' }],
+  }),
+  // Patches a key the whitelist does not allow for it (the rule selects `patch-allowed: true` sets only).
+  'not-whitelisted': sidecarSet('compat-patch', {
+    selector: { matchLabels: { app: 'patched' } },
+    containers: [{ name: 'patcher', image: 'registry.example/p:1' }],
+    patchPodMetadata: [{ annotations: { 'compat.example/x': 'y' } }],
+  }),
+};
+const ACCEPTED = sidecarSet(
+  'compat-patch-ok',
+  {
+    selector: { matchLabels: { app: 'patched' } },
+    containers: [{ name: 'patcher', image: 'registry.example/p:1' }],
+    patchPodMetadata: [{ annotations: { 'compat.example/x': 'y' } }],
+  },
+  { labels: { 'patch-allowed': 'true' } },
+);
+
+/** Dry-run creates of REFUSED and ACCEPTED: the error text of each (undefined when accepted). */
+async function admissionOutcomes(): Promise<Record<string, string | undefined>> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, body] of [...Object.entries(REFUSED), ['accepted', ACCEPTED] as const]) {
+    out[name] = await k(['create', '--dry-run=server', '-f', '-'], body).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+  }
+  return out;
+}
+
 const upstream: Record<string, Pod> = {};
+let upstreamAdmission: Record<string, string | undefined> = {};
+let ourAdmission: Record<string, string | undefined> = {};
 const bundled: Record<string, Pod> = {};
 
 beforeAll(async () => {
@@ -343,6 +381,7 @@ beforeAll(async () => {
   });
   await applySets();
   Object.assign(upstream, await createAll(`upstream ${pinnedKruiseVersion()}`));
+  upstreamAdmission = await admissionOutcomes();
   await deleteSets(); // while upstream still serves the conversion of its stored v1beta1 objects
   await peer.stop(); // removes its webhook configurations
   peer = undefined;
@@ -368,6 +407,18 @@ beforeAll(async () => {
   const rendered = mutatingWebhookConfiguration(spec) as unknown as { webhooks: Array<Obj & { name: string }> };
   const podHook = rendered.webhooks.find((w) => w.name === 'mpod.kb.io')!;
   podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
+  // The install's SidecarSet validating entry, pointed at this process.
+  const validating = validatingWebhookConfiguration(spec) as unknown as {
+    webhooks: Array<Obj & { clientConfig: { service?: { path: string }; url?: string } }>;
+  };
+  const setHook = validating.webhooks.find((w) => w.clientConfig.service?.path.endsWith('-sidecarset'))!;
+  setHook.clientConfig = { url: `https://127.0.0.1:${port}${setHook.clientConfig.service!.path}` };
+  await k(['create', '-f', '-'], {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION },
+    webhooks: [setHook],
+  });
   await k(['create', '-f', '-'], {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -389,6 +440,10 @@ beforeAll(async () => {
   await ours.waitReady();
   await applySets();
   Object.assign(bundled, await createAll('bundled runtime'));
+  // The SidecarSet webhook reads the existing sets from its cache: wait until it refuses the overlap.
+  const deadline = Date.now() + 30_000;
+  do ourAdmission = await admissionOutcomes();
+  while (!ourAdmission.overlap && Date.now() < deadline);
 });
 
 afterAll(async () => {
@@ -400,6 +455,17 @@ afterAll(async () => {
 describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pinnedKruiseVersion()}`, () => {
   it.each(['full', 'other-ns', 'replace', 'unmatched'])('pod "%s" is injected identically', (name) => {
     expect(comparable(bundled[name]!)).toEqual(comparable(upstream[name]!));
+  });
+
+  it('both SidecarSet webhooks refuse an overlapping set and a non-whitelisted patchPodMetadata key, and accept a whitelisted one', () => {
+    expect(upstreamAdmission.accepted).toBeUndefined();
+    expect(ourAdmission.accepted).toBeUndefined();
+    for (const name of Object.keys(REFUSED)) {
+      expect(upstreamAdmission[name], `upstream: ${name}`).toMatch(/denied the request/);
+      expect(ourAdmission[name], `ours: ${name}`).toMatch(/denied the request/);
+    }
+    expect(ourAdmission.overlap).toMatch(/existing SidecarSet compat-main .*"proxy"/);
+    expect(ourAdmission['not-whitelisted']).toMatch(/"compat\.example\/x" not allowed/);
   });
 
   it('the comparison covers what it claims (guards against two equally empty results)', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { composeAdmission, POD_MUTATOR_ORDER, type OrderedAdmissionHandler } from '../../src/runtime/core/webhook/compose.js';
 import type { AdmissionRequest, AdmissionResult } from '../../src/runtime/core/webhook/server.js';
-import type { KubeObject } from '../../src/runtime/core/types.js';
+import { podMutator } from '../../src/runtime/core/webhook/pod-mutator.js';
+import type { KubeObject, Pod } from '../../src/runtime/core/types.js';
 
 const pod = (): KubeObject =>
   ({
@@ -62,6 +63,35 @@ describe('composable admission', () => {
     expect((result as { patch: unknown[] }).patch).toHaveLength(2);
     // The submitted object is never mutated in place.
     expect(original).toEqual(pod());
+  });
+
+  it('pod mutators share one copy along the chain (in place) and answer exactly what the per-step path answers', async () => {
+    const seen: string[][] = [];
+    const inject = podMutator('inject', POD_MUTATOR_ORDER.sidecarSetInjection, (p: Pod) => {
+      seen.push(p.spec!.containers.map((c) => c.name));
+      p.spec!.containers.unshift({ name: 'logtail', image: 'l' });
+    });
+    const gates = podMutator('gates', POD_MUTATOR_ORDER.readinessGates, (p: Pod) => {
+      seen.push(p.spec!.containers.map((c) => c.name));
+      (p.spec as Record<string, unknown>).readinessGates = [{ conditionType: 'KruisePodReady' }];
+      return { warnings: ['w'] };
+    });
+    const [inPlace] = composeAdmission([gates, inject]);
+    // The same steps without their in-place form take the copy-diff-apply path per step.
+    const [perStep] = composeAdmission([
+      { ...gates, mutateInPlace: undefined },
+      { ...inject, mutateInPlace: undefined },
+    ]);
+    const original = pod();
+    const fast = await inPlace!.handle(request(original));
+    const slow = await perStep!.handle(request(pod()));
+    expect(fast).toEqual(slow);
+    expect(fast).toMatchObject({ allowed: true, warnings: ['w'] });
+    expect(seen).toEqual([['app'], ['logtail', 'app'], ['app'], ['logtail', 'app']]);
+    expect(original).toEqual(pod());
+    const deny = podMutator('deny', 500, () => ({ deny: 'no', code: 403 }));
+    const [withDeny] = composeAdmission([inject, deny]);
+    expect(await withDeny!.handle(request(pod()))).toEqual({ allowed: false, code: 403, message: 'no' });
   });
 
   it('the first denial ends the chain', async () => {

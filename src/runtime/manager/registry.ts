@@ -18,7 +18,7 @@ import { sidecarSetController } from '../controllers/sidecarset/index.js';
 import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
 import { launchPriorityWebhook } from '../webhooks/launchpriority/index.js';
 import { launchPriorityController } from '../controllers/launchpriority/index.js';
-import { sidecarSetInjectionWebhook } from '../webhooks/sidecarset/index.js';
+import { sidecarSetInjectionWebhook, sidecarSetValidationWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarTerminator,
@@ -45,6 +45,7 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   containerRecreateRequestWebhook,
   kruiseValidationWebhook,
   cloneSetWebhook,
+  sidecarSetValidationWebhook,
   ...POD_MUTATORS,
 ];
 

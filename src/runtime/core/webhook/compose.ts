@@ -13,16 +13,35 @@ import type { AdmissionHandler, AdmissionRequest, AdmissionResult, JsonPatchOp }
 /** A handler that shares its path with others: `order` fixes its place in the chain (lower runs first). */
 export interface OrderedAdmissionHandler extends AdmissionHandler {
   readonly order?: number;
+  /**
+   * Optional in-place form of a mutating step: edits `object` (the chain's private copy) and answers without
+   * a patch. When every step of a chain has it, the chain copies the object once and diffs once, instead of
+   * a copy, a diff and a patch application per step (the pod webhook's cost per pod is mostly those).
+   */
+  readonly mutateInPlace?: (object: KubeObject, req: AdmissionRequest) => Promise<AdmissionResult>;
 }
 
 function chain(path: string, steps: readonly OrderedAdmissionHandler[]): AdmissionHandler {
   const type = steps[0]!.type;
+  const inPlace = type === 'mutating' && steps.every((s) => s.mutateInPlace);
+  const runInPlace = async (req: AdmissionRequest, original: KubeObject): Promise<AdmissionResult> => {
+    const work = jsonPatch.deepClone(original) as KubeObject;
+    const warnings: string[] = [];
+    for (const step of steps) {
+      const result = await step.mutateInPlace!(work, { ...req, object: work });
+      if (!result.allowed) return result;
+      if (result.warnings) warnings.push(...result.warnings);
+    }
+    const patch = jsonPatch.compare(original, work) as JsonPatchOp[];
+    return { allowed: true, ...(patch.length ? { patch } : {}), ...(warnings.length ? { warnings } : {}) };
+  };
   return {
     name: steps.map((s) => s.name).join('+'),
     path,
     type,
     async handle(req: AdmissionRequest): Promise<AdmissionResult> {
       const original = req.object;
+      if (original !== undefined && inPlace) return runInPlace(req, original as KubeObject);
       let current = original;
       const warnings: string[] = [];
       for (const step of steps) {

@@ -25,6 +25,14 @@ export function podMutator(name: string, order: number, mutate: PodMutateFn): Or
     path: POD_MUTATING_PATH,
     type: 'mutating',
     order,
+    async mutateInPlace(object, req) {
+      if (req.operation !== 'CREATE' || req.subResource) return { allowed: true };
+      const result = await mutate(object as Pod, req);
+      if (result && 'deny' in result) return { allowed: false, code: result.code ?? 400, message: result.deny };
+      return result && 'warnings' in result && result.warnings.length
+        ? { allowed: true, warnings: [...result.warnings] }
+        : { allowed: true };
+    },
     async handle(req) {
       if (req.operation !== 'CREATE' || !req.object || req.subResource) return { allowed: true };
       const original = req.object as Pod;

@@ -269,7 +269,12 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
   const pullSecrets: Array<{ name: string }> = [];
   const injected: string[] = [];
   // Upstream builds every sidecar from the pod as submitted; so do we (a sidecar never shares another's mounts).
-  const original = structuredClone(pod);
+  // Only the annotations change before the spec is rebuilt below, so a copy of them is all the snapshot needs
+  // (a deep copy of every matched pod was the largest cost of the webhook under load).
+  const original: Pod = {
+    ...pod,
+    metadata: { ...pod.metadata, ...(pod.metadata.annotations ? { annotations: { ...pod.metadata.annotations } } : {}) },
+  };
 
   for (const latest of matched) {
     const version = chooseVersion(latest, original, input);

@@ -5,8 +5,10 @@ import {
   type PatchMetadataWhitelist,
   type SidecarSetRevisionData,
 } from '../../../api/sidecarset-pod.js';
+import { SidecarSetDefinition } from '../../../api/registry.js';
 import {
   CONFIGMAPS,
+  kindWebhookPath,
   CONTROLLER_REVISIONS,
   KRUISE_CONFIGURATION_CONFIGMAP,
   SIDECARSET_PATCH_METADATA_WHITELIST_KEY,
@@ -22,6 +24,7 @@ import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
 import { injectSidecarSets } from './decision.js';
+import { patchMetadataRefusal, sidecarSetConflict } from './validation.js';
 
 type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
 
@@ -186,6 +189,41 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
         if ('deny' in result) return { deny: result.deny };
         return { warnings: result.warnings };
       }),
+    ];
+  },
+};
+
+/**
+ * SidecarSet checks that need the cluster, chained after the policy rules of `kruisevalidation` on the
+ * SidecarSet validate path: conflicts with existing SidecarSets, and the patchPodMetadata whitelist.
+ */
+export const sidecarSetValidationWebhook: WebhookDefinition = {
+  name: 'sidecarsetvalidation',
+  reads: [{ resource: SIDECARSETS, fields: ['metadata.annotations', 'metadata.labels', 'spec'] }],
+  setup(ctx) {
+    const sets = ctx.informers.for<SidecarSet & KubeObject>(SIDECARSETS);
+    const metadataDefaultsAllowed = ctx.featureGates.get('SidecarSetPatchPodMetadataDefaultsAllowed') === true;
+    let whitelist: WhitelistSource | undefined;
+    return [
+      {
+        name: 'vsidecarset',
+        path: kindWebhookPath('validate', SidecarSetDefinition),
+        type: 'validating',
+        order: 200,
+        async handle(req) {
+          if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
+          const set = req.object as unknown as SidecarSet;
+          if (!set.spec || !set.metadata) return { allowed: true };
+          const conflict = sidecarSetConflict(set, sets.list());
+          if (conflict) return { allowed: false, code: 422, reason: 'Invalid', message: conflict };
+          if ((set.spec.patchPodMetadata ?? []).length > 0) {
+            const list = await (whitelist ??= new WhitelistSource(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).get();
+            const refusal = patchMetadataRefusal(set, list, metadataDefaultsAllowed);
+            if (refusal) return { allowed: false, code: 422, reason: 'Invalid', message: refusal };
+          }
+          return { allowed: true };
+        },
+      },
     ];
   },
 };

@@ -1,0 +1,239 @@
+// Pod admission through the pod webhook (SidecarSet injection), ours against the upstream peer, on one real
+// kube-apiserver + etcd: pods are created (stored, never run: there is no kubelet) at a steady rate, open
+// loop, with a SidecarSet that matches every one of them, and each create's latency is recorded.
+//
+//   none      no pod webhook registered: the API server's own cost of a pod create (the baseline).
+//   ours      our controller-manager as shipped (the CLI bundle, the Deployment's V8 limits) with the install's
+//             pod webhook entry (and our other webhooks) pointing at it.
+//   upstream  kruise-manager (test/harness/kruise-peer.ts) with its own webhooks, default gates.
+//
+// Every round runs the three phases in rotated order, each in a fresh namespace with the same pods; the added
+// admission latency of a variant is its p50/p99 minus the p50/p99 of `none` in the same round. RSS of the
+// webhook process is sampled every second (max and at the end), CPU seconds over the phase. Both managers run
+// on upstream's CRDs (ours must be API-compatible); one at a time, their webhook configurations removed on stop.
+// Usage: npm run bench:pod-webhook-peer [-- --rounds 2 --rate 50 --seconds 60 --out out/bench/pod-webhook-peer.json --json
+//        --cpu-prof-dir out/prof]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
+import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } from '../src/runtime/core/index.js';
+import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
+import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
+import { benchArgs, median, percentile, ratio } from './lib.js';
+import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+
+const args = benchArgs(
+  { rounds: 2, rate: 50, seconds: 60 },
+  {
+    out: { type: 'string', default: path.join('out', 'bench', 'pod-webhook-peer.json') },
+    // Writes a V8 CPU profile of our manager per phase into this directory (node --cpu-prof).
+    'cpu-prof-dir': { type: 'string' },
+  },
+);
+bypassProxyForLoopback();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const MiB = 2 ** 20;
+const log = (msg: string) => console.error(`[bench] ${msg}`);
+
+type Variant = 'none' | 'ours' | 'upstream';
+const VARIANTS: Variant[] = ['none', 'ours', 'upstream'];
+const SET_NAME = 'bench-logtail';
+
+const plane = await ControlPlane.start();
+const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 30_000 });
+let current: Runner | undefined;
+
+interface PhaseResult {
+  p50: number;
+  p99: number;
+  injected: number;
+  failed: number;
+  rssMaxMiB?: number;
+  rssEndMiB?: number;
+  cpuSeconds?: number;
+  load1: number;
+}
+
+function pod(name: string): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: 'bench' } },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/app:1',
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          env: [{ name: 'REGION', value: 'eu' }],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  } as Pod;
+}
+
+/** Creates probe pods until the webhook injects one: the variant's cache has the SidecarSet. */
+async function waitInjecting(ns: string, variant: Variant): Promise<void> {
+  if (variant === 'none') return;
+  for (let i = 0; ; i++) {
+    const body = pod(`probe-${i}`);
+    body.metadata.namespace = ns;
+    const p = await client.create<Pod>(PODS, body).catch(() => undefined);
+    if (p?.spec?.containers.some((c) => c.name === 'logtail')) return;
+    if (i > 300) throw new Error(`${variant}: pods not injected after 60 s:\n${current?.logTail() ?? ''}`);
+    await sleep(200);
+  }
+}
+
+async function phase(variant: Variant, round: number): Promise<PhaseResult> {
+  const ns = `r${round}-${variant}`;
+  await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const started = performance.now();
+  if (variant === 'ours') {
+    const prof = args.extra['cpu-prof-dir'];
+    current = await startOurManager(plane, cliMain, {
+      featureGates: '',
+      podWebhook: true,
+      ...(prof ? { nodeOptions: `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${path.resolve(prof)}` } : {}),
+    });
+  } else if (variant === 'upstream') {
+    current = await startUpstreamManager(plane, {});
+  }
+  if (current) log(`${variant}: ready in ${Math.round(performance.now() - started)} ms (pid ${current.pid})`);
+  await waitInjecting(ns, variant);
+  await sleep(2000); // let the start-up settle before the steady load
+  const cpu0 = current?.cpuSeconds() ?? 0;
+  const rss: number[] = [];
+  const sampler = setInterval(() => current && rss.push(current.rssBytes()), 1000);
+  const total = args.rate * args.seconds;
+  const interval = 1000 / args.rate;
+  const latencies: number[] = [];
+  let injected = 0;
+  let failed = 0;
+  const t0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    // Open loop: each create starts on schedule whatever the earlier ones are doing.
+    const due = t0 + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const body = pod(`p-${i}`);
+    body.metadata.namespace = ns;
+    const begin = performance.now();
+    inflight.push(
+      client.create<Pod>(PODS, body).then(
+        (created) => {
+          latencies.push(performance.now() - begin);
+          if (created.spec?.containers.some((c) => c.name === 'logtail')) injected++;
+        },
+        (err: Error) => {
+          failed++;
+          if (failed <= 3) log(`${variant}: create failed: ${err.message}`);
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  clearInterval(sampler);
+  const result: PhaseResult = {
+    p50: r2(percentile(latencies, 0.5)),
+    p99: r2(percentile(latencies, 0.99)),
+    injected,
+    failed,
+    load1: r2(loadavg()[0]!),
+    ...(current
+      ? {
+          rssMaxMiB: r2(Math.max(...rss, current.rssBytes()) / MiB),
+          rssEndMiB: r2(current.rssBytes() / MiB),
+          cpuSeconds: r2(current.cpuSeconds() - cpu0),
+        }
+      : {}),
+  };
+  log(`${variant} round ${round}: ${JSON.stringify(result)}`);
+  await current?.stop();
+  current = undefined;
+  // No kube-controller-manager here: delete the pods by collection, then the namespace object.
+  await kubectlOn(plane, ['delete', 'pods', '--all', '-n', ns, '--wait=false', '--grace-period=0', '--force']).catch(() => '');
+  return result;
+}
+
+let cliMain = '';
+try {
+  await installKruisePeerCrds(plane);
+  cliMain = await bundleOurCli();
+  await client.create(SIDECARSETS, {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: SET_NAME },
+    spec: {
+      selector: { matchLabels: { app: 'bench' } },
+      containers: [
+        {
+          name: 'logtail',
+          image: 'registry.example/logtail:1',
+          shareVolumePolicy: { type: 'enabled' },
+          transferEnv: [{ sourceContainerName: 'app', envName: 'REGION' }],
+          volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }],
+        },
+      ],
+      volumes: [{ name: 'logs', emptyDir: {} }],
+      imagePullSecrets: [{ name: 'logtail-cred' }],
+    },
+  });
+  const results: Record<Variant, PhaseResult[]> = { none: [], ours: [], upstream: [] };
+  for (let round = 0; round < args.rounds; round++) {
+    for (let k = 0; k < VARIANTS.length; k++) {
+      const variant = VARIANTS[(k + round) % VARIANTS.length]!;
+      results[variant].push(await phase(variant, round));
+    }
+  }
+  const added = (v: 'ours' | 'upstream', q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
+  const summary = {
+    upstream: pinnedKruiseVersion(),
+    cores: cpus().length,
+    rate: args.rate,
+    seconds: args.seconds,
+    rounds: args.rounds,
+    perRound: results,
+    median: {
+      noneP50: median(results.none.map((r) => r.p50)),
+      noneP99: median(results.none.map((r) => r.p99)),
+      oursAddedP50: median(added('ours', 'p50')),
+      oursAddedP99: median(added('ours', 'p99')),
+      upstreamAddedP50: median(added('upstream', 'p50')),
+      upstreamAddedP99: median(added('upstream', 'p99')),
+      oursRssMaxMiB: median(results.ours.map((r) => r.rssMaxMiB!)),
+      upstreamRssMaxMiB: median(results.upstream.map((r) => r.rssMaxMiB!)),
+      oursCpuSeconds: median(results.ours.map((r) => r.cpuSeconds!)),
+      upstreamCpuSeconds: median(results.upstream.map((r) => r.cpuSeconds!)),
+    },
+  };
+  const m = summary.median;
+  const ratios = {
+    addedP99OursOverUpstream: m.upstreamAddedP99 > 0 ? ratio(m.oursAddedP99, m.upstreamAddedP99) : null,
+    rssOursOverUpstream: ratio(m.oursRssMaxMiB, m.upstreamRssMaxMiB),
+    cpuOursOverUpstream: ratio(m.oursCpuSeconds, m.upstreamCpuSeconds),
+  };
+  const out = { ...summary, ratios, targets: { oursAddedP99AtMostMs: 5, addedP99RatioAtMost: 1.0 } };
+  mkdirSync(path.dirname(args.extra.out), { recursive: true });
+  writeFileSync(args.extra.out, JSON.stringify(out, null, 2) + '\n');
+  if (args.json) console.log(JSON.stringify(out));
+  else {
+    console.log(`pod webhook, ${args.rate} pods/s for ${args.seconds} s, ${args.rounds} rounds (medians):`);
+    console.log(`  none      p50 ${m.noneP50} ms  p99 ${m.noneP99} ms`);
+    console.log(
+      `  ours      added p50 ${m.oursAddedP50} ms  p99 ${m.oursAddedP99} ms  RSS max ${m.oursRssMaxMiB} MiB  CPU ${m.oursCpuSeconds} s`,
+    );
+    console.log(
+      `  upstream  added p50 ${m.upstreamAddedP50} ms  p99 ${m.upstreamAddedP99} ms  RSS max ${m.upstreamRssMaxMiB} MiB  CPU ${m.upstreamCpuSeconds} s`,
+    );
+    console.log(`  ratios    ${JSON.stringify(ratios)}`);
+  }
+} finally {
+  await current?.stop().catch(() => undefined);
+  await plane.stop();
+}
