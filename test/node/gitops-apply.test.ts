@@ -144,6 +144,22 @@ async function appReady(appNs: string): Promise<void> {
   expect(owned.filter((p) => p.status.phase === 'Running')).toHaveLength(2);
   const job = await waitForJobComplete(appNs, 'seed', 180_000);
   expect(job.status?.succeeded).toBe(1);
+  await cloneSetAdmittedByRuntime();
+}
+
+/**
+ * The app's CloneSet went through the runtime's validating webhook: its configuration covers CloneSets with
+ * failurePolicy Fail (so the create would have been refused without a serving runtime) and carries the caBundle the
+ * runtime wrote (the manifests have none).
+ */
+async function cloneSetAdmittedByRuntime(): Promise<void> {
+  const config = JSON.parse(
+    await kubectl(['get', 'validatingwebhookconfiguration', VALIDATING_WEBHOOK_CONFIGURATION, '-o', 'json']),
+  ) as Obj;
+  const hook = (config.webhooks as Obj[]).find((w) => (w.rules as Obj[]).some((r) => (r.resources as string[]).includes('clonesets')));
+  expect(hook?.failurePolicy).toBe('Fail');
+  expect(hook?.clientConfig.service).toMatchObject({ namespace: DEFAULT_RUNTIME_NAMESPACE, name: NAMES.webhookService });
+  expect(hook?.clientConfig.caBundle).toBeTruthy();
 }
 
 /** Flux's order: each Kustomization after the ones it dependsOn. */
