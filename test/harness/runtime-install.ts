@@ -1,4 +1,4 @@
-// Installs the runtime on a real node the way users do: builds the image with `npm run image`,
+// Installs the runtime on a real node the way users do: builds the image with `npm run image` (once per node),
 // imports its archive into the node's containerd (under the manifests' own reference, pulled
 // IfNotPresent: nothing is fetched), applies the CRDs and KruiseRuntime manifests `synth` wrote to
 // dist/, and waits for both rollouts. The one change to the manifests is the daemon's host-run

@@ -144,6 +144,22 @@ async function appReady(appNs: string): Promise<void> {
   expect(owned.filter((p) => p.status.phase === 'Running')).toHaveLength(2);
   const job = await waitForJobComplete(appNs, 'seed', 180_000);
   expect(job.status?.succeeded).toBe(1);
+  await cloneSetAdmittedByRuntime();
+}
+
+/**
+ * The app's CloneSet went through the runtime's validating webhook: its configuration covers CloneSets with
+ * failurePolicy Fail (so the create would have been refused without a serving runtime) and carries the caBundle the
+ * runtime wrote (the manifests have none).
+ */
+async function cloneSetAdmittedByRuntime(): Promise<void> {
+  const config = JSON.parse(
+    await kubectl(['get', 'validatingwebhookconfiguration', VALIDATING_WEBHOOK_CONFIGURATION, '-o', 'json']),
+  ) as Obj;
+  const hook = (config.webhooks as Obj[]).find((w) => (w.rules as Obj[]).some((r) => (r.resources as string[]).includes('clonesets')));
+  expect(hook?.failurePolicy).toBe('Fail');
+  expect(hook?.clientConfig.service).toMatchObject({ namespace: DEFAULT_RUNTIME_NAMESPACE, name: NAMES.webhookService });
+  expect(hook?.clientConfig.caBundle).toBeTruthy();
 }
 
 /** Flux's order: each Kustomization after the ones it dependsOn. */
@@ -189,7 +205,9 @@ describe('from an empty cluster to a ready app', () => {
     const order = dependsOnOrder(docsOf(path.join(out, 'flux/kustomizations.yaml')));
     expect(order.map((k) => path.basename(k.spec.path))).toEqual(['crds', 'runtime', 'app']);
     const waited: string[] = [];
+    const took: string[] = [];
     for (const k of order) {
+      const t0 = Date.now();
       const sub = path.join(out, path.basename(k.spec.path));
       const files = (docsOf(path.join(sub, 'kustomization.yaml'))[0]!.resources as string[]).map((f) => path.join(sub, f));
       installed[path.basename(sub) as keyof typeof installed].push(...files);
@@ -206,13 +224,16 @@ describe('from an empty cluster to a ready app', () => {
         await kubectl(['rollout', 'status', `${String(c.kind).toLowerCase()}/${c.name}`, '-n', c.namespace, '--timeout=300s']);
         waited.push(`${c.kind} ${c.namespace}/${c.name}`);
       }
+      took.push(`${path.basename(sub)} ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     expect(waited).toEqual([
       expect.stringMatching(/^\d+ CRDs Established$/),
       `Deployment ${DEFAULT_RUNTIME_NAMESPACE}/${NAMES.managerDeployment}`,
       `DaemonSet ${DEFAULT_RUNTIME_NAMESPACE}/${NAMES.daemonSet}`,
     ]);
+    const t0 = Date.now();
     await appReady(appNs);
+    console.log(`[gitops] flux phases: ${took.join(', ')}; app ready ${((Date.now() - t0) / 1000).toFixed(1)} s later`);
   }, 900_000);
 
   it('cdk8s-kruise apply on the plain layout: three phases with progress, exit 0, a ready app', async () => {
@@ -230,6 +251,10 @@ describe('from an empty cluster to a ready app', () => {
     expect(r.stderr).toContain(`[2/3] runtime: waiting for Deployment ${ns}/${NAMES.managerDeployment} to roll out`);
     expect(r.stderr).toContain(`[2/3] runtime: waiting for DaemonSet ${ns}/${NAMES.daemonSet} to roll out`);
     expect(r.stderr).toMatch(/\[3\/3\] app: done in [\d.]+ s/);
+    const t0 = Date.now();
     await appReady(appNs);
+    console.log(
+      `[gitops] apply: ${r.stderr.match(/\S+: done in [\d.]+ s/g)!.join(', ')}; app ready ${((Date.now() - t0) / 1000).toFixed(1)} s later`,
+    );
   }, 900_000);
 });
