@@ -146,8 +146,10 @@ export async function buildLibraryCjs(): Promise<void> {
  * Replaces `src/api/precompiled-validators.ts` with ajv standalone code of every kind's validator, so the
  * CLI does not compile schemas at start (most of a one-file `validate`). Only the CLI gets it: the
  * generated code is about 1.5 MB, and library users (tests, the plugin) pay the compile once per process.
+ * The generated module also stands in for the compiler (`compileValidator`), so the CLI does not load ajv's
+ * compiler or the core definitions either.
  */
-function precompiledValidatorsPlugin(): Plugin {
+export function precompiledValidatorsPlugin(): Plugin {
   return {
     name: 'precompiled-validators',
     setup(b) {

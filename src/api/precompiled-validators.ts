@@ -2,8 +2,10 @@ import type { ValidateFunction } from 'ajv';
 
 /**
  * Validators compiled at build time, by kind name. In the sources this is empty and `validatorFor`
- * compiles each kind's validator on first use; the package build (scripts/build-package.ts) replaces this
- * module with ajv standalone code from `precompiledValidatorsSource`, so the published CLI and library skip
- * the compile (most of a one-file `validate`).
+ * compiles each kind's validator on first use with `compileValidator`; the package build
+ * (scripts/build-package.ts) replaces this module for the CLI with ajv standalone code of every kind from
+ * `precompiledValidatorsSource` and a `compileValidator` that is never needed, so the CLI neither compiles
+ * schemas nor loads the compiler (most of a one-file `validate`).
  */
 export const PRECOMPILED_VALIDATORS: Readonly<Record<string, ValidateFunction>> = {};
+export { compileValidator } from './validate-compile.js';

@@ -8,11 +8,14 @@
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { _ } from 'ajv';
 import { KINDS } from './registry.js';
-import { createValidatorAjv, validationSchema } from './validate.js';
+import { createValidatorAjv, validationSchema } from './validate-compile.js';
 
 const KIND_SCHEMA_ID = (kind: string) => `kruise-kind-${kind}`;
 
-/** An ES module exporting `PRECOMPILED_VALIDATORS` (kind name → validate function). */
+/**
+ * An ES module exporting `PRECOMPILED_VALIDATORS` (kind name → validate function) and a `compileValidator`
+ * that refuses: every kind is precompiled, so nothing may ask to compile (and the compiler is not bundled).
+ */
 export function precompiledValidatorsSource(): string {
   const kinds = KINDS.map((def) => def.kind);
   if (new Set(kinds).size !== kinds.length) throw new Error(`kind names must be unique to key precompiled validators: ${kinds.join(', ')}`);
@@ -23,5 +26,9 @@ export function precompiledValidatorsSource(): string {
   type Generate = (ajv: unknown, refs: Record<string, string>) => string;
   const generate = ((standaloneCode as unknown as { default?: Generate }).default ?? standaloneCode) as Generate;
   const code = generate(ajv, Object.fromEntries(KINDS.map((def) => [`validate${def.kind}`, KIND_SCHEMA_ID(def.kind)])));
-  return `${code}\nexport const PRECOMPILED_VALIDATORS = { ${KINDS.map((def) => `${JSON.stringify(def.kind)}: validate${def.kind}`).join(', ')} };\n`;
+  return (
+    `${code}\nexport const PRECOMPILED_VALIDATORS = { ${KINDS.map((def) => `${JSON.stringify(def.kind)}: validate${def.kind}`).join(', ')} };\n` +
+    'export function compileValidator(def) {\n' +
+    '  throw new Error(`cdk8s-kruise: no precompiled validator for kind ${def.kind} in this build (rebuild the package)`);\n}\n'
+  );
 }

@@ -9,12 +9,13 @@
  *
  * @module
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { coreDefinitions, resolveSchema, type Json } from './resolve.js';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { Json } from './resolve.js';
 import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './registry.js';
 import { listNames, quoteValue, truncate } from './quote.js';
-import { PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
+// Both from one module, which the package build replaces for the CLI: then every kind is precompiled and the
+// compiler (ajv, the core definitions) is never loaded.
+import { compileValidator, PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
 
 /** One schema problem, located by a JSON pointer into the validated object. */
 export interface SchemaIssue {
@@ -35,61 +36,6 @@ export interface ValidationResult {
   readonly issues: SchemaIssue[];
 }
 
-const CORE_ID = 'k8s-core';
-const REF_PREFIX = `${CORE_ID}#/definitions/`;
-
-/** Keys our schemas carry for other consumers (API server, generators); ajv must accept them. */
-const ANNOTATION_KEYWORDS = [
-  'x-kubernetes-int-or-string',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-embedded-resource',
-  'x-kubernetes-list-type',
-  'x-kubernetes-map-type',
-  'x-kruise-format',
-];
-
-// ajv-formats is CommonJS with a default export; under NodeNext the callable sits on .default.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-  formats: string[],
-) => Ajv;
-
-/**
- * A new ajv instance with our options, keywords, formats and the core definitions. `code` adds code
- * generation options (the build passes `source`/`esm` to emit standalone validators).
- */
-export function createValidatorAjv(code: Record<string, unknown> = {}): Ajv {
-  const a = new Ajv({
-    allErrors: true,
-    verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
-    strict: true,
-    strictTypes: false,
-    allowUnionTypes: true,
-    // Kubernetes schemas use regexes without the unicode flag semantics; plain RegExp is faster.
-    unicodeRegExp: false,
-    // ajv's code optimizer makes compiling the pod-spec closure ~3-4× slower for a few percent of
-    // validation speed (measured by bench/api-validate.bench.ts); a CLI run pays compile time once.
-    code: { optimize: false, ...code },
-  });
-  a.addVocabulary(ANNOTATION_KEYWORDS);
-  addFormats(a, [...VALIDATOR_FORMATS]);
-  a.addSchema({ $id: CORE_ID, definitions: coreDefinitions() });
-  return a;
-}
-
-/** The ajv-formats formats our schemas use. */
-export const VALIDATOR_FORMATS = ['date-time', 'int32', 'int64', 'byte', 'double', 'float'] as const;
-
-let ajvInstance: Ajv | undefined;
-function ajv(): Ajv {
-  return (ajvInstance ??= createValidatorAjv());
-}
-
-/** The plain JSON Schema our validator compiles for `def` (core types referenced via `k8s-core`). */
-export function validationSchema(def: KindDefinition): Json {
-  return resolveSchema(def.schema, { refPrefix: REF_PREFIX });
-}
-
 const compiled = new Map<KindDefinition, ValidateFunction>();
 
 /**
@@ -99,7 +45,7 @@ const compiled = new Map<KindDefinition, ValidateFunction>();
 export function validatorFor(def: KindDefinition): ValidateFunction {
   let fn = compiled.get(def);
   if (!fn) {
-    fn = PRECOMPILED_VALIDATORS[def.kind] ?? ajv().compile(validationSchema(def));
+    fn = PRECOMPILED_VALIDATORS[def.kind] ?? compileValidator(def);
     compiled.set(def, fn);
   }
   return fn;

@@ -2,7 +2,7 @@ import { DocumentLocator } from './locate.js';
 import { decodeInput, parseText, parseTextInBatches, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
 import { escapeControl, truncate } from '../api/quote.js';
-import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity } from './types.js';
+import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity, SourceRef } from './types.js';
 
 const MAX_POINTER = 1024;
 const MAX_MESSAGE = 2000;
@@ -259,13 +259,13 @@ class WindowedRun {
   private readonly window: CoarseWindow;
   private readonly failures: Finding[] = [];
   private readonly perDocument: Rule[];
-  private readonly crossDocument: Array<{ rule: Rule; retained: Manifest[] }>;
+  private readonly crossDocument: Array<{ rule: Rule; retained: RetainedManifests }>;
 
   constructor(rules: readonly Rule[], limit: number) {
     this.selected = new Set(rules.map((r) => r.id));
     this.window = new CoarseWindow(limit);
     this.perDocument = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
-    this.crossDocument = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id)).map((rule) => ({ rule, retained: [] }));
+    this.crossDocument = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id)).map((rule) => ({ rule, retained: new RetainedManifests() }));
   }
 
   addFile(file: string): void {
@@ -288,13 +288,14 @@ class WindowedRun {
           continue;
         }
         const object = rule.retain(m);
-        if (object) retained.push(object === m.object ? m : { object, ...(m.source ? { source: m.source } : {}) });
+        if (object) retained.push({ object, ...(m.source ? { source: m.source } : {}) });
       }
     }
   }
 
   finish(fileOrder: readonly string[]): FindingWindow {
-    for (const { rule, retained } of this.crossDocument) this.addRaw(collectRuleFindings(retained, [rule]));
+    // One rule's retained manifests are revived at a time, and dropped once it has run.
+    for (const { rule, retained } of this.crossDocument) this.addRaw(collectRuleFindings(retained.take(), [rule]));
     // An internal failure of a batched rule is reported once, not once per batch.
     const uniqueFailures = [...new Map(this.failures.map((f) => [f.message, f])).values()];
     const limit = this.window.limit;
@@ -329,6 +330,111 @@ class WindowedRun {
       this.window.add({ file: src ? this.fileIndex(src.file) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
     }
   }
+}
+
+/**
+ * What a cross-document rule retains while a large input streams by, kept compact until the rule runs: each
+ * object as JSON text with its source position (a tenth of the heap of the object graph, which for 100k workloads
+ * was most of the live heap and, through the garbage collector's headroom, several times that in RSS). The file
+ * text itself is shared, never copied. An object JSON cannot carry exactly (a non-finite number, `undefined`, a
+ * non-plain object) is kept as it is.
+ */
+class RetainedManifests {
+  private readonly compact: string[] = [];
+  private readonly compactSources: Array<number> = [];
+  private readonly whole: Manifest[] = [];
+  private readonly order: Array<0 | 1> = [];
+  private readonly texts: Array<Pick<SourceRef, 'file' | 'fileText'>> = [];
+  private readonly textIndex = new Map<string, number>();
+
+  push(m: Manifest): void {
+    const src = m.source;
+    // One JSON.stringify of the whole record gives one flat string (concatenating would keep its parts).
+    const json = exactJson(src ? [m.object, src.docIndex, src.startLine, src.start, src.end, src.pointerPrefix] : [m.object]);
+    if (json === undefined) {
+      this.whole.push(m);
+      this.order.push(0);
+      return;
+    }
+    let text = -1;
+    if (src) {
+      const key = src.file;
+      text = this.textIndex.get(key) ?? -1;
+      if (text === -1 || this.texts[text]!.fileText !== src.fileText) {
+        text = this.texts.push({ file: src.file, fileText: src.fileText }) - 1;
+        this.textIndex.set(key, text);
+      }
+    }
+    this.compact.push(json);
+    this.compactSources.push(text);
+    this.order.push(1);
+  }
+
+  /** The retained manifests in the order they were pushed; the store is empty afterwards. */
+  take(): Manifest[] {
+    const out: Manifest[] = [];
+    let c = 0;
+    let w = 0;
+    for (const kind of this.order) {
+      if (kind === 0) {
+        out.push(this.whole[w++]!);
+        continue;
+      }
+      const [object, docIndex, startLine, start, end, pointerPrefix] = JSON.parse(this.compact[c]!) as [
+        Record<string, unknown>,
+        number?,
+        number?,
+        number?,
+        number?,
+        string?,
+      ];
+      const text = this.compactSources[c++]!;
+      const t = text >= 0 ? this.texts[text]! : undefined;
+      out.push(
+        t
+          ? {
+              object,
+              source: {
+                file: t.file,
+                fileText: t.fileText,
+                docIndex: docIndex!,
+                startLine: startLine!,
+                start: start!,
+                end: end!,
+                pointerPrefix: pointerPrefix!,
+              },
+            }
+          : { object },
+      );
+    }
+    this.compact.length = 0;
+    this.compactSources.length = 0;
+    this.whole.length = 0;
+    this.order.length = 0;
+    return out;
+  }
+}
+
+/** JSON text that parses back to an equal object, or undefined when JSON cannot carry the object exactly. */
+function exactJson(value: unknown): string | undefined {
+  let exact = true;
+  let json: string;
+  try {
+    json = JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
+      // The value before any toJSON (a Date would arrive here as its string).
+      const raw = this[key];
+      if (raw === undefined || typeof raw === 'bigint' || typeof raw === 'function' || typeof raw === 'symbol') exact = false;
+      else if (typeof raw === 'number' && (!Number.isFinite(raw) || Object.is(raw, -0))) exact = false;
+      else if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+        const proto = Object.getPrototypeOf(raw) as unknown;
+        if (proto !== Object.prototype && proto !== null) exact = false;
+      }
+      return v;
+    });
+  } catch {
+    return undefined; // a cycle: keep the object as it is
+  }
+  return exact ? json : undefined;
 }
 
 /**

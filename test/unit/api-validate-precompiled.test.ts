@@ -9,10 +9,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { KINDS } from '../../src/api/registry.js';
 import { toIssues, validateAgainst } from '../../src/api/validate.js';
 import { precompiledValidatorsSource } from '../../src/api/validate-standalone.js';
+import { precompiledValidatorsPlugin } from '../../scripts/build-package.js';
 import { SAMPLES } from './api-samples.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 let precompiled: Record<string, ValidateFunction>;
+let compileValidator: (def: unknown) => unknown;
 
 beforeAll(async () => {
   // Bundled the way the package build does (the generated code requires ajv's runtime helpers).
@@ -24,10 +26,13 @@ beforeAll(async () => {
     platform: 'node',
     logLevel: 'silent',
   });
-  const module = { exports: {} as { PRECOMPILED_VALIDATORS?: Record<string, ValidateFunction> } };
+  const module = {
+    exports: {} as { PRECOMPILED_VALIDATORS?: Record<string, ValidateFunction>; compileValidator?: (def: unknown) => unknown },
+  };
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the bundled validators exactly as the CLI bundle does
   new Function('module', 'exports', 'require', out.outputFiles[0]!.text)(module, module.exports, createRequire(import.meta.url));
   precompiled = module.exports.PRECOMPILED_VALIDATORS!;
+  compileValidator = module.exports.compileValidator!;
 }, 120_000);
 
 function issuesOf(fn: ValidateFunction, obj: unknown) {
@@ -54,5 +59,29 @@ describe('precompiled validators', () => {
       expect(validateAgainst(def, sample), `${def.kind} sample is valid`).toEqual([]);
       expect(validateAgainst(def, broken).length, `${def.kind} broken sample has issues`).toBeGreaterThan(0);
     }
+  });
+
+  it('replace the compiler: the CLI build loads neither ajv nor the core definitions to validate', async () => {
+    expect(() => compileValidator({ kind: 'Unknown' })).toThrow(/no precompiled validator for kind Unknown/);
+    // The policy engine as the CLI bundles it: the modules it loads, with the generated validators in place.
+    const result = await build({
+      entryPoints: [path.join(repoRoot, 'src/policy/engine.ts')],
+      plugins: [precompiledValidatorsPlugin()],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs).toContain('src/api/precompiled-validators.ts');
+    for (const absent of [
+      'src/api/validate-compile.ts',
+      'src/api/resolve.ts',
+      'src/api/core/k8s-core.schema.json',
+      'node_modules/ajv/dist/core.js',
+    ])
+      expect(inputs, absent).not.toContain(absent);
   });
 });

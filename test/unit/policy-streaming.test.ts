@@ -69,6 +69,28 @@ metadata:
   labels: {policy.kruise.io/delete-protection: Always}
 `;
 
+// A label value JSON cannot carry (YAML's .inf is Infinity; JSON would make it null): retained manifests are kept
+// compact as JSON only when JSON carries them exactly.
+const oddLabels = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: odd, namespace: team}
+spec:
+  selector: {matchLabels: {app: odd}}
+  template:
+    metadata: {labels: {app: odd, weight: .inf}}
+    spec:
+      containers:
+        - {name: meter, image: "nginx:1.27"}
+---
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: weighted}
+spec:
+  selector: {matchExpressions: [{key: weight, operator: In, values: ["Infinity"]}]}
+  containers:
+    - {name: meter, image: "busybox:1.36"}
+`;
+
 const sidecarSets = `apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
 metadata: {name: first}
@@ -96,6 +118,7 @@ describe('streaming validate', () => {
     const inputs = [
       runtimeWithGateOff(),
       { file: 'app.yaml', content: app },
+      { file: 'odd.yaml', content: oddLabels },
       ...distInputs(),
       { file: 'sidecarsets.yaml', content: sidecarSets },
     ];
@@ -106,6 +129,7 @@ describe('streaming validate', () => {
     const fired = new Set(full.map((f) => f.ruleId));
     for (const id of ['KRUISE-GATE-001', 'KRUISE-SIDECARSET-002', 'KRUISE-SIDECARSET-005', 'KRUISE-RUNTIME-001'])
       expect(fired, id).toContain(id);
+    expect(full.filter((f) => f.ruleId === 'KRUISE-SIDECARSET-002').map((f) => f.resource.name)).toContain('weighted');
     for (const batchSize of [1, 2, 7, 2000]) {
       for (const limit of [Infinity, 3]) {
         const w = await checkInputStreamWindow(stream(inputs), rules, limit, batchSize);
