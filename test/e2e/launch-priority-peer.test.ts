@@ -83,11 +83,21 @@ async function barriers(name: string, upstreamPod: V1Pod, ourPod: V1Pod) {
       () => undefined,
     );
     const ours = await core.readNamespacedConfigMap({ name: `${name}-barrier`, namespace: ns }).catch(() => undefined);
-    if (!upstream?.data || !ours?.data) return undefined;
-    return { upstream: barrierView(upstream, upstreamPod.metadata!.uid!), ours: barrierView(ours, ourPod.metadata!.uid!) };
+    return {
+      upstream: upstream && barrierView(upstream, upstreamPod.metadata!.uid!),
+      ours: ours && barrierView(ours, ourPod.metadata!.uid!),
+    };
   };
   // Both controllers release the highest level at once (no container is ready): wait until each has done so.
-  return eventually(read, 60_000, `${name}-barrier in both clusters (kruise-manager log:\n${peer.logTail()})`);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const both = await read();
+    if (Object.keys(both.upstream?.data ?? {}).length > 0 && Object.keys(both.ours?.data ?? {}).length > 0) {
+      return both as { upstream: ReturnType<typeof barrierView>; ours: ReturnType<typeof barrierView> };
+    }
+    if (Date.now() > deadline) throw new Error(`${name}-barrier not filled in both clusters: ${JSON.stringify(both)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 describe(`launch priority: ours and upstream kruise-manager ${pinnedKruiseVersion()} agree`, () => {
