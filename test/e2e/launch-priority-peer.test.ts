@@ -51,7 +51,6 @@ function pod(
 
 async function createBoth(body: V1Pod): Promise<{ upstream: V1Pod; ours: V1Pod }> {
   const upstream = JSON.parse(await k(['create', '-n', peerNs, '-o', 'json', '-f', '-'], body)) as V1Pod;
-  let ours: V1Pod | undefined;
   // Our webhook may still be starting: retry while the pod comes back without its barrier env.
   await eventually(
     async () => {
@@ -61,7 +60,7 @@ async function createBoth(body: V1Pod): Promise<{ upstream: V1Pod; ours: V1Pod }
     30_000,
     'our pod webhook live',
   );
-  ours = await core.createNamespacedPod({ namespace: ns, body });
+  const ours = await core.createNamespacedPod({ namespace: ns, body });
   return { upstream, ours };
 }
 
