@@ -12,12 +12,13 @@
 // + kubelet (answer -> SIGTERM).
 // Pods are deleted `--concurrency` at a time, the shapes interleaved so all see the same machine load.
 // Usage: npm run bench:real-node-exit-priority [-- --pods 20 --concurrency 4 --json]
-import { chmodSync, mkdtempSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
 import { CriClient } from '../src/runtime/cri/client.js';
+import { KubeletLabels } from '../src/runtime/cri/types.js';
 import { RealNode } from '../test/harness/real-node.js';
 import { installRuntime } from '../test/harness/runtime-install.js';
 import { DEFAULT_RUNTIME_NAMESPACE } from '../src/contracts/index.js';
@@ -175,22 +176,20 @@ async function main(): Promise<void> {
       }),
     );
     watch.abort();
-    cri.close();
     const loadAfter = loadavg();
 
-    // When the daemon answered each hook (its log: pod, container, time of the "released" line).
+    // When the daemon answered each hook: its log file on this node (CRI names it), line "exit-priority hook released".
     const released = new Map<string, number>();
     let daemonLog = '';
-    const daemons = await core.listNamespacedPod({
-      namespace: DEFAULT_RUNTIME_NAMESPACE,
-      labelSelector: 'app.kubernetes.io/component=daemon',
+    const daemons = await cri.listContainers({
+      labelSelector: { [KubeletLabels.podNamespace]: DEFAULT_RUNTIME_NAMESPACE, [KubeletLabels.containerName]: 'daemon' },
     });
-    for (const d of daemons.items) {
-      daemonLog += await core
-        .readNamespacedPodLog({ name: d.metadata!.name!, namespace: DEFAULT_RUNTIME_NAMESPACE })
-        .then(String)
-        .catch(() => '');
+    for (const d of daemons) {
+      const logPath = ((await cri.containerStatus(d.id)) as { logPath?: string }).logPath;
+      // CRI log lines: "<time> <stream> <tag> <message>".
+      if (logPath) daemonLog += readFileSync(logPath, 'utf8').replace(/^\S+ \S+ \S+ /gm, '');
     }
+    cri.close();
     for (const line of daemonLog.split('\n')) {
       if (!line.includes('exit-priority hook released')) continue;
       try {

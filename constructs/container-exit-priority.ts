@@ -1,4 +1,5 @@
 import { IConstruct } from 'constructs';
+import { exitPriorityValueMessage } from '../src/api/pod-contracts.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import type { NamedContainer } from './internal/plus-objects.js';
 
@@ -43,9 +44,8 @@ export class ContainerExitPriority {
     const name = typeof container === 'string' ? container : container.name;
     const where = this.owner.node.path;
     checkContainerName(name, where);
-    if (!Number.isSafeInteger(priority) || priority < 0) {
-      throw new Error(`[${where}] exit priority of container "${name}" must be a non-negative integer, got ${priority}.`);
-    }
+    const bad = exitPriorityValueMessage(name, priority);
+    if (bad) throw new Error(`[${where}] exit priority: ${bad}.`);
     this.features.exitPriority.set(name, priority);
     return this;
   }

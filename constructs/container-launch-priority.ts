@@ -1,4 +1,5 @@
 import { IConstruct } from 'constructs';
+import { parseLaunchPriority } from '../src/api/pod-contracts.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import type { NamedContainer } from './internal/plus-objects.js';
 
@@ -56,11 +57,9 @@ export class ContainerLaunchPriority {
         `[${where}] launch priority: inOrder() and set() exclude each other (upstream ignores the priorities once Ordered is set).`,
       );
     }
-    if (!Number.isSafeInteger(priority) || Math.abs(priority) > MAX_LAUNCH_PRIORITY) {
-      throw new Error(
-        `[${where}] launch priority of container "${name}" must be an integer within ±${MAX_LAUNCH_PRIORITY}, got ${priority}.`,
-      );
-    }
+    // The message of the webhook and `validate` for the env value this compiles to.
+    const issue = typeof priority === 'number' ? parseLaunchPriority(String(priority)).issues[0] : { message: 'not a number' };
+    if (issue) throw new Error(`[${where}] launch priority of container "${name}": ${issue.message}.`);
     this.features.launchPriority.set(name, priority);
     return this;
   }

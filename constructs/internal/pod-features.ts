@@ -90,6 +90,23 @@ export function compilePodFeatures(
       );
     }
   }
+  if (decls.exitPriority.size > 0) {
+    // Same words as `validate` and the refusing pod webhook (one checker in the API model).
+    const unknown = checkExitPriority({
+      metadata: { annotations: { [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)) } },
+      spec: { containers },
+    }).find((f) => f.kind === 'unknown-container');
+    if (unknown) {
+      const name = [...decls.exitPriority.keys()].find((n) => !names.includes(n));
+      const isInit = (spec.initContainers ?? []).some((c) => c.name === name);
+      fail(
+        `${unknown.message}` +
+          (isInit ? ` ("${name}" is an init container; only spec.containers entries can have an exit priority)` : '') +
+          `. Fix: ${unknown.hint}`,
+        `${specPointer}/containers`,
+      );
+    }
+  }
   const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys(), ...launch.keys()];
   for (const name of new Set(declared)) {
     if (!names.includes(name)) {

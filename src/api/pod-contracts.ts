@@ -85,6 +85,15 @@ function escapePointer(token: string): string {
 }
 
 /**
+ * The one message for an exit priority that is not an integer within 0..2147483647, else undefined: the construct
+ * (`ContainerExitPriority.set`), `validate` and the pod webhook all say it in these words.
+ */
+export function exitPriorityValueMessage(container: string, priority: unknown): string | undefined {
+  if (typeof priority === 'number' && Number.isInteger(priority) && priority >= 0 && priority <= 2147483647) return undefined;
+  return `priority of ${quoteValue(container)} must be a non-negative integer, got ${quoteValue(priority)}`;
+}
+
+/**
  * Parses a `kruise.io/container-exit-priority` value. Entries that are not non-negative integers
  * are reported and left out of `value`. Pass `containerNames` to also report names that are not
  * containers of the pod.
@@ -116,10 +125,11 @@ export function parseExitPriority(raw: string, containerNames?: readonly string[
   const known = containerNames ? new Set(containerNames) : undefined;
   for (const [name, prio] of Object.entries(parsed as Record<string, unknown>)) {
     const ptr = '/' + escapePointer(name);
-    if (typeof prio !== 'number' || !Number.isInteger(prio) || prio < 0 || prio > 2147483647) {
+    const bad = exitPriorityValueMessage(name, prio);
+    if (bad) {
       issues.push({
         jsonPointer: ptr,
-        message: `priority of "${name}" must be a non-negative integer, got ${JSON.stringify(prio)}`,
+        message: bad,
         hint: 'use 0 for main containers and larger numbers for containers that must exit later',
       });
       continue;
@@ -132,7 +142,7 @@ export function parseExitPriority(raw: string, containerNames?: readonly string[
       });
       continue;
     }
-    value[name] = prio;
+    value[name] = prio as number;
   }
   return { value, issues };
 }
@@ -356,11 +366,11 @@ export function launchBarrierKey(priority: number): string {
 export function parseLaunchPriority(raw: string | undefined): ParseResult<number> {
   if (raw === undefined) return { issues: [] };
   if (!/^[+-]?\d+$/.test(raw.trim())) {
-    return { issues: [{ jsonPointer: '', message: `${ENV_CONTAINER_PRIORITY} must be an integer, got "${raw}"` }] };
+    return { issues: [{ jsonPointer: '', message: `${ENV_CONTAINER_PRIORITY} must be an integer, got ${quoteValue(raw)}` }] };
   }
   const n = Number(raw.trim());
   if (n < -2147483647 || n > 2147483647) {
-    return { issues: [{ jsonPointer: '', message: `${ENV_CONTAINER_PRIORITY} must be within ±2147483647, got ${raw}` }] };
+    return { issues: [{ jsonPointer: '', message: `${ENV_CONTAINER_PRIORITY} must be within ±2147483647, got ${quoteValue(raw)}` }] };
   }
   return { value: n, issues: [] };
 }

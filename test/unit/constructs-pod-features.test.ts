@@ -274,11 +274,13 @@ describe('container exit priority (Kruise strategy)', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
     expect(() => ContainerExitPriority.of(clone).set('app', -1)).toThrow(
-      /\[test\/clone\] exit priority of container "app" must be a non-negative integer, got -1/,
+      /\[test\/clone\] exit priority: priority of "app" must be a non-negative integer, got -1/,
     );
     expect(() => ContainerExitPriority.of(clone).set('app', 1.5)).toThrow(/non-negative integer, got 1.5/);
     ContainerExitPriority.of(clone).set('sidecar', 1);
-    expect(() => Testing.synth(chart)).toThrow('[test/clone] container "sidecar" does not exist');
+    expect(() => Testing.synth(chart)).toThrow(
+      '[test/clone] annotation kruise.io/container-exit-priority names container "sidecar", which is not in the pod (containers: app)',
+    );
   });
 
   it('rejects at synth a grace period that cannot fit the exit levels, with the construct path and pointer', () => {
@@ -487,7 +489,7 @@ describe('container launch priority (upstream contract)', () => {
     const chart = Testing.chart();
     const clone = new CloneSet(chart, 'clone', { containers: [{ name: 'app', image: 'a' }] });
     expect(() => ContainerLaunchPriority.of(clone).set('app', 1.5)).toThrow(
-      /\[test\/clone\] launch priority of container "app" must be an integer/,
+      /\[test\/clone\] launch priority of container "app": KRUISE_CONTAINER_PRIORITY must be an integer, got "1.5"/,
     );
     expect(() => ContainerLaunchPriority.of(clone).set('app', 2 ** 31)).toThrow(/within ±2147483647/);
     ContainerLaunchPriority.of(clone).set('ghost', 1);

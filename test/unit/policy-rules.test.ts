@@ -228,6 +228,13 @@ const CASES: Record<string, Case> = {
     line: 8,
     message: /non-negative integer/,
   },
+  'KRUISE-LAUNCHPRIO-001': {
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1", env: [{name: KRUISE_CONTAINER_PRIORITY, value: "-3"}]}`),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1", env: [{name: KRUISE_CONTAINER_PRIORITY, value: "high"}]}`),
+    pointer: '/spec/template/spec/containers/1/env/0/value',
+    line: 13,
+    message: /container "envoy": KRUISE_CONTAINER_PRIORITY must be an integer, got "high"/,
+  },
   'KRUISE-EXITPRIO-004': {
     pass: job(`${main}\n        - {name: log-agent, image: "busybox:1"}\n        - {name: envoy, image: "envoy:1"}`, {
       restartPolicy: 'Never',

@@ -88,7 +88,8 @@ describe('barrier controller decision', () => {
 
   it.each([
     ['no barrier ConfigMap yet: create it', withStatus(wired(), {}), undefined, { action: 'create', name: 'web-barrier' }],
-    ['no ContainersReady yet: wait', wired(), {}, { action: 'none' }],
+    ['no status yet (as upstream): release the highest (p_0)', wired(), {}, { action: 'release', key: 'p_0' }],
+    ['statuses without ready: not ready', withStatus(wired(), { a: true }), { p_0: 'true' }, { action: 'release', key: 'p_-1' }],
     [
       'nothing ready: release the highest (p_0)',
       withStatus(wired(), { a: false, b: false, c: false }),

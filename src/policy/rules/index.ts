@@ -5,6 +5,7 @@ import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
+import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
 import { RUNTIME_SUPPORT_RULES } from './runtime-support.js';
 import { SCHEMA_RULES } from './schema.js';
 import { SIDECAR_TERMINATOR_RULES } from './sidecar-terminator.js';
@@ -16,6 +17,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...SCHEMA_RULES,
   ...SIDECAR_TERMINATOR_RULES,
   ...EXIT_PRIORITY_RULES,
+  ...LAUNCH_PRIORITY_RULES,
   ...SIDECARSET_RULES,
   ...IMAGEPULLJOB_RULES,
   ...CLONESET_RULES,

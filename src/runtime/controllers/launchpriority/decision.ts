@@ -39,13 +39,13 @@ export function decideBarrier({ pod, barrier }: BarrierInput): BarrierDecision {
   const name = launchBarrierConfigMapName(pod.metadata.name ?? '');
   if (!barrier) return { action: 'create', name };
   const ready = pod.status?.conditions?.find((c) => c.type === 'ContainersReady');
-  // Upstream acts only once the kubelet reported ContainersReady, and not after they are all ready.
-  if (!ready) return { action: 'none', reason: 'no ContainersReady condition yet' };
-  if (ready.status === 'True') return { action: 'none', reason: 'all containers ready' };
-  const notReady = new Set((pod.status?.containerStatuses ?? []).filter((s) => !s.ready).map((s) => s.name));
+  if (ready?.status === 'True') return { action: 'none', reason: 'all containers ready' };
+  // As upstream: a container the kubelet has not reported yet is not ready, so a fresh pod (no status at all)
+  // gets its highest key at once (test/e2e/launch-priority-peer.test.ts compares with upstream).
+  const readyNames = new Set((pod.status?.containerStatuses ?? []).filter((s) => s.ready).map((s) => s.name));
   let next: number | undefined;
   for (const c of pod.spec?.containers ?? []) {
-    if (!notReady.has(c.name)) continue;
+    if (readyNames.has(c.name)) continue;
     const p = barrierPriority(c);
     if (p !== undefined && (next === undefined || p > next)) next = p;
   }
