@@ -33,6 +33,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
+    // Diagnosis: the daemon without its CPU limit (dist/ ships 200m), to tell CFS throttling from the path itself.
+    'unthrottled-daemon': { type: 'boolean', default: false },
   },
 });
 const JOBS = Number(values.jobs);
@@ -84,6 +86,22 @@ function podRssKiB(uid: string): number {
     return m ? Number(m[1]) / 1024 : 0;
   }
   return Number.NaN;
+}
+
+/** CFS throttling of a pod's cgroup (cgroup v1 cpu.stat): periods, throttled periods, throttled ms. */
+function podThrottling(uid: string): { periods: number; throttled: number; throttledMs: number } {
+  for (const qos of ['', 'burstable/', 'besteffort/']) {
+    const file = `/sys/fs/cgroup/cpu/kubepods/${qos}pod${uid}/cpu.stat`;
+    if (!existsSync(file)) continue;
+    const stat = Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ') as [string, string]),
+    );
+    return { periods: Number(stat.nr_periods), throttled: Number(stat.nr_throttled), throttledMs: Number(stat.throttled_time) / 1e6 };
+  }
+  return { periods: Number.NaN, throttled: Number.NaN, throttledMs: Number.NaN };
 }
 
 async function main(): Promise<void> {
@@ -168,8 +186,24 @@ async function main(): Promise<void> {
       };
     }
 
+    if (values['unthrottled-daemon']) {
+      await kubectl(
+        'patch',
+        'daemonset',
+        '-n',
+        'kruise-system',
+        'kruise-daemon',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' }]),
+      );
+      await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
+    }
+    const daemonUid = async () =>
+      (await core.listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items[0]!.metadata!.uid!;
     const samples: Sample[] = [];
     const load: Record<string, number[]> = {};
+    const throttling: Record<string, { periods: number; throttled: number; throttledMs: number }> = {};
     async function phase(label: string, modes: readonly [Mode, Mode]): Promise<void> {
       // Warm-up (first pulls, first stop): one of each, not counted.
       await runOne(modes[0], -1);
@@ -177,12 +211,20 @@ async function main(): Promise<void> {
       const queue: Array<[Mode, number]> = [];
       for (let i = 0; i < JOBS; i++) queue.push([modes[0], i], [modes[1], i]);
       const before = loadavg()[0]!;
+      const uid = await daemonUid();
+      const t0 = podThrottling(uid);
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           for (let next = queue.shift(); next; next = queue.shift()) samples.push(await runOne(...next));
         }),
       );
       load[label] = [before, loadavg()[0]!];
+      const t1 = podThrottling(uid);
+      throttling[label] = {
+        periods: t1.periods - t0.periods,
+        throttled: t1.throttled - t0.throttled,
+        throttledMs: t1.throttledMs - t0.throttledMs,
+      };
     }
 
     await phase('node-local', ['node-local', 'native-a']);
@@ -218,6 +260,8 @@ async function main(): Promise<void> {
       jobs: JOBS,
       concurrency: CONCURRENCY,
       loadAverage1m: load,
+      unthrottledDaemon: values['unthrottled-daemon'],
+      daemonCpuThrottling: throttling,
       ...Object.fromEntries(METRICS.map((m) => [m, Object.fromEntries(MODES.map((mode) => [mode, stats(mode, m)]))])),
       rssMiB: {
         kubelet: sum(pidsByCmdline(info.dir, 'kubelet')),
@@ -241,6 +285,9 @@ async function main(): Promise<void> {
         );
       }
       console.log(`load average (1 min) before/after each phase: ${JSON.stringify(load)}`);
+      console.log(
+        `daemon CPU limit ${values['unthrottled-daemon'] ? 'removed' : 'as shipped'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
+      );
       const rss = report.rssMiB as { kubelet: number; containerd: number; shims: number };
       console.log(
         `RSS: kubelet ${rss.kubelet.toFixed(0)} MiB, containerd ${rss.containerd.toFixed(0)} MiB, shims ${rss.shims.toFixed(0)} MiB`,
