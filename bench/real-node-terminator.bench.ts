@@ -1,20 +1,29 @@
 // Job sidecar termination on a real node (test/harness/real-node.ts: kubelet, controllers, kube-proxy
 // on containerd), with the runtime installed from its image and dist/ like a user would.
 //
-//   (a) runtime   the seed Job (main + sidecar marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT): our
-//                 controller sees the main container exit, creates a CRR, our daemon stops the sidecar
-//   (b) native    the same Job compiled for Kubernetes 1.29: the sidecar is a native sidecar the kubelet
-//                 stops itself (the baseline: the fastest a node can do it)
-//   per Job:      main container exit (CRI finishedAt) -> sidecar stopped (CRI finishedAt of the sidecar)
-//                 main container exit -> Job Complete seen on a watch by this process (same clock)
+//   (a) node-local the seed Job (main + sidecar marked KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT) with the runtime as
+//                 shipped: our daemon sees the main container exit over CRI and stops the sidecar itself
+//   (b) crr       the same Job with the daemon's node-local stop off (--node-local-sidecar-terminator=false): our
+//                 controller sees the kubelet's status report, creates a CRR, our daemon executes it (upstream's path)
+//   (c) native    the same Job compiled for Kubernetes 1.29: the sidecar is a native sidecar the kubelet stops
+//                 itself (the baseline: the fastest a node can do it)
+//   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM (the CRI log time of the line its
+//                 TERM trap prints) and its exit (CRI finishedAt); main exit -> Job Complete seen on a watch by this
+//                 process (same clock)
 //   memory        RSS of kubelet and containerd, and of each runtime pod (its containers' cgroup rss)
-// Jobs run `--concurrency` at a time, alternating (a) and (b) so both see the same machine load.
+// Two phases, (a)+(c) then (b)+(c) after the daemon's rollout with the flag; within a phase Jobs run `--concurrency`
+// at a time, alternating, so both see the same machine load; (c) in each phase is that phase's baseline. The
+// machine's load average is printed with the figures (other work shares the cores).
 // Usage: npm run bench:real-node [-- --jobs 20 --concurrency 4 --json]
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BatchV1Api, CoreV1Api, KubeConfig, Watch, type V1Job } from '@kubernetes/client-node';
 import { CriClient } from '../src/runtime/cri/client.js';
+import { findAssets } from '../test/harness/assets.js';
 import { RealNode } from '../test/harness/real-node.js';
 import { installRuntime } from '../test/harness/runtime-install.js';
 import { seedJob } from '../test/node/jobs.js';
@@ -24,17 +33,24 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
+    // Diagnosis: the daemon without its CPU limit (dist/ ships 200m), to tell CFS throttling from the path itself.
+    'unthrottled-daemon': { type: 'boolean', default: false },
   },
 });
 const JOBS = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
 
-type Mode = 'runtime' | 'native';
+type Mode = 'node-local' | 'crr' | 'native-a' | 'native-b';
+const MODES: readonly Mode[] = ['node-local', 'crr', 'native-a', 'native-b'];
 interface Sample {
   readonly mode: Mode;
+  readonly sidecarTermMs: number;
   readonly sidecarStopMs: number;
   readonly jobCompleteMs: number;
 }
+type Metric = 'sidecarTermMs' | 'sidecarStopMs' | 'jobCompleteMs';
+const METRICS: readonly Metric[] = ['sidecarTermMs', 'sidecarStopMs', 'jobCompleteMs'];
+const run = promisify(execFile);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -70,6 +86,22 @@ function podRssKiB(uid: string): number {
     return m ? Number(m[1]) / 1024 : 0;
   }
   return Number.NaN;
+}
+
+/** CFS throttling of a pod's cgroup (cgroup v1 cpu.stat): periods, throttled periods, throttled ms. */
+function podThrottling(uid: string): { periods: number; throttled: number; throttledMs: number } {
+  for (const qos of ['', 'burstable/', 'besteffort/']) {
+    const file = `/sys/fs/cgroup/cpu/kubepods/${qos}pod${uid}/cpu.stat`;
+    if (!existsSync(file)) continue;
+    const stat = Object.fromEntries(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ') as [string, string]),
+    );
+    return { periods: Number(stat.nr_periods), throttled: Number(stat.nr_throttled), throttledMs: Number(stat.throttled_time) / 1e6 };
+  }
+  return { periods: Number.NaN, throttled: Number.NaN, throttledMs: Number.NaN };
 }
 
 async function main(): Promise<void> {
@@ -115,14 +147,29 @@ async function main(): Promise<void> {
       () => undefined,
     );
 
+    const kubectl = (...args: string[]) => run(findAssets().kubectl, ['--kubeconfig', info.kubeconfig, ...args]);
+    // The time the kubelet's log copy of a container line was read (CRI log format: `<RFC 3339 ns> <stream> <tag> <line>`).
+    const logLineMs = (pod: string, uid: string, container: string, line: string): number => {
+      const dir = path.join(info.podLogsDir, `${ns}_${pod}_${uid}`, container);
+      for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+        for (const raw of readFileSync(path.join(dir, f), 'utf8').split('\n')) {
+          const [time, , , ...rest] = raw.split(' ');
+          if (rest.join(' ') === line) return Date.parse(time!) + Number(/\.\d{3}(\d{0,6})/.exec(time!)?.[1]?.padEnd(6, '0') ?? 0) / 1e6;
+        }
+      }
+      return Number.NaN;
+    };
+
     async function runOne(mode: Mode, index: number): Promise<Sample> {
-      const name = `${mode}-${index}`;
+      const name = `${mode}-${index}`.replace(/^-/, 'w');
       const done = new Promise<void>((resolve) => waiters.set(name, resolve));
-      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native: mode === 'native' });
+      const native = mode.startsWith('native');
+      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native });
       await batch.createNamespacedJob({ namespace: ns, body: job as V1Job });
       await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} not Complete in 120 s`)), 120_000))]);
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` });
-      const uid = pods.items[0]!.metadata!.uid!;
+      const pod = pods.items[0]!;
+      const uid = pod.metadata!.uid!;
       const containers = await cri.listContainers({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
       const finished = async (container: string) => {
         const c = containers.find((x) => x.metadata?.name === container);
@@ -130,26 +177,77 @@ async function main(): Promise<void> {
         return nsToMs((await cri.containerStatus(c.id)).finishedAt);
       };
       const mainExit = await finished('main');
-      return { mode, sidecarStopMs: (await finished('sidecar')) - mainExit, jobCompleteMs: completedAt.get(name)! - mainExit };
+      const term = logLineMs(pod.metadata!.name!, uid, 'sidecar', 'sidecar got TERM');
+      return {
+        mode,
+        sidecarTermMs: term - mainExit,
+        sidecarStopMs: (await finished('sidecar')) - mainExit,
+        jobCompleteMs: completedAt.get(name)! - mainExit,
+      };
     }
 
-    // Warm-up (first pulls, first CRR): one of each, not counted.
-    await runOne('runtime', -1);
-    await runOne('native', -1);
-    const queue: Array<[Mode, number]> = [];
-    for (let i = 0; i < JOBS; i++) queue.push(['runtime', i], ['native', i]);
+    if (values['unthrottled-daemon']) {
+      await kubectl(
+        'patch',
+        'daemonset',
+        '-n',
+        'kruise-system',
+        'kruise-daemon',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' }]),
+      );
+      await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
+    }
+    const daemonUid = async () =>
+      (await core.listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items[0]!.metadata!.uid!;
     const samples: Sample[] = [];
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) samples.push(await runOne(...next));
-      }),
+    const load: Record<string, number[]> = {};
+    const throttling: Record<string, { periods: number; throttled: number; throttledMs: number }> = {};
+    async function phase(label: string, modes: readonly [Mode, Mode]): Promise<void> {
+      // Warm-up (first pulls, first stop): one of each, not counted.
+      await runOne(modes[0], -1);
+      await runOne(modes[1], -1);
+      const queue: Array<[Mode, number]> = [];
+      for (let i = 0; i < JOBS; i++) queue.push([modes[0], i], [modes[1], i]);
+      const before = loadavg()[0]!;
+      const uid = await daemonUid();
+      const t0 = podThrottling(uid);
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          for (let next = queue.shift(); next; next = queue.shift()) samples.push(await runOne(...next));
+        }),
+      );
+      load[label] = [before, loadavg()[0]!];
+      const t1 = podThrottling(uid);
+      throttling[label] = {
+        periods: t1.periods - t0.periods,
+        throttled: t1.throttled - t0.throttled,
+        throttledMs: t1.throttledMs - t0.throttledMs,
+      };
+    }
+
+    await phase('node-local', ['node-local', 'native-a']);
+    // The CRR path: the daemon with its node-local stop off, rolled out; the manager's CRR does the work.
+    await kubectl(
+      'patch',
+      'daemonset',
+      '-n',
+      'kruise-system',
+      'kruise-daemon',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' }]),
     );
+    await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
+    await phase('crr', ['crr', 'native-b']);
     watch.abort();
 
-    const stats = (mode: Mode, key: 'sidecarStopMs' | 'jobCompleteMs') => {
+    const stats = (mode: Mode, key: Metric) => {
       const sorted = samples
         .filter((s) => s.mode === mode)
         .map((s) => s[key])
+        .filter((x) => Number.isFinite(x))
         .sort((a, b) => a - b);
       return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: sorted.length };
     };
@@ -161,29 +259,38 @@ async function main(): Promise<void> {
     const report = {
       jobs: JOBS,
       concurrency: CONCURRENCY,
-      sidecarStop: { runtime: stats('runtime', 'sidecarStopMs'), native: stats('native', 'sidecarStopMs') },
-      jobComplete: { runtime: stats('runtime', 'jobCompleteMs'), native: stats('native', 'jobCompleteMs') },
+      loadAverage1m: load,
+      unthrottledDaemon: values['unthrottled-daemon'],
+      daemonCpuThrottling: throttling,
+      ...Object.fromEntries(METRICS.map((m) => [m, Object.fromEntries(MODES.map((mode) => [mode, stats(mode, m)]))])),
       rssMiB: {
         kubelet: sum(pidsByCmdline(info.dir, 'kubelet')),
         containerd: sum(pidsByCmdline(info.dir, 'containerd')),
         shims: sum(pidsByCmdline(info.dir, 'containerd-shim-runc-v2')),
         runtimePods,
       },
-    };
+    } as unknown as Record<Metric, Record<Mode, { p50: number; p99: number; n: number }>> & Record<string, unknown>;
     cri.close();
     if (values.json) {
       console.log(JSON.stringify(report, null, 2));
     } else {
       const f = (x: number) => x.toFixed(0).padStart(6);
-      for (const key of ['sidecarStop', 'jobComplete'] as const) {
+      for (const key of METRICS) {
         const r = report[key];
         console.log(
-          `${key.padEnd(12)} runtime p50 ${f(r.runtime.p50)} ms p99 ${f(r.runtime.p99)} ms | native p50 ${f(r.native.p50)} ms p99 ${f(r.native.p99)} ms | ` +
-            `ratio p50 ${(r.runtime.p50 / r.native.p50).toFixed(2)} p99 ${(r.runtime.p99 / r.native.p99).toFixed(2)} (n=${r.runtime.n}+${r.native.n})`,
+          `${key.padEnd(14)} ` +
+            MODES.map((m) => `${m} p50 ${f(r[m].p50)} p99 ${f(r[m].p99)}`).join(' | ') +
+            ` ms | node-local/crr p50 ${(r['node-local'].p50 / r.crr.p50).toFixed(3)} p99 ${(r['node-local'].p99 / r.crr.p99).toFixed(3)}` +
+            ` (n=${MODES.map((m) => r[m].n).join('+')})`,
         );
       }
+      console.log(`load average (1 min) before/after each phase: ${JSON.stringify(load)}`);
       console.log(
-        `RSS: kubelet ${report.rssMiB.kubelet.toFixed(0)} MiB, containerd ${report.rssMiB.containerd.toFixed(0)} MiB, shims ${report.rssMiB.shims.toFixed(0)} MiB`,
+        `daemon CPU limit ${values['unthrottled-daemon'] ? 'removed' : 'as shipped'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
+      );
+      const rss = report.rssMiB as { kubelet: number; containerd: number; shims: number };
+      console.log(
+        `RSS: kubelet ${rss.kubelet.toFixed(0)} MiB, containerd ${rss.containerd.toFixed(0)} MiB, shims ${rss.shims.toFixed(0)} MiB`,
       );
       for (const p of runtimePods) console.log(`RSS: ${p.pod} ${p.rssMiB.toFixed(1)} MiB`);
     }

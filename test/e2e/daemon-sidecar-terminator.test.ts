@@ -98,7 +98,11 @@ beforeAll(async () => {
     logLevel: process.env.DAEMON_LOG_LEVEL ?? 'warn',
   });
   await manager.start();
-  daemon = await startDaemon(NODE, env.containerd.socket);
+  // The manager's CRR path, the fallback: the daemon's node-local stop (which would act first) is off here; it is
+  // proven on the real node (test/node/node-local-terminator.test.ts).
+  daemon = await startDaemon(NODE, env.containerd.socket, {
+    controllerOptions: { exitPriorityAddr: '127.0.0.1:0', nodeLocalSidecarTerminator: false },
+  });
 });
 
 afterAll(async () => {

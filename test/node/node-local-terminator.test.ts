@@ -110,7 +110,7 @@ describe('node-local sidecar terminator with the controller-manager up: one CRR,
     await kubectl(['rollout', 'status', '-n', RUNTIME_NS, `deployment/${MANAGER}`, '--timeout=300s']);
   }, 900_000);
 
-  it("the daemon's stop is recorded in the pod's sidecar-termination CRR, which the manager then leaves alone", async () => {
+  it("the daemon's stop is recorded in the pod's sidecar-termination CRR, whichever side created it", async () => {
     const ns = await namespace('node-local-audit');
     const pod = await runJob(ns, 'Never', eventsDir());
     expect(pod.status?.phase).toBe('Succeeded');
@@ -120,10 +120,10 @@ describe('node-local sidecar terminator with the controller-manager up: one CRR,
     expect(crr.metadata.annotations?.[ANNOTATION_SIDECARS_STOPPED_ON_NODE]).toBe(node().nodeName);
     expect(crr.spec.containers.map((c: { name: string }) => c.name)).toEqual(['sidecar']);
     expect(crr.status.containerRecreateStates).toEqual([expect.objectContaining({ name: 'sidecar', isKilled: true })]);
-    // Only the daemon acted: the manager's event for a CRR it creates never came.
-    const events = await daemonEvents(ns, pod);
-    expect(events).toEqual([
+    // The daemon made the one stop; the manager, if the kubelet's report reached it while the stop was on its way,
+    // created the same CRR (the daemon then wrote its stop into it), never a second one, and stopped nothing itself.
+    expect(await daemonEvents(ns, pod)).toContainEqual(
       expect.stringMatching(/^kruise-daemon: Stopped sidecar\(s\) sidecar on node .* \(recorded in ContainerRecreateRequest/),
-    ]);
+    );
   });
 });
