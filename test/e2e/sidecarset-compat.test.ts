@@ -18,8 +18,6 @@
 //    init containers with `restartPolicy: Always`; upstream does not know the annotation and injects plain
 //    containers. Proven below as the only difference for such a set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { servedKinds } from '../../src/install/crds.js';
-import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { toCustomResourceDefinition } from '../../src/api/crd.js';
 import { KINDS } from '../../src/api/registry.js';
@@ -35,6 +33,7 @@ import {
 import { ControlPlane } from '../harness/controlplane.js';
 import { KRUISE_PEER_NAMESPACE, KruisePeer, installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../harness/kruise-peer.js';
 import { ControllerProcess, freePort } from './runtime/process.js';
+import { podWebhookInstallSpec } from './runtime/support.js';
 
 type Obj = Record<string, unknown>;
 interface Pod {
@@ -393,17 +392,7 @@ beforeAll(async () => {
   await k(['apply', '--server-side', '--force-conflicts', '-f', '-'], crds);
   await k(['wait', '--for=condition=Established', '--timeout=60s', 'crd', ...KINDS.map((kind) => `${kind.plural}.${kind.group}`)]);
   const port = await freePort();
-  const spec: InstallSpec = {
-    namespace: KRUISE_PEER_NAMESPACE,
-    daemonConfigNamespace: 'kruise-daemon-config',
-    image: 'x',
-    imagePullPolicy: 'IfNotPresent',
-    imagePullSecrets: [],
-    manager: { replicas: 1, resources: {}, logLevel: 'info' },
-    webhook: { timeoutSeconds: 10, pods: true, certificates: { mode: 'self' } },
-    featureGates: '',
-    kinds: servedKinds(),
-  };
+  const spec = podWebhookInstallSpec(KRUISE_PEER_NAMESPACE);
   const rendered = mutatingWebhookConfiguration(spec) as unknown as { webhooks: Array<Obj & { name: string }> };
   const podHook = rendered.webhooks.find((w) => w.name === 'mpod.kb.io')!;
   podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };

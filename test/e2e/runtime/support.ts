@@ -93,14 +93,10 @@ export function accessCoverage(
   return { calls, uncovered, unused };
 }
 
-/**
- * Starts the controller serving the pod webhook, with the install's own pod webhook entry (selector, rules,
- * failurePolicy) registered and dialled at this process: what the apiserver calls is what users install.
- */
-export async function startWithPodWebhook(runtimeNs: string): Promise<ControllerProcess> {
-  const port = await freePort();
-  const spec: InstallSpec = {
-    namespace: runtimeNs,
+/** An install of the runtime into `namespace` with the pod webhook on: what the e2e tests render webhook entries from. */
+export function podWebhookInstallSpec(namespace: string): InstallSpec {
+  return {
+    namespace,
     daemonConfigNamespace: 'kruise-daemon-config',
     image: 'x',
     imagePullPolicy: 'IfNotPresent',
@@ -110,7 +106,15 @@ export async function startWithPodWebhook(runtimeNs: string): Promise<Controller
     featureGates: '',
     kinds: servedKinds(),
   };
-  const rendered = mutatingWebhookConfiguration(spec) as unknown as V1MutatingWebhookConfiguration;
+}
+
+/**
+ * Starts the controller serving the pod webhook, with the install's own pod webhook entry (selector, rules,
+ * failurePolicy) registered and dialled at this process: what the apiserver calls is what users install.
+ */
+export async function startWithPodWebhook(runtimeNs: string): Promise<ControllerProcess> {
+  const port = await freePort();
+  const rendered = mutatingWebhookConfiguration(podWebhookInstallSpec(runtimeNs)) as unknown as V1MutatingWebhookConfiguration;
   const podHook = rendered.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
   podHook.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
   const adm = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
