@@ -186,18 +186,14 @@ async function main(): Promise<void> {
       };
     }
 
-    if (values['unthrottled-daemon']) {
-      await kubectl(
-        'patch',
-        'daemonset',
-        '-n',
-        'kruise-system',
-        'kruise-daemon',
-        '--type=json',
-        '-p',
-        JSON.stringify([{ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' }]),
-      );
+    /** A JSON patch of the daemon's pod template, rolled out before the next phase. */
+    async function patchDaemon(op: Record<string, unknown>): Promise<void> {
+      await kubectl('patch', 'daemonset', '-n', 'kruise-system', 'kruise-daemon', '--type=json', '-p', JSON.stringify([op]));
       await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
+    }
+
+    if (values['unthrottled-daemon']) {
+      await patchDaemon({ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' });
     }
     const daemonUid = async () =>
       (await core.listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items[0]!.metadata!.uid!;
@@ -229,17 +225,7 @@ async function main(): Promise<void> {
 
     await phase('node-local', ['node-local', 'native-a']);
     // The CRR path: the daemon with its node-local stop off, rolled out; the manager's CRR does the work.
-    await kubectl(
-      'patch',
-      'daemonset',
-      '-n',
-      'kruise-system',
-      'kruise-daemon',
-      '--type=json',
-      '-p',
-      JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' }]),
-    );
-    await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
+    await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' });
     await phase('crr', ['crr', 'native-b']);
     watch.abort();
 
