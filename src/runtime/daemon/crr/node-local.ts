@@ -7,6 +7,7 @@ import {
   PODS,
   sidecarTerminationCrrName,
 } from '../../../contracts/index.js';
+import { ignoresExitCode } from '../../../api/pod-contracts.js';
 import { isAlreadyExists } from '../../core/client.js';
 import type { Informer } from '../../core/informer.js';
 import { isCandidate, sidecarTerminationCrr } from '../../core/sidecar-termination.js';
@@ -93,6 +94,9 @@ export class NodeLocalSidecarTerminator {
     const uid = pod.metadata.uid ?? '';
     return (
       isCandidate(pod) &&
+      // A sidecar whose exit code is to be ignored needs the manager's pod status handling around its stop (else the
+      // kubelet fails the pod on its SIGTERM exit code): such pods stay with the CRR path.
+      !(pod.spec?.containers ?? []).some((c) => ignoresExitCode(c)) &&
       !terminal(pod) &&
       !pod.metadata.deletionTimestamp &&
       !this.stopped.has(uid) &&
