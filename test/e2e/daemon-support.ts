@@ -115,7 +115,9 @@ export class FakeKubelet {
       for (const s of statuses) if (s.state.terminated) await this.cri.startContainer(s.name);
       statuses = await this.cri.containerStatuses();
     }
-    const allDone = statuses.every((s) => s.state.terminated);
+    // As the kubelet: a restartPolicy Always pod never reaches a terminal phase (a container seen exited
+    // between the restart above and the second read would otherwise make the pod Failed).
+    const allDone = this.restartPolicy !== 'Always' && statuses.every((s) => s.state.terminated);
     const phase = !allDone ? 'Running' : statuses.every((s) => s.state.terminated!.exitCode === 0) ? 'Succeeded' : 'Failed';
     const ready = phase === 'Running' && statuses.every((s) => s.ready);
     const now = new Date().toISOString();
