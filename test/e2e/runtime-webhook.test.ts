@@ -189,12 +189,13 @@ describe('runtime webhooks on the real API server', () => {
     }
   });
 
-  it("a CRR created with kubectl gets the pod-uid / node-name / active labels and the containers' statusContext", async () => {
+  it("a CRR created with kubectl gets the pod-uid / node-name / active labels, the containers' statusContext and the pod's grace period", async () => {
     const pod = await core.createNamespacedPod({
       namespace: ns,
       body: {
         metadata: { name: 'web' },
         spec: {
+          terminationGracePeriodSeconds: 45,
           containers: [
             { name: 'app', image: 'a:1' },
             { name: 'envoy', image: 'e:1' },
@@ -239,7 +240,7 @@ describe('runtime webhooks on the real API server', () => {
       'crr.apps.kruise.io/active': 'true',
     });
     expect(crr.spec.containers).toEqual([{ name: 'envoy', statusContext: { containerID: 'containerd://envoy-1', restartCount: 3 } }]);
-    expect(crr.spec.strategy.failurePolicy).toBe('Fail');
+    expect(crr.spec.strategy).toEqual({ failurePolicy: 'Fail', terminationGracePeriodSeconds: 45 });
   });
 
   it('refuses a CRR for a pod that is not active, and for unknown containers, with a clear message', async () => {

@@ -78,6 +78,28 @@ describe('CRR defaulting', () => {
     expect(r.patch).toContainEqual({ op: 'add', path: '/metadata/labels/type', value: 'virtual-kubelet' });
   });
 
+  it("defaults the stop's grace period to the pod's, keeping one the CRR names", () => {
+    const graced = pod();
+    graced.spec!.terminationGracePeriodSeconds = 45;
+    const r = defaultCrr(crr(), graced, false);
+    if (!r.allowed) throw new Error('denied');
+    expect(r.patch).toContainEqual({
+      op: 'add',
+      path: '/spec/strategy',
+      value: { failurePolicy: 'Fail', terminationGracePeriodSeconds: 45 },
+    });
+    const partial = defaultCrr(crr([{ name: 'envoy' }], { strategy: { failurePolicy: 'Ignore' } }), graced, false);
+    if (!partial.allowed) throw new Error('denied');
+    expect(partial.patch).toContainEqual({ op: 'add', path: '/spec/strategy/terminationGracePeriodSeconds', value: 45 });
+    const own = defaultCrr(
+      crr([{ name: 'envoy' }], { strategy: { failurePolicy: 'Ignore', terminationGracePeriodSeconds: 5 } }),
+      graced,
+      false,
+    );
+    if (!own.allowed) throw new Error('denied');
+    expect(own.patch?.some((p) => p.path.startsWith('/spec/strategy'))).toBe(false);
+  });
+
   it('keeps an explicit failurePolicy', () => {
     const r = defaultCrr(crr([{ name: 'envoy' }], { strategy: { failurePolicy: 'Ignore', forceRecreate: true } }), pod(), false);
     if (!r.allowed) throw new Error('denied');

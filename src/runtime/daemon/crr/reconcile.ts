@@ -210,7 +210,9 @@ export class CrrReconciler {
           const out = await killContainer(this.ctx.cri, {
             containerId: bareContainerId(action.containerID),
             podContainer,
-            gracePeriodSeconds: crr.spec.strategy?.terminationGracePeriodSeconds,
+            // A CRR made while no webhook served has no grace period of its own: the pod's applies, as the kubelet's would.
+            gracePeriodSeconds:
+              crr.spec.strategy?.terminationGracePeriodSeconds ?? (pod?.spec?.terminationGracePeriodSeconds as number | undefined),
             podIP: (pod?.status?.podIP as string | undefined) ?? undefined,
           });
           if (out.preStopError)

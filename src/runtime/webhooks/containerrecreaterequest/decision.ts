@@ -85,7 +85,7 @@ export function userSetReadOnlyField(crr: Crr): string | undefined {
 /**
  * CREATE: refuses user-set preStop/ports/statusContext, checks the pod, fills labels (pod-uid, node-name, active, type=virtual-kubelet) and each
  * container's statusContext {containerID, restartCount}, preStop and ports from the pod, defaults
- * failurePolicy to Fail.
+ * failurePolicy to Fail and terminationGracePeriodSeconds to the pod's.
  */
 export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolean): AdmissionResult {
   const invalid = validateCrrSpec(crr);
@@ -125,8 +125,20 @@ export function defaultCrr(crr: Crr, pod: Pod | undefined, nodeIsVirtual: boolea
     if (preStop) patch.push({ op: 'add', path: `/spec/containers/${i}/preStop`, value: preStop });
     if (pc.ports) patch.push({ op: 'add', path: `/spec/containers/${i}/ports`, value: pc.ports });
   }
-  if (!crr.spec!.strategy) patch.push({ op: 'add', path: '/spec/strategy', value: { failurePolicy: 'Fail' } });
-  else if (crr.spec!.strategy.failurePolicy === undefined) patch.push({ op: 'add', path: '/spec/strategy/failurePolicy', value: 'Fail' });
+  // The stop gets the pod's own grace period unless the CRR names one, as the kubelet would give it.
+  const podGrace = pod.spec?.terminationGracePeriodSeconds as number | undefined;
+  const strategy = crr.spec!.strategy;
+  if (!strategy)
+    patch.push({
+      op: 'add',
+      path: '/spec/strategy',
+      value: { failurePolicy: 'Fail', ...(podGrace !== undefined ? { terminationGracePeriodSeconds: podGrace } : {}) },
+    });
+  else {
+    if (strategy.failurePolicy === undefined) patch.push({ op: 'add', path: '/spec/strategy/failurePolicy', value: 'Fail' });
+    if (strategy.terminationGracePeriodSeconds === undefined && podGrace !== undefined)
+      patch.push({ op: 'add', path: '/spec/strategy/terminationGracePeriodSeconds', value: podGrace });
+  }
   return { allowed: true, patch };
 }
 

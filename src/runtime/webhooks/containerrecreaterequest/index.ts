@@ -45,6 +45,7 @@ class Limiter {
 /** Pod fields the defaulting reads (kept in the shared pod cache; see defaultCrr). */
 const POD_FIELDS = [
   'spec.nodeName',
+  'spec.terminationGracePeriodSeconds',
   'spec.containers[].name',
   'spec.containers[].lifecycle.preStop',
   'spec.containers[].ports',
