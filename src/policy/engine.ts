@@ -259,13 +259,15 @@ class WindowedRun {
   private readonly window: CoarseWindow;
   private readonly failures: Finding[] = [];
   private readonly perDocument: Rule[];
-  private readonly crossDocument: Array<{ rule: Rule; retained: RetainedManifests }>;
+  private readonly crossDocument: Array<{ rule: Rule; retained: RetainedManifests; active: boolean }>;
 
   constructor(rules: readonly Rule[], limit: number) {
     this.selected = new Set(rules.map((r) => r.id));
     this.window = new CoarseWindow(limit);
     this.perDocument = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
-    this.crossDocument = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id)).map((rule) => ({ rule, retained: new RetainedManifests() }));
+    this.crossDocument = rules
+      .filter((r) => !PER_DOCUMENT_RULES.has(r.id))
+      .map((rule) => ({ rule, retained: new RetainedManifests(), active: !rule.activatedBy }));
   }
 
   addFile(file: string): void {
@@ -281,7 +283,9 @@ class WindowedRun {
 
   addManifests(manifests: readonly Manifest[]): void {
     this.addRaw(collectRuleFindings(manifests, this.perDocument));
-    for (const { rule, retained } of this.crossDocument) {
+    for (const cross of this.crossDocument) {
+      const { rule, retained } = cross;
+      if (!cross.active) cross.active = manifests.some(rule.activatedBy!);
       for (const m of manifests) {
         if (!rule.retain) {
           retained.push(m);
@@ -295,7 +299,11 @@ class WindowedRun {
 
   finish(fileOrder: readonly string[]): FindingWindow {
     // One rule's retained manifests are revived at a time, and dropped once it has run.
-    for (const { rule, retained } of this.crossDocument) this.addRaw(collectRuleFindings(retained.take(), [rule]));
+    // A rule no manifest activated finds nothing (Rule.activatedBy): what it retained is dropped unrevived.
+    for (const { rule, retained, active } of this.crossDocument) {
+      const manifests = retained.take(active);
+      if (active) this.addRaw(collectRuleFindings(manifests, [rule]));
+    }
     // An internal failure of a batched rule is reported once, not once per batch.
     const uniqueFailures = [...new Map(this.failures.map((f) => [f.message, f])).values()];
     const limit = this.window.limit;
@@ -370,9 +378,10 @@ class RetainedManifests {
     this.order.push(1);
   }
 
-  /** The retained manifests in the order they were pushed; the store is empty afterwards. */
-  take(): Manifest[] {
+  /** The retained manifests in the order they were pushed (none when `revive` is false); the store is empty afterwards. */
+  take(revive = true): Manifest[] {
     const out: Manifest[] = [];
+    if (!revive) this.order.length = 0;
     let c = 0;
     let w = 0;
     for (const kind of this.order) {

@@ -70,6 +70,8 @@ export const featureGateDisabled: Rule = {
     '(or rejected by the webhook). Outputs without install manifests are not judged.',
   retain: (m) =>
     gateConfigs([m]).length > 0 || requiredGates([{ object: m.object as never, path: '0' }]).length > 0 ? m.object : undefined,
+  // Without install manifests (a --feature-gates flag) nothing is judged: see check.
+  activatedBy: (m) => gateConfigs([m]).length > 0,
   check(manifests) {
     const configs = gateConfigs(manifests);
     if (configs.length === 0) return [];

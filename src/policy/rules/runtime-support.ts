@@ -26,6 +26,7 @@ export const bundledRuntimeSupport: Rule = {
     'OpenKruise: KruiseRuntime target openkruise) or a compile-time alternative. Outputs without the bundled ' +
     'runtime are not judged: upstream installs are checked by the KruiseRuntime construct at synth time.',
   retain: retainForBundledSupport,
+  activatedBy: isBundledManager,
   check: (manifests) => bundledSupportFindings(manifests, false),
 };
 
@@ -38,6 +39,7 @@ export const bundledRuntimeRefusal: Rule = {
     'upgradeStrategy HotUpgrade); the bundled runtime does not carry them out and, rather than leave them inert, ' +
     'the synth stops. With the bundled runtime in the same output, validate reports such uses as errors too.',
   retain: retainForBundledSupport,
+  activatedBy: isBundledManager,
   check: (manifests) => bundledSupportFindings(manifests, true),
 };
 
