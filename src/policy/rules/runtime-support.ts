@@ -3,7 +3,7 @@ import { unsupportedUses } from '../../install/runtime-support.js';
 import { COMMON_LABELS } from '../../install/spec.js';
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../../contracts/keys.js';
 import { NAMES } from '../../contracts/names.js';
-import { obj } from '../k8s.js';
+import { featureUsesOf, obj } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 
 /** The bundled runtime's controller-manager Deployment, as the install renders it (name and labels). */
@@ -44,9 +44,7 @@ export const bundledRuntimeRefusal: Rule = {
 };
 
 function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefined {
-  return isBundledManager(m) || unsupportedUses(detectFeatures([{ object: m.object as never, path: '0' }]), 'bundled').length > 0
-    ? m.object
-    : undefined;
+  return isBundledManager(m) || unsupportedUses(featureUsesOf(m.object), 'bundled').length > 0 ? m.object : undefined;
 }
 
 /** The uses of features the bundled runtime in the output does not carry out: the refused ones, or the others. */
