@@ -259,13 +259,15 @@ class WindowedRun {
   private readonly window: CoarseWindow;
   private readonly failures: Finding[] = [];
   private readonly perDocument: Rule[];
-  private readonly crossDocument: Array<{ rule: Rule; retained: RetainedManifests }>;
+  private readonly crossDocument: Array<{ rule: Rule; retained: RetainedManifests; active: boolean }>;
 
   constructor(rules: readonly Rule[], limit: number) {
     this.selected = new Set(rules.map((r) => r.id));
     this.window = new CoarseWindow(limit);
     this.perDocument = rules.filter((r) => PER_DOCUMENT_RULES.has(r.id));
-    this.crossDocument = rules.filter((r) => !PER_DOCUMENT_RULES.has(r.id)).map((rule) => ({ rule, retained: new RetainedManifests() }));
+    this.crossDocument = rules
+      .filter((r) => !PER_DOCUMENT_RULES.has(r.id))
+      .map((rule) => ({ rule, retained: new RetainedManifests(), active: !rule.activatedBy }));
   }
 
   addFile(file: string): void {
@@ -281,21 +283,27 @@ class WindowedRun {
 
   addManifests(manifests: readonly Manifest[]): void {
     this.addRaw(collectRuleFindings(manifests, this.perDocument));
-    for (const { rule, retained } of this.crossDocument) {
-      for (const m of manifests) {
-        if (!rule.retain) {
-          retained.push(m);
-          continue;
-        }
-        const object = rule.retain(m);
-        if (object) retained.push({ object, ...(m.source ? { source: m.source } : {}) });
+    for (const cross of this.crossDocument) if (!cross.active) cross.active = manifests.some(cross.rule.activatedBy!);
+    for (const m of manifests) {
+      // Rules that retain the same object (the whole manifest, mostly) share its compact form.
+      const shared = new Map<Record<string, unknown>, string | undefined>();
+      for (const { rule, retained } of this.crossDocument) {
+        const object = rule.retain ? rule.retain(m) : m.object;
+        if (!object) continue;
+        const item = object === m.object ? m : { object, ...(m.source ? { source: m.source } : {}) };
+        if (!shared.has(object)) shared.set(object, RetainedManifests.compactForm(item));
+        retained.push(item, shared.get(object));
       }
     }
   }
 
   finish(fileOrder: readonly string[]): FindingWindow {
     // One rule's retained manifests are revived at a time, and dropped once it has run.
-    for (const { rule, retained } of this.crossDocument) this.addRaw(collectRuleFindings(retained.take(), [rule]));
+    // A rule no manifest activated finds nothing (Rule.activatedBy): what it retained is dropped unrevived.
+    for (const { rule, retained, active } of this.crossDocument) {
+      const manifests = retained.take(active);
+      if (active) this.addRaw(collectRuleFindings(manifests, [rule]));
+    }
     // An internal failure of a batched rule is reported once, not once per batch.
     const uniqueFailures = [...new Map(this.failures.map((f) => [f.message, f])).values()];
     const limit = this.window.limit;
@@ -347,10 +355,16 @@ class RetainedManifests {
   private readonly texts: Array<Pick<SourceRef, 'file' | 'fileText'>> = [];
   private readonly textIndex = new Map<string, number>();
 
-  push(m: Manifest): void {
+  /** The manifest as one JSON string (object and source position), or undefined when JSON cannot carry it exactly. */
+  static compactForm(m: Manifest): string | undefined {
     const src = m.source;
     // One JSON.stringify of the whole record gives one flat string (concatenating would keep its parts).
-    const json = exactJson(src ? [m.object, src.docIndex, src.startLine, src.start, src.end, src.pointerPrefix] : [m.object]);
+    return exactJson(src ? [m.object, src.docIndex, src.startLine, src.start, src.end, src.pointerPrefix] : [m.object]);
+  }
+
+  /** Retains `m`, as `json` (its compactForm) when given. */
+  push(m: Manifest, json = RetainedManifests.compactForm(m)): void {
+    const src = m.source;
     if (json === undefined) {
       this.whole.push(m);
       this.order.push(0);
@@ -370,9 +384,10 @@ class RetainedManifests {
     this.order.push(1);
   }
 
-  /** The retained manifests in the order they were pushed; the store is empty afterwards. */
-  take(): Manifest[] {
+  /** The retained manifests in the order they were pushed (none when `revive` is false); the store is empty afterwards. */
+  take(revive = true): Manifest[] {
     const out: Manifest[] = [];
+    if (!revive) this.order.length = 0;
     let c = 0;
     let w = 0;
     for (const kind of this.order) {
@@ -417,24 +432,39 @@ class RetainedManifests {
 
 /** JSON text that parses back to an equal object, or undefined when JSON cannot carry the object exactly. */
 function exactJson(value: unknown): string | undefined {
-  let exact = true;
-  let json: string;
-  try {
-    json = JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
-      // The value before any toJSON (a Date would arrive here as its string).
-      const raw = this[key];
-      if (raw === undefined || typeof raw === 'bigint' || typeof raw === 'function' || typeof raw === 'symbol') exact = false;
-      else if (typeof raw === 'number' && (!Number.isFinite(raw) || Object.is(raw, -0))) exact = false;
-      else if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
-        const proto = Object.getPrototypeOf(raw) as unknown;
-        if (proto !== Object.prototype && proto !== null) exact = false;
-      }
-      return v;
-    });
-  } catch {
-    return undefined; // a cycle: keep the object as it is
+  // Checked by a walk, then stringified natively: a replacer function called per key cost more than the rest.
+  return jsonExact(value, 0) ? JSON.stringify(value) : undefined;
+}
+
+/** Deeper than any parsed document (the parser refuses nesting past MAX_NESTING): a cycle, kept as it is. */
+const MAX_EXACT_DEPTH = 1000;
+
+/**
+ * True when JSON carries `v` exactly: no undefined, bigint, function or symbol, no non-finite number or -0, no
+ * object but plain ones and arrays (a Date would come back a string), no array hole, no cycle.
+ */
+function jsonExact(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v) && !Object.is(v, -0);
+    case 'object':
+      break;
+    default:
+      return false;
   }
-  return exact ? json : undefined;
+  if (v === null) return true;
+  if (depth > MAX_EXACT_DEPTH) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!jsonExact(v[i], depth + 1)) return false;
+    return true;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const k in v) if (!jsonExact((v as Record<string, unknown>)[k], depth + 1)) return false;
+  return true;
 }
 
 /**

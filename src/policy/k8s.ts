@@ -2,6 +2,7 @@ import { groupOf, KRUISE_GROUP, KRUISE_GROUPS } from '../contracts/groups.js';
 import { toPointer } from './locate.js';
 import type { Manifest } from './types.js';
 import { compileProjection, type FieldPath } from '../api/field-projection.js';
+import { detectFeatures, type FeatureUse } from '../install/app-features.js';
 
 export { imageReferenceError, isEmptySelector, labelValueError, qualifiedNameError, selectorMatches } from '../contracts/validators.js';
 
@@ -80,6 +81,11 @@ export function memo<K extends object, V>(fn: (k: K) => V): (k: K) => V {
 
 /** The pod templates an object owns (none for kinds that own no pods). */
 export const podTemplates = memo(podTemplatesOf);
+
+/** The app features one object uses, alone (the gate and runtime-support rules each ask, for every object). */
+export const featureUsesOf = memo((object: Record<string, unknown>): FeatureUse[] =>
+  detectFeatures([{ object: object as never, path: '0' }]),
+);
 
 /**
  * A projection of pod-template owners to `fields` of their pod templates (paths relative to a template, e.g.

@@ -80,4 +80,10 @@ export interface Rule {
    * cross-document rule is given every manifest whole. Per-document rules need none.
    */
   readonly retain?: (m: Manifest) => Record<string, unknown> | undefined;
+  /**
+   * For a cross-document rule that finds nothing unless the input holds a certain kind of manifest (install
+   * manifests, a SidecarSet): true for such a manifest, judged on it alone. `check` must return no findings when
+   * no manifest passes. `validate` then drops what it retained for the rule without reviving it.
+   */
+  readonly activatedBy?: (m: Manifest) => boolean;
 }

@@ -140,6 +140,34 @@ describe('streaming validate', () => {
     }
   });
 
+  it('a rule activated only by a late manifest (the install after the app) still sees what came before it', async () => {
+    const inputs = [{ file: 'app.yaml', content: app }, { file: 'sidecarsets.yaml', content: sidecarSets }, runtimeWithGateOff()];
+    const rules = selectRules();
+    const files = inputs.map((i) => i.file);
+    const full = checkParsed(parseInputs(inputs), rules, files);
+    expect(full.map((f) => f.ruleId)).toContain('KRUISE-GATE-001');
+    for (const batchSize of [1, 3]) expect((await checkInputStreamWindow(stream(inputs), rules, Infinity, batchSize)).shown).toEqual(full);
+  });
+
+  it('a rule with activatedBy finds nothing when no manifest activates it, so dropping what it retained loses nothing', () => {
+    const gated = RULES.filter((r) => r.activatedBy);
+    expect(gated.map((r) => r.id).sort()).toEqual([
+      'KRUISE-GATE-001',
+      'KRUISE-RUNTIME-001',
+      'KRUISE-RUNTIME-003',
+      'KRUISE-SIDECARSET-002',
+      'KRUISE-SIDECARSET-005',
+    ]);
+    const all = [...distInputs(), { file: 'app.yaml', content: app }, { file: 'odd.yaml', content: oddLabels }].flatMap(
+      (i) => parseText(String(i.content), i.file).manifests,
+    );
+    for (const rule of gated) {
+      const inactive = all.filter((m) => !rule.activatedBy!(m));
+      expect(inactive.length, rule.id).toBeLessThan(all.length);
+      expect(rule.check(inactive, { manifests: inactive }), rule.id).toEqual([]);
+    }
+  });
+
   it('cross-document rules retain only the manifests that can matter to them, and only what they read', () => {
     const manifests = [app, sidecarSets].flatMap((t) => parseText(t, 'x.yaml').manifests);
     const retained = (id: string) =>

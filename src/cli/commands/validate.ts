@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
 import { Command, Option } from 'commander';
 import { DEFAULT_MAX_FINDINGS, FORMATS, guarded, parseFormat, parseMaxFindings, progress, ticker, usageExitCodes } from '../report.js';
 
@@ -45,6 +46,12 @@ export function register(program: Command): void {
     )
     .action(
       guarded(async (paths: string[], opts: ValidateOptions) => {
+        // The engine checks documents in small batches whose objects die young. By default V8 doubles its young
+        // generation whenever a scavenge finds it busy, up to several times 16 MiB on a large machine, and never
+        // gives it back: on 10,000 documents that was half the peak RSS and no faster. Kept at its initial size,
+        // the scavenges are more frequent and each one cheaper. (Set here, not as a node flag: `npx cdk8s-kruise`
+        // passes none.)
+        setFlagsFromString('--semi-space-growth-factor=1');
         const log = progress(opts.verbose, opts.quiet);
         const status = ticker(opts.quiet);
         const format = parseFormat(opts.format);

@@ -1,6 +1,13 @@
-import { FEATURE_GATES, prerequisitesOf, requiredGates, resolveGates, type GateRequirement } from '../../install/feature-gates.js';
+import {
+  FEATURE_GATES,
+  gatesForUses,
+  prerequisitesOf,
+  requiredGates,
+  resolveGates,
+  type GateRequirement,
+} from '../../install/feature-gates.js';
 import { BUNDLED_RUNTIME_GATES } from '../../contracts/features.js';
-import { arr, containers, obj, podTemplates } from '../k8s.js';
+import { arr, containers, featureUsesOf, obj, podTemplates } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 import { quoteValue } from '../../api/quote.js';
 
@@ -68,8 +75,9 @@ export const featureGateDisabled: Rule = {
     'as the KruiseRuntime construct or the upstream chart renders it) leave such a gate off, explicitly or through ' +
     'an upstream cascade such as KruiseDaemon=false, the resource is accepted by the API server but never acted on ' +
     '(or rejected by the webhook). Outputs without install manifests are not judged.',
-  retain: (m) =>
-    gateConfigs([m]).length > 0 || requiredGates([{ object: m.object as never, path: '0' }]).length > 0 ? m.object : undefined,
+  retain: (m) => (gateConfigs([m]).length > 0 || gatesForUses(featureUsesOf(m.object)).length > 0 ? m.object : undefined),
+  // Without install manifests (a --feature-gates flag) nothing is judged: see check.
+  activatedBy: (m) => gateConfigs([m]).length > 0,
   check(manifests) {
     const configs = gateConfigs(manifests);
     if (configs.length === 0) return [];

@@ -3,7 +3,7 @@ import { unsupportedUses } from '../../install/runtime-support.js';
 import { COMMON_LABELS } from '../../install/spec.js';
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../../contracts/keys.js';
 import { NAMES } from '../../contracts/names.js';
-import { obj } from '../k8s.js';
+import { featureUsesOf, obj } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 
 /** The bundled runtime's controller-manager Deployment, as the install renders it (name and labels). */
@@ -26,6 +26,7 @@ export const bundledRuntimeSupport: Rule = {
     'OpenKruise: KruiseRuntime target openkruise) or a compile-time alternative. Outputs without the bundled ' +
     'runtime are not judged: upstream installs are checked by the KruiseRuntime construct at synth time.',
   retain: retainForBundledSupport,
+  activatedBy: isBundledManager,
   check: (manifests) => bundledSupportFindings(manifests, false),
 };
 
@@ -38,13 +39,12 @@ export const bundledRuntimeRefusal: Rule = {
     'upgradeStrategy HotUpgrade); the bundled runtime does not carry them out and, rather than leave them inert, ' +
     'the synth stops. With the bundled runtime in the same output, validate reports such uses as errors too.',
   retain: retainForBundledSupport,
+  activatedBy: isBundledManager,
   check: (manifests) => bundledSupportFindings(manifests, true),
 };
 
 function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefined {
-  return isBundledManager(m) || unsupportedUses(detectFeatures([{ object: m.object as never, path: '0' }]), 'bundled').length > 0
-    ? m.object
-    : undefined;
+  return isBundledManager(m) || unsupportedUses(featureUsesOf(m.object), 'bundled').length > 0 ? m.object : undefined;
 }
 
 /** The uses of features the bundled runtime in the output does not carry out: the refused ones, or the others. */

@@ -128,6 +128,7 @@ export const sidecarSetNameCollision: Rule = {
     'owner in the same manifests whose pod labels match the SidecarSet selector and whose namespace its ' +
     'namespace/namespaceSelector admits.',
   retain: (m) => (isKind(m, 'apps.kruise.io', 'SidecarSet') || isKind(m, '', 'Namespace') ? m.object : workloadParts(m)),
+  activatedBy: (m) => isKind(m, 'apps.kruise.io', 'SidecarSet'),
   check(manifests, ctx) {
     const out: RuleFinding[] = [];
     for (const m of sidecarSets(manifests)) {
@@ -219,6 +220,7 @@ export const sidecarSetConflict: Rule = {
     "both declare a container with the same name, upstream's validating webhook rejects the second one as in " +
     'conflict: a pod cannot hold two containers of one name.',
   retain: (m) => (isKind(m, 'apps.kruise.io', 'SidecarSet') ? m.object : undefined),
+  activatedBy: (m) => isKind(m, 'apps.kruise.io', 'SidecarSet'),
   check(manifests) {
     const out: RuleFinding[] = [];
     const sets = sidecarSets(manifests).map((m) => {
