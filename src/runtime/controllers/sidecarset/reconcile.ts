@@ -34,6 +34,8 @@ function rfc3339(ms: number): string {
 export class SidecarSetReconciler implements Reconciler {
   /** Pods patched and the hash each must show in the cache before the next decision (expectations). */
   private readonly expected = new Map<string, Map<string, string>>();
+  /** UIDs of revisions deleted but maybe still cached: not counted again (they would push out one more). */
+  private readonly deletedRevisions = new Set<string>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -148,12 +150,16 @@ export class SidecarSetReconciler implements Reconciler {
   /** Deletes the set's revisions beyond revisionHistoryLimit that nothing uses (read from the caches). */
   private async pruneRevisions(set: Set, latest: string, allPods: readonly Pod[]): Promise<void> {
     const name = set.metadata.name!;
-    const revisions = this.revisions.list().filter((r) => r.metadata.labels?.[LABEL_SIDECARSET_NAME] === name);
+    const cached = this.revisions.list();
+    const live = new Set(cached.map((r) => r.metadata.uid));
+    for (const uid of this.deletedRevisions) if (!live.has(uid)) this.deletedRevisions.delete(uid);
+    const mine = cached.filter((r) => r.metadata.labels?.[LABEL_SIDECARSET_NAME] === name && !this.deletedRevisions.has(r.metadata.uid!));
     // Every pod of the set, matched or not any more: a pod whose labels changed still runs its revision.
-    const doomed = revisionsToPrune({ set, revisions, latest, pods: allPods });
+    const doomed = revisionsToPrune({ set, revisions: mine, latest, pods: allPods });
     for (const r of doomed) {
       try {
         await this.ctx.client.delete(CONTROLLER_REVISIONS, r, this.revisionNamespace);
+        this.deletedRevisions.add(mine.find((m) => m.metadata.name === r)!.metadata.uid!);
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
