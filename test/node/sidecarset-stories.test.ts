@@ -195,7 +195,7 @@ describe('SidecarSet on a real node', () => {
     console.log(`[sidecarset] in-place upgrade of 4 pods: at most ${maxUnavailable} unavailable at once`);
   });
 
-  it('a CloneSet’s new pods get the sidecar (the current image) with its volume, the readiness gates come after it, and they run', async () => {
+  it('a CloneSet’s new pods get the sidecar (the current image) with its volume and the Kruise readiness gates, and they run', async () => {
     // After the upgrade story, so its "4 matched pods" arithmetic stays exact; removed again at the end.
     const csNs = await namespace('sidecarset-cloneset');
     const image2 = node().images.busybox2;
