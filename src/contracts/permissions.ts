@@ -183,8 +183,8 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
   {
     apiGroups: ['apps'],
     resources: ['controllerrevisions'],
-    verbs: ['get', 'list', 'create'],
-    why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (created when missing); the pod webhook reads the revision injectionStrategy.revision pins (by name, or listed by custom-version label)',
+    verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+    why: 'one ControllerRevision per SidecarSet version, kept in the runtime namespace as upstream does (created when missing, renumbered when the set returns to it, watched and deleted beyond revisionHistoryLimit unless in use); the pod webhook reads the revision injectionStrategy.revision pins (by name, or listed by custom-version label)',
   },
   {
     apiGroups: [''],

@@ -1,7 +1,9 @@
 // The SidecarSet controller on the real API server (the test plays the kubelet): status counts, the
 // ControllerRevision and the set's hash annotations, an image-only change upgraded in place one pod at a
 // time (maxUnavailable 1: the next pod waits until the kubelet reports the new image), and a change beyond
-// the image refused with the pod condition, an event and the RolloutStuck status condition.
+// the image refused with the pod condition, an event and the RolloutStuck status condition; and the
+// revision history: revisionHistoryLimit prunes the oldest unused ControllerRevisions, never one a pod runs,
+// a pin names or the latest, and a revision the set returns to counts as the newest again.
 import { CoreV1Api, CustomObjectsApi, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
@@ -19,6 +21,7 @@ let runtimeNs: string;
 let ns: string;
 let ctl: ControllerProcess;
 const NAME = `logtail-e2e-${process.pid}`;
+const HISTORY = `history-e2e-${process.pid}`;
 const node = `node-sidecarset-${process.pid}`;
 const sidecarsets = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'sidecarsets' };
 
@@ -88,6 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await custom.deleteClusterCustomObject({ ...sidecarsets, name: NAME }).catch(() => undefined);
+  await custom.deleteClusterCustomObject({ ...sidecarsets, name: HISTORY }).catch(() => undefined);
   await ctl?.stop('SIGTERM');
   const report = accessCoverage(accessLogs, new Set([runtimeNs]));
   expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
@@ -172,3 +176,114 @@ describe('SidecarSet controller on the real API server', () => {
     expect(events.items.map((e) => e.reason)).toContain('NotUpgradablePods');
   });
 });
+
+describe('SidecarSet revision history on the real API server', () => {
+  /** Patches the HISTORY set and waits until its status names the revision of the new spec. */
+  async function step(spec: object, what: string): Promise<string> {
+    const before = (await custom.getClusterCustomObject({ ...sidecarsets, name: HISTORY })) as SidecarSet;
+    await custom.patchClusterCustomObject({ ...sidecarsets, name: HISTORY, body: { spec } }, mergePatch);
+    const generation = (before.metadata.generation ?? 0) + 1;
+    const s = await eventually(
+      async () => {
+        const set = (await custom.getClusterCustomObject({ ...sidecarsets, name: HISTORY })) as SidecarSet & { status?: any };
+        return set.status?.observedGeneration === generation ? set : undefined;
+      },
+      30_000,
+      what,
+    );
+    return s.status.latestRevision as string;
+  }
+
+  async function revisionsOnServer(): Promise<Map<string, number>> {
+    const list = await appsApi.listNamespacedControllerRevision({
+      namespace: runtimeNs,
+      labelSelector: `kruise.io/sidecarset-name=${HISTORY}`,
+    });
+    return new Map(list.items.map((r) => [r.metadata!.name!, r.revision]));
+  }
+
+  /** Waits until the set's revisions on the server are exactly `names` (pruning follows the status write). */
+  async function expectRevisions(names: string[], what: string): Promise<Map<string, number>> {
+    let last = new Map<string, number>();
+    try {
+      return await eventually(
+        async () => {
+          last = await revisionsOnServer();
+          return [...last.keys()].sort().join() === [...names].sort().join() ? last : undefined;
+        },
+        30_000,
+        what,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}: have ${JSON.stringify([...last])}, want ${JSON.stringify(names)}`, { cause: err });
+    }
+  }
+
+  it('keeps revisionHistoryLimit revisions, sparing those in use; a revision returned to becomes the newest', async () => {
+    const created = (await custom.createClusterCustomObject({
+      ...sidecarsets,
+      body: {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: HISTORY },
+        // NotUpdate: the pod keeps the revision it was created with, so that revision stays in use.
+        spec: {
+          selector: { matchLabels: { app: 'e2e-history' } },
+          containers: [container('hist:1')],
+          updateStrategy: { type: 'NotUpdate' },
+          revisionHistoryLimit: 2,
+        },
+      },
+    })) as SidecarSet;
+    const pod: Pod = {
+      metadata: { name: 'hist-0', labels: { app: 'e2e-history' } },
+      spec: { containers: [{ name: 'app', image: 'nginx:1' }] },
+    };
+    injectSidecarSets({
+      pod,
+      namespace: ns,
+      namespaceLabels: {},
+      sidecarSets: [created],
+      now: new Date().toISOString(),
+      metadataKeyAllowed: () => false,
+    });
+    await core.createNamespacedPod({ namespace: ns, body: pod as V1Pod });
+    const rev1 = await eventually(
+      async () => ((await getHistorySet()).status?.latestRevision as string | undefined) ?? undefined,
+      30_000,
+      'first revision',
+    );
+    expect(JSON.parse(pod.metadata.annotations!['kruise.io/sidecarset-hash']!)[HISTORY].controllerRevision).toBe(rev1);
+
+    const rev2 = await step({ containers: [container('hist:2')] }, 'rev2');
+    await step({ injectionStrategy: { revision: { revisionName: rev2 } } }, 'pin rev2');
+    const rev3 = await step({ containers: [container('hist:3')] }, 'rev3');
+    // Three revisions over a limit of two, but rev1 runs in the pod, rev2 is pinned and rev3 is the latest.
+    await expectRevisions([rev1, rev2, rev3], 'nothing pruned while all are in use');
+    const rev4 = await step({ containers: [container('hist:4')] }, 'rev4');
+    await expectRevisions([rev1, rev2, rev4], 'the unused rev3 pruned');
+
+    // Nothing uses rev1 once its pod is gone and rev2 once unpinned: down to the limit, the oldest first.
+    await core.deleteNamespacedPod({ name: 'hist-0', namespace: ns, gracePeriodSeconds: 0 });
+    await step({ injectionStrategy: null }, 'unpin');
+    await expectRevisions([rev2, rev4], 'rev1 pruned');
+
+    // Back to the hist:2 spec: rev2 is reused and renumbered above rev4, so the next change prunes rev4.
+    expect(await step({ containers: [container('hist:2')] }, 'back to rev2')).toBe(rev2);
+    const renumbered = await eventually(
+      async () => {
+        const r = await revisionsOnServer();
+        return r.get(rev2)! > r.get(rev4)! ? r : undefined;
+      },
+      30_000,
+      'rev2 renumbered',
+    );
+    expect(renumbered.size).toBe(2);
+    const rev5 = await step({ containers: [container('hist:5')] }, 'rev5');
+    await expectRevisions([rev2, rev5], 'rev4 pruned, not the renumbered rev2');
+  });
+});
+
+async function getHistorySet(): Promise<SidecarSet & { status?: Record<string, any> }> {
+  return (await custom.getClusterCustomObject({ ...sidecarsets, name: HISTORY })) as SidecarSet;
+}

@@ -8,6 +8,9 @@
 // ours and would replace them on the shared API server, and upstream's pod webhook sees every namespace
 // without a `control-plane` label, so other test files' pods would go through it.
 //
+// The revision history (revisionHistoryLimit pruning) is played the same way on both and must keep the same
+// set versions after each step.
+//
 // Documented differences (everything else must be equal):
 //  - `updateTimestamp` inside the two hash annotations: the time of each create.
 //  - The values of `hash` in the two hash annotations and the suffix of `controllerRevision`: upstream hashes
@@ -356,10 +359,114 @@ async function admissionOutcomes(): Promise<Record<string, string | undefined>> 
   return out;
 }
 
+/**
+ * The revision history under `revisionHistoryLimit: 2`, played the same way on each runtime: which set
+ * versions (sidecar images) keep a ControllerRevision after each step. Revision names differ (hashes); the
+ * images inside the revisions are compared.
+ */
+const HISTORY_SET = 'compat-history';
+const historyImage = (n: number) => `registry.example/hist:${n}`;
+const historyContainers = (n: number) => [{ name: 'hist', image: historyImage(n) }];
+type HistorySnapshots = Record<string, string[]>;
+
+async function historySet(): Promise<{
+  metadata: { generation: number };
+  status?: { observedGeneration?: number; latestRevision?: string };
+}> {
+  return JSON.parse(await k(['get', 'sidecarsets.v1alpha1.apps.kruise.io', HISTORY_SET, '-o', 'json']));
+}
+
+/** Waits until the set's status reflects its current generation; returns its latest revision. */
+async function historyObserved(runtime: string, what: string): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const set = await historySet();
+    if (set.status?.latestRevision && set.status.observedGeneration === set.metadata.generation) return set.status.latestRevision;
+    if (Date.now() > deadline) throw new Error(`${runtime}: ${what}: status not observed after 60 s: ${JSON.stringify(set.status)}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** The images of the set's ControllerRevisions, once they stay the same for 3 s (pruning follows the status). */
+async function historyImages(): Promise<string[]> {
+  const read = async () => {
+    const list = JSON.parse(
+      await k(['get', 'controllerrevisions', '-n', KRUISE_PEER_NAMESPACE, '-l', `kruise.io/sidecarset-name=${HISTORY_SET}`, '-o', 'json']),
+    ) as { items: { data?: { spec?: { containers?: { image?: string }[] } } }[] };
+    return list.items.map((r) => r.data?.spec?.containers?.[0]?.image ?? '?').sort();
+  };
+  let last = await read();
+  for (let stable = 0; stable < 10;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = await read();
+    stable = JSON.stringify(now) === JSON.stringify(last) ? stable + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+async function historyScenario(runtime: string): Promise<HistorySnapshots> {
+  const patch = (spec: Obj) =>
+    k(['patch', 'sidecarsets.v1alpha1.apps.kruise.io', HISTORY_SET, '--type=merge', '-p', JSON.stringify({ spec })]);
+  const out: HistorySnapshots = {};
+  await k(
+    ['create', '-f', '-'],
+    sidecarSet(HISTORY_SET, {
+      selector: { matchLabels: { app: 'compat-history' } },
+      namespace: ns,
+      containers: historyContainers(1),
+      // NotUpdate: the pod keeps the version it was created with, so that revision stays in use.
+      updateStrategy: { type: 'NotUpdate' },
+      revisionHistoryLimit: 2,
+    }),
+  );
+  await historyObserved(runtime, 'v1');
+  // A real pod (no kubelet: it stays Pending) injected by this runtime's webhook with revision v1.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await k(['create', '-n', ns, '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'history-0', labels: { app: 'compat-history' } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+    });
+    const pod = JSON.parse(await k(['get', 'pod', '-n', ns, 'history-0', '-o', 'json'])) as Pod;
+    if (pod.metadata.annotations?.[ANNOTATION_SIDECARSET_HASH]?.includes('controllerRevision')) break;
+    await k(['delete', 'pod', '-n', ns, 'history-0', '--grace-period=0', '--wait']);
+    if (Date.now() > deadline) throw new Error(`${runtime}: history pod not injected with a revision`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await patch({ containers: historyContainers(2) });
+  const v2 = await historyObserved(runtime, 'v2');
+  await patch({ injectionStrategy: { revision: { revisionName: v2 } } });
+  await historyObserved(runtime, 'pin v2');
+  await patch({ containers: historyContainers(3) });
+  await historyObserved(runtime, 'v3');
+  out['v3: pod on v1, pin on v2'] = await historyImages();
+  await patch({ containers: historyContainers(4) });
+  await historyObserved(runtime, 'v4');
+  out['v4: pod on v1, pin on v2'] = await historyImages();
+  await k(['delete', 'pod', '-n', ns, 'history-0', '--grace-period=0', '--wait']);
+  await patch({ injectionStrategy: null });
+  await historyObserved(runtime, 'unpin');
+  out['v4: pod gone, unpinned'] = await historyImages();
+  await patch({ containers: historyContainers(2) });
+  await historyObserved(runtime, 'back to v2');
+  out['back to v2'] = await historyImages();
+  await patch({ containers: historyContainers(5) });
+  await historyObserved(runtime, 'v5');
+  out['v5 after the return to v2'] = await historyImages();
+  await k(['delete', '--wait', 'sidecarsets.v1alpha1.apps.kruise.io', HISTORY_SET]);
+  await k(['delete', 'controllerrevisions', '-n', KRUISE_PEER_NAMESPACE, '-l', `kruise.io/sidecarset-name=${HISTORY_SET}`]);
+  return out;
+}
+
 const upstream: Record<string, Pod> = {};
 let upstreamAdmission: Record<string, string | undefined> = {};
 let ourAdmission: Record<string, string | undefined> = {};
 const bundled: Record<string, Pod> = {};
+let upstreamHistory: HistorySnapshots = {};
+let ourHistory: HistorySnapshots = {};
 
 beforeAll(async () => {
   plane = await ControlPlane.start();
@@ -381,6 +488,7 @@ beforeAll(async () => {
   await applySets();
   Object.assign(upstream, await createAll(`upstream ${pinnedKruiseVersion()}`));
   upstreamAdmission = await admissionOutcomes();
+  upstreamHistory = await historyScenario(`upstream ${pinnedKruiseVersion()}`);
   await deleteSets(); // while upstream still serves the conversion of its stored v1beta1 objects
   await peer.stop(); // removes its webhook configurations
   peer = undefined;
@@ -433,6 +541,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 30_000;
   do ourAdmission = await admissionOutcomes();
   while (!ourAdmission.overlap && Date.now() < deadline);
+  ourHistory = await historyScenario('bundled runtime');
 });
 
 afterAll(async () => {
@@ -474,6 +583,18 @@ describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pin
     ]);
     expect(upstream['other-ns']!.spec.containers.map((c) => c.name)).toEqual(['app', 'agent']);
     expect(upstream.unmatched!.spec.containers.map((c) => c.name)).toEqual(['app']);
+  });
+
+  it('revisionHistoryLimit keeps the same set versions after each step (pod, pin and latest spared; a returned-to version counts as newest)', () => {
+    expect(ourHistory).toEqual(upstreamHistory);
+    // Guards against two equally wrong results: the limit of 2 is exceeded only while revisions are in use.
+    expect(upstreamHistory).toEqual({
+      'v3: pod on v1, pin on v2': [1, 2, 3].map(historyImage),
+      'v4: pod on v1, pin on v2': [1, 2, 4].map(historyImage),
+      'v4: pod gone, unpinned': [2, 4].map(historyImage),
+      'back to v2': [2, 4].map(historyImage),
+      'v5 after the return to v2': [2, 5].map(historyImage),
+    });
   });
 
   it('a native-sidecar SidecarSet differs only in where the sidecar goes (documented)', () => {

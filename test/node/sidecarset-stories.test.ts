@@ -1,5 +1,5 @@
 // SidecarSets on a real node with the runtime installed from dist/ and its image: the pod webhook injects
-// the logtail sidecar into a Deployment's new pods (never into opted-out namespaces), the SidecarSet
+// the logtail sidecar into a Deployment's and a CloneSet's new pods (never into opted-out namespaces), the SidecarSet
 // controller upgrades the sidecar image in place one pod at a time (same pods, only the sidecar restarted),
 // paused and partition hold the rollout, a native-sidecar Job completes on its own, and with the runtime
 // scaled to zero kube-system and the runtime's namespace still admit pods.
@@ -40,23 +40,24 @@ function logtail(image: string): object {
   };
 }
 
+/** The `app=webserver` pod template the Deployment and the CloneSet share. */
+function webTemplate(): object {
+  return {
+    metadata: { labels: { app: 'webserver' } },
+    spec: {
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'app', image: node().images.busybox, command: LOOP, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    },
+  };
+}
+
 function deployment(name: string, replicas: number): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: 'webserver' } },
-      template: {
-        metadata: { labels: { app: 'webserver' } },
-        spec: {
-          terminationGracePeriodSeconds: 2,
-          containers: [{ name: 'app', image: node().images.busybox, command: LOOP, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
-          volumes: [{ name: 'data', emptyDir: {} }],
-        },
-      },
-    },
+    spec: { replicas, selector: { matchLabels: { app: 'webserver' } }, template: webTemplate() },
   };
 }
 
@@ -192,6 +193,65 @@ describe('SidecarSet on a real node', () => {
     // The readiness delay makes each restart visible: exactly one pod at a time.
     expect(maxUnavailable).toBe(1);
     console.log(`[sidecarset] in-place upgrade of 4 pods: at most ${maxUnavailable} unavailable at once`);
+  });
+
+  it('a CloneSet’s new pods get the sidecar (the current image) with its volume and the Kruise readiness gates, and they run', async () => {
+    // After the upgrade story, so its "4 matched pods" arithmetic stays exact; removed again at the end.
+    const csNs = await namespace('sidecarset-cloneset');
+    const image2 = node().images.busybox2;
+    await apply(
+      [
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'CloneSet',
+          metadata: { name: 'web-cs' },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: 'webserver' } },
+            template: webTemplate(),
+          },
+        },
+      ],
+      csNs,
+    );
+    try {
+      await waitFor(
+        'CloneSet pods injected and Ready',
+        async () => {
+          const pods = await webPods(csNs);
+          return pods.length === 2 && pods.every(ready);
+        },
+        120_000,
+        500,
+      );
+      for (const p of await webPods(csNs)) {
+        expect(p.metadata!.ownerReferences).toEqual([expect.objectContaining({ kind: 'CloneSet', name: 'web-cs' })]);
+        expect(p.spec!.containers.map((c) => c.name)).toEqual(['logtail', 'app']);
+        // A new pod gets the set's current version, not the one the set was created with.
+        expect(sidecarImage(p)).toBe(image2);
+        expect(p.spec!.volumes!.map((v) => v.name)).toEqual(expect.arrayContaining(['log-volume', 'data']));
+        expect(p.spec!.containers[0]!.volumeMounts!.map((m) => m.mountPath)).toEqual(expect.arrayContaining(['/var/log/app', '/data']));
+        expect(p.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe(SET);
+        // Injection composes with the Kruise readiness gates such a pod carries: it is Ready only with both True.
+        expect(p.spec!.readinessGates!.map((g) => g.conditionType)).toEqual(
+          expect.arrayContaining(['KruisePodReady', 'InPlaceUpdateReady']),
+        );
+        const st = (n: string) => p.status!.containerStatuses!.find((c) => c.name === n)!;
+        expect(st('logtail').state?.running, p.metadata!.name).toBeDefined();
+        expect(st('app').state?.running, p.metadata!.name).toBeDefined();
+      }
+      await waitFor(
+        'status counts the CloneSet pods',
+        async () => {
+          const s = (await sidecarSet(SET)).status ?? {};
+          return s.matchedPods === 6 && s.updatedPods === 6 && s.updatedReadyPods === 6;
+        },
+        60_000,
+        500,
+      );
+    } finally {
+      await kubectl(['delete', 'clonesets.apps.kruise.io', '-n', csNs, 'web-cs', '--ignore-not-found']);
+    }
   });
 
   it('native sidecar injected into a Job: the kubelet stops it after the main container, the Job completes with no CRR', async () => {

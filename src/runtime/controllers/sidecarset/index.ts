@@ -1,12 +1,13 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import { injectedSidecarSets } from '../../../api/sidecarset-pod.js';
-import { NAMESPACES, PODS, SIDECARSETS } from '../../../contracts/index.js';
+import { CONTROLLER_REVISIONS, LABEL_SIDECARSET_NAME, NAMESPACES, PODS, SIDECARSETS } from '../../../contracts/index.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import { SIDECARSET_REVISION_NAMESPACE } from './options.js';
 import type { KubeObject, Pod } from '../../core/types.js';
+import type { SidecarSetRevision } from './history.js';
 import { SidecarSetReconciler } from './reconcile.js';
 
-/** SidecarSet status, revisions and in-place sidecar image upgrade (upstream sidecarset controller). */
+/** SidecarSet status, revisions (and their history limit) and in-place sidecar image upgrade (upstream sidecarset controller). */
 export const sidecarSetController: ControllerDefinition = {
   name: 'sidecarset',
   featureGate: 'PodWebhook',
@@ -16,6 +17,8 @@ export const sidecarSetController: ControllerDefinition = {
   reads: [
     { resource: SIDECARSETS, fields: ['metadata.annotations', 'metadata.labels', 'spec', 'status'] },
     { resource: NAMESPACES, fields: ['metadata.labels'] },
+    // Its own revisions only (revision namespace, set-name label): the history limit counts and prunes them.
+    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.creationTimestamp', 'revision'] },
     {
       resource: PODS,
       fields: [
@@ -44,12 +47,24 @@ export const sidecarSetController: ControllerDefinition = {
     const sets = ctx.informers.for<SidecarSet & KubeObject>(SIDECARSETS);
     const pods = ctx.informers.for<Pod>(PODS);
     const namespaces = ctx.informers.for<KubeObject>(NAMESPACES);
+    const revisionNamespace = ctx.options.get(SIDECARSET_REVISION_NAMESPACE);
+    const revisions = ctx.informers.for<SidecarSetRevision>(CONTROLLER_REVISIONS, {
+      namespace: revisionNamespace,
+      labelSelector: LABEL_SIDECARSET_NAME,
+    });
     sets.addHandlers({ add: (s) => enqueue(s.metadata.name!), update: (s) => enqueue(s.metadata.name!) });
     // A pod counts for the sets it was injected by (the injected-list annotation names them).
     const onPod = (p: Pod) => {
       for (const name of injectedSidecarSets(p.metadata.annotations)) enqueue(name);
     };
     pods.addHandlers({ add: onPod, update: onPod, delete: onPod });
-    return new SidecarSetReconciler(ctx, sets, pods, namespaces, ctx.options.get(SIDECARSET_REVISION_NAMESPACE));
+    // A new revision in the cache may take the set over its history limit.
+    revisions.addHandlers({
+      add: (r) => {
+        const name = r.metadata.labels?.[LABEL_SIDECARSET_NAME];
+        if (name) enqueue(name);
+      },
+    });
+    return new SidecarSetReconciler(ctx, sets, pods, namespaces, revisions, revisionNamespace);
   },
 };

@@ -17,6 +17,7 @@ import {
   PODS,
   SIDECARSETS,
 } from '../../../contracts/index.js';
+import { revisionsToPrune, type SidecarSetRevision } from './history.js';
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
@@ -33,12 +34,15 @@ function rfc3339(ms: number): string {
 export class SidecarSetReconciler implements Reconciler {
   /** Pods patched and the hash each must show in the cache before the next decision (expectations). */
   private readonly expected = new Map<string, Map<string, string>>();
+  /** UIDs of revisions deleted but maybe still cached: not counted again (they would push out one more). */
+  private readonly deletedRevisions = new Set<string>();
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly sets: Informer<Set>,
     private readonly pods: Informer<Pod>,
     private readonly namespaces: Informer<KubeObject>,
+    private readonly revisions: Informer<SidecarSetRevision>,
     private readonly revisionNamespace: string,
   ) {}
 
@@ -59,7 +63,8 @@ export class SidecarSetReconciler implements Reconciler {
       this.expected.delete(key);
     }
 
-    const pods = this.pods.list().filter((p) =>
+    const allPods = this.pods.list();
+    const pods = allPods.filter((p) =>
       sidecarSetMatches(set, {
         namespace: p.metadata.namespace!,
         namespaceLabels: this.namespaces.get(p.metadata.namespace!)?.metadata.labels,
@@ -67,6 +72,7 @@ export class SidecarSetReconciler implements Reconciler {
       }),
     );
     const revision = await this.ensureRevision(set);
+    await this.pruneRevisions(set, revision, allPods);
     await this.ensureHashAnnotations(set);
     const nowMs = Date.now();
     const d = decide({ set, pods, nowMs, revision });
@@ -121,8 +127,46 @@ export class SidecarSetReconciler implements Reconciler {
       await this.ctx.client.create(CONTROLLER_REVISIONS, body as KubeObject, this.revisionNamespace);
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
+      // The set went back to an earlier version: its revision becomes the newest again (as upstream renumbers
+      // it), so the history limit prunes around it and a customVersion pin picks it as the newest of its version.
+      const existing = this.revisions.get(`${this.revisionNamespace}/${name}`);
+      if (existing && (existing.revision ?? 0) < body.revision) {
+        try {
+          await this.ctx.client.patch(
+            CONTROLLER_REVISIONS,
+            name,
+            this.revisionNamespace,
+            { revision: body.revision },
+            PatchStrategy.MergePatch,
+          );
+        } catch (e) {
+          if (!isNotFound(e)) throw e;
+        }
+      }
     }
     return name;
+  }
+
+  /** Deletes the set's revisions beyond revisionHistoryLimit that nothing uses (read from the caches). */
+  private async pruneRevisions(set: Set, latest: string, allPods: readonly Pod[]): Promise<void> {
+    const name = set.metadata.name!;
+    const cached = this.revisions.list();
+    const live = new Set(cached.map((r) => r.metadata.uid));
+    for (const uid of this.deletedRevisions) if (!live.has(uid)) this.deletedRevisions.delete(uid);
+    const mine = cached.filter((r) => r.metadata.labels?.[LABEL_SIDECARSET_NAME] === name && !this.deletedRevisions.has(r.metadata.uid!));
+    // Every pod of the set, matched or not any more: a pod whose labels changed still runs its revision.
+    const doomed = revisionsToPrune({ set, revisions: mine, latest, pods: allPods });
+    for (const r of doomed) {
+      try {
+        await this.ctx.client.delete(CONTROLLER_REVISIONS, r, this.revisionNamespace);
+        this.deletedRevisions.add(mine.find((m) => m.metadata.name === r)!.metadata.uid!);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    if (doomed.length > 0) {
+      this.ctx.logger.info({ sidecarSet: name, deleted: doomed }, 'pruned ControllerRevisions beyond revisionHistoryLimit');
+    }
   }
 
   /** The set carries its own hashes, as upstream's SidecarSet webhook writes them (tools compare pods to them). */
