@@ -12,16 +12,16 @@
 // the CPU when they need it, so the wall times are those of an idle machine. NODE_EXTRA_CA_CERTS is removed from the measured
 // processes' environment: Node 20 reads and parses that CA bundle at every start (~60 ms here), whatever it runs.
 // Usage: npm run build && npm run bench:cli-coldstart [-- --reps N --warmup N --node /path/to/node --json]
-// kubeconform is built once into ${XDG_CACHE_HOME:-~/.cache}/cdk8s-kruise/kubeconform/<version>/ (Go needed).
+// kubeconform is built by `bash test/prepare.sh` (test/prepare.d/25-kubeconform.sh) into the build cache.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { findKubeconform, KUBECONFORM_VERSION } from '../test/harness/kubeconform.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
 
-const KUBECONFORM_VERSION = 'v0.7.0';
 const TARGETS = { versionMs: 100, validateMs: 200, validateMb: 80 };
 
 const args = benchArgs({ reps: 15, warmup: 3 }, { node: { type: 'string', default: process.execPath } });
@@ -32,20 +32,6 @@ const GNU_TIME = '/usr/bin/time';
 
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (the benchmark measures the published bundle)`);
 if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for peak RSS: apt-get install time`);
-
-function kubeconform(): string {
-  const dir = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'cdk8s-kruise', 'kubeconform', KUBECONFORM_VERSION);
-  const bin = path.join(dir, 'kubeconform');
-  if (!existsSync(bin)) {
-    mkdirSync(dir, { recursive: true });
-    process.stderr.write(`building kubeconform ${KUBECONFORM_VERSION} from Go modules into ${dir}\n`);
-    execFileSync('go', ['install', `github.com/yannh/kubeconform/cmd/kubeconform@${KUBECONFORM_VERSION}`], {
-      env: { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod' },
-      stdio: 'inherit',
-    });
-  }
-  return bin;
-}
 
 /** The scheduling policy of this process (field 41 of /proc/self/stat): 0 normal, 1 SCHED_FIFO. */
 function schedulingPolicy(): number | undefined {
@@ -105,7 +91,7 @@ spec:
   );
   const schemas = path.join(work, 'schemas');
   execFileSync(node, [cli, 'schema', '--out', schemas], { stdio: 'ignore' });
-  const kc = kubeconform();
+  const kc = findKubeconform();
 
   const variants = {
     // The floor: starting Node itself with nothing to load.

@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { loadAll } from 'js-yaml';
 
-/** The kubeconform release built by the prepare step (keep in step with test/prepare.d/25-kubeconform.sh). */
+/** The kubeconform release the prepare step builds (test/prepare.d/25-kubeconform.sh reads it from here). */
 export const KUBECONFORM_VERSION = 'v0.7.0';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

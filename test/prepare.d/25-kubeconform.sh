@@ -6,7 +6,9 @@
 #
 #   KUBECONFORM   a kubeconform binary to use instead: nothing is built
 set -euo pipefail
-version=v0.7.0 # keep in step with KUBECONFORM_VERSION in test/harness/kubeconform.ts
+# The version is declared once, in the harness that runs it.
+version="$(sed -n "s/^export const KUBECONFORM_VERSION = '\(v[0-9.]*\)';$/\1/p" "$(dirname "$0")/../harness/kubeconform.ts")"
+[ -n "$version" ] || { echo "[kubeconform] KUBECONFORM_VERSION not found in test/harness/kubeconform.ts" >&2; exit 1; }
 log() { echo "[kubeconform] $*" >&2; }
 if [ -n "${KUBECONFORM:-}" ]; then
   [ -x "$KUBECONFORM" ] || { log "KUBECONFORM=$KUBECONFORM is not executable"; exit 1; }
