@@ -10,6 +10,9 @@
 //   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM (the CRI log time of the line its
 //                 TERM trap prints) and its exit (CRI finishedAt); main exit -> Job Complete seen on a watch by this
 //                 process (same clock)
+//   trace         node-local only: the daemon's log of each stop gives when it learnt of the exit (containerd's
+//                 task exit event, else CRI), started the stop's reconcile and sent StopContainer: main exit ->
+//                 learnt -> reconcile -> stop sent -> the sidecar's TERM line
 //   memory        RSS of kubelet and containerd, and of each runtime pod (its containers' cgroup rss)
 // Two phases, (a)+(c) then (b)+(c) after the daemon's rollout with the flag; within a phase Jobs run `--concurrency`
 // at a time, alternating, so both see the same machine load; (c) in each phase is that phase's baseline. The
@@ -33,8 +36,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
-    // Diagnosis: the daemon without its CPU limit (dist/ ships 200m), to tell CFS throttling from the path itself.
-    'unthrottled-daemon': { type: 'boolean', default: false },
+    // Diagnosis: give the daemon a CPU limit (dist/ ships none; e.g. 200m, the earlier default) to see CFS throttling.
+    'daemon-cpu-limit': { type: 'string', default: '' },
   },
 });
 const JOBS = Number(values.jobs);
@@ -44,6 +47,9 @@ type Mode = 'node-local' | 'crr' | 'native-a' | 'native-b';
 const MODES: readonly Mode[] = ['node-local', 'crr', 'native-a', 'native-b'];
 interface Sample {
   readonly mode: Mode;
+  readonly pod: string;
+  readonly mainExitMs: number;
+  readonly termAtMs: number;
   readonly sidecarTermMs: number;
   readonly sidecarStopMs: number;
   readonly jobCompleteMs: number;
@@ -102,6 +108,64 @@ function podThrottling(uid: string): { periods: number; throttled: number; throt
     return { periods: Number(stat.nr_periods), throttled: Number(stat.nr_throttled), throttledMs: Number(stat.throttled_time) / 1e6 };
   }
   return { periods: Number.NaN, throttled: Number.NaN, throttledMs: Number.NaN };
+}
+
+interface StopTrace {
+  readonly exitedAt: Record<string, number>;
+  readonly learntAt?: number;
+  readonly reconcileAt: number;
+  readonly stopSentAt: number;
+}
+
+/** The daemon's log of its node-local stops (every daemon pod of the run), by pod name. */
+function daemonStopTraces(podLogsDir: string): Map<string, StopTrace> {
+  const out = new Map<string, StopTrace>();
+  for (const dir of readdirSync(podLogsDir).filter((d) => d.startsWith('kruise-system_kruise-daemon-'))) {
+    const cdir = path.join(podLogsDir, dir, 'daemon');
+    for (const f of existsSync(cdir) ? readdirSync(cdir) : []) {
+      for (const raw of readFileSync(path.join(cdir, f), 'utf8').split('\n')) {
+        const json = raw.slice(raw.indexOf('{'));
+        if (!json.includes('"trace"')) continue;
+        try {
+          const line = JSON.parse(json) as { pod?: string; trace?: StopTrace };
+          if (line.pod && line.trace) out.set(line.pod.split('/')[1]!, line.trace);
+        } catch {
+          // a line split by the log rotation
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Each step of the node-local path, from the daemon's trace and the bench's own times. */
+function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, StopTrace>) {
+  const steps: Record<string, number[]> = { exitToLearnt: [], learntToReconcile: [], reconcileToStopSent: [], stopSentToTerm: [] };
+  // Stops that knew the main's exit from containerd's task exit event (else from CRI).
+  let published = 0;
+  let traced = 0;
+  for (const s of samples) {
+    const t = traces.get(s.pod);
+    if (s.mode !== 'node-local' || !t) continue;
+    traced++;
+    if (t.exitedAt.main !== undefined) published++;
+    if (t.learntAt !== undefined) {
+      steps.exitToLearnt!.push(t.learntAt - s.mainExitMs);
+      steps.learntToReconcile!.push(t.reconcileAt - t.learntAt);
+    }
+    steps.reconcileToStopSent!.push(t.stopSentAt - t.reconcileAt);
+    steps.stopSentToTerm!.push(s.termAtMs - t.stopSentAt);
+  }
+  return {
+    traced,
+    mainExitFromContainerd: published,
+    ...Object.fromEntries(
+      Object.entries(steps).map(([k, xs]) => {
+        const sorted = xs.filter(Number.isFinite).sort((a, b) => a - b);
+        return [k, sorted.length ? [Math.round(percentile(sorted, 50)), Math.round(percentile(sorted, 99)), sorted.length] : []];
+      }),
+    ),
+  };
 }
 
 async function main(): Promise<void> {
@@ -180,6 +244,9 @@ async function main(): Promise<void> {
       const term = logLineMs(pod.metadata!.name!, uid, 'sidecar', 'sidecar got TERM');
       return {
         mode,
+        pod: pod.metadata!.name!,
+        mainExitMs: mainExit,
+        termAtMs: term,
         sidecarTermMs: term - mainExit,
         sidecarStopMs: (await finished('sidecar')) - mainExit,
         jobCompleteMs: completedAt.get(name)! - mainExit,
@@ -192,8 +259,8 @@ async function main(): Promise<void> {
       await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
     }
 
-    if (values['unthrottled-daemon']) {
-      await patchDaemon({ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' });
+    if (values['daemon-cpu-limit']) {
+      await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/resources/limits/cpu', value: values['daemon-cpu-limit'] });
     }
     const daemonUid = async () =>
       (await core.listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items[0]!.metadata!.uid!;
@@ -224,6 +291,7 @@ async function main(): Promise<void> {
     }
 
     await phase('node-local', ['node-local', 'native-a']);
+    const traces = daemonStopTraces(info.podLogsDir);
     // The CRR path: the daemon with its node-local stop off, rolled out; the manager's CRR does the work.
     await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' });
     await phase('crr', ['crr', 'native-b']);
@@ -246,7 +314,8 @@ async function main(): Promise<void> {
       jobs: JOBS,
       concurrency: CONCURRENCY,
       loadAverage1m: load,
-      unthrottledDaemon: values['unthrottled-daemon'],
+      daemonCpuLimit: values['daemon-cpu-limit'] || 'none (as shipped)',
+      nodeLocalTrace: traceStats(samples, traces),
       daemonCpuThrottling: throttling,
       ...Object.fromEntries(METRICS.map((m) => [m, Object.fromEntries(MODES.map((mode) => [mode, stats(mode, m)]))])),
       rssMiB: {
@@ -272,8 +341,9 @@ async function main(): Promise<void> {
       }
       console.log(`load average (1 min) before/after each phase: ${JSON.stringify(load)}`);
       console.log(
-        `daemon CPU limit ${values['unthrottled-daemon'] ? 'removed' : 'as shipped'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
+        `daemon CPU limit ${values['daemon-cpu-limit'] || 'none (as shipped)'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
       );
+      console.log(`node-local trace (ms, p50/p99/n): ${JSON.stringify(report.nodeLocalTrace)}`);
       const rss = report.rssMiB as { kubelet: number; containerd: number; shims: number };
       console.log(
         `RSS: kubelet ${rss.kubelet.toFixed(0)} MiB, containerd ${rss.containerd.toFixed(0)} MiB, shims ${rss.shims.toFixed(0)} MiB`,
