@@ -257,6 +257,8 @@ export class CriContainerEvents {
     if (!known) {
       try {
         known = snapshotOf(await this.cri.listContainers({ id: exit.containerId })).get(exit.containerId);
+        // Not a CRI container: a pod sandbox's pause process (its pod's containers exit on their own).
+        if (!known) return;
       } catch (err) {
         this.logger.debug({ err: (err as Error).message }, 'CRI look-up of an exited container failed');
       }

@@ -128,6 +128,13 @@ export class NodeLocalSidecarTerminator {
       this.ctx.logger.debug({ pod: `${namespace}/${podName}`, reason: step.reason }, 'node-local sidecar terminator');
       return;
     }
+    // Read before listenWhileWaiting, which may stop the event source (and forget its exits).
+    const exitedAt = Object.fromEntries(
+      observed.flatMap((i) => {
+        const e = this.events.exitOf(i.id);
+        return e ? [[i.name, e.exitedAtMs]] : [];
+      }),
+    );
     this.stopped.add(uid);
     const learntAt = this.learnt.get(uid);
     this.learnt.delete(uid);
@@ -173,12 +180,6 @@ export class NodeLocalSidecarTerminator {
     const names = step.containers.map((c) => c.name).join(', ');
     // The path's timestamps (epoch ms, this node's clock), read by bench/real-node-terminator.bench.ts: the exits
     // containerd published, when one reached us, when the stop's reconcile started, when the first stop was sent.
-    const exitedAt = Object.fromEntries(
-      observed.flatMap((i) => {
-        const e = this.events.exitOf(i.id);
-        return e ? [[i.name, e.exitedAtMs]] : [];
-      }),
-    );
     log.info(
       { containers: names, record, trace: { exitedAt, learntAt, reconcileAt, stopSentAt, stoppedAt: Date.now() } },
       'sidecars stopped on the node after the main containers finished',
