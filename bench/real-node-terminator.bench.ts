@@ -18,9 +18,9 @@
 // at a time, alternating, so both see the same machine load; (c) in each phase is that phase's baseline. The
 // machine's load average is printed with the figures (other work shares the cores).
 // Usage: npm run bench:real-node [-- --jobs 20 --concurrency 4 --json]
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdtempSync, cpSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -292,6 +292,25 @@ async function main(): Promise<void> {
 
     await phase('node-local', ['node-local', 'native-a']);
     const traces = daemonStopTraces(info.podLogsDir);
+    // The daemon's whole log, kept past the node's removal for a look at the slow stops.
+    const keptLogs = mkdtempSync(path.join(tmpdir(), 'real-node-terminator-daemon-'));
+    for (const d of readdirSync(info.podLogsDir).filter((x) => x.startsWith('kruise-system_kruise-daemon-')))
+      cpSync(path.join(info.podLogsDir, d), path.join(keptLogs, d), { recursive: true });
+    const slow = samples
+      .filter((x) => x.mode === 'node-local')
+      .sort((a, b) => b.sidecarTermMs - a.sidecarTermMs)
+      .slice(0, 4)
+      .map((x) => {
+        const t = traces.get(x.pod);
+        return {
+          pod: x.pod,
+          termMs: Math.round(x.sidecarTermMs),
+          learnt: t?.learntAt !== undefined ? Math.round(t.learntAt - x.mainExitMs) : undefined,
+          reconcile: t ? Math.round(t.reconcileAt - x.mainExitMs) : undefined,
+          stopSent: t ? Math.round(t.stopSentAt - x.mainExitMs) : undefined,
+        };
+      });
+    console.error(`[bench] slowest node-local stops (ms after main exit): ${JSON.stringify(slow)}; daemon log kept in ${keptLogs}`);
     // The CRR path: the daemon with its node-local stop off, rolled out; the manager's CRR does the work.
     await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' });
     await phase('crr', ['crr', 'native-b']);
