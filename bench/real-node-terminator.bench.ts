@@ -7,9 +7,10 @@
 //                 controller sees the kubelet's status report, creates a CRR, our daemon executes it (upstream's path)
 //   (c) native    the same Job compiled for Kubernetes 1.29: the sidecar is a native sidecar the kubelet stops
 //                 itself (the baseline: the fastest a node can do it)
-//   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM (the CRI log time of the line its
-//                 TERM trap prints) and its exit (CRI finishedAt); main exit -> Job Complete seen on a watch by this
-//                 process (same clock)
+//   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM: the CRI log time of the line its
+//                 TERM trap prints (sidecarTerm), and the mtime of the host file the same trap appends to right after
+//                 (sidecarHandler: no container log copy in between); its exit (CRI finishedAt); main exit -> Job
+//                 Complete seen on a watch by this process (same clock)
 //   trace         node-local only: the daemon's log of each stop gives when it learnt of the exit (containerd's
 //                 task exit event, else CRI), started the stop's reconcile and sent StopContainer: main exit ->
 //                 learnt -> reconcile -> stop sent -> the sidecar's TERM line
@@ -18,7 +19,7 @@
 // at a time, alternating, so both see the same machine load; (c) in each phase is that phase's baseline. The
 // machine's load average is printed with the figures (other work shares the cores).
 // Usage: npm run bench:real-node [-- --jobs 20 --concurrency 4 --json]
-import { readFileSync, readdirSync, existsSync, mkdtempSync, cpSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdtempSync, cpSync, chmodSync, statSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { loadavg, tmpdir } from 'node:os';
 import { promisify } from 'node:util';
@@ -50,12 +51,15 @@ interface Sample {
   readonly pod: string;
   readonly mainExitMs: number;
   readonly termAtMs: number;
+  readonly handlerAtMs: number;
   readonly sidecarTermMs: number;
+  /** Main exit -> the sidecar's TERM handler wrote its host file (no container log copy in between). */
+  readonly sidecarHandlerMs: number;
   readonly sidecarStopMs: number;
   readonly jobCompleteMs: number;
 }
-type Metric = 'sidecarTermMs' | 'sidecarStopMs' | 'jobCompleteMs';
-const METRICS: readonly Metric[] = ['sidecarTermMs', 'sidecarStopMs', 'jobCompleteMs'];
+type Metric = 'sidecarTermMs' | 'sidecarHandlerMs' | 'sidecarStopMs' | 'jobCompleteMs';
+const METRICS: readonly Metric[] = ['sidecarTermMs', 'sidecarHandlerMs', 'sidecarStopMs', 'jobCompleteMs'];
 const run = promisify(execFile);
 
 function percentile(sorted: number[], p: number): number {
@@ -140,7 +144,13 @@ function daemonStopTraces(podLogsDir: string): Map<string, StopTrace> {
 
 /** Each step of the node-local path, from the daemon's trace and the bench's own times. */
 function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, StopTrace>) {
-  const steps: Record<string, number[]> = { exitToLearnt: [], learntToReconcile: [], reconcileToStopSent: [], stopSentToTerm: [] };
+  const steps: Record<string, number[]> = {
+    exitToLearnt: [],
+    learntToReconcile: [],
+    reconcileToStopSent: [],
+    stopSentToHandler: [],
+    stopSentToTermLogLine: [],
+  };
   // Stops that knew the main's exit from containerd's task exit event (else from CRI).
   let published = 0;
   let traced = 0;
@@ -154,7 +164,8 @@ function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, Stop
       steps.learntToReconcile!.push(t.reconcileAt - t.learntAt);
     }
     steps.reconcileToStopSent!.push(t.stopSentAt - t.reconcileAt);
-    steps.stopSentToTerm!.push(s.termAtMs - t.stopSentAt);
+    steps.stopSentToHandler!.push(s.handlerAtMs - t.stopSentAt);
+    steps.stopSentToTermLogLine!.push(s.termAtMs - t.stopSentAt);
   }
   return {
     traced,
@@ -228,7 +239,10 @@ async function main(): Promise<void> {
       const name = `${mode}-${index}`.replace(/^-/, 'w');
       const done = new Promise<void>((resolve) => waiters.set(name, resolve));
       const native = mode.startsWith('native');
-      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native });
+      // The sidecar's TERM handler appends to a host file: its mtime is when the handler ran.
+      const eventsDir = mkdtempSync(path.join(info.dir, 'bench-term-'));
+      chmodSync(eventsDir, 0o777);
+      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native, eventsDir });
       await batch.createNamespacedJob({ namespace: ns, body: job as V1Job });
       await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} not Complete in 120 s`)), 120_000))]);
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` });
@@ -242,12 +256,16 @@ async function main(): Promise<void> {
       };
       const mainExit = await finished('main');
       const term = logLineMs(pod.metadata!.name!, uid, 'sidecar', 'sidecar got TERM');
+      const termFile = path.join(eventsDir, 'log');
+      const handlerAt = existsSync(termFile) ? Number(statSync(termFile, { bigint: true }).mtimeNs / 1000n) / 1000 : Number.NaN;
       return {
         mode,
         pod: pod.metadata!.name!,
         mainExitMs: mainExit,
         termAtMs: term,
+        handlerAtMs: handlerAt,
         sidecarTermMs: term - mainExit,
+        sidecarHandlerMs: handlerAt - mainExit,
         sidecarStopMs: (await finished('sidecar')) - mainExit,
         jobCompleteMs: completedAt.get(name)! - mainExit,
       };
@@ -305,6 +323,7 @@ async function main(): Promise<void> {
         return {
           pod: x.pod,
           termMs: Math.round(x.sidecarTermMs),
+          handlerMs: Math.round(x.sidecarHandlerMs),
           learnt: t?.learntAt !== undefined ? Math.round(t.learntAt - x.mainExitMs) : undefined,
           reconcile: t ? Math.round(t.reconcileAt - x.mainExitMs) : undefined,
           stopSent: t ? Math.round(t.stopSentAt - x.mainExitMs) : undefined,
