@@ -7,17 +7,21 @@
 //                 controller sees the kubelet's status report, creates a CRR, our daemon executes it (upstream's path)
 //   (c) native    the same Job compiled for Kubernetes 1.29: the sidecar is a native sidecar the kubelet stops
 //                 itself (the baseline: the fastest a node can do it)
-//   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM (the CRI log time of the line its
-//                 TERM trap prints) and its exit (CRI finishedAt); main exit -> Job Complete seen on a watch by this
-//                 process (same clock)
+//   per Job:      main container exit (CRI finishedAt) -> the sidecar's SIGTERM: the CRI log time of the line its
+//                 TERM trap prints (sidecarTerm), and the mtime of the host file the same trap appends to right after
+//                 (sidecarHandler: no container log copy in between); its exit (CRI finishedAt); main exit -> Job
+//                 Complete seen on a watch by this process (same clock)
+//   trace         node-local only: the daemon's log of each stop gives when it learnt of the exit (containerd's
+//                 task exit event, else CRI), started the stop's reconcile and sent StopContainer: main exit ->
+//                 learnt -> reconcile -> stop sent -> the sidecar's TERM line
 //   memory        RSS of kubelet and containerd, and of each runtime pod (its containers' cgroup rss)
 // Two phases, (a)+(c) then (b)+(c) after the daemon's rollout with the flag; within a phase Jobs run `--concurrency`
 // at a time, alternating, so both see the same machine load; (c) in each phase is that phase's baseline. The
 // machine's load average is printed with the figures (other work shares the cores).
 // Usage: npm run bench:real-node [-- --jobs 20 --concurrency 4 --json]
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdtempSync, cpSync, chmodSync, statSync } from 'node:fs';
 import { execFile } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,8 +37,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '20' },
     concurrency: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
-    // Diagnosis: the daemon without its CPU limit (dist/ ships 200m), to tell CFS throttling from the path itself.
-    'unthrottled-daemon': { type: 'boolean', default: false },
+    // Diagnosis: give the daemon a CPU limit (dist/ ships none; e.g. 200m, the earlier default) to see CFS throttling.
+    'daemon-cpu-limit': { type: 'string', default: '' },
   },
 });
 const JOBS = Number(values.jobs);
@@ -44,12 +48,18 @@ type Mode = 'node-local' | 'crr' | 'native-a' | 'native-b';
 const MODES: readonly Mode[] = ['node-local', 'crr', 'native-a', 'native-b'];
 interface Sample {
   readonly mode: Mode;
+  readonly pod: string;
+  readonly mainExitMs: number;
+  readonly termAtMs: number;
+  readonly handlerAtMs: number;
   readonly sidecarTermMs: number;
+  /** Main exit -> the sidecar's TERM handler wrote its host file (no container log copy in between). */
+  readonly sidecarHandlerMs: number;
   readonly sidecarStopMs: number;
   readonly jobCompleteMs: number;
 }
-type Metric = 'sidecarTermMs' | 'sidecarStopMs' | 'jobCompleteMs';
-const METRICS: readonly Metric[] = ['sidecarTermMs', 'sidecarStopMs', 'jobCompleteMs'];
+type Metric = 'sidecarTermMs' | 'sidecarHandlerMs' | 'sidecarStopMs' | 'jobCompleteMs';
+const METRICS: readonly Metric[] = ['sidecarTermMs', 'sidecarHandlerMs', 'sidecarStopMs', 'jobCompleteMs'];
 const run = promisify(execFile);
 
 function percentile(sorted: number[], p: number): number {
@@ -102,6 +112,71 @@ function podThrottling(uid: string): { periods: number; throttled: number; throt
     return { periods: Number(stat.nr_periods), throttled: Number(stat.nr_throttled), throttledMs: Number(stat.throttled_time) / 1e6 };
   }
   return { periods: Number.NaN, throttled: Number.NaN, throttledMs: Number.NaN };
+}
+
+interface StopTrace {
+  readonly exitedAt: Record<string, number>;
+  readonly learntAt?: number;
+  readonly reconcileAt: number;
+  readonly stopSentAt: number;
+}
+
+/** The daemon's log of its node-local stops (every daemon pod of the run), by pod name. */
+function daemonStopTraces(podLogsDir: string): Map<string, StopTrace> {
+  const out = new Map<string, StopTrace>();
+  for (const dir of readdirSync(podLogsDir).filter((d) => d.startsWith('kruise-system_kruise-daemon-'))) {
+    const cdir = path.join(podLogsDir, dir, 'daemon');
+    for (const f of existsSync(cdir) ? readdirSync(cdir) : []) {
+      for (const raw of readFileSync(path.join(cdir, f), 'utf8').split('\n')) {
+        const json = raw.slice(raw.indexOf('{'));
+        if (!json.includes('"trace"')) continue;
+        try {
+          const line = JSON.parse(json) as { pod?: string; trace?: StopTrace };
+          if (line.pod && line.trace) out.set(line.pod.split('/')[1]!, line.trace);
+        } catch {
+          // a line split by the log rotation
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Each step of the node-local path, from the daemon's trace and the bench's own times. */
+function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, StopTrace>) {
+  const steps: Record<string, number[]> = {
+    exitToLearnt: [],
+    learntToReconcile: [],
+    reconcileToStopSent: [],
+    stopSentToHandler: [],
+    stopSentToTermLogLine: [],
+  };
+  // Stops that knew the main's exit from containerd's task exit event (else from CRI).
+  let published = 0;
+  let traced = 0;
+  for (const s of samples) {
+    const t = traces.get(s.pod);
+    if (s.mode !== 'node-local' || !t) continue;
+    traced++;
+    if (t.exitedAt.main !== undefined) published++;
+    if (t.learntAt !== undefined) {
+      steps.exitToLearnt!.push(t.learntAt - s.mainExitMs);
+      steps.learntToReconcile!.push(t.reconcileAt - t.learntAt);
+    }
+    steps.reconcileToStopSent!.push(t.stopSentAt - t.reconcileAt);
+    steps.stopSentToHandler!.push(s.handlerAtMs - t.stopSentAt);
+    steps.stopSentToTermLogLine!.push(s.termAtMs - t.stopSentAt);
+  }
+  return {
+    traced,
+    mainExitFromContainerd: published,
+    ...Object.fromEntries(
+      Object.entries(steps).map(([k, xs]) => {
+        const sorted = xs.filter(Number.isFinite).sort((a, b) => a - b);
+        return [k, sorted.length ? [Math.round(percentile(sorted, 50)), Math.round(percentile(sorted, 99)), sorted.length] : []];
+      }),
+    ),
+  };
 }
 
 async function main(): Promise<void> {
@@ -164,7 +239,10 @@ async function main(): Promise<void> {
       const name = `${mode}-${index}`.replace(/^-/, 'w');
       const done = new Promise<void>((resolve) => waiters.set(name, resolve));
       const native = mode.startsWith('native');
-      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native });
+      // The sidecar's TERM handler appends to a host file: its mtime is when the handler ran.
+      const eventsDir = mkdtempSync(path.join(info.dir, 'bench-term-'));
+      chmodSync(eventsDir, 0o777);
+      const [job] = seedJob({ name, image: info.images.busybox, restartPolicy: 'Never', mainSeconds: 1, native, eventsDir });
       await batch.createNamespacedJob({ namespace: ns, body: job as V1Job });
       await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} not Complete in 120 s`)), 120_000))]);
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${name}` });
@@ -178,9 +256,16 @@ async function main(): Promise<void> {
       };
       const mainExit = await finished('main');
       const term = logLineMs(pod.metadata!.name!, uid, 'sidecar', 'sidecar got TERM');
+      const termFile = path.join(eventsDir, 'log');
+      const handlerAt = existsSync(termFile) ? Number(statSync(termFile, { bigint: true }).mtimeNs / 1000n) / 1000 : Number.NaN;
       return {
         mode,
+        pod: pod.metadata!.name!,
+        mainExitMs: mainExit,
+        termAtMs: term,
+        handlerAtMs: handlerAt,
         sidecarTermMs: term - mainExit,
+        sidecarHandlerMs: handlerAt - mainExit,
         sidecarStopMs: (await finished('sidecar')) - mainExit,
         jobCompleteMs: completedAt.get(name)! - mainExit,
       };
@@ -192,8 +277,8 @@ async function main(): Promise<void> {
       await kubectl('rollout', 'status', '-n', 'kruise-system', 'daemonset/kruise-daemon', '--timeout=300s');
     }
 
-    if (values['unthrottled-daemon']) {
-      await patchDaemon({ op: 'remove', path: '/spec/template/spec/containers/0/resources/limits/cpu' });
+    if (values['daemon-cpu-limit']) {
+      await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/resources/limits/cpu', value: values['daemon-cpu-limit'] });
     }
     const daemonUid = async () =>
       (await core.listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items[0]!.metadata!.uid!;
@@ -224,6 +309,27 @@ async function main(): Promise<void> {
     }
 
     await phase('node-local', ['node-local', 'native-a']);
+    const traces = daemonStopTraces(info.podLogsDir);
+    // The daemon's whole log, kept past the node's removal for a look at the slow stops.
+    const keptLogs = mkdtempSync(path.join(tmpdir(), 'real-node-terminator-daemon-'));
+    for (const d of readdirSync(info.podLogsDir).filter((x) => x.startsWith('kruise-system_kruise-daemon-')))
+      cpSync(path.join(info.podLogsDir, d), path.join(keptLogs, d), { recursive: true });
+    const slow = samples
+      .filter((x) => x.mode === 'node-local')
+      .sort((a, b) => b.sidecarTermMs - a.sidecarTermMs)
+      .slice(0, 4)
+      .map((x) => {
+        const t = traces.get(x.pod);
+        return {
+          pod: x.pod,
+          termMs: Math.round(x.sidecarTermMs),
+          handlerMs: Math.round(x.sidecarHandlerMs),
+          learnt: t?.learntAt !== undefined ? Math.round(t.learntAt - x.mainExitMs) : undefined,
+          reconcile: t ? Math.round(t.reconcileAt - x.mainExitMs) : undefined,
+          stopSent: t ? Math.round(t.stopSentAt - x.mainExitMs) : undefined,
+        };
+      });
+    console.error(`[bench] slowest node-local stops (ms after main exit): ${JSON.stringify(slow)}; daemon log kept in ${keptLogs}`);
     // The CRR path: the daemon with its node-local stop off, rolled out; the manager's CRR does the work.
     await patchDaemon({ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: '--node-local-sidecar-terminator=false' });
     await phase('crr', ['crr', 'native-b']);
@@ -246,7 +352,8 @@ async function main(): Promise<void> {
       jobs: JOBS,
       concurrency: CONCURRENCY,
       loadAverage1m: load,
-      unthrottledDaemon: values['unthrottled-daemon'],
+      daemonCpuLimit: values['daemon-cpu-limit'] || 'none (as shipped)',
+      nodeLocalTrace: traceStats(samples, traces),
       daemonCpuThrottling: throttling,
       ...Object.fromEntries(METRICS.map((m) => [m, Object.fromEntries(MODES.map((mode) => [mode, stats(mode, m)]))])),
       rssMiB: {
@@ -272,8 +379,9 @@ async function main(): Promise<void> {
       }
       console.log(`load average (1 min) before/after each phase: ${JSON.stringify(load)}`);
       console.log(
-        `daemon CPU limit ${values['unthrottled-daemon'] ? 'removed' : 'as shipped'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
+        `daemon CPU limit ${values['daemon-cpu-limit'] || 'none (as shipped)'}; CFS throttling per phase: ${JSON.stringify(throttling)}`,
       );
+      console.log(`node-local trace (ms, p50/p99/n): ${JSON.stringify(report.nodeLocalTrace)}`);
       const rss = report.rssMiB as { kubelet: number; containerd: number; shims: number };
       console.log(
         `RSS: kubelet ${rss.kubelet.toFixed(0)} MiB, containerd ${rss.containerd.toFixed(0)} MiB, shims ${rss.shims.toFixed(0)} MiB`,

@@ -44,6 +44,24 @@ describe('CRI container changes on containerd', () => {
       );
       const stop = changes.find((c) => c.type === 'stopped' && c.containerName === 'exits')!;
       expect(stop).toMatchObject({ podUid: 'uid-cri-events-1', containerId: pod.containerIds.get('exits') });
+      // containerd (1.6 included) publishes the task exit on its own event service: the first stop carries it, and
+      // its code and time are the ones CRI reports once it has caught up.
+      expect(events.exitSource).toBe('containerd');
+      expect(stop.exit).toBeDefined();
+      // (CRI may still show it running here: it reports the exit once containerd has deleted the task.)
+      await waitFor(
+        'CRI reports the exit',
+        async () => (await env.cri.containerStatus(stop.containerId)).state === 'CONTAINER_EXITED',
+        10_000,
+        10,
+      );
+      const status = await env.cri.containerStatus(stop.containerId);
+      expect(stop.exit).toEqual({
+        containerId: stop.containerId,
+        exitCode: status.exitCode,
+        exitedAtMs: Number(BigInt(status.finishedAt) / 1_000_000n),
+      });
+      expect(events.exitOf(stop.containerId)).toEqual(stop.exit);
       expect(changes.some((c) => c.containerName === 'keeps-running' && c.type === 'stopped')).toBe(false);
     } finally {
       unsubscribe();

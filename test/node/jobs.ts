@@ -19,6 +19,11 @@ export interface SeedJobOptions {
    * host directory `eventsDir` (world-writable; the kubelet removes an emptyDir once the pod ends).
    */
   readonly preStop?: { readonly seconds: number; readonly eventsDir: string };
+  /**
+   * Without a preStop: the host directory mounted at `/events` all the same, so the sidecar's SIGTERM handler appends
+   * `term` to `/events/log` (its mtime is when the handler ran, without the container log's copy in between).
+   */
+  readonly eventsDir?: string;
   /** Compile for Kubernetes >= 1.29: native sidecars (initContainers, restartPolicy Always). */
   readonly native?: boolean;
   readonly backoffLimit?: number;
@@ -78,7 +83,13 @@ export function seedJob(options: SeedJobOptions): Record<string, any>[] {
               { path: '/events', volume: kplus.Volume.fromHostPath(chart, 'events', 'events', { path: options.preStop.eventsDir }) },
             ],
           }
-        : {}),
+        : options.eventsDir
+          ? {
+              volumeMounts: [
+                { path: '/events', volume: kplus.Volume.fromHostPath(chart, 'events', 'events', { path: options.eventsDir }) },
+              ],
+            }
+          : {}),
     },
     { ignoreExitCode: options.ignoreExitCode ?? false },
   );

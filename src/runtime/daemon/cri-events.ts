@@ -1,26 +1,36 @@
 /**
- * Container state changes on this node as soon as the CRI runtime knows them, for daemon controllers that act
- * on a container's exit (exit priority, node-local sidecar termination). Two sources, one interface:
+ * Container state changes on this node as soon as the runtime knows them, for daemon controllers that act on a
+ * container's exit (exit priority, node-local sidecar termination). Sources, one interface:
  *
- * - the runtime's `GetContainerEvents` stream (containerd 1.7+, CRI-O 1.26+): pushed, no polling;
- * - else a `ListContainers` of the whole node every `pollMs`, diffed against the previous answer. Runtimes
- *   without the stream (containerd 1.6) end it at once with UNIMPLEMENTED/UNKNOWN; we then poll for good.
+ * - exits: containerd's own event stream (`/tasks/exit`, `cri/containerd-events.ts`) on the CRI socket when the
+ *   runtime is containerd (1.6 included). It is published when the shim reaps the process, before containerd's CRI
+ *   plugin has deleted the task and reports the container exited; the exit code and time come with it and are kept
+ *   (`exitOf`) so listeners can act before CRI catches up;
+ * - every change: the runtime's CRI `GetContainerEvents` stream (containerd 1.7+, CRI-O 1.26+), pushed;
+ * - else a `ListContainers` of the whole node, diffed against the previous answer: every `pollMs` when no exit
+ *   stream is open, every `SAFETY_POLL_MS` beside containerd's exit stream (which says nothing of creations).
+ *   Runtimes without the CRI stream (containerd 1.6) end it at once with UNIMPLEMENTED/UNKNOWN.
  *
- * Either source runs only while someone listens, so an idle node costs nothing. Neither promises every
- * change: some runtimes hand each stream event to one reader only (the kubelet's evented PLEG may take it),
- * and a poll misses a create+delete between two looks. Listeners therefore treat a change as "look now" and
- * keep a slower check of their own.
+ * Everything runs only while someone listens, so an idle node costs nothing. No source promises every change:
+ * some runtimes hand each CRI stream event to one reader only (the kubelet's evented PLEG may take it), and a poll
+ * misses a create+delete between two looks. Listeners therefore treat a change as "look now" (a change may come
+ * twice: containerd's exit, then CRI's) and keep a slower check of their own.
  *
- * Table-tested (the diff) in test/unit/daemon/cri-events.test.ts; the stream and the poll against a real
- * containerd in test/e2e/daemon-cri-events.test.ts.
+ * Table-tested (the diff, the task exit decoding) in test/unit/daemon/cri-events.test.ts; the sources against a
+ * real containerd in test/e2e/daemon-cri-events.test.ts.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { CriClient } from '../cri/client.js';
+import { ContainerdEvents, taskExitOf, type ContainerdEnvelope, type TaskExit } from '../cri/containerd-events.js';
 import { KubeletLabels, type Container, type ContainerEventResponse, type ContainerState, type ContainerStatus } from '../cri/types.js';
 
 /** Poll interval when the runtime has no event stream: the detection latency is about half of it plus one call. */
 export const DEFAULT_CRI_EVENT_POLL_MS = 20;
+/** Poll interval beside containerd's exit stream: a safety net for what that stream does not carry. */
+export const SAFETY_POLL_MS = 500;
+/** Task exits remembered for `exitOf` (the newest; a node runs far fewer containers at once). */
+const MAX_REMEMBERED_EXITS = 4096;
 /** Wait before reopening a stream that ended for another reason than "not implemented" (polling meanwhile). */
 const STREAM_RETRY_MS = 2_000;
 
@@ -32,6 +42,8 @@ export interface ContainerChange {
   /** From the kubelet's labels on the container, when the runtime said them. */
   readonly podUid?: string;
   readonly containerName?: string;
+  /** Set on a stop seen in containerd's exit stream (before CRI reports it). */
+  readonly exit?: TaskExit;
 }
 
 export type ContainerChangeListener = (change: ContainerChange) => void;
@@ -115,6 +127,8 @@ export function streamUnsupported(err: { code?: number; details?: string; messag
 }
 
 export type CriEventSource = 'idle' | 'stream' | 'poll';
+/** Where exits are learnt first: containerd's task exits, or the CRI source (`mode`). */
+export type ExitSource = 'idle' | 'containerd' | 'cri';
 
 /** The node's container changes; subscribe to start, the last unsubscribe stops. */
 export class CriContainerEvents {
@@ -126,6 +140,12 @@ export class CriContainerEvents {
   private retryTimer?: NodeJS.Timeout;
   private snapshot?: Map<string, ContainerSnapshot>;
   private polling = false;
+  private noExitStream = false;
+  private containerd?: ContainerdEvents;
+  private exitStream?: grpc.ClientReadableStream<ContainerdEnvelope>;
+  private exitStreamLive = false;
+  private exitRetryTimer?: NodeJS.Timeout;
+  private readonly exits = new Map<string, TaskExit>();
 
   constructor(
     private readonly cri: CriClient,
@@ -136,6 +156,17 @@ export class CriContainerEvents {
   /** Where changes come from now. */
   get mode(): CriEventSource {
     return this.source;
+  }
+
+  /** Where exits are learnt first now. */
+  get exitSource(): ExitSource {
+    if (this.listeners.size === 0) return 'idle';
+    return this.exitStreamLive ? 'containerd' : 'cri';
+  }
+
+  /** The exit of a container's process containerd published while someone listened (CRI may not show it yet). */
+  exitOf(containerId: string): TaskExit | undefined {
+    return this.exits.get(containerId);
   }
 
   /** Calls `listener` for each change until the returned function is called. */
@@ -153,6 +184,7 @@ export class CriContainerEvents {
   }
 
   private start(): void {
+    this.openExitStream();
     if (this.noStream) this.startPoll();
     else this.openStream();
   }
@@ -166,6 +198,85 @@ export class CriContainerEvents {
     const s = this.stream;
     this.stream = undefined;
     s?.cancel();
+    clearTimeout(this.exitRetryTimer);
+    this.exitRetryTimer = undefined;
+    const e = this.exitStream;
+    this.exitStream = undefined;
+    this.exitStreamLive = false;
+    e?.cancel();
+    this.exits.clear();
+  }
+
+  /** containerd's task exits, when the runtime is containerd; CRI alone otherwise. */
+  private openExitStream(): void {
+    if (this.noExitStream || this.exitStream) return;
+    let stream: grpc.ClientReadableStream<ContainerdEnvelope>;
+    try {
+      this.containerd ??= new ContainerdEvents(this.cri.target);
+      stream = this.containerd.taskExits();
+    } catch (err) {
+      this.logger.info({ err: (err as Error).message }, 'containerd event stream unavailable; exits are learnt from CRI');
+      this.noExitStream = true;
+      return;
+    }
+    this.exitStream = stream;
+    // containerd sends no header before its first event, so the stream counts as live until it ends: a runtime
+    // without the service (CRI-O) ends it at once with UNIMPLEMENTED.
+    this.exitStreamLive = true;
+    stream.on('data', (e: ContainerdEnvelope) => {
+      const exit = taskExitOf(e);
+      if (exit) void this.onTaskExit(exit);
+    });
+    const ended = (err?: grpc.ServiceError) => {
+      if (this.exitStream !== stream) return;
+      this.exitStream = undefined;
+      this.exitStreamLive = false;
+      this.reschedulePoll();
+      if (err && (err.code === grpc.status.UNIMPLEMENTED || streamUnsupported(err))) {
+        this.noExitStream = true;
+        this.logger.info({ details: err.details }, 'the runtime has no containerd event service; exits are learnt from CRI');
+        return;
+      }
+      this.logger.warn({ err: err?.message ?? 'stream ended' }, 'containerd event stream ended; reopening');
+      this.exitRetryTimer = setTimeout(() => {
+        this.exitRetryTimer = undefined;
+        if (this.listeners.size > 0) this.openExitStream();
+      }, STREAM_RETRY_MS);
+      this.exitRetryTimer.unref();
+    };
+    stream.on('error', (err: grpc.ServiceError) => ended(err));
+    stream.on('end', () => ended());
+  }
+
+  private async onTaskExit(exit: TaskExit): Promise<void> {
+    this.exits.delete(exit.containerId);
+    this.exits.set(exit.containerId, exit);
+    if (this.exits.size > MAX_REMEMBERED_EXITS) this.exits.delete(this.exits.keys().next().value!);
+    // The pod and container come from the kubelet's labels: the last poll knows them, else one CRI look by id.
+    let known = this.snapshot?.get(exit.containerId);
+    if (!known) {
+      try {
+        known = snapshotOf(await this.cri.listContainers({ id: exit.containerId })).get(exit.containerId);
+        // Not a CRI container: a pod sandbox's pause process (its pod's containers exit on their own).
+        if (!known) return;
+      } catch (err) {
+        this.logger.debug({ err: (err as Error).message }, 'CRI look-up of an exited container failed');
+      }
+    }
+    if (this.listeners.size === 0) return;
+    this.emit({ containerId: exit.containerId, type: 'stopped', podUid: known?.podUid, containerName: known?.containerName, exit });
+  }
+
+  /** The poll's pace follows the exit stream: tight without it, a safety net beside it. */
+  private reschedulePoll(): void {
+    if (this.source !== 'poll' || !this.pollTimer) return;
+    clearTimeout(this.pollTimer);
+    this.pollTimer = setTimeout(() => void this.tick(), this.currentPollMs());
+    this.pollTimer.unref();
+  }
+
+  private currentPollMs(): number {
+    return this.exitStreamLive ? Math.max(this.pollMs, SAFETY_POLL_MS) : this.pollMs;
   }
 
   private openStream(): void {
@@ -233,7 +344,7 @@ export class CriContainerEvents {
       this.polling = false;
     }
     if (this.source === 'poll' && !this.pollTimer) {
-      this.pollTimer = setTimeout(() => void this.tick(), this.pollMs);
+      this.pollTimer = setTimeout(() => void this.tick(), this.currentPollMs());
       this.pollTimer.unref();
     }
   }

@@ -8,6 +8,7 @@ import {
   type ContainerSnapshot,
 } from '../../../src/runtime/daemon/cri-events.js';
 import { KubeletLabels, type Container, type ContainerState } from '../../../src/runtime/cri/types.js';
+import { taskExitEnvelope, taskExitOf } from '../../../src/runtime/cri/containerd-events.js';
 
 const snap = (entries: Record<string, ContainerState>): Map<string, ContainerSnapshot> =>
   new Map(Object.entries(entries).map(([id, state]) => [id, { state, podUid: 'u1', containerName: `c-${id}` }]));
@@ -111,5 +112,24 @@ describe('streamUnsupported', () => {
     [{ code: grpc.status.CANCELLED, details: 'Cancelled on client' }, false],
   ])('%o -> %s', (err, want) => {
     expect(streamUnsupported(err)).toBe(want);
+  });
+});
+
+describe("taskExitOf (containerd's /tasks/exit)", () => {
+  const at = 1_790_000_000_123;
+  it('decodes the container, exit code and exit time of an init process exit', () => {
+    expect(taskExitOf(taskExitEnvelope({ containerId: 'c1', exitCode: 137, exitedAtMs: at }))).toEqual({
+      containerId: 'c1',
+      exitCode: 137,
+      exitedAtMs: at,
+    });
+  });
+  it("ignores an exec's exit (a preStop exec hook), other topics and namespaces, and undecodable payloads", () => {
+    const e = taskExitEnvelope({ containerId: 'c1', exitCode: 0, exitedAtMs: at });
+    expect(taskExitOf(taskExitEnvelope({ containerId: 'c1', id: 'exec-1', exitCode: 0, exitedAtMs: at }))).toBeUndefined();
+    expect(taskExitOf({ ...e, topic: '/tasks/start' })).toBeUndefined();
+    expect(taskExitOf({ ...e, namespace: 'moby' })).toBeUndefined();
+    expect(taskExitOf({ ...e, event: { typeUrl: e.event!.typeUrl, value: new Uint8Array([0xff, 0xff, 0xff]) } })).toBeUndefined();
+    expect(taskExitOf({ ...e, event: undefined })).toBeUndefined();
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decideNodeLocal, podWithCriStatus, type CriInstance } from '../../../src/runtime/daemon/crr/node-local-decide.js';
+import {
+  decideNodeLocal,
+  podWithCriStatus,
+  withPublishedExits,
+  type CriInstance,
+} from '../../../src/runtime/daemon/crr/node-local-decide.js';
 import type { Pod } from '../../../src/runtime/core/types.js';
 import { CRR, pod, rows, type Row } from '../sidecarterminator-table.js';
 
@@ -85,6 +90,33 @@ describe('node-local sidecar terminator: what CRI adds to the kubelet report', (
       stoppedHere: false,
     });
     expect(step).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'envoy', id: 'envoy-0' }] });
+  });
+
+  it("containerd's published exit stops the sidecars while CRI still shows the main running; its exit code counts", () => {
+    const decideWith = (restartPolicy: 'Never' | 'OnFailure', exits: Record<string, number>) =>
+      decideNodeLocal({
+        pod: job(restartPolicy),
+        instances: withPublishedExits([run('app'), run('envoy')], (id) => (id in exits ? { exitCode: exits[id]! } : undefined)),
+        scheme: 'containerd',
+        crrCached: false,
+        stoppedHere: false,
+      });
+    expect(decideWith('Never', {})).toMatchObject({ action: 'none' });
+    expect(decideWith('Never', { 'app-0': 2 })).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'envoy', id: 'envoy-0' }] });
+    // OnFailure: a non-zero exit is restarted by the kubelet, a zero one finishes the main.
+    expect(decideWith('OnFailure', { 'app-0': 1 })).toMatchObject({ action: 'none' });
+    expect(decideWith('OnFailure', { 'app-0': 0 }).action).toBe('stop');
+    // A sidecar whose own exit is published is not stopped again.
+    expect(decideWith('Never', { 'app-0': 0, 'envoy-0': 0 })).toMatchObject({ action: 'none' });
+  });
+
+  it('withPublishedExits changes only running instances with a published exit', () => {
+    const instances = [run('app'), exited('old', 7), run('envoy')];
+    expect(withPublishedExits(instances, (id) => (id === 'app-0' || id === 'old-0' ? { exitCode: 9 } : undefined))).toEqual([
+      { ...run('app'), state: 'exited', exitCode: 9 },
+      exited('old', 7),
+      run('envoy'),
+    ]);
   });
 
   it('a Pending phase the kubelet has not updated yet does not hold the stop back', () => {

@@ -35,6 +35,21 @@ export type NodeLocalStep =
       readonly containers: readonly { readonly name: string; readonly id: string }[];
     };
 
+/**
+ * The instances with the exits containerd has published but CRI does not show yet (CRI still says running until
+ * containerd's CRI plugin has deleted the task): such an instance is exited, with the published code. Pure.
+ */
+export function withPublishedExits(
+  instances: readonly CriInstance[],
+  exitOf: (containerId: string) => { readonly exitCode: number } | undefined,
+): CriInstance[] {
+  return instances.map((i) => {
+    if (i.state !== 'running') return i;
+    const exit = exitOf(i.id);
+    return exit ? { ...i, state: 'exited', exitCode: exit.exitCode } : i;
+  });
+}
+
 /** Whether the kubelet restarts an exited container under this restart policy (it then reports it waiting). */
 function restarts(restartPolicy: string, exitCode: number): boolean {
   return restartPolicy === 'Always' || (restartPolicy === 'OnFailure' && exitCode !== 0);

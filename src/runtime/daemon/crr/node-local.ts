@@ -16,7 +16,7 @@ import type { DaemonContext } from '../context.js';
 import { criContainerEvents, type CriContainerEvents } from '../cri-events.js';
 import type { ContainerRecreateState } from './decide.js';
 import { killContainer } from './kill.js';
-import { decideNodeLocal } from './node-local-decide.js';
+import { decideNodeLocal, withPublishedExits } from './node-local-decide.js';
 import { observeInstances } from './observe.js';
 
 /** What the node-local terminator needs of the CRR reconciler it runs inside (same queue, same key). */
@@ -39,6 +39,8 @@ const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.
 export class NodeLocalSidecarTerminator {
   /** Pods whose sidecars this daemon stopped (pod uid), until the pod leaves the node's cache. */
   private readonly stopped = new Set<string>();
+  /** When a container exit of a waiting pod was first learnt (epoch ms, pod uid), for the stop's trace log. */
+  private readonly learnt = new Map<string, number>();
   /** The node's container changes (CRI event stream, else a CRI poll), shared with the daemon's other users. */
   readonly events: CriContainerEvents;
   private unsubscribe?: () => void;
@@ -60,6 +62,7 @@ export class NodeLocalSidecarTerminator {
       update: onPod,
       delete: (p) => {
         this.stopped.delete(p.metadata.uid ?? '');
+        this.learnt.delete(p.metadata.uid ?? '');
         this.listenWhileWaiting();
       },
     });
@@ -75,7 +78,10 @@ export class NodeLocalSidecarTerminator {
       this.unsubscribe = this.events.subscribe((change) => {
         if (change.type !== 'stopped' || !change.podUid) return;
         const pod = this.pods.list().find((p) => p.metadata.uid === change.podUid);
-        if (pod && this.waiting(pod)) this.enqueue(`${pod.metadata.namespace}/${pod.metadata.name}`);
+        if (pod && this.waiting(pod)) {
+          if (!this.learnt.has(change.podUid)) this.learnt.set(change.podUid, Date.now());
+          this.enqueue(`${pod.metadata.namespace}/${pod.metadata.name}`);
+        }
       });
     } else if (!wanted && this.unsubscribe) {
       this.unsubscribe();
@@ -105,12 +111,15 @@ export class NodeLocalSidecarTerminator {
   }
 
   async reconcile(namespace: string, podName: string): Promise<void> {
+    const reconcileAt = Date.now();
     const pod = this.pods.get(`${namespace}/${podName}`);
     if (!pod || !this.waiting(pod)) return;
     const uid = pod.metadata.uid ?? '';
+    const observed = await observeInstances(this.ctx.cri, uid);
     const step = decideNodeLocal({
       pod,
-      instances: await observeInstances(this.ctx.cri, uid),
+      // containerd's published exits first: CRI reports them only once the task is deleted.
+      instances: withPublishedExits(observed, (id) => this.events.exitOf(id)),
       scheme: await this.ctx.runtimeScheme(),
       crrCached: false,
       stoppedHere: false,
@@ -119,17 +128,31 @@ export class NodeLocalSidecarTerminator {
       this.ctx.logger.debug({ pod: `${namespace}/${podName}`, reason: step.reason }, 'node-local sidecar terminator');
       return;
     }
+    // Read before listenWhileWaiting, which may stop the event source (and forget its exits).
+    const exitedAt = Object.fromEntries(
+      observed.flatMap((i) => {
+        const e = this.events.exitOf(i.id);
+        return e ? [[i.name, e.exitedAtMs]] : [];
+      }),
+    );
     this.stopped.add(uid);
+    const learntAt = this.learnt.get(uid);
+    this.learnt.delete(uid);
     this.listenWhileWaiting();
     const log = this.ctx.logger.child({ pod: `${namespace}/${podName}`, crr: step.crr });
-    // The record is written while the sidecars stop: the stop does not wait for the API server.
-    const recorded = this.createRecord(
-      pod,
-      step.crr,
-      step.containers.map((c) => c.name),
-    );
     const states: ContainerRecreateState[] = [];
     let failed: string | undefined;
+    // Act first, record after: the first StopContainer is sent before the record's API request is even built (the
+    // kill's first steps run to their first wait before the deferred record starts), and the record is written
+    // while the sidecars stop. The one-CRR rule does not need the record first: this pod is in `stopped` already.
+    const recorded = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      this.createRecord(
+        pod,
+        step.crr,
+        step.containers.map((c) => c.name),
+      ),
+    );
+    const stopSentAt = Date.now();
     // One after another in the decision's order (lowest exit priority first), each waited for, as a CRR does.
     for (const c of step.containers) {
       try {
@@ -155,7 +178,12 @@ export class NodeLocalSidecarTerminator {
       throw new Error(`node-local stop of ${step.crr} failed: ${failed}`);
     }
     const names = step.containers.map((c) => c.name).join(', ');
-    log.info({ containers: names, record }, 'sidecars stopped on the node after the main containers finished');
+    // The path's timestamps (epoch ms, this node's clock), read by bench/real-node-terminator.bench.ts: the exits
+    // containerd published, when one reached us, when the stop's reconcile started, when the first stop was sent.
+    log.info(
+      { containers: names, record, trace: { exitedAt, learntAt, reconcileAt, stopSentAt, stoppedAt: Date.now() } },
+      'sidecars stopped on the node after the main containers finished',
+    );
     if (record !== 'refused') {
       // The manager's CRR came first (created while our stop was on its way): it records our stop too, so its
       // execution, the next step under this key, finds the kill done.

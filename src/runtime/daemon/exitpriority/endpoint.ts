@@ -203,7 +203,13 @@ export class ExitPriorityEndpoint implements Reconciler {
       labelSelector: { [KubeletLabels.podUid]: uid },
       state: { state: 'CONTAINER_RUNNING' },
     });
-    return new Set(list.map((c) => c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '').filter(Boolean));
+    // containerd's published exits count at once: CRI shows them running until the task is deleted.
+    return new Set(
+      list
+        .filter((c) => !this.events.exitOf(c.id))
+        .map((c) => c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '')
+        .filter(Boolean),
+    );
   }
 
   private async runningContainerId(uid: string, container: string): Promise<string | undefined> {
