@@ -173,7 +173,7 @@ export class AdmissionServer {
       }
     }, tickMs).unref();
     // Node's deadline check can run before the tick above after a stall (both are timers): a timeout it reports
-    // while a stall not yet applied is in progress gets one more base timeout, measured from now, to finish
+    // while a stall not yet applied is in progress gets one more request timeout, measured from now, to finish
     // the request it was waiting for, and is cut off then if it has not.
     const sparedOnce = new WeakSet<object>();
     return (socket) => {
