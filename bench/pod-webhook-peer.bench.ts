@@ -30,6 +30,8 @@ const args = benchArgs(
     out: { type: 'string', default: path.join('out', 'bench', 'pod-webhook-peer.json') },
     // Writes a V8 CPU profile of our manager per phase into this directory (node --cpu-prof).
     'cpu-prof-dir': { type: 'string' },
+    // A subset of the phases for quick iterations (e.g. none,ours); the summary needs all three.
+    variants: { type: 'string', default: 'none,ours,upstream' },
   },
 );
 bypassProxyForLoopback();
@@ -39,7 +41,11 @@ const MiB = 2 ** 20;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 
 type Variant = 'none' | 'ours' | 'upstream';
-const VARIANTS: Variant[] = ['none', 'ours', 'upstream'];
+const VARIANTS = args.extra.variants.split(',').map((v) => {
+  if (v !== 'none' && v !== 'ours' && v !== 'upstream')
+    throw new Error(`--variants: unknown phase ${JSON.stringify(v)} (none, ours, upstream)`);
+  return v as Variant;
+});
 const SET_NAME = 'bench-logtail';
 
 const plane = await ControlPlane.start();
@@ -191,6 +197,14 @@ try {
       results[variant].push(await phase(variant, round));
     }
   }
+  if (VARIANTS.length < 3) console.log(JSON.stringify(results));
+  else report(results);
+} finally {
+  await current?.stop().catch(() => undefined);
+  await plane.stop();
+}
+
+function report(results: Record<Variant, PhaseResult[]>): void {
   const added = (v: 'ours' | 'upstream', q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
   const summary = {
     upstream: pinnedKruiseVersion(),
@@ -233,7 +247,4 @@ try {
     );
     console.log(`  ratios    ${JSON.stringify(ratios)}`);
   }
-} finally {
-  await current?.stop().catch(() => undefined);
-  await plane.stop();
 }

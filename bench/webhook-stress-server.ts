@@ -10,6 +10,9 @@ import { AdmissionServer } from '../src/runtime/core/webhook/server.js';
 import { installProcessGuards } from '../src/runtime/core/process-guard.js';
 import { kruiseValidationWebhook } from '../src/runtime/webhooks/kruisevalidation/index.js';
 
+// tsx turns source maps on; the shipped manager (the CLI bundle) runs without them. With them on, each error
+// a hostile socket raises (EPIPE, ECONNRESET) pays for a source-mapped stack trace.
+process.setSourceMapsEnabled(false);
 const logger = pino({ level: 'fatal' });
 installProcessGuards(logger);
 const ca = await createCA(3600_000);

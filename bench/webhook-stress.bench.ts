@@ -6,11 +6,12 @@
 // Reports the server's peak RSS (VmHWM) against the 512 MiB container limit, the p50/p99 latency of the
 // valid reviews in each phase and their ratio, refused/failed valid reviews, and whether the server is
 // still up and answering afterwards. Loopback only; bounded in connections and duration.
-// Usage: npm run bench:webhook-stress [-- --slow 1500 --partial 200 --seconds 20 --rate 50 --json]
+// Usage: npm run bench:webhook-stress [-- --slow 1500 --partial 200 --seconds 20 --rate 50 --json
+//        --cpu-prof-dir out/prof]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Agent, request } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -19,12 +20,17 @@ import { SidecarSetDefinition } from '../src/api/registry.js';
 import { kindWebhookPath } from '../src/install/webhooks.js';
 import { benchArgs, percentile, ratio } from './lib.js';
 
-const args = benchArgs({ slow: 1500, partial: 200, seconds: 20, rate: 50, 'partial-mb': 2.9 });
+const args = benchArgs(
+  { slow: 1500, partial: 200, seconds: 20, rate: 50, 'partial-mb': 2.9 },
+  // Writes a V8 CPU profile of the server process into this directory (node --cpu-prof).
+  { 'cpu-prof-dir': { type: 'string' } },
+);
+const prof = args.extra['cpu-prof-dir'];
 const CONTAINER_LIMIT_MIB = 512;
 const PATH = kindWebhookPath('validate', SidecarSetDefinition);
 
 const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./webhook-stress-server.ts', import.meta.url))], {
-  env: { ...process.env, NODE_OPTIONS: MANAGER_NODE_OPTIONS },
+  env: { ...process.env, NODE_OPTIONS: prof ? `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${resolve(prof)}` : MANAGER_NODE_OPTIONS },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let exited: number | null | undefined;

@@ -131,9 +131,12 @@ export function podSidecarSetHash(
   ];
 }
 
-/** The ControllerRevision name of a set version: `<set>-<first 10 characters of its hash>`. */
-export function sidecarSetRevisionName(set: Pick<SidecarSet, 'metadata' | 'spec'>): string {
-  return `${set.metadata.name!.slice(0, 200)}-${sidecarSetHash(set).slice(0, 10)}`;
+/**
+ * The ControllerRevision name of a set version: `<set>-<first 10 characters of its hash>` (`hash`: the set's
+ * `sidecarSetHash`, when the caller has it already).
+ */
+export function sidecarSetRevisionName(set: Pick<SidecarSet, 'metadata' | 'spec'>, hash = sidecarSetHash(set)): string {
+  return `${set.metadata.name!.slice(0, 200)}-${hash.slice(0, 10)}`;
 }
 
 /** What a SidecarSet ControllerRevision stores (`data`): the injected part of the spec and the native opt-in. */

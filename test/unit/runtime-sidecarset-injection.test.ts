@@ -201,6 +201,29 @@ describe('SidecarSet injection', () => {
     expect(Object.keys(JSON.parse(a['kruise.io/sidecarset-hash']!)).sort()).toEqual(['b-metrics', 'logs']);
   });
 
+  it('takes the hashes from `hashes` when the caller memoizes them (the webhook does, per cached set)', () => {
+    const logs = set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] });
+    const asked: SidecarSet[] = [];
+    const hashes = (s: SidecarSet) => {
+      asked.push(s);
+      return { hash: sidecarSetHash(s), withoutImage: sidecarSetHashWithoutImage(s) };
+    };
+    const memoized = pod();
+    run(memoized, [logs], { hashes });
+    const plain = pod();
+    run(plain, [logs]);
+    expect(memoized).toEqual(plain);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.every((s) => s === logs)).toBe(true);
+    // What it answers is what is written: a wrong memo would show in the annotations and the revision name.
+    const wrong = pod();
+    run(wrong, [logs], { hashes: () => ({ hash: 'h1234567890xyz', withoutImage: 'w1' }) });
+    const entry = JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash']!).logs;
+    expect(entry.hash).toBe('h1234567890xyz');
+    expect(entry.controllerRevision).toBe('logs-h123456789');
+    expect(JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe('w1');
+  });
+
   it('sidecarList is sorted by name, as upstream writes it', () => {
     const p = pod();
     run(p, [

@@ -11,6 +11,7 @@ export class RuntimeMetrics {
   readonly isLeader: Gauge;
   readonly webhookRequests: Counter<'webhook' | 'allowed'>;
   readonly webhookDuration: Histogram<'webhook'>;
+  readonly webhookAbandoned: Counter;
   readonly informerObjects: Gauge<'resource'>;
 
   constructor() {
@@ -60,6 +61,11 @@ export class RuntimeMetrics {
       labelNames: ['webhook'],
       registers,
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    });
+    this.webhookAbandoned = new Counter({
+      name: 'webhook_requests_abandoned_total',
+      help: 'Admission requests whose client went away before its turn came (not handled)',
+      registers,
     });
     this.informerObjects = new Gauge({
       name: 'informer_cached_objects',

@@ -31,7 +31,11 @@ export interface AdmissionServerLimits {
   readonly headersTimeoutMs: number;
   /** The whole request (headers and body) must arrive within this. */
   readonly requestTimeoutMs: number;
-  /** How often Node checks the two timeouts above (its default, 30 s, would let slow clients linger). */
+  /**
+   * How often Node checks the two timeouts above (its default, 30 s, would let slow clients linger). Every
+   * connection overdue at a check is cut off in that one callback, and those clients tend to come back
+   * together: a short interval keeps each batch (and the event-loop time it takes) small.
+   */
   readonly timeoutCheckIntervalMs: number;
   readonly review: ReviewLimits;
 }
@@ -48,7 +52,7 @@ export const DEFAULT_ADMISSION_SERVER_LIMITS: AdmissionServerLimits = {
   handshakeTimeoutMs: 3_000,
   headersTimeoutMs: 3_000,
   requestTimeoutMs: 5_000,
-  timeoutCheckIntervalMs: 500,
+  timeoutCheckIntervalMs: 100,
   review: DEFAULT_REVIEW_LIMITS,
 };
 
@@ -73,9 +77,18 @@ export class ByteBudget {
   }
 }
 
-/** At most `limit` holders at once; the others wait in arrival order. */
-export class Semaphore {
+/**
+ * Turns for the CPU-bound part of a review (parse, handlers, answer), at most `limit` held at once and each
+ * started in its own macrotask (setImmediate), in arrival order. A review handled in the callback that read
+ * its last byte would run before the event loop gets back to the sockets: with a backlog, one poll phase then
+ * runs every ready review back to back, for seconds when CPU is short, while handshakes and request headers of
+ * other connections sit unread and run out their timeouts. That charged our own backlog to well-behaved
+ * clients (the API server saw 408s and resets). Handing out one turn per loop iteration lets the loop read
+ * sockets, advance handshakes and check timeouts between reviews, so those timeouts measure the client.
+ */
+export class ReviewTurns {
   private held = 0;
+  private scheduled = false;
   private readonly waiters: Array<() => void> = [];
 
   constructor(readonly limit: number) {}
@@ -89,17 +102,71 @@ export class Semaphore {
   }
 
   acquire(): Promise<void> {
-    if (this.held < this.limit) {
-      this.held++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.schedule();
+    });
   }
 
   release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.held = Math.max(0, this.held - 1);
+    this.held = Math.max(0, this.held - 1);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.waiters.length === 0 || this.held >= this.limit) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.held < this.limit) {
+        const next = this.waiters.shift();
+        if (next) {
+          this.held++;
+          next();
+        }
+      }
+      this.schedule();
+    });
+  }
+}
+
+/**
+ * Time the event loop could not run, recently. The slow-client timeouts (handshake, headers, request) are
+ * meant to measure the client, but they run on the one event loop: when the process stalls (CPU starved on a
+ * busy node, a long GC, a burst of work), bytes a client sent in time sit unread until the stall ends and the
+ * timeout check, which runs first, blames the client. Ticking every `tickMs` and recording how late each tick
+ * came gives the stall time of the last `windowMs`; the server extends its timeouts by that much (at most
+ * `capMs`), so a client is charged only for time the server was listening, and a slow client is still cut
+ * off within the base timeout plus the cap.
+ */
+export class LoopStalls {
+  private readonly stalls: Array<{ readonly at: number; readonly ms: number }> = [];
+  private last: number;
+
+  constructor(
+    readonly tickMs: number,
+    readonly windowMs: number,
+    readonly capMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.last = now();
+  }
+
+  /** Called every `tickMs`: records how much later than due this tick came. */
+  tick(): void {
+    const t = this.now();
+    const late = t - this.last - this.tickMs;
+    if (late > 0) this.stalls.push({ at: t, ms: late });
+    this.last = t;
+    while (this.stalls.length > 0 && this.stalls[0]!.at < t - this.windowMs) this.stalls.shift();
+  }
+
+  /** Stall milliseconds of the last `windowMs` (the one in progress included), at most `capMs`. */
+  recent(): number {
+    const t = this.now();
+    let sum = Math.max(0, t - this.last - this.tickMs);
+    for (const s of this.stalls) if (s.at >= t - this.windowMs) sum += s.ms;
+    return Math.min(this.capMs, Math.round(sum));
   }
 }
 

@@ -1,8 +1,20 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { RuntimeMetrics } from '../metrics.js';
-import { ByteBudget, DEFAULT_ADMISSION_SERVER_LIMITS, Semaphore, admitBody, reasonForCode, type AdmissionServerLimits } from './limits.js';
+import {
+  ByteBudget,
+  DEFAULT_ADMISSION_SERVER_LIMITS,
+  LoopStalls,
+  ReviewTurns,
+  admitBody,
+  reasonForCode,
+  type AdmissionServerLimits,
+} from './limits.js';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, parseAdmissionReview } from './review.js';
 
 export type { AdmissionHandler, AdmissionRequest, AdmissionResult, JsonPatchOp } from './types.js';
@@ -41,7 +53,10 @@ export class AdmissionServer {
   private current?: { cert: string; key: string };
   private readonly small: ByteBudget;
   private readonly large: ByteBudget;
-  private readonly reviews: Semaphore;
+  private readonly reviews: ReviewTurns;
+  private stallTimer?: NodeJS.Timeout;
+  /** Requests fully received per connection (a spared connection that completes one is not cut off). */
+  private readonly completed = new WeakMap<object, number>();
 
   constructor(
     private readonly logger: Logger,
@@ -50,7 +65,7 @@ export class AdmissionServer {
   ) {
     this.small = new ByteBudget(limits.smallPoolBytes);
     this.large = new ByteBudget(limits.largePoolBytes);
-    this.reviews = new Semaphore(limits.maxConcurrentReviews);
+    this.reviews = new ReviewTurns(limits.maxConcurrentReviews);
   }
 
   register(h: AdmissionHandler): void {
@@ -89,7 +104,8 @@ export class AdmissionServer {
         cert: this.current.cert,
         key: this.current.key,
         minVersion: 'TLSv1.2',
-        handshakeTimeout: l.handshakeTimeoutMs,
+        // A backstop only: the handshake deadline is enforced below, net of event-loop stalls.
+        handshakeTimeout: l.handshakeTimeoutMs + l.headersTimeoutMs,
         headersTimeout: l.headersTimeoutMs,
         requestTimeout: l.requestTimeoutMs,
         connectionsCheckingInterval: l.timeoutCheckIntervalMs,
@@ -100,6 +116,7 @@ export class AdmissionServer {
       },
     );
     this.server.maxConnections = l.maxConnections;
+    const spared = this.chargeClientsOnlyForListeningTime(this.server);
     // The API server reuses connections; keep them longer than its idle timeout to avoid reset races.
     this.server.keepAliveTimeout = 65_000;
     // A peer that resets mid-handshake or sends garbage is that connection's problem, not the server's.
@@ -111,6 +128,7 @@ export class AdmissionServer {
         return;
       }
       const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ERR_HTTP_HEADERS_TIMEOUT';
+      if (timedOut && spared(socket)) return;
       socket.end(
         timedOut ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
       );
@@ -124,7 +142,55 @@ export class AdmissionServer {
     return typeof a === 'object' && a ? a.port : port;
   }
 
+  /**
+   * Keeps the handshake, headers and request deadlines net of the event loop's own stalls (see LoopStalls):
+   * Node checks headers and request deadlines against its server properties on every check, so they are
+   * raised by the recent stall time; handshakes are timed here, from accept, on the same terms.
+   */
+  private chargeClientsOnlyForListeningTime(server: Server): (socket: Duplex) => boolean {
+    const l = this.limits;
+    const tickMs = 100;
+    const stalls = new LoopStalls(tickMs, l.requestTimeoutMs + l.headersTimeoutMs, l.headersTimeoutMs);
+    const handshaking = new Map<string, { readonly socket: Socket; readonly since: number }>();
+    let applied = 0;
+    server.on('connection', (socket: Socket) => {
+      if (socket.remotePort === undefined) return;
+      const key = `${socket.remoteAddress}:${socket.remotePort}`;
+      handshaking.set(key, { socket, since: performance.now() });
+      socket.once('close', () => handshaking.delete(key));
+    });
+    server.on('secureConnection', (tls: TLSSocket) => handshaking.delete(`${tls.remoteAddress}:${tls.remotePort}`));
+    this.stallTimer = setInterval(() => {
+      stalls.tick();
+      const extra = (applied = stalls.recent());
+      server.headersTimeout = l.headersTimeoutMs + extra;
+      server.requestTimeout = l.requestTimeoutMs + extra;
+      const cutoff = performance.now() - l.handshakeTimeoutMs - extra;
+      for (const [key, h] of handshaking) {
+        if (h.since >= cutoff) continue;
+        handshaking.delete(key);
+        h.socket.destroy();
+      }
+    }, tickMs).unref();
+    // Node's deadline check can run before the tick above after a stall (both are timers): a timeout it reports
+    // while a stall not yet applied is in progress gets one more request timeout, measured from now, to finish
+    // the request it was waiting for, and is cut off then if it has not.
+    const sparedOnce = new WeakSet<object>();
+    return (socket) => {
+      if (sparedOnce.has(socket) || stalls.recent() <= applied + tickMs) return false;
+      sparedOnce.add(socket);
+      const before = this.completed.get(socket) ?? 0;
+      setTimeout(() => {
+        if (socket.destroyed || (this.completed.get(socket) ?? 0) > before) return;
+        if (socket.writable) socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+        else socket.destroy();
+      }, l.requestTimeoutMs).unref();
+      return true;
+    };
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.stallTimer);
     if (!this.server) return;
     const s = this.server;
     await new Promise<void>((r) => {
@@ -163,6 +229,7 @@ export class AdmissionServer {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    req.once('end', () => this.completed.set(req.socket, (this.completed.get(req.socket) ?? 0) + 1));
     const path = (req.url ?? '/').split('?')[0]!;
     const h = this.handlers.get(path);
     if (!h) {
@@ -197,7 +264,12 @@ export class AdmissionServer {
       if (body === null) return; // client went away or timed out: nothing to answer
       await this.reviews.acquire();
       try {
-        if (res.destroyed) return;
+        // The client gave up while this review waited (the API server closes the connection at its
+        // timeout): answering would be wasted work that delays the reviews still wanted.
+        if (res.destroyed || !req.socket.writable) {
+          this.metrics.webhookAbandoned.inc();
+          return;
+        }
         await this.answer(h, body, res);
       } finally {
         this.reviews.release();

@@ -57,7 +57,19 @@ export interface InjectionInput {
   readonly pinnedRevision?: (set: SidecarSet) => { readonly name: string; readonly data: SidecarSetRevisionData } | undefined;
   /** A number in [0, 1) for the Partial policy's draw (Math.random in the webhook). */
   readonly random?: () => number;
+  /**
+   * A set's two hashes (`sidecarSetHash`, `sidecarSetHashWithoutImage`). Each is a canonical JSON and a
+   * sha256 of the set's containers, for every pod: the webhook memoizes them per cached SidecarSet object.
+   */
+  readonly hashes?: (set: SidecarSet) => SidecarSetHashes;
 }
+
+export interface SidecarSetHashes {
+  readonly hash: string;
+  readonly withoutImage: string;
+}
+
+const computeHashes = (set: SidecarSet): SidecarSetHashes => ({ hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) });
 
 export type InjectionResult = { readonly injected: readonly string[]; readonly warnings: readonly string[] } | { readonly deny: string };
 
@@ -218,12 +230,13 @@ function partitionFraction(v: number | string | undefined): number {
  */
 function chooseVersion(latest: SidecarSet, pod: Pod, input: InjectionInput): { set: SidecarSet; revision: string } | { deny: string } {
   const pin = latest.spec.injectionStrategy?.revision;
-  if (!pin || (!pin.customVersion && !pin.revisionName)) return { set: latest, revision: sidecarSetRevisionName(latest) };
+  const latestRevision = () => sidecarSetRevisionName(latest, (input.hashes ?? computeHashes)(latest).hash);
+  if (!pin || (!pin.customVersion && !pin.revisionName)) return { set: latest, revision: latestRevision() };
   if (pin.policy === 'Partial') {
     const strategy = latest.spec.updateStrategy ?? {};
     const selected = !strategy.selector || selectorMatches(strategy.selector, labelsOf(pod));
     if (selected && (input.random ?? Math.random)() >= partitionFraction(strategy.partition)) {
-      return { set: latest, revision: sidecarSetRevisionName(latest) };
+      return { set: latest, revision: latestRevision() };
     }
   }
   const found = input.pinnedRevision?.(latest);
@@ -301,8 +314,9 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
       if (used.has(v.name) && !volumes.some((x) => x.name === v.name)) volumes.push(v);
     }
     for (const s of set.spec.imagePullSecrets ?? []) if (s.name) pullSecrets.push({ name: s.name });
-    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH, latest, sidecarSetHash(set), input.now, revision);
-    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, latest, sidecarSetHashWithoutImage(set), input.now, revision);
+    const hashes = (input.hashes ?? computeHashes)(set);
+    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH, latest, hashes.hash, input.now, revision);
+    addHashEntry(pod, ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE, latest, hashes.withoutImage, input.now, revision);
     injected.push(latest.metadata.name!);
   }
 

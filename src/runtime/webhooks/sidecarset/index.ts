@@ -2,6 +2,8 @@ import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import {
   parsePatchMetadataWhitelist,
   patchMetadataKeysRefused,
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
   type PatchMetadataWhitelist,
   type SidecarSetRevisionData,
 } from '../../../api/sidecarset-pod.js';
@@ -23,7 +25,7 @@ import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
 import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
-import { injectSidecarSets } from './decision.js';
+import { injectSidecarSets, type SidecarSetHashes } from './decision.js';
 import { patchMetadataRefusal, sidecarSetConflict } from './validation.js';
 
 type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
@@ -158,6 +160,14 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
     const metadataDefaultsAllowed = ctx.featureGates.get('SidecarSetPatchPodMetadataDefaultsAllowed') === true;
     let pins: PinnedRevisions | undefined;
     let whitelist: WhitelistSource | undefined;
+    // The informer replaces a cached object on every change and never edits one, so a set's hashes can be
+    // kept with the object (a pinned version is a fresh object per pod and is hashed each time).
+    const hashMemo = new WeakMap<SidecarSet, SidecarSetHashes>();
+    const hashes = (set: SidecarSet): SidecarSetHashes => {
+      let h = hashMemo.get(set);
+      if (!h) hashMemo.set(set, (h = { hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) }));
+      return h;
+    };
     return [
       podMutator('sidecarsetinjection', POD_MUTATOR_ORDER.sidecarSetInjection, async (pod, req) => {
         const namespace = req.namespace ?? pod.metadata.namespace ?? 'default';
@@ -181,6 +191,7 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
           sidecarSets: all,
           now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
           metadataKeyAllowed: keyAllowed,
+          hashes,
           pinnedRevision:
             pinned.length > 0
               ? await (pins ??= new PinnedRevisions(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).resolve(pinned)
