@@ -37,6 +37,26 @@ const clientNodeConfigWithoutGeneratedApis: Plugin = {
   },
 };
 
+/**
+ * `node:http` reached by `require`, never by an ES import: building the ES namespace of `node:http`
+ * reads every export, including its lazy WebSocket/MessageEvent/CloseEvent getters, which load Node's
+ * own copy of undici and web streams (+13 MiB RSS in an idle process; bench/memory-peer.bench.ts). The
+ * runtime never uses those exports. esbuild's CommonJS interop reads exports only when used.
+ */
+const NODE_HTTP = /^(node:)?http$/;
+const HTTP_BY_REQUIRE = 'node-http-by-require';
+const nodeHttpByRequire: Plugin = {
+  name: 'node-http-by-require',
+  setup(b) {
+    b.onResolve({ filter: NODE_HTTP }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import'
+        ? { path: 'node:http', namespace: HTTP_BY_REQUIRE }
+        : { path: 'node:http', external: true },
+    );
+    b.onLoad({ filter: /.*/, namespace: HTTP_BY_REQUIRE }, () => ({ contents: "module.exports = require('node:http');\n", loader: 'js' }));
+  },
+};
+
 interface PackageJson {
   readonly name: string;
   readonly version: string;
@@ -76,7 +96,7 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
     // (bench/memory-peer.bench.ts). esbuild already escapes non-ASCII in code (charset ascii).
     legalComments: 'external',
     banner: { js: REQUIRE_SHIM },
-    plugins: [clientNodeConfigWithoutGeneratedApis],
+    plugins: [clientNodeConfigWithoutGeneratedApis, nodeHttpByRequire],
     logLevel: 'silent',
   });
   if (result.errors.length > 0) {

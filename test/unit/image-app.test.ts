@@ -45,12 +45,15 @@ describe('thirdPartyLicenses', () => {
 });
 
 describe('bundleCli', () => {
-  it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes, licence comments in the notices', async () => {
+  it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes or an ES import of node:http, licence comments in the notices', async () => {
     const { code, licenses } = await bundleCli(findRepoRoot());
     expect(code.findIndex((b) => b > 0x7f)).toBe(-1);
     // The generated models carry a static attributeTypeMap each; the runtime's client needs none of them.
     expect(code.toString()).not.toContain('attributeTypeMap');
     expect(code.toString()).toContain('createConfiguration');
+    // node:http only through require: an ES import would load Node's own undici through its lazy exports.
+    expect(code.toString()).not.toMatch(/\bfrom\s*["'](node:)?http["']/);
+    expect(code.toString()).toContain('__require("node:http")');
     const notices = licenses.toString();
     expect(notices).toContain('Licence comments of the bundled sources');
     expect(notices).toContain('@license');
