@@ -1,6 +1,6 @@
 // The two managers the peer benches compare, started one at a time on one ControlPlane:
-//   ours      the CLI bundle (no tsx, no node_modules) run as `cdk8s-kruise controller` with the V8 limits the
-//             Deployment passes (MANAGER_NODE_OPTIONS), our webhooks registered as the install registers them
+//   ours      the CLI bundle (no tsx, no node_modules) run as `cdk8s-kruise controller` with the V8 limits and
+//             malloc arenas the Deployment passes (MANAGER_NODE_OPTIONS, MANAGER_MALLOC_ARENA_MAX), our webhooks registered as the install registers them
 //             (clientConfig pointed at its loopback port);
 //   upstream  kruise-manager from test/harness/kruise-peer.ts with its own webhooks.
 // stop() removes the variant's webhook configurations, so the next one starts from the same state.
@@ -14,6 +14,7 @@ import { servedKinds } from '../../src/install/crds.js';
 import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
+import { MANAGER_MALLOC_ARENA_MAX } from '../../src/contracts/index.js';
 import { freePort, type ControlPlane } from '../../test/harness/controlplane.js';
 import { KruisePeer, kubectlOn, type KruisePeerOptions } from '../../test/harness/kruise-peer.js';
 import { repoRoot } from '../../test/e2e/runtime/process.js';
@@ -146,7 +147,11 @@ export async function startOurManager(
       OUR_VALIDATING,
       ...(opts.args ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // The environment the install's Deployment gives the manager.
+      env: { ...process.env, MALLOC_ARENA_MAX: MANAGER_MALLOC_ARENA_MAX, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' },
+    },
   );
   const keep = (b: Buffer) => {
     logs.push(...b.toString().split('\n').filter(Boolean));

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import type { LayerEntry } from './layer.js';
 import { APP_DIR, APP_MAIN, ENTRYPOINT_PATH, NODE_PATH } from './spec.js';
 
@@ -11,6 +11,51 @@ const CLI_ENTRY = 'src/cli/main.ts';
 // unless one is made from the bundle's own URL.
 const REQUIRE_SHIM =
   "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+
+/**
+ * client-node's kubeconfig module imports its generated index for two helpers (createConfiguration,
+ * ServerConfiguration). The runtime's client reaches it through a dynamic import, where esbuild cannot
+ * tree-shake, so every generated API class and model (~1,000 classes, a tenth of the bundle) would be
+ * bundled and evaluated when the manager starts (memory; bench/memory-peer.bench.ts). Point that one
+ * import at a module exporting just the two; a helper missing from it fails the build.
+ */
+const CLIENT_NODE_CONFIG = /node_modules\/@kubernetes\/client-node\/dist\/config\.js$/;
+const GEN_SUBSET = 'client-node-gen-subset';
+const clientNodeConfigWithoutGeneratedApis: Plugin = {
+  name: 'client-node-config-without-generated-apis',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      CLIENT_NODE_CONFIG.test(args.importer)
+        ? { path: '@kubernetes/client-node/dist/gen/index.js', namespace: GEN_SUBSET, pluginData: dirname(args.importer) }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: GEN_SUBSET }, (args) => ({
+      contents: "export { createConfiguration } from './gen/configuration.js';\nexport { ServerConfiguration } from './gen/servers.js';\n",
+      resolveDir: args.pluginData as string,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * `node:http` reached by `require`, never by an ES import: building the ES namespace of `node:http`
+ * reads every export, including its lazy WebSocket/MessageEvent/CloseEvent getters, which load Node's
+ * own copy of undici and web streams (+13 MiB RSS in an idle process; bench/memory-peer.bench.ts). The
+ * runtime never uses those exports. esbuild's CommonJS interop reads exports only when used.
+ */
+const NODE_HTTP = /^(node:)?http$/;
+const HTTP_BY_REQUIRE = 'node-http-by-require';
+const nodeHttpByRequire: Plugin = {
+  name: 'node-http-by-require',
+  setup(b) {
+    b.onResolve({ filter: NODE_HTTP }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import'
+        ? { path: 'node:http', namespace: HTTP_BY_REQUIRE }
+        : { path: 'node:http', external: true },
+    );
+    b.onLoad({ filter: /.*/, namespace: HTTP_BY_REQUIRE }, () => ({ contents: "module.exports = require('node:http');\n", loader: 'js' }));
+  },
+};
 
 interface PackageJson {
   readonly name: string;
@@ -45,8 +90,13 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
     minifySyntax: true,
     // Class and function names stay readable in stack traces and error messages.
     keepNames: true,
-    legalComments: 'eof',
+    // Licence comments go to their own output (appended to THIRD-PARTY-LICENSES.txt), not into the
+    // bundle: one non-ASCII byte in them (an author's name) made Node hold the whole 4.6 MB source as a
+    // two-byte string on the V8 heap instead of an external one-byte string, +12 MiB manager RSS
+    // (bench/memory-peer.bench.ts). esbuild already escapes non-ASCII in code (charset ascii).
+    legalComments: 'external',
     banner: { js: REQUIRE_SHIM },
+    plugins: [clientNodeConfigWithoutGeneratedApis, nodeHttpByRequire],
     logLevel: 'silent',
   });
   if (result.errors.length > 0) {
@@ -54,10 +104,22 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
   }
   const out = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
   if (!out) throw new Error(`esbuild produced no .mjs output for ${CLI_ENTRY}`);
+  // The bytes before the first non-ASCII one are one character each, so the offset indexes the text too.
+  const nonAscii = out.contents.findIndex((b) => b > 0x7f);
+  if (nonAscii >= 0) {
+    throw new Error(
+      `esbuild output for ${CLI_ENTRY} has a non-ASCII byte at offset ${nonAscii} (after "${out.text.slice(Math.max(0, nonAscii - 40), nonAscii)}"): ` +
+        'keep the bundle ASCII (Node holds a non-ASCII source as a two-byte string, doubling its memory); escape the character or move the comment out',
+    );
+  }
+  const legal = result.outputFiles.find((f) => f.path.endsWith('.LEGAL.txt'))?.text ?? '';
   // esbuild hoists main.ts's `#!/usr/bin/env node` to line 1; the image has no /usr/bin/env, so the
   // kernel must start Node by its absolute path instead.
   const body = out.text.startsWith('#!') ? out.text.slice(out.text.indexOf('\n') + 1) : out.text;
-  return { code: Buffer.from(`#!${NODE_PATH}\n${body}`), licenses: thirdPartyLicenses(repoRoot, Object.keys(result.metafile.inputs)) };
+  return {
+    code: Buffer.from(`#!${NODE_PATH}\n${body}`),
+    licenses: thirdPartyLicenses(repoRoot, Object.keys(result.metafile.inputs), legal),
+  };
 }
 
 /** `node_modules/a/node_modules/@s/b/lib/x.js` -> `node_modules/a/node_modules/@s/b` (the innermost package). */
@@ -75,7 +137,7 @@ const LICENSE_FILE = /^(licen[cs]e|copying)(\.(md|txt|markdown))?$/i;
  * The licence texts of every npm package esbuild put into the bundle, sorted by package, so the image
  * carries the notices its MIT/ISC/Apache dependencies require (most have no inline licence comment).
  */
-export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[]): Buffer {
+export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[], legalComments = ''): Buffer {
   const roots = [...new Set(inputs.map(packageRootOf).filter((r): r is string => r !== undefined))];
   const sections = roots.map((root) => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, root, 'package.json'), 'utf8')) as {
@@ -93,7 +155,10 @@ export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[]):
   });
   const unique = [...new Map(sections.map((s) => [s.id, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const header = 'Third-party software bundled into app/bin/cdk8s-kruise.mjs, with its licence texts.\n';
-  return Buffer.from([header, ...unique.map(([, text]) => text)].join(`\n${'='.repeat(78)}\n\n`));
+  const comments = legalComments.trim()
+    ? [`Licence comments of the bundled sources (kept out of the bundle itself):\n\n${legalComments.trim()}\n`]
+    : [];
+  return Buffer.from([header, ...unique.map(([, text]) => text), ...comments].join(`\n${'='.repeat(78)}\n\n`));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { LEADER_ELECTION_LEASE, MANAGER_NODE_OPTIONS, WEBHOOK_CERT_SECRET } from '../contracts/index.js';
+import { LEADER_ELECTION_LEASE, MANAGER_MALLOC_ARENA_MAX, MANAGER_NODE_OPTIONS, WEBHOOK_CERT_SECRET } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { MANAGER_SELECTOR, NAMES, PORTS, meta, type InstallSpec } from './spec.js';
 import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityContext } from './pod-security.js';
@@ -95,6 +95,8 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
                 { name: 'KRUISE_DAEMON_CONFIG_NS', value: spec.daemonConfigNamespace },
                 // V8 sizes its heap for the node, not the container; these limits keep the manager in its memory budget.
                 { name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS },
+                // Fewer glibc malloc arenas: less resident memory for the same work.
+                { name: 'MALLOC_ARENA_MAX', value: MANAGER_MALLOC_ARENA_MAX },
               ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },

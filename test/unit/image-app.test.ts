@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { packageRootOf, thirdPartyLicenses } from '../../src/image/app.js';
+import { bundleCli, packageRootOf, thirdPartyLicenses } from '../../src/image/app.js';
+import { findRepoRoot } from '../../src/image/build.js';
 
 describe('packageRootOf', () => {
   it.each([
@@ -40,5 +41,28 @@ describe('thirdPartyLicenses', () => {
     expect(text).toContain('ISC text of alpha');
     expect(text).toContain('MIT text of zeta');
     expect(text).toContain('(the package ships no licence file; package.json declares "Unlicense")');
+  });
+});
+
+describe('bundleCli', () => {
+  it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes or an ES import of node:http, licence comments in the notices', async () => {
+    const { code, licenses } = await bundleCli(findRepoRoot());
+    expect(code.findIndex((b) => b > 0x7f)).toBe(-1);
+    // The generated models carry a static attributeTypeMap each; the runtime's client needs none of them.
+    expect(code.toString()).not.toContain('attributeTypeMap');
+    expect(code.toString()).toContain('createConfiguration');
+    // node:http only through require: an ES import would load Node's own undici through its lazy exports.
+    expect(code.toString()).not.toMatch(/\bfrom\s*["'](node:)?http["']/);
+    expect(code.toString()).toContain('__require("node:http")');
+    const notices = licenses.toString();
+    expect(notices).toContain('Licence comments of the bundled sources');
+    expect(notices).toContain('@license');
+  }, 60_000);
+});
+
+describe('thirdPartyLicenses with licence comments', () => {
+  it('appends the comments esbuild kept out of the bundle after the package notices', () => {
+    const text = thirdPartyLicenses(findRepoRoot(), [], '/*! a comment by J\u00e4rting */').toString();
+    expect(text).toMatch(/Licence comments of the bundled sources .*\n\n\/\*! a comment by J\u00e4rting \*\/\n$/);
   });
 });

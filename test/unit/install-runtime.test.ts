@@ -17,6 +17,7 @@ import { bundledServesPods } from '../../src/install/runtime-support.js';
 import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
+import { MANAGER_MALLOC_ARENA_MAX } from '../../src/contracts/index.js';
 import { PERMISSIONS, toPolicyRules } from '../../src/contracts/index.js';
 import { packageVersion } from '../../src/version.js';
 
@@ -111,6 +112,7 @@ describe('controller-manager Deployment', () => {
 
   it('passes the manager its V8 limits in NODE_OPTIONS (the value the runtime recommends)', () => {
     expect(manager.env).toContainEqual({ name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS });
+    expect(manager.env).toContainEqual({ name: 'MALLOC_ARENA_MAX', value: MANAGER_MALLOC_ARENA_MAX });
     // Node accepts the value and the heap limit it yields is under the manager's in-cluster warning threshold.
     const limit = Number(
       execFileSync(process.execPath, ['-e', "process.stdout.write(String(require('node:v8').getHeapStatistics().heap_size_limit))"], {

@@ -1,4 +1,10 @@
-import { HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, PatchStrategy, RequestContext, Watch } from '@kubernetes/client-node';
+// client-node's modules one by one, not its index: the index pulls in every generated API class and
+// model (~1,000 classes the runtime never uses), which the manager would load and keep (memory).
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';
+import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js';
 import { findCoveringRule } from '../../contracts/index.js';
 import { resourcePath, type ResourceType } from '../../contracts/index.js';
