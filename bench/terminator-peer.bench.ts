@@ -14,7 +14,10 @@
 // Every round creates the pods before the variant starts (its initial list caches them), then deletes
 // them and its CRRs after it stops, so every variant starts from the same API server state.
 // Usage: npm run bench:terminator-peer [-- --rounds 2 --pods 1000 --sequential 50 --concurrency 50
-//        --no-defaults --out out/bench/terminator-peer.json --json]
+//        --no-defaults --variants ours,upstream-tuned --cpu-prof DIR --out out/bench/terminator-peer.json --json]
+//   --cpu-prof DIR writes a V8 CPU profile of each run of our manager into DIR (open it in Chrome DevTools or
+//   summarise it with `tsx bench/support/cpu-profile.ts FILE`); profiling slows ours, so ratios of such a run
+//   are not comparable.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -34,6 +37,7 @@ import {
 } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
+import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
 import { jobPod, pool, statusOf } from './support/job-pods.js';
 import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
@@ -42,6 +46,8 @@ const args = benchArgs(
   { rounds: 2, pods: 1000, sequential: 50, concurrency: 50 },
   {
     'no-defaults': { type: 'boolean', default: false },
+    variants: { type: 'string' },
+    'cpu-prof': { type: 'string' },
     out: { type: 'string', default: path.join('out', 'bench', 'terminator-peer.json') },
   },
 );
@@ -52,7 +58,17 @@ const MiB = 2 ** 20;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 
 type Variant = 'ours' | 'upstream-tuned' | 'upstream-default';
-const VARIANTS: Variant[] = args.extra['no-defaults'] ? ['ours', 'upstream-tuned'] : ['ours', 'upstream-tuned', 'upstream-default'];
+const ALL_VARIANTS: Variant[] = ['ours', 'upstream-tuned', 'upstream-default'];
+const VARIANTS: Variant[] = args.extra.variants
+  ? args.extra.variants.split(',').map((v) => {
+      if (!ALL_VARIANTS.includes(v as Variant))
+        throw new Error(`--variants: unknown variant "${v}" (choose from ${ALL_VARIANTS.join(', ')})`);
+      return v as Variant;
+    })
+  : args.extra['no-defaults']
+    ? ['ours', 'upstream-tuned']
+    : ALL_VARIANTS;
+const cpuProfDir = args.extra['cpu-prof'] ? path.resolve(args.extra['cpu-prof']) : undefined;
 
 const plane = await ControlPlane.start();
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
@@ -86,7 +102,10 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   const started = performance.now();
   current =
     variant === 'ours'
-      ? await startOurManager(plane, cliMain, { featureGates: 'SidecarTerminator=true' })
+      ? await startOurManager(plane, cliMain, {
+          featureGates: 'SidecarTerminator=true',
+          ...(cpuProfDir ? { nodeOptions: `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${cpuProfDir}` } : {}),
+        })
       : await startUpstreamManager(plane, {
           featureGates: 'SidecarTerminator=true',
           ...(variant === 'upstream-tuned' ? { qps: 1000, burst: 1000, args: ['--sidecarterminator-workers=50'] } : {}),
@@ -203,7 +222,10 @@ try {
     VARIANTS.map((v) => [v, Object.fromEntries(keys.map((k) => [k, r1(median(runs[v].map((r) => r[k])))]))]),
   ) as Record<Variant, Record<(typeof keys)[number], number>>;
   const ratios = Object.fromEntries(
-    VARIANTS.filter((v) => v !== 'ours').map((v) => [v, Object.fromEntries(keys.map((k) => [k, ratio(medians.ours[k], medians[v][k])]))]),
+    VARIANTS.filter((v) => v !== 'ours' && VARIANTS.includes('ours')).map((v) => [
+      v,
+      Object.fromEntries(keys.map((k) => [k, ratio(medians.ours[k], medians[v][k])])),
+    ]),
   );
   const result = {
     upstream: `kruise-manager ${pinnedKruiseVersion()}`,
