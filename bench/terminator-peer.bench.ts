@@ -10,6 +10,8 @@
 //   variants    ours; upstream tuned (--rest-config-qps/burst 1000, 50 sidecarterminator workers);
 //               upstream at its defaults (QPS 30, burst 50, 3 workers; --no-defaults skips it).
 //   process     RSS after start (with the 1,050 pods cached), RSS after the burst, CPU seconds of the run.
+//   webhook     the API server's own view of the variant's CRR admission webhooks: seconds it waited on them
+//               (apiserver_admission_webhook_admission_duration_seconds) per CRR, over the whole run.
 //
 // Every round creates the pods before the variant starts (its initial list caches them), then deletes
 // them and its CRRs after it stops, so every variant starts from the same API server state.
@@ -85,6 +87,19 @@ interface RunResult {
   rssStartMiB: number;
   rssAfterMiB: number;
   cpuSeconds: number;
+  webhookMsPerCrr: number;
+}
+
+/** Seconds the API server has spent waiting on ContainerRecreateRequest CREATE admission webhooks so far. */
+async function crrWebhookSeconds(): Promise<number> {
+  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_admission_webhook_admission_duration_seconds_sum{')) continue;
+    if (!/name="[mv]containerrecreaterequest\./.test(line) || !line.includes('operation="CREATE"')) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
 }
 
 async function runOnce(variant: Variant, round: number): Promise<RunResult> {
@@ -115,6 +130,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   await sleep(4_000);
   const rssStart = current.rssBytes();
   const cpu0 = current.cpuSeconds();
+  const webhook0 = await crrWebhookSeconds();
 
   const crrSeen = new Map<string, number>();
   const waiters = new Map<string, () => void>();
@@ -171,6 +187,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   await all;
   const cpu = current.cpuSeconds() - cpu0;
   const rssAfter = current.rssBytes();
+  const webhookSeconds = (await crrWebhookSeconds()) - webhook0;
   observer.stop();
 
   const lat = (names: string[]) => names.map((n) => crrSeen.get(n)! - written.get(n)!);
@@ -185,6 +202,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
     rssStartMiB: r1(rssStart / MiB),
     rssAfterMiB: r1(rssAfter / MiB),
     cpuSeconds: Number(cpu.toFixed(2)),
+    webhookMsPerCrr: r1((webhookSeconds * 1000) / (seqNames.length + burstNames.length)),
   };
   const crrs = (await client.list(CONTAINER_RECREATE_REQUESTS, { namespace: ns })).items.length;
   if (crrs !== seqNames.length + burstNames.length) throw new Error(`${variant}: expected one CRR per pod, found ${crrs}`);
@@ -217,7 +235,17 @@ try {
     }
   }
 
-  const keys = ['seqP50', 'seqP99', 'burstP50', 'burstP99', 'burstMakespanMs', 'rssStartMiB', 'rssAfterMiB', 'cpuSeconds'] as const;
+  const keys = [
+    'seqP50',
+    'seqP99',
+    'burstP50',
+    'burstP99',
+    'burstMakespanMs',
+    'rssStartMiB',
+    'rssAfterMiB',
+    'cpuSeconds',
+    'webhookMsPerCrr',
+  ] as const;
   const medians = Object.fromEntries(
     VARIANTS.map((v) => [v, Object.fromEntries(keys.map((k) => [k, r1(median(runs[v].map((r) => r[k])))]))]),
   ) as Record<Variant, Record<(typeof keys)[number], number>>;
@@ -251,6 +279,7 @@ try {
       'RSS start MiB',
       'RSS after MiB',
       'CPU s',
+      'webhook ms/CRR',
     ];
     const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 15 : 24)).join('');
     console.log(
