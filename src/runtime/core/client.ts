@@ -201,19 +201,26 @@ class Transport {
         let partial: Buffer[] = [];
         const line = (buf: Buffer, start: number, end: number) => {
           if (end <= start) return;
-          let event: { type?: string; object?: KubeObject };
+          let event: { type?: string; object?: KubeObject } | null;
           try {
             event = JSON.parse(buf.toString('utf8', start, end)) as typeof event;
           } catch {
             return; // not an event: skipped, as client-node's Watch does
           }
-          if (event.type && event.object) onEvent(event.type, event.object);
+          if (typeof event !== 'object' || event === null || !event.type || !event.object) return;
+          try {
+            onEvent(event.type, event.object);
+          } catch (err) {
+            // Never out of the stream's 'data' listener (that would be an uncaught exception): the watch ends
+            // with the error, and the informer logs it and watches again after its backoff.
+            finish(err);
+          }
         };
         res.body.on('data', (chunk: Buffer) => {
           if (finished) return;
           arm();
           let start = 0;
-          for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+          for (let nl = chunk.indexOf(10); nl !== -1 && !finished; nl = chunk.indexOf(10, start)) {
             if (partial.length > 0) {
               partial.push(chunk.subarray(start, nl));
               const whole = Buffer.concat(partial);

@@ -10,12 +10,13 @@ export const sidecarTerminator: ControllerDefinition = {
   featureGate: 'SidecarTerminator',
   // Upstream runs 3. A reconcile here is one API write that Node overlaps cheaply; in
   // bench/sidecarterminator.bench.ts (1,000 pods finishing with 50 status writes in flight) 10 workers
-  // left CRRs ~2 s behind (p50). Not more than 24: each CRR create waits on our CRR webhooks, which the API
-  // server calls over HTTP/1.1 (always, for a Service-addressed webhook) and keeps at most 25 idle
-  // connections per webhook host; past that every call opens a new TLS connection. With 50 workers the
-  // 1,000-pod burst of bench/terminator-peer.bench.ts made the API server open ~4,500 connections to our
-  // webhook; with 20, under 100, and the manager used ~10% less CPU. Writes to one pod stay serial.
-  defaultWorkers: 24,
+  // left CRRs ~2 s behind (p50), 50 kept pace with the writes (p50 0.35 s). Writes to one pod stay serial.
+  // Each CRR create waits on our CRR webhooks, which the API server calls over HTTP/1.1 (always, for a
+  // Service-addressed webhook) keeping at most 25 idle connections per host: past 25 creates in flight it
+  // opens new TLS connections (bench/terminator-peer.bench.ts: ~4,500 in the burst with 50 workers, under
+  // 100 with 20, ~10% less manager CPU). Fewer workers still lost: the webhook wait per CRR stayed the same,
+  // so throughput halved and the burst queued (bench/notes/terminator-burst-2026-11-24.md).
+  defaultWorkers: 50,
   reads: [
     {
       resource: PODS,
