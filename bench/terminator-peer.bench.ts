@@ -10,11 +10,16 @@
 //   variants    ours; upstream tuned (--rest-config-qps/burst 1000, 50 sidecarterminator workers);
 //               upstream at its defaults (QPS 30, burst 50, 3 workers; --no-defaults skips it).
 //   process     RSS after start (with the 1,050 pods cached), RSS after the burst, CPU seconds of the run.
+//   webhook     the API server's own view of the variant's CRR admission webhooks: seconds it waited on them
+//               (apiserver_admission_webhook_admission_duration_seconds) per CRR, over the whole run.
 //
 // Every round creates the pods before the variant starts (its initial list caches them), then deletes
 // them and its CRRs after it stops, so every variant starts from the same API server state.
 // Usage: npm run bench:terminator-peer [-- --rounds 2 --pods 1000 --sequential 50 --concurrency 50
-//        --no-defaults --out out/bench/terminator-peer.json --json]
+//        --no-defaults --variants ours,upstream-tuned --cpu-prof DIR --out out/bench/terminator-peer.json --json]
+//   --cpu-prof DIR writes a V8 CPU profile of each run of our manager into DIR (open it in Chrome DevTools or
+//   summarise it with `tsx bench/support/cpu-profile.ts FILE`); profiling slows ours, so ratios of such a run
+//   are not comparable.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -34,6 +39,7 @@ import {
 } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
+import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
 import { jobPod, pool, statusOf } from './support/job-pods.js';
 import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
@@ -42,6 +48,8 @@ const args = benchArgs(
   { rounds: 2, pods: 1000, sequential: 50, concurrency: 50 },
   {
     'no-defaults': { type: 'boolean', default: false },
+    variants: { type: 'string' },
+    'cpu-prof': { type: 'string' },
     out: { type: 'string', default: path.join('out', 'bench', 'terminator-peer.json') },
   },
 );
@@ -52,7 +60,17 @@ const MiB = 2 ** 20;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 
 type Variant = 'ours' | 'upstream-tuned' | 'upstream-default';
-const VARIANTS: Variant[] = args.extra['no-defaults'] ? ['ours', 'upstream-tuned'] : ['ours', 'upstream-tuned', 'upstream-default'];
+const ALL_VARIANTS: Variant[] = ['ours', 'upstream-tuned', 'upstream-default'];
+const VARIANTS: Variant[] = args.extra.variants
+  ? args.extra.variants.split(',').map((v) => {
+      if (!ALL_VARIANTS.includes(v as Variant))
+        throw new Error(`--variants: unknown variant "${v}" (choose from ${ALL_VARIANTS.join(', ')})`);
+      return v as Variant;
+    })
+  : args.extra['no-defaults']
+    ? ['ours', 'upstream-tuned']
+    : ALL_VARIANTS;
+const cpuProfDir = args.extra['cpu-prof'] ? path.resolve(args.extra['cpu-prof']) : undefined;
 
 const plane = await ControlPlane.start();
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
@@ -69,6 +87,19 @@ interface RunResult {
   rssStartMiB: number;
   rssAfterMiB: number;
   cpuSeconds: number;
+  webhookMsPerCrr: number;
+}
+
+/** Seconds the API server has spent waiting on ContainerRecreateRequest CREATE admission webhooks so far. */
+async function crrWebhookSeconds(): Promise<number> {
+  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_admission_webhook_admission_duration_seconds_sum{')) continue;
+    if (!/name="[mv]containerrecreaterequest\./.test(line) || !line.includes('operation="CREATE"')) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
 }
 
 async function runOnce(variant: Variant, round: number): Promise<RunResult> {
@@ -86,7 +117,10 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   const started = performance.now();
   current =
     variant === 'ours'
-      ? await startOurManager(plane, cliMain, { featureGates: 'SidecarTerminator=true' })
+      ? await startOurManager(plane, cliMain, {
+          featureGates: 'SidecarTerminator=true',
+          ...(cpuProfDir ? { nodeOptions: `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${cpuProfDir}` } : {}),
+        })
       : await startUpstreamManager(plane, {
           featureGates: 'SidecarTerminator=true',
           ...(variant === 'upstream-tuned' ? { qps: 1000, burst: 1000, args: ['--sidecarterminator-workers=50'] } : {}),
@@ -96,6 +130,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   await sleep(4_000);
   const rssStart = current.rssBytes();
   const cpu0 = current.cpuSeconds();
+  const webhook0 = await crrWebhookSeconds();
 
   const crrSeen = new Map<string, number>();
   const waiters = new Map<string, () => void>();
@@ -152,6 +187,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   await all;
   const cpu = current.cpuSeconds() - cpu0;
   const rssAfter = current.rssBytes();
+  const webhookSeconds = (await crrWebhookSeconds()) - webhook0;
   observer.stop();
 
   const lat = (names: string[]) => names.map((n) => crrSeen.get(n)! - written.get(n)!);
@@ -166,6 +202,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
     rssStartMiB: r1(rssStart / MiB),
     rssAfterMiB: r1(rssAfter / MiB),
     cpuSeconds: Number(cpu.toFixed(2)),
+    webhookMsPerCrr: r1((webhookSeconds * 1000) / (seqNames.length + burstNames.length)),
   };
   const crrs = (await client.list(CONTAINER_RECREATE_REQUESTS, { namespace: ns })).items.length;
   if (crrs !== seqNames.length + burstNames.length) throw new Error(`${variant}: expected one CRR per pod, found ${crrs}`);
@@ -198,12 +235,25 @@ try {
     }
   }
 
-  const keys = ['seqP50', 'seqP99', 'burstP50', 'burstP99', 'burstMakespanMs', 'rssStartMiB', 'rssAfterMiB', 'cpuSeconds'] as const;
+  const keys = [
+    'seqP50',
+    'seqP99',
+    'burstP50',
+    'burstP99',
+    'burstMakespanMs',
+    'rssStartMiB',
+    'rssAfterMiB',
+    'cpuSeconds',
+    'webhookMsPerCrr',
+  ] as const;
   const medians = Object.fromEntries(
     VARIANTS.map((v) => [v, Object.fromEntries(keys.map((k) => [k, r1(median(runs[v].map((r) => r[k])))]))]),
   ) as Record<Variant, Record<(typeof keys)[number], number>>;
   const ratios = Object.fromEntries(
-    VARIANTS.filter((v) => v !== 'ours').map((v) => [v, Object.fromEntries(keys.map((k) => [k, ratio(medians.ours[k], medians[v][k])]))]),
+    VARIANTS.filter((v) => v !== 'ours' && VARIANTS.includes('ours')).map((v) => [
+      v,
+      Object.fromEntries(keys.map((k) => [k, ratio(medians.ours[k], medians[v][k])])),
+    ]),
   );
   const result = {
     upstream: `kruise-manager ${pinnedKruiseVersion()}`,
@@ -229,6 +279,7 @@ try {
       'RSS start MiB',
       'RSS after MiB',
       'CPU s',
+      'webhook ms/CRR',
     ];
     const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 15 : 24)).join('');
     console.log(

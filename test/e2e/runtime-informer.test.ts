@@ -70,6 +70,17 @@ describe('informer on the real API server', () => {
     expect(seen.delete).toContain('live');
   });
 
+  it('splits the watch stream into events itself: an event larger than a network chunk, and many events at once, arrive whole', async () => {
+    // ~600 KB of UTF-8 with multi-byte characters: the stream's chunks end inside the event (and may end
+    // inside a character); the event is only parsed once its newline has arrived.
+    const big = 'ü€'.repeat(100_000) + 'end';
+    await client.create(CONFIGMAPS, cm('big', { big }));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => client.create(CONFIGMAPS, cm(`burst-${i}`, { i: String(i) }))));
+    await eventually(async () => Array.from({ length: 40 }, (_, i) => informer.get(`${ns}/burst-${i}`)).every(Boolean), 15_000, 'burst');
+    await eventually(async () => (informer.get(`${ns}/big`)?.data as { big?: string } | undefined)?.big === big, 15_000, 'big event');
+    expect(informer.stats.watchErrors).toBe(0);
+  });
+
   it('a broken watch resumes from the last resourceVersion and replays what it missed', async () => {
     const internals = informer as unknown as { abort?: AbortController };
     const errorsBefore = informer.stats.watchErrors;

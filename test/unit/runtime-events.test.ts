@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PODS, CLONESETS } from '../../src/contracts/index.js';
 import type { KubeClient } from '../../src/runtime/core/client.js';
-import { EventRecorder } from '../../src/runtime/core/events.js';
+import { EventRecorder, eventNameSuffix } from '../../src/runtime/core/events.js';
 import type { KubeObject } from '../../src/runtime/core/types.js';
 
 // A fake client that only counts the Events written (the recorder's only call).
@@ -31,5 +31,19 @@ describe("event spam filter (client-go's: 25 per object, one more every 5 minute
     await new Promise((r) => setTimeout(r, 10));
     expect(written.map((e) => e.message)).toContain('after 5 minutes');
     expect(written.map((e) => e.message)).not.toContain('still limited');
+  });
+});
+
+describe('event names', () => {
+  it("are client-go's <object>.<hex nanoseconds>, unique even for many events in one millisecond", async () => {
+    const { rec, written } = recorder(() => 0);
+    for (let i = 0; i < 20; i++) rec.emit(PODS, obj(`job-${i % 2}`), 'Normal', 'SidecarTerminator', `event ${i}`);
+    await new Promise((r) => setTimeout(r, 10));
+    const names = written.map((e) => e.metadata.name!);
+    expect(new Set(names).size).toBe(20);
+    for (const n of names) expect(n).toMatch(/^job-[01]\.[0-9a-f]{16,}$/);
+    const a = eventNameSuffix(1_700_000_000_000);
+    const b = eventNameSuffix(1_700_000_000_000);
+    expect(BigInt(`0x${b}`)).toBeGreaterThan(BigInt(`0x${a}`));
   });
 });

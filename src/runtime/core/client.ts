@@ -105,6 +105,207 @@ export interface WatchOptions {
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
 /**
+ * Authentication headers are taken again from the kubeconfig at most this often (and after a 401), like
+ * client-go's cached token sources: rotated service-account tokens and exec credentials still reach the
+ * API server, without building client-node's per-request authentication on every call.
+ */
+export const AUTH_REFRESH_MS = 10_000;
+
+/** Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive. */
+const WATCH_INACTIVITY_MS = 5 * 60_000;
+
+type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+
+/**
+ * How requests reach the API server, shared by a client and its fenced copies. client-node 2.0 builds a new
+ * undici Agent (a new TLS connection), decodes the certificates and re-reads file-backed credentials for
+ * every request (`applySecurityAuthentication`); under a burst that was a tenth of the controller's CPU
+ * (bench/terminator-peer.bench.ts, CPU profile). Here the first dispatcher is kept for every call (so calls
+ * share its keep-alive connection; the TLS transport, CA and client certificate, is fixed at start) and the
+ * headers client-node computes are reused for AUTH_REFRESH_MS.
+ */
+class Transport {
+  /** null: the kubeconfig needs no TLS dispatcher (plain HTTP): client-node's own transport is used. */
+  private dispatcher?: Dispatcher | null;
+  private auth?: { headers: Record<string, string>; at: number };
+  private loading?: Promise<void>;
+  private readonly http = new IsomorphicFetchHttpLibrary();
+
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  private refresh(): Promise<void> {
+    this.loading ??= (async () => {
+      const cluster = this.kubeConfig.getCurrentCluster();
+      if (!cluster) throw new Error('kubeconfig has no current cluster');
+      const ctx = new RequestContext(cluster.server, HttpMethod.GET);
+      await this.kubeConfig.applySecurityAuthentication(ctx);
+      const fresh = ctx.getDispatcher();
+      if (this.dispatcher === undefined) this.dispatcher = fresh ?? null;
+      else if (fresh && fresh !== this.dispatcher) void fresh.close().catch(() => undefined);
+      this.auth = { headers: { ...ctx.getHeaders() }, at: Date.now() };
+    })().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  private async headers(): Promise<Record<string, string>> {
+    if (!this.auth || Date.now() - this.auth.at >= AUTH_REFRESH_MS) await this.refresh();
+    return this.auth!.headers;
+  }
+
+  /**
+   * Starts a watch on the shared dispatcher and splits its body into events itself (newline-delimited
+   * JSON): client-node's Watch adapts a fetch body to a WHATWG stream, then to a Node stream, then to
+   * readline, which cost more than the JSON parsing under a burst of pod updates. Resolves to undefined
+   * when there is no dispatcher (plain HTTP): the caller then uses client-node's Watch. `onDone` is called
+   * once: null on a clean close, a `TimeoutError` when nothing arrived for `inactivityMs`, an error with
+   * `statusCode` on an HTTP error (410 Gone included), or the transport's error.
+   */
+  async watch(
+    url: string,
+    inactivityMs: number,
+    onEvent: (type: string, obj: KubeObject) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController | undefined> {
+    const headers = { ...(await this.headers()), Accept: 'application/json' };
+    if (!this.dispatcher) return undefined;
+    const controller = new AbortController();
+    let timedOut = false;
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (err: unknown) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      controller.abort();
+      onDone(err && timedOut ? new DOMException('watch inactive', 'TimeoutError') : err);
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new DOMException('watch inactive', 'TimeoutError'));
+      }, inactivityMs);
+      timer.unref();
+    };
+    arm();
+    const u = new URL(url);
+    this.dispatcher
+      .request({ origin: u.origin, path: u.pathname + u.search, method: HttpMethod.GET, headers, signal: controller.signal })
+      .then(async (res) => {
+        if (res.statusCode !== 200) {
+          const text = await res.body.text().catch(() => '');
+          if (res.statusCode === 401) this.auth = undefined;
+          const err = new Error(`watch ${u.pathname}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`) as Error & { statusCode: number };
+          err.statusCode = res.statusCode;
+          finish(err);
+          return;
+        }
+        arm();
+        // Bytes of a line not yet ended; events are split at '\n' bytes (never inside a UTF-8 sequence).
+        let partial: Buffer[] = [];
+        const line = (buf: Buffer, start: number, end: number) => {
+          if (end <= start) return;
+          let event: { type?: string; object?: KubeObject } | null;
+          try {
+            event = JSON.parse(buf.toString('utf8', start, end)) as typeof event;
+          } catch {
+            return; // not an event: skipped, as client-node's Watch does
+          }
+          if (typeof event !== 'object' || event === null || !event.type || !event.object) return;
+          try {
+            onEvent(event.type, event.object);
+          } catch (err) {
+            // Never out of the stream's 'data' listener (that would be an uncaught exception): the watch ends
+            // with the error, and the informer logs it and watches again after its backoff.
+            finish(err);
+          }
+        };
+        res.body.on('data', (chunk: Buffer) => {
+          if (finished) return;
+          arm();
+          let start = 0;
+          for (let nl = chunk.indexOf(10); nl !== -1 && !finished; nl = chunk.indexOf(10, start)) {
+            if (partial.length > 0) {
+              partial.push(chunk.subarray(start, nl));
+              const whole = Buffer.concat(partial);
+              partial = [];
+              line(whole, 0, whole.length);
+            } else line(chunk, start, nl);
+            start = nl + 1;
+          }
+          if (start < chunk.length) partial.push(chunk.subarray(start));
+        });
+        res.body.on('end', () => finish(null));
+        res.body.on('error', finish);
+        res.body.on('close', () => finish(null));
+      })
+      .catch(finish);
+    return controller;
+  }
+
+  /** Sends one request; a 401 with cached credentials refreshes them and sends it once more. */
+  async send(
+    method: HttpMethod,
+    url: string,
+    body: string | undefined,
+    contentType: string | undefined,
+    timeoutMs: number,
+  ): Promise<{ status: number; text: string }> {
+    for (let attempt = 0; ; attempt++) {
+      let refreshed = false;
+      if (!this.auth || attempt > 0 || Date.now() - this.auth.at >= AUTH_REFRESH_MS) {
+        await this.refresh();
+        refreshed = true;
+      }
+      const res = await this.transmit(method, url, body, contentType, timeoutMs);
+      if (res.status === 401 && !refreshed) continue;
+      return res;
+    }
+  }
+
+  /**
+   * Sends with undici's `request` on the shared dispatcher rather than client-node's fetch: fetch's
+   * Request objects, WHATWG streams and signal plumbing cost more controller CPU per call than the
+   * rest of a reconcile, so under a burst (1,000 pods finishing together) reconciles queued on the
+   * event loop (bench/sidecarterminator.bench.ts). Without a dispatcher (plain-HTTP kubeconfigs)
+   * client-node's own transport is used.
+   */
+  private async transmit(
+    method: HttpMethod,
+    url: string,
+    body: string | undefined,
+    contentType: string | undefined,
+    timeoutMs: number,
+  ): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { ...this.auth!.headers, Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
+    if (!this.dispatcher) {
+      const ctx = new RequestContext(url, method);
+      for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
+      if (body !== undefined) ctx.setBody(body);
+      ctx.setSignal(AbortSignal.timeout(timeoutMs));
+      const res = await this.http.send(ctx).toPromise();
+      return { status: res.httpStatusCode, text: await res.body.text() };
+    }
+    const u = new URL(url);
+    // undici's own timeouts (answer headers, then each body chunk, within timeoutMs) rather than an
+    // AbortSignal.timeout per call: a timer, a signal and its listeners per request showed in the profile.
+    const res = await this.dispatcher.request({
+      origin: u.origin,
+      path: u.pathname + u.search,
+      method,
+      headers,
+      body,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    return { status: res.statusCode, text: await res.body.text() };
+  }
+}
+
+/**
  * The runtime's only way to the API server. Built on client-node's own transport (KubeConfig
  * authentication, its undici dispatcher, its Watch) but generic over `ResourceType`, so one code path
  * knows the (group, resource, verb) of each call: it reports it to `onAccess` and, with `enforce`, refuses
@@ -112,18 +313,17 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  * Every patch names its patch type (`PatchStrategy`); there is no default.
  */
 export class KubeClient {
-  private readonly http = new IsomorphicFetchHttpLibrary();
+  private transport: Transport;
   private readonly watcher: Watch;
   private readonly listeners: AccessListener[] = [];
-  private dispatcher?: ReturnType<RequestContext['getDispatcher']>;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     private readonly options: KubeClientOptions = {},
   ) {
+    this.transport = new Transport(kubeConfig);
     this.watcher = new Watch(kubeConfig);
-    // Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive.
-    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 5 * 60_000;
+    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_INACTIVITY_MS;
     if (options.onAccess) this.listeners.push(options.onAccess);
   }
 
@@ -131,7 +331,7 @@ export class KubeClient {
   fenced(fence: () => boolean): KubeClient {
     const c = new KubeClient(this.kubeConfig, { ...this.options, onAccess: undefined, fence });
     c.listeners.push(...this.listeners);
-    c.dispatcher = this.dispatcher;
+    c.transport = this.transport;
     return c;
   }
 
@@ -150,19 +350,6 @@ export class KubeClient {
       );
     }
     for (const l of this.listeners) l(access);
-  }
-
-  /**
-   * client-node 2.0 builds a new undici Agent (so a new TLS connection) for every request; reuse the
-   * first one so calls share keep-alive connections. Authentication headers (tokens) are still applied
-   * per request; only the TLS transport (CA, client certificate) is kept.
-   */
-  private reuseDispatcher(ctx: RequestContext): void {
-    const fresh = ctx.getDispatcher();
-    if (!fresh) return;
-    if (!this.dispatcher) this.dispatcher = fresh;
-    else if (fresh !== this.dispatcher) void fresh.close().catch(() => undefined);
-    ctx.setDispatcher(this.dispatcher);
   }
 
   private async send<T>(
@@ -186,48 +373,19 @@ export class KubeClient {
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server + resourcePath(type, where.namespace, where.name, where.subresource));
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), method);
-    ctx.setHeaderParam('Accept', 'application/json');
-    if (body !== undefined) {
-      ctx.setHeaderParam('Content-Type', contentType ?? 'application/json');
-      ctx.setBody(goJson(body));
-    }
-    ctx.setSignal(AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000));
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    this.reuseDispatcher(ctx);
-    const { status, text } = await this.transmit(ctx);
+    const { status, text } = await this.transport.send(
+      method,
+      url.toString(),
+      body !== undefined ? goJson(body) : undefined,
+      contentType,
+      this.options.requestTimeoutMs ?? 30_000,
+    );
     const parsed = text ? safeJson(text) : undefined;
     if (status >= 300) {
       const st = (parsed ?? {}) as { reason?: string; message?: string };
       throw new KubeApiError(status, st.reason ?? 'Unknown', st.message ?? text.slice(0, 300), access, parsed);
     }
     return parsed as T;
-  }
-
-  /**
-   * Sends with undici's `request` on the shared dispatcher rather than client-node's fetch: fetch's
-   * Request objects, WHATWG streams and signal plumbing cost more controller CPU per call than the
-   * rest of a reconcile, so under a burst (1,000 pods finishing together) reconciles queued on the
-   * event loop (bench/sidecarterminator.bench.ts). Without a dispatcher (plain-HTTP kubeconfigs)
-   * client-node's own transport is used as before.
-   */
-  private async transmit(ctx: RequestContext): Promise<{ status: number; text: string }> {
-    const dispatcher = ctx.getDispatcher();
-    if (!dispatcher) {
-      const res = await this.http.send(ctx).toPromise();
-      return { status: res.httpStatusCode, text: await res.body.text() };
-    }
-    const url = new URL(ctx.getUrl());
-    const body = ctx.getBody();
-    const res = await dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: ctx.getHttpMethod(),
-      headers: ctx.getHeaders(),
-      body: typeof body === 'string' ? body : undefined,
-      signal: ctx.getSignal(),
-    });
-    return { status: res.statusCode, text: await res.body.text() };
   }
 
   get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
@@ -310,6 +468,13 @@ export class KubeClient {
       verb: 'watch',
       ...(type.namespaced && namespace !== undefined ? { namespace } : {}),
     });
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server + resourcePath(type, namespace));
+    url.searchParams.set('watch', 'true');
+    for (const [k, v] of Object.entries(q)) if (v !== undefined) url.searchParams.set(k, String(v));
+    const own = await this.transport.watch(url.toString(), WATCH_INACTIVITY_MS, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
+    if (own) return own;
     return this.watcher.watch(
       resourcePath(type, namespace),
       q,

@@ -11,6 +11,11 @@ export const sidecarTerminator: ControllerDefinition = {
   // Upstream runs 3. A reconcile here is one API write that Node overlaps cheaply; in
   // bench/sidecarterminator.bench.ts (1,000 pods finishing with 50 status writes in flight) 10 workers
   // left CRRs ~2 s behind (p50), 50 kept pace with the writes (p50 0.35 s). Writes to one pod stay serial.
+  // Each CRR create waits on our CRR webhooks, which the API server calls over HTTP/1.1 (always, for a
+  // Service-addressed webhook) keeping at most 25 idle connections per host: past 25 creates in flight it
+  // opens new TLS connections (bench/terminator-peer.bench.ts: ~4,500 in the burst with 50 workers, under
+  // 100 with 20, ~10% less manager CPU). Fewer workers still lost: the webhook wait per CRR stayed the same,
+  // so throughput halved and the burst queued (bench/notes/terminator-burst-2026-11-24.md).
   defaultWorkers: 50,
   reads: [
     {
