@@ -87,6 +87,7 @@ let coreKindAjv: Ajv | undefined;
 
 /** Compiles the validator of the core kind generated as `definition` (`validate.ts` caches). */
 export function compileCoreKindValidator(definition: string): ValidateFunction {
-  if (!coreKindDefinitions()[definition]) throw new Error(`core kind definition ${definition} is not in k8s-core-kinds.schema.json`);
+  if (!coreKindDefinitions()[definition] && !coreDefinitions()[definition])
+    throw new Error(`core kind definition ${definition} is not generated; add it to CORE_KINDS and regenerate`);
   return (coreKindAjv ??= createValidatorAjv({}, coreKindDefinitions())).compile(coreKindSchema(definition));
 }
