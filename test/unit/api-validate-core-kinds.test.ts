@@ -18,13 +18,19 @@ const meta = { name: 'a', namespace: 'ns', labels: { app: 'a' }, creationTimesta
 /** One valid object per core kind, as cdk8s / kubectl write them. */
 const VALID: Record<string, Record<string, unknown>> = {
   'v1 Pod': { metadata: meta, spec: { ...podSpec, restartPolicy: 'Always' } },
-  'v1 Service': { metadata: meta, spec: { selector: { app: 'a' }, ports: [{ port: 80, targetPort: 'http', protocol: 'TCP' }], type: 'ClusterIP' } },
+  'v1 Service': {
+    metadata: meta,
+    spec: { selector: { app: 'a' }, ports: [{ port: 80, targetPort: 'http', protocol: 'TCP' }], type: 'ClusterIP' },
+  },
   'v1 ConfigMap': { metadata: meta, data: { 'a.conf': 'x=1' } },
   'v1 Secret': { metadata: meta, type: 'Opaque', data: { token: 'dG9rZW4=' }, stringData: { plain: 'text' } },
   'v1 ServiceAccount': { metadata: meta, automountServiceAccountToken: false },
   'v1 Namespace': { metadata: { name: 'ns', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
   'v1 PersistentVolumeClaim': { metadata: meta, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
-  'apps/v1 Deployment': { metadata: meta, spec: { replicas: 2, selector, template, strategy: { rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } } } },
+  'apps/v1 Deployment': {
+    metadata: meta,
+    spec: { replicas: 2, selector, template, strategy: { rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } } },
+  },
   'apps/v1 StatefulSet': { metadata: meta, spec: { serviceName: 'a', selector, template } },
   'apps/v1 DaemonSet': { metadata: meta, spec: { selector, template } },
   'apps/v1 ReplicaSet': { metadata: meta, spec: { selector, template } },
