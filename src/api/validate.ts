@@ -1,5 +1,5 @@
 /**
- * Schema validation of apps.kruise.io objects with ajv.
+ * Schema validation of apps.kruise.io objects, and of the common core kinds (`core-kinds.ts`), with ajv.
  *
  * One ajv instance holds the generated core definitions once; each kind's validator is compiled on
  * first use and cached, so validating many documents costs only the compiled checks. Unknown fields
