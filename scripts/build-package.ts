@@ -21,7 +21,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
-import { precompiledValidatorsSource } from '../src/api/validate-standalone.js';
+import { CORE_KIND_VALIDATORS_FILE, coreKindValidatorsSource, precompiledValidatorsSource } from '../src/api/validate-standalone.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = path.join(repoRoot, 'lib');
@@ -176,6 +176,8 @@ export async function buildCli(): Promise<void> {
     minify: true,
     banner: { js: REQUIRE_SHIM },
   });
+  // The core kinds' validators, required by the CLI only when a run meets a core kind (cold start unchanged).
+  writeFileSync(path.join(lib, 'cli', CORE_KIND_VALIDATORS_FILE), coreKindValidatorsSource());
 }
 
 export function buildTypes(): void {

@@ -8,4 +8,6 @@ import type { ValidateFunction } from 'ajv';
  * schemas nor loads the compiler (most of a one-file `validate`).
  */
 export const PRECOMPILED_VALIDATORS: Readonly<Record<string, ValidateFunction>> = {};
-export { compileValidator } from './validate-compile.js';
+// The core kinds' validators: compiled on first use here; in the CLI, loaded on first use from a file of their
+// own (only a run that meets a core kind pays for them).
+export { compileValidator, compileCoreKindValidator } from './validate-compile.js';

@@ -8,6 +8,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import coreKindsDoc from './core/k8s-core-kinds.schema.json' with { type: 'json' };
 import { coreDefinitions, resolveSchema, type Json } from './resolve.js';
 import type { KindDefinition } from './registry.js';
 
@@ -34,7 +35,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  * A new ajv instance with our options, keywords, formats and the core definitions. `code` adds code
  * generation options (the build passes `source`/`esm` to emit standalone validators).
  */
-export function createValidatorAjv(code: Record<string, unknown> = {}): Ajv {
+export function createValidatorAjv(code: Record<string, unknown> = {}, extraDefinitions: Record<string, Json> = {}): Ajv {
   const a = new Ajv({
     allErrors: true,
     verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
@@ -49,7 +50,7 @@ export function createValidatorAjv(code: Record<string, unknown> = {}): Ajv {
   });
   a.addVocabulary(ANNOTATION_KEYWORDS);
   addFormats(a, [...VALIDATOR_FORMATS]);
-  a.addSchema({ $id: CORE_ID, definitions: coreDefinitions() });
+  a.addSchema({ $id: CORE_ID, definitions: { ...coreDefinitions(), ...extraDefinitions } });
   return a;
 }
 
@@ -69,4 +70,24 @@ export function validationSchema(def: KindDefinition): Json {
 /** Compiles the validator of `def` (each call compiles anew: `validate.ts` caches). */
 export function compileValidator(def: KindDefinition): ValidateFunction {
   return ajv().compile(validationSchema(def));
+}
+
+/** Definitions of the core kinds `validate` checks (those the base document lacks). */
+export function coreKindDefinitions(): Record<string, Json> {
+  return (coreKindsDoc as unknown as { definitions: Record<string, Json> }).definitions;
+}
+
+/** The schema of the core kind generated as `definition` (a reference into the core definitions). */
+export function coreKindSchema(definition: string): Json {
+  return { $ref: `${REF_PREFIX}${definition}` };
+}
+
+// A separate instance: the Kruise kinds' validators never pay for the core kinds' definitions.
+let coreKindAjv: Ajv | undefined;
+
+/** Compiles the validator of the core kind generated as `definition` (`validate.ts` caches). */
+export function compileCoreKindValidator(definition: string): ValidateFunction {
+  if (!coreKindDefinitions()[definition] && !coreDefinitions()[definition])
+    throw new Error(`core kind definition ${definition} is not generated; add it to CORE_KINDS and regenerate`);
+  return (coreKindAjv ??= createValidatorAjv({}, coreKindDefinitions())).compile(coreKindSchema(definition));
 }

@@ -8,7 +8,8 @@
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { _ } from 'ajv';
 import { KINDS } from './registry.js';
-import { createValidatorAjv, validationSchema } from './validate-compile.js';
+import { CORE_KINDS } from './core-kinds.js';
+import { coreKindDefinitions, coreKindSchema, createValidatorAjv, validationSchema } from './validate-compile.js';
 
 const KIND_SCHEMA_ID = (kind: string) => `kruise-kind-${kind}`;
 
@@ -29,6 +30,42 @@ export function precompiledValidatorsSource(): string {
   return (
     `${code}\nexport const PRECOMPILED_VALIDATORS = { ${KINDS.map((def) => `${JSON.stringify(def.kind)}: validate${def.kind}`).join(', ')} };\n` +
     'export function compileValidator(def) {\n' +
-    '  throw new Error(`cdk8s-kruise: no precompiled validator for kind ${def.kind} in this build (rebuild the package)`);\n}\n'
+    '  throw new Error(`cdk8s-kruise: no precompiled validator for kind ${def.kind} in this build (rebuild the package)`);\n}\n' +
+    CORE_KIND_LOADER
   );
+}
+
+/** File name of the core kinds' validators, next to the CLI bundle. */
+export const CORE_KIND_VALIDATORS_FILE = 'core-kind-validators.cjs';
+
+// Loads the core kinds' validators synchronously on first use (the rules are synchronous), from the CLI's
+// directory; the module may sit in a chunk one level below.
+const CORE_KIND_LOADER = `
+import { createRequire as __coreKindRequire } from 'node:module';
+import { existsSync as __coreKindExists } from 'node:fs';
+import { fileURLToPath as __coreKindPath } from 'node:url';
+let coreKindValidators;
+export function compileCoreKindValidator(definition) {
+  if (!coreKindValidators) {
+    const url = [${JSON.stringify(`./${CORE_KIND_VALIDATORS_FILE}`)}, ${JSON.stringify(`../${CORE_KIND_VALIDATORS_FILE}`)}].map((p) => new URL(p, import.meta.url)).find((u) => __coreKindExists(u));
+    if (!url) throw new Error('cdk8s-kruise: ${CORE_KIND_VALIDATORS_FILE} is missing next to the CLI (rebuild the package)');
+    coreKindValidators = __coreKindRequire(import.meta.url)(__coreKindPath(url));
+  }
+  const fn = coreKindValidators[definition];
+  if (!fn) throw new Error(\`cdk8s-kruise: no precompiled validator for core kind \${definition} in this build (rebuild the package)\`);
+  return fn;
+}
+`;
+
+/** A CommonJS module exporting the core kinds' validators by definition name (loaded lazily by the CLI). */
+export function coreKindValidatorsSource(): string {
+  const names = [...new Set(Object.values(CORE_KINDS))];
+  const ajv = createValidatorAjv(
+    { source: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+    coreKindDefinitions(),
+  );
+  for (const name of names) ajv.addSchema({ ...coreKindSchema(name), $id: `core-kind-${name}` });
+  type Generate = (ajv: unknown, refs: Record<string, string>) => string;
+  const generate = ((standaloneCode as unknown as { default?: Generate }).default ?? standaloneCode) as Generate;
+  return generate(ajv, Object.fromEntries(names.map((n) => [n, `core-kind-${n}`])));
 }

@@ -1,5 +1,5 @@
 /**
- * Schema validation of apps.kruise.io objects with ajv.
+ * Schema validation of apps.kruise.io objects, and of the common core kinds (`core-kinds.ts`), with ajv.
  *
  * One ajv instance holds the generated core definitions once; each kind's validator is compiled on
  * first use and cached, so validating many documents costs only the compiled checks. Unknown fields
@@ -15,7 +15,7 @@ import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './regi
 import { listNames, quoteValue, truncate } from './quote.js';
 // Both from one module, which the package build replaces for the CLI: then every kind is precompiled and the
 // compiler (ajv, the core definitions) is never loaded.
-import { compileValidator, PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
+import { compileCoreKindValidator, compileValidator, PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
 
 /** One schema problem, located by a JSON pointer into the validated object. */
 export interface SchemaIssue {
@@ -49,6 +49,23 @@ export function validatorFor(def: KindDefinition): ValidateFunction {
     compiled.set(def, fn);
   }
   return fn;
+}
+
+const compiledCore = new Map<string, ValidateFunction>();
+
+/**
+ * Validates a core Kubernetes object against the schema generated as `definition` (see `core-kinds.ts`), as
+ * strictly as the Kruise kinds: unknown fields, types, enums and required fields. Its validator is compiled (or,
+ * in the CLI, loaded) on first use.
+ */
+export function validateCoreKind(definition: string, obj: unknown): SchemaIssue[] {
+  let fn = compiledCore.get(definition);
+  if (!fn) {
+    fn = compileCoreKindValidator(definition);
+    compiledCore.set(definition, fn);
+  }
+  if (fn(obj)) return [];
+  return toIssues(fn.errors ?? []);
 }
 
 /** Compiles every kind's validator now (e.g. before a benchmark or a long-running server). */

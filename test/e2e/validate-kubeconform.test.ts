@@ -1,8 +1,7 @@
 // `cdk8s-kruise validate` reports at least every finding kubeconform reports. kubeconform (built by the prepare step)
 // runs strict and offline against schemas generated as its users generate them: the core kinds from this run's API
-// server's OpenAPI v2 document, the Kruise kinds from upstream OpenKruise's CRDs (the peer version). The sample's
-// mistakes are in the Kruise kinds: `validate` checks core kinds only through its policy rules, not against the
-// Kubernetes schema, so its core objects are valid ones (a kubeconform finding on them would fail this test).
+// server's OpenAPI v2 document, the Kruise kinds from upstream OpenKruise's CRDs (the peer version). The sample has
+// mistakes in Kruise kinds and in core kinds (KRUISE-SCHEMA-004), plus valid core objects that neither may flag.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,26 +59,66 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: team}
 spec:
-  replicas: 2
+  replicas: "2"
   selector: {matchLabels: {app: api}}
   template:
     metadata: {labels: {app: api}}
     spec:
-      containers: [{name: api, image: "example.io/api:1", ports: [{containerPort: 8080}]}]
+      containers: [{name: api, image: "example.io/api:1", imagePullPolcy: Always, ports: [{containerPort: "8080"}]}]
 ---
 apiVersion: batch/v1
 kind: Job
 metadata: {name: once, namespace: team}
 spec:
+  backoffLimit: "3"
   template:
     spec:
       restartPolicy: Never
-      containers: [{name: main, image: "busybox:1.36"}]
+      containers: [{image: "busybox:1.36"}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: team}
+spec:
+  suspend: "no"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: main, image: "busybox:1.36", args: [1]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: team}
+spec:
+  selectr: {app: api}
+  ports: [{port: "80", targetPort: 8080}]
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: cfg, namespace: team}
+data: {key: value, port: 8080}
+binaryDat: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: valid, namespace: team}
 data: {key: value}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: team}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: "example.io/db:1", resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+  volumeClaimTemplates:
+    - metadata: {name: data}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 `;
 
 describe('validate vs kubeconform', () => {
@@ -96,18 +135,31 @@ describe('validate vs kubeconform', () => {
     const file = path.join(dir, 'sample.yaml');
     writeFileSync(file, SAMPLE);
     const theirs = { resources: runKubeconform(findKubeconform(), schemas, [file]) };
-    // kubeconform read every document against a schema (none missing) and found the Kruise kinds invalid.
+    // kubeconform read every document against a schema (none missing) and found the broken ones invalid (it lists
+    // only those: the valid ConfigMap and StatefulSet are absent).
     expect(theirs.resources.map((r) => `${r.kind}:${r.status}`).sort()).toEqual([
       'CloneSet:statusInvalid',
+      'ConfigMap:statusInvalid',
       'ContainerRecreateRequest:statusInvalid',
+      'CronJob:statusInvalid',
+      'Deployment:statusInvalid',
       'ImagePullJob:statusInvalid',
+      'Job:statusInvalid',
+      'Service:statusInvalid',
       'SidecarSet:statusInvalid',
     ]);
     const result = validateInputs([{ file, content: SAMPLE }]);
     const ours: OurReport = { summary: {}, findings: result.findings };
     const { total, uncovered } = uncoveredKubeconformFindings(ours, theirs);
-    expect(total).toBeGreaterThanOrEqual(10);
+    expect(total).toBeGreaterThanOrEqual(20);
     expect(uncovered).toEqual([]);
+    // The valid core objects get no schema finding from us either.
+    expect(result.findings.filter((f) => f.ruleId === 'KRUISE-SCHEMA-004' && ['valid', 'db'].includes(f.resource.name))).toEqual([]);
+    // Without our core-kind schema findings, kubeconform's findings on the core kinds are uncovered.
+    const withoutCore = { summary: {}, findings: result.findings.filter((f) => f.ruleId !== 'KRUISE-SCHEMA-004') };
+    expect(new Set(uncoveredKubeconformFindings(withoutCore, theirs).uncovered.map((u) => u.resource.split(' ')[0]))).toEqual(
+      new Set(['Deployment', 'Job', 'CronJob', 'Service', 'ConfigMap']),
+    );
     // The comparison notices a miss: without our findings on the CloneSet, its kubeconform errors are uncovered.
     const withoutCloneSet = { summary: {}, findings: result.findings.filter((f) => f.resource.kind !== 'CloneSet') };
     expect(uncoveredKubeconformFindings(withoutCloneSet, theirs).uncovered.map((u) => u.resource)).toContain(

@@ -80,6 +80,7 @@ describe('precompiled validators', () => {
       'src/api/validate-compile.ts',
       'src/api/resolve.ts',
       'src/api/core/k8s-core.schema.json',
+      'src/api/core/k8s-core-kinds.schema.json',
       'node_modules/ajv/dist/core.js',
     ])
       expect(inputs, absent).not.toContain(absent);

@@ -141,6 +141,13 @@ const CASES: Record<string, Case> = {
     line: 2,
     message: /does not model/,
   },
+  'KRUISE-SCHEMA-004': {
+    pass: 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers: [{name: c, image: i, imagePullPolicy: Always}]\n',
+    fail: 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n        - name: c\n          image: i\n          imagePullPolcy: Always\n',
+    pointer: '/spec/template/spec/containers/0/imagePullPolcy',
+    line: 12,
+    message: /unknown field "imagePullPolcy"/,
+  },
   'KRUISE-SIDECAR-001': {
     pass: job(`${main}\n${killSidecar()}`),
     fail: job(`${main}\n${killSidecar()}`, { restartPolicy: 'Always', annotations: '' }),

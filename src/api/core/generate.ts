@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CORE_KINDS } from '../core-kinds.js';
 
 /** Roots of the closure we emit. */
 export const CORE_ROOTS = [
@@ -116,9 +117,22 @@ function parseDts(model: string): { required: Set<string>; docs: Map<string, str
 
 /** Produces the definitions document (pure given the installed client-node). */
 export async function generateCoreSchema(): Promise<Json> {
+  return generateClosure(CORE_ROOTS, {});
+}
+
+/**
+ * Produces the definitions of the core kinds `validate` checks (`CORE_KINDS`) that the base document does
+ * not hold already; those are referenced, not repeated. Kept in a file of its own so the library, the
+ * generated types and a run without core kinds never load it.
+ */
+export async function generateCoreKindsSchema(base: Json): Promise<Json> {
+  return generateClosure(Object.values(CORE_KINDS), base.definitions as Record<string, Json>);
+}
+
+async function generateClosure(roots: readonly string[], known: Record<string, Json>): Promise<Json> {
   const models = (await import('@kubernetes/client-node')) as unknown as Record<string, { getAttributeTypeMap?: () => Attr[] }>;
   const definitions: Record<string, Json> = {};
-  const pending: string[] = [...CORE_ROOTS];
+  const pending: string[] = roots.filter((r) => !known[r]);
 
   const typeSchema = (t: string, format: string): Json => {
     const arr = /^Array<(.+)>$/.exec(t);
@@ -141,7 +155,7 @@ export async function generateCoreSchema(): Promise<Json> {
         return { 'x-kubernetes-preserve-unknown-fields': true };
       default:
         if (!models[t]?.getAttributeTypeMap) throw new Error(`unknown client-node type ${t}`);
-        pending.push(t);
+        if (!known[t]) pending.push(t);
         return { $ref: `#/definitions/${t}` };
     }
   };
@@ -191,7 +205,7 @@ export async function generateCoreSchema(): Promise<Json> {
   for (const table of [ENUM_FIELDS, ENUM_ITEM_FIELDS]) {
     for (const [model, fields] of Object.entries(table)) {
       for (const f of Object.keys(fields)) {
-        if (!(definitions[model]?.properties as Json | undefined)?.[f])
+        if (!((definitions[model] ?? known[model])?.properties as Json | undefined)?.[f])
           throw new Error(`enum overlay ${model}.${f} matches no generated field`);
       }
     }
@@ -210,6 +224,8 @@ export async function generateCoreSchema(): Promise<Json> {
 
 /** Path of the committed output. */
 export const CORE_SCHEMA_FILE = join(dirname(fileURLToPath(import.meta.url)), 'k8s-core.schema.json');
+/** Path of the committed core kinds' definitions. */
+export const CORE_KINDS_SCHEMA_FILE = join(dirname(fileURLToPath(import.meta.url)), 'k8s-core-kinds.schema.json');
 
 export function serializeCoreSchema(doc: Json): string {
   return JSON.stringify(doc, null, 1) + '\n';
@@ -219,4 +235,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const doc = await generateCoreSchema();
   writeFileSync(CORE_SCHEMA_FILE, serializeCoreSchema(doc));
   process.stdout.write(`wrote ${Object.keys(doc.definitions as Json).length} definitions to ${CORE_SCHEMA_FILE}\n`);
+  const kinds = await generateCoreKindsSchema(doc);
+  writeFileSync(CORE_KINDS_SCHEMA_FILE, serializeCoreSchema(kinds));
+  process.stdout.write(`wrote ${Object.keys(kinds.definitions as Json).length} definitions to ${CORE_KINDS_SCHEMA_FILE}\n`);
 }

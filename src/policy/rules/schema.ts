@@ -1,5 +1,6 @@
 import { findKind, KINDS } from '../../api/registry.js';
-import { closestMatch, validateAgainst } from '../../api/validate.js';
+import { closestMatch, validateAgainst, validateCoreKind } from '../../api/validate.js';
+import { coreKindDefinition, CORE_KINDS } from '../../api/core-kinds.js';
 import { group, isKruise } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 import { quoteValue, truncate } from '../../api/quote.js';
@@ -88,6 +89,36 @@ export const schemaValid: Rule = {
   },
 };
 
+export const schemaValidCore: Rule = {
+  id: 'KRUISE-SCHEMA-004',
+  severity: 'error',
+  title: 'Kubernetes core object does not match its schema',
+  doc:
+    `Objects of the common core kinds (${Object.keys(CORE_KINDS).join(', ')}) are validated against the ` +
+    'Kubernetes schema as strictly as the Kruise kinds (and as kubeconform -strict does): unknown fields, wrong ' +
+    'types, enum values and missing required fields are errors. The API server drops unknown fields silently ' +
+    '(or refuses the object under strict field validation), so a typo such as imagePullPolcy is lost.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of manifests) {
+      const definition = coreKindDefinition(m.object.apiVersion, m.object.kind);
+      if (!definition) continue;
+      const kind = String(m.object.kind);
+      for (const issue of validateCoreKind(definition, m.object)) {
+        out.push({
+          manifest: m,
+          jsonPointer: issue.jsonPointer,
+          message: issue.message,
+          hint: issue.hint
+            ? capitalize(issue.hint) + '.'
+            : `Fix the field to match the Kubernetes ${kind} schema (kubectl explain ${kind.toLowerCase()}${issue.jsonPointer.replace(/\/\d+(?=\/|$)/g, '').replace(/\//g, '.')}).`,
+        });
+      }
+    }
+    return out;
+  },
+};
+
 export const schemaUnknownKind: Rule = {
   id: 'KRUISE-SCHEMA-002',
   severity: 'error',
@@ -134,4 +165,4 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-export const SCHEMA_RULES = [schemaValid, schemaUnknownKind, schemaUnmodelledKind];
+export const SCHEMA_RULES = [schemaValid, schemaUnknownKind, schemaUnmodelledKind, schemaValidCore];
