@@ -39,6 +39,8 @@ const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.
 export class NodeLocalSidecarTerminator {
   /** Pods whose sidecars this daemon stopped (pod uid), until the pod leaves the node's cache. */
   private readonly stopped = new Set<string>();
+  /** Stops whose record was refused (pod uid → CRR name and kill states): the first CRR of the pod to appear records them. */
+  private readonly unrecorded = new Map<string, { crr: string; names: string; states: ContainerRecreateState[] }>();
   /** When a container exit of a waiting pod was first learnt (epoch ms, pod uid), for the stop's trace log. */
   private readonly learnt = new Map<string, number>();
   /** The node's container changes (CRI event stream, else a CRI poll), shared with the daemon's other users. */
@@ -62,6 +64,7 @@ export class NodeLocalSidecarTerminator {
       update: onPod,
       delete: (p) => {
         this.stopped.delete(p.metadata.uid ?? '');
+        this.unrecorded.delete(p.metadata.uid ?? '');
         this.learnt.delete(p.metadata.uid ?? '');
         this.listenWhileWaiting();
       },
@@ -113,6 +116,7 @@ export class NodeLocalSidecarTerminator {
   async reconcile(namespace: string, podName: string): Promise<void> {
     const reconcileAt = Date.now();
     const pod = this.pods.get(`${namespace}/${podName}`);
+    if (pod) await this.recordLate(pod);
     if (!pod || !this.waiting(pod)) return;
     const uid = pod.metadata.uid ?? '';
     const observed = await observeInstances(this.ctx.cri, uid);
@@ -184,7 +188,11 @@ export class NodeLocalSidecarTerminator {
       { containers: names, record, trace: { exitedAt, learntAt, reconcileAt, stopSentAt, stoppedAt: Date.now() } },
       'sidecars stopped on the node after the main containers finished',
     );
-    if (record !== 'refused') {
+    if (record === 'refused') {
+      this.unrecorded.set(uid, { crr: step.crr, names, states });
+      // The manager's CRR may have reached the cache while this stop ran: it is executed right after this step.
+      await this.recordLate(pod);
+    } else {
       // The manager's CRR came first (created while our stop was on its way): it records our stop too, so its
       // execution, the next step under this key, finds the kill done.
       if (record === 'exists')
@@ -198,6 +206,28 @@ export class NodeLocalSidecarTerminator {
       EVENT_REASON_SIDECAR_TERMINATOR,
       `Stopped sidecar(s) ${names} on node ${this.ctx.nodeName} once the main containers had finished` +
         (record !== 'refused' ? ` (recorded in ContainerRecreateRequest ${step.crr})` : ''),
+    );
+  }
+
+  /**
+   * A stop whose record was refused (e.g. the CRR webhook wanted the sidecar's container ID before the kubelet had
+   * reported it) is recorded in the pod's CRR once the manager's appears, before that CRR is executed under this key:
+   * its execution then finds the kill done instead of a container that exited for no reason it knows.
+   */
+  private async recordLate(pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const late = this.unrecorded.get(uid);
+    const namespace = pod.metadata.namespace!;
+    if (!late || this.crrs.get(`${namespace}/${late.crr}`) === undefined) return;
+    this.unrecorded.delete(uid);
+    await this.writes.patchMetadata(late.crr, namespace, { annotations: { [ANNOTATION_SIDECARS_STOPPED_ON_NODE]: this.ctx.nodeName } });
+    await this.writes.patchStatus(late.crr, namespace, { phase: 'Recreating', containerRecreateStates: late.states });
+    this.ctx.events.emit(
+      PODS,
+      pod,
+      'Normal',
+      EVENT_REASON_SIDECAR_TERMINATOR,
+      `Recorded the stop of sidecar(s) ${late.names} on node ${this.ctx.nodeName} in ContainerRecreateRequest ${late.crr}`,
     );
   }
 
