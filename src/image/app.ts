@@ -57,6 +57,29 @@ const nodeHttpByRequire: Plugin = {
   },
 };
 
+/**
+ * client-node imports undici for the transport of its own API classes (a per-request Agent, fetch); the
+ * runtime's client sends through Node's http client instead (src/runtime/core/client.ts) and never calls
+ * that path, so undici (~1 MiB of CommonJS, never tree-shaken, evaluated at start) stays out of the
+ * bundle (manager RSS; bench/memory-peer.bench.ts). Were it ever called, it fails with a clear error.
+ */
+const CLIENT_NODE_DIST = /node_modules\/@kubernetes\/client-node\/dist\//;
+const UNDICI_SHIM = 'undici-not-bundled';
+const clientNodeWithoutUndici: Plugin = {
+  name: 'client-node-without-undici',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      CLIENT_NODE_DIST.test(args.importer) ? { path: 'undici', namespace: UNDICI_SHIM } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: UNDICI_SHIM }, () => ({
+      contents:
+        "const missing = () => { throw new Error('undici is not in the cdk8s-kruise bundle: the runtime sends through node:https (src/runtime/core/client.ts)'); };\n" +
+        'export class Agent { constructor() { missing(); } }\nexport class ProxyAgent { constructor() { missing(); } }\nexport const fetch = () => missing();\n',
+      loader: 'js',
+    }));
+  },
+};
+
 interface PackageJson {
   readonly name: string;
   readonly version: string;
@@ -96,7 +119,7 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
     // (bench/memory-peer.bench.ts). esbuild already escapes non-ASCII in code (charset ascii).
     legalComments: 'external',
     banner: { js: REQUIRE_SHIM },
-    plugins: [clientNodeConfigWithoutGeneratedApis, nodeHttpByRequire],
+    plugins: [clientNodeConfigWithoutGeneratedApis, clientNodeWithoutUndici, nodeHttpByRequire],
     logLevel: 'silent',
   });
   if (result.errors.length > 0) {

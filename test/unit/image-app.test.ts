@@ -45,7 +45,7 @@ describe('thirdPartyLicenses', () => {
 });
 
 describe('bundleCli', () => {
-  it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes or an ES import of node:http, licence comments in the notices', async () => {
+  it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes, undici or an ES import of node:http, licence comments in the notices', async () => {
     const { code, licenses } = await bundleCli(findRepoRoot());
     expect(code.findIndex((b) => b > 0x7f)).toBe(-1);
     // The generated models carry a static attributeTypeMap each; the runtime's client needs none of them.
@@ -54,6 +54,9 @@ describe('bundleCli', () => {
     // node:http only through require: an ES import would load Node's own undici through its lazy exports.
     expect(code.toString()).not.toMatch(/\bfrom\s*["'](node:)?http["']/);
     expect(code.toString()).toContain('__require("node:http")');
+    // The runtime's client sends through node:https; client-node's undici transport is left out.
+    expect(code.toString()).not.toContain('node_modules/undici/');
+    expect(code.toString()).toContain('undici is not in the cdk8s-kruise bundle');
     const notices = licenses.toString();
     expect(notices).toContain('Licence comments of the bundled sources');
     expect(notices).toContain('@license');

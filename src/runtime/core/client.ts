@@ -1,10 +1,10 @@
 // client-node's modules one by one, not its index: the index pulls in every generated API class and
 // model (~1,000 classes the runtime never uses), which the manager would load and keep (memory).
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';
-import { IsomorphicFetchHttpLibrary } from '@kubernetes/client-node/dist/gen/http/isomorphic-fetch.js';
+import { HttpMethod } from '@kubernetes/client-node/dist/gen/http/http.js';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
-import { Watch } from '@kubernetes/client-node/dist/watch.js';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
 import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js';
 import { findCoveringRule } from '../../contracts/index.js';
 import { resourcePath, type ResourceType } from '../../contracts/index.js';
@@ -114,22 +114,35 @@ export const AUTH_REFRESH_MS = 10_000;
 /** Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive. */
 const WATCH_INACTIVITY_MS = 5 * 60_000;
 
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+/** Idle keep-alive connections kept open to the API server, like client-go's MaxIdleConnsPerHost default. */
+const MAX_IDLE_SOCKETS = 100;
+
+/** A response body read whole as UTF-8 text. */
+function readAll(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+    res.on('aborted', () => reject(new Error('API server closed the connection mid-answer')));
+  });
+}
 
 /**
- * How requests reach the API server, shared by a client and its fenced copies. client-node 2.0 builds a new
- * undici Agent (a new TLS connection), decodes the certificates and re-reads file-backed credentials for
- * every request (`applySecurityAuthentication`); under a burst that was a tenth of the controller's CPU
- * (bench/terminator-peer.bench.ts, CPU profile). Here the first dispatcher is kept for every call (so calls
- * share its keep-alive connection; the TLS transport, CA and client certificate, is fixed at start) and the
- * headers client-node computes are reused for AUTH_REFRESH_MS.
+ * How requests reach the API server, shared by a client and its fenced copies: one keep-alive
+ * `node:https` (or `node:http`) Agent built once from the kubeconfig's TLS settings (CA, client
+ * certificate, server name, skip-verify), and the authentication headers client-node computes
+ * (`applyToHTTPSOptions`: tokens, exec and file credentials), reused for AUTH_REFRESH_MS. client-node 2.0
+ * instead builds a new undici Agent (a new TLS connection), decodes the certificates and re-reads
+ * file-backed credentials for every request (a tenth of the controller's CPU under a burst;
+ * bench/terminator-peer.bench.ts). Node's own http module rather than undici's: the bundle then evaluates
+ * no undici at start (~1 MiB of source and its bytecode, manager RSS; bench/memory-peer.bench.ts). A
+ * kubeconfig `proxy-url` goes through the proxy Agent client-node builds for it.
  */
 class Transport {
-  /** null: the kubeconfig needs no TLS dispatcher (plain HTTP): client-node's own transport is used. */
-  private dispatcher?: Dispatcher | null;
+  private agent?: HttpAgent;
   private auth?: { headers: Record<string, string>; at: number };
   private loading?: Promise<void>;
-  private readonly http = new IsomorphicFetchHttpLibrary();
 
   constructor(private readonly kubeConfig: KubeConfig) {}
 
@@ -137,12 +150,29 @@ class Transport {
     this.loading ??= (async () => {
       const cluster = this.kubeConfig.getCurrentCluster();
       if (!cluster) throw new Error('kubeconfig has no current cluster');
-      const ctx = new RequestContext(cluster.server, HttpMethod.GET);
-      await this.kubeConfig.applySecurityAuthentication(ctx);
-      const fresh = ctx.getDispatcher();
-      if (this.dispatcher === undefined) this.dispatcher = fresh ?? null;
-      else if (fresh && fresh !== this.dispatcher) void fresh.close().catch(() => undefined);
-      this.auth = { headers: { ...ctx.getHeaders() }, at: Date.now() };
+      const opts: HttpsRequestOptions = {};
+      await this.kubeConfig.applyToHTTPSOptions(opts);
+      if (!this.agent) {
+        if (cluster.proxyUrl) this.agent = opts.agent as HttpAgent;
+        else if (cluster.server.startsWith('http:')) this.agent = new HttpAgent({ keepAlive: true, maxFreeSockets: MAX_IDLE_SOCKETS });
+        else {
+          this.agent = new HttpsAgent({
+            keepAlive: true,
+            // client-go's TCP keep-alive period; idle load balancers drop connections after 60 s.
+            keepAliveMsecs: 30_000,
+            maxFreeSockets: MAX_IDLE_SOCKETS,
+            ca: opts.ca,
+            cert: opts.cert,
+            key: opts.key,
+            servername: opts.servername,
+            ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+          });
+        }
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+      if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      this.auth = { headers, at: Date.now() };
     })().finally(() => {
       this.loading = undefined;
     });
@@ -154,22 +184,34 @@ class Transport {
     return this.auth!.headers;
   }
 
+  private request(method: string, u: URL, headers: Record<string, string>, signal?: AbortSignal): ClientRequest {
+    const opts: HttpsRequestOptions = {
+      method,
+      protocol: u.protocol,
+      hostname: u.hostname,
+      port: u.port,
+      path: u.pathname + u.search,
+      headers,
+      agent: this.agent,
+      signal,
+    };
+    return u.protocol === 'http:' ? httpRequest(opts) : httpsRequest(opts);
+  }
+
   /**
-   * Starts a watch on the shared dispatcher and splits its body into events itself (newline-delimited
-   * JSON): client-node's Watch adapts a fetch body to a WHATWG stream, then to a Node stream, then to
-   * readline, which cost more than the JSON parsing under a burst of pod updates. Resolves to undefined
-   * when there is no dispatcher (plain HTTP): the caller then uses client-node's Watch. `onDone` is called
-   * once: null on a clean close, a `TimeoutError` when nothing arrived for `inactivityMs`, an error with
-   * `statusCode` on an HTTP error (410 Gone included), or the transport's error.
+   * Starts a watch on the shared agent and splits its body into events itself (newline-delimited JSON):
+   * client-node's Watch adapts a fetch body to a WHATWG stream, then to a Node stream, then to readline,
+   * which cost more than the JSON parsing under a burst of pod updates. `onDone` is called once: null on
+   * a clean close, a `TimeoutError` when nothing arrived for `inactivityMs`, an error with `statusCode`
+   * on an HTTP error (410 Gone included), or the transport's error.
    */
   async watch(
     url: string,
     inactivityMs: number,
     onEvent: (type: string, obj: KubeObject) => void,
     onDone: (err: unknown) => void,
-  ): Promise<AbortController | undefined> {
+  ): Promise<AbortController> {
     const headers = { ...(await this.headers()), Accept: 'application/json' };
-    if (!this.dispatcher) return undefined;
     const controller = new AbortController();
     let timedOut = false;
     let finished = false;
@@ -191,57 +233,60 @@ class Transport {
     };
     arm();
     const u = new URL(url);
-    this.dispatcher
-      .request({ origin: u.origin, path: u.pathname + u.search, method: HttpMethod.GET, headers, signal: controller.signal })
-      .then(async (res) => {
-        if (res.statusCode !== 200) {
-          const text = await res.body.text().catch(() => '');
-          if (res.statusCode === 401) this.auth = undefined;
-          const err = new Error(`watch ${u.pathname}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`) as Error & { statusCode: number };
-          err.statusCode = res.statusCode;
-          finish(err);
-          return;
-        }
-        arm();
-        // Bytes of a line not yet ended; events are split at '\n' bytes (never inside a UTF-8 sequence).
-        let partial: Buffer[] = [];
-        const line = (buf: Buffer, start: number, end: number) => {
-          if (end <= start) return;
-          let event: { type?: string; object?: KubeObject } | null;
-          try {
-            event = JSON.parse(buf.toString('utf8', start, end)) as typeof event;
-          } catch {
-            return; // not an event: skipped, as client-node's Watch does
-          }
-          if (typeof event !== 'object' || event === null || !event.type || !event.object) return;
-          try {
-            onEvent(event.type, event.object);
-          } catch (err) {
-            // Never out of the stream's 'data' listener (that would be an uncaught exception): the watch ends
-            // with the error, and the informer logs it and watches again after its backoff.
+    const req = this.request('GET', u, headers, controller.signal);
+    req.on('error', finish);
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) {
+        void readAll(res)
+          .catch(() => '')
+          .then((text) => {
+            if (res.statusCode === 401) this.auth = undefined;
+            const err = new Error(`watch ${u.pathname}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`) as Error & { statusCode: number };
+            err.statusCode = res.statusCode!;
             finish(err);
-          }
-        };
-        res.body.on('data', (chunk: Buffer) => {
-          if (finished) return;
-          arm();
-          let start = 0;
-          for (let nl = chunk.indexOf(10); nl !== -1 && !finished; nl = chunk.indexOf(10, start)) {
-            if (partial.length > 0) {
-              partial.push(chunk.subarray(start, nl));
-              const whole = Buffer.concat(partial);
-              partial = [];
-              line(whole, 0, whole.length);
-            } else line(chunk, start, nl);
-            start = nl + 1;
-          }
-          if (start < chunk.length) partial.push(chunk.subarray(start));
-        });
-        res.body.on('end', () => finish(null));
-        res.body.on('error', finish);
-        res.body.on('close', () => finish(null));
-      })
-      .catch(finish);
+          });
+        return;
+      }
+      arm();
+      // Bytes of a line not yet ended; events are split at '\n' bytes (never inside a UTF-8 sequence).
+      let partial: Buffer[] = [];
+      const line = (buf: Buffer, start: number, end: number) => {
+        if (end <= start) return;
+        let event: { type?: string; object?: KubeObject } | null;
+        try {
+          event = JSON.parse(buf.toString('utf8', start, end)) as typeof event;
+        } catch {
+          return; // not an event: skipped, as client-node's Watch does
+        }
+        if (typeof event !== 'object' || event === null || !event.type || !event.object) return;
+        try {
+          onEvent(event.type, event.object);
+        } catch (err) {
+          // Never out of the stream's 'data' listener (that would be an uncaught exception): the watch ends
+          // with the error, and the informer logs it and watches again after its backoff.
+          finish(err);
+        }
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (finished) return;
+        arm();
+        let start = 0;
+        for (let nl = chunk.indexOf(10); nl !== -1 && !finished; nl = chunk.indexOf(10, start)) {
+          if (partial.length > 0) {
+            partial.push(chunk.subarray(start, nl));
+            const whole = Buffer.concat(partial);
+            partial = [];
+            line(whole, 0, whole.length);
+          } else line(chunk, start, nl);
+          start = nl + 1;
+        }
+        if (start < chunk.length) partial.push(chunk.subarray(start));
+      });
+      res.on('end', () => finish(null));
+      res.on('error', finish);
+      res.on('close', () => finish(null));
+    });
+    req.end();
     return controller;
   }
 
@@ -266,13 +311,11 @@ class Transport {
   }
 
   /**
-   * Sends with undici's `request` on the shared dispatcher rather than client-node's fetch: fetch's
-   * Request objects, WHATWG streams and signal plumbing cost more controller CPU per call than the
-   * rest of a reconcile, so under a burst (1,000 pods finishing together) reconciles queued on the
-   * event loop (bench/sidecarterminator.bench.ts). Without a dispatcher (plain-HTTP kubeconfigs)
-   * client-node's own transport is used.
+   * One request on the shared agent. The socket's idle timeout bounds the wait for the answer's headers
+   * and then for each body chunk (timeoutMs each) rather than an AbortSignal.timeout per call: a timer, a
+   * signal and its listeners per request showed in the profile under a burst.
    */
-  private async transmit(
+  private transmit(
     method: HttpMethod,
     url: string,
     body: string | undefined,
@@ -280,41 +323,31 @@ class Transport {
     timeoutMs: number,
   ): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { ...this.auth!.headers, Accept: 'application/json' };
-    if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
-    if (!this.dispatcher) {
-      const ctx = new RequestContext(url, method);
-      for (const [k, v] of Object.entries(headers)) ctx.setHeaderParam(k, v);
-      if (body !== undefined) ctx.setBody(body);
-      ctx.setSignal(AbortSignal.timeout(timeoutMs));
-      const res = await this.http.send(ctx).toPromise();
-      return { status: res.httpStatusCode, text: await res.body.text() };
+    if (body !== undefined) {
+      headers['Content-Type'] = contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
     }
-    const u = new URL(url);
-    // undici's own timeouts (answer headers, then each body chunk, within timeoutMs) rather than an
-    // AbortSignal.timeout per call: a timer, a signal and its listeners per request showed in the profile.
-    const res = await this.dispatcher.request({
-      origin: u.origin,
-      path: u.pathname + u.search,
-      method,
-      headers,
-      body,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
+    return new Promise((resolve, reject) => {
+      const req = this.request(method, new URL(url), headers);
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url}: no answer from the API server within ${timeoutMs} ms`)));
+      req.on('error', reject);
+      req.on('response', (res) => {
+        readAll(res).then((text) => resolve({ status: res.statusCode!, text }), reject);
+      });
+      req.end(body);
     });
-    return { status: res.statusCode, text: await res.body.text() };
   }
 }
 
 /**
- * The runtime's only way to the API server. Built on client-node's own transport (KubeConfig
- * authentication, its undici dispatcher, its Watch) but generic over `ResourceType`, so one code path
+ * The runtime's only way to the API server. Built on client-node's KubeConfig (authentication, TLS
+ * settings) and Node's own http client (Transport), generic over `ResourceType`, so one code path
  * knows the (group, resource, verb) of each call: it reports it to `onAccess` and, with `enforce`, refuses
  * calls that src/contracts/permissions.ts does not declare. Objects stay plain JSON.
  * Every patch names its patch type (`PatchStrategy`); there is no default.
  */
 export class KubeClient {
   private transport: Transport;
-  private readonly watcher: Watch;
   private readonly listeners: AccessListener[] = [];
 
   constructor(
@@ -322,8 +355,6 @@ export class KubeClient {
     private readonly options: KubeClientOptions = {},
   ) {
     this.transport = new Transport(kubeConfig);
-    this.watcher = new Watch(kubeConfig);
-    (this.watcher as unknown as { requestTimeoutMs: number }).requestTimeoutMs = WATCH_INACTIVITY_MS;
     if (options.onAccess) this.listeners.push(options.onAccess);
   }
 
@@ -473,14 +504,7 @@ export class KubeClient {
     const url = new URL(cluster.server + resourcePath(type, namespace));
     url.searchParams.set('watch', 'true');
     for (const [k, v] of Object.entries(q)) if (v !== undefined) url.searchParams.set(k, String(v));
-    const own = await this.transport.watch(url.toString(), WATCH_INACTIVITY_MS, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
-    if (own) return own;
-    return this.watcher.watch(
-      resourcePath(type, namespace),
-      q,
-      (t: string, obj: KubeObject) => onEvent(t as WatchEventType, obj),
-      (err: unknown) => onDone(err ?? null),
-    );
+    return this.transport.watch(url.toString(), WATCH_INACTIVITY_MS, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
   }
 }
 
