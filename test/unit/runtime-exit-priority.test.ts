@@ -229,6 +229,14 @@ describe('daemon: when a held hook is answered', () => {
     }
   });
 
+  it('looks again at the given pace while exits are pushed, never past the level deadline', () => {
+    const waiting = { container: 'log-agent', plan: plan(), running: new Set(['app']), pollMs: 500 };
+    const early = decideHook({ ...waiting, waitedMs: 1_000 });
+    expect(early.release === false && early.checkAgainMs).toBe(500);
+    const late = decideHook({ ...waiting, waitedMs: 9_800 });
+    expect(late.release === false && late.checkAgainMs).toBeLessThan(500);
+  });
+
   it('uses the deletion grace period over the pod spec (kubectl delete --grace-period)', () => {
     const p = pod('{"log-agent":1,"envoy":2}', { grace: 30 });
     (p.metadata as any).deletionTimestamp = '2026-01-01T00:00:03Z';

@@ -78,6 +78,8 @@ export interface HookView {
   readonly waitedMs: number;
   /** Containers of the pod with a running instance on this node (CRI). */
   readonly running: ReadonlySet<string>;
+  /** How often to look again while waiting; EXIT_POLL_MS unless exits are pushed (then a slower safety net). */
+  readonly pollMs?: number;
 }
 
 export type HookDecision =
@@ -96,7 +98,7 @@ export function decideHook(v: HookView): HookDecision {
   const deadline = exitLevelDeadlineMs(index, v.plan.levels.length, v.plan.graceSeconds);
   if (v.waitedMs >= deadline)
     return { release: true, reason: `level's share of the grace period spent (still running: ${waitingFor.join(', ')})` };
-  return { release: false, waitingFor, checkAgainMs: Math.max(1, Math.min(EXIT_POLL_MS, deadline - v.waitedMs)) };
+  return { release: false, waitingFor, checkAgainMs: Math.max(1, Math.min(v.pollMs ?? EXIT_POLL_MS, deadline - v.waitedMs)) };
 }
 
 /** Time left for the container's own preStop after the wait: up to where the kubelet's 2-second minimum would start. */

@@ -4,7 +4,7 @@ import { exitLevelDeadlineMs, parseExitPriorityHookPath } from '../../../api/pod
 import { PODS, isNotFound, type Informer, type Pod, type ProcessResult, type Reconciler } from '../../core/index.js';
 import { KubeletLabels } from '../../cri/types.js';
 import type { DaemonContext } from '../context.js';
-import type { ContainerChange, CriContainerEvents } from '../cri-events.js';
+import { SAFETY_POLL_MS, type ContainerChange, type CriContainerEvents } from '../cri-events.js';
 import { runPreStop } from '../prestop.js';
 import { decideHook, findHookPod, ownPreStopBudgetMs, podExitPlan, EXIT_POLL_MS, type PodExitPlan } from './decision.js';
 import { parseHostPort } from './options.js';
@@ -23,12 +23,19 @@ interface Wait {
  * The daemon's exit-priority endpoint: an HTTP server on the node's loopback that holds the kubelet's preStop
  * requests, and a reconciler (key: pod UID) that looks at the pod's containers over CRI and releases the
  * requests whose lower levels have exited. While a request is held it listens to the node's container changes
- * (CRI event stream, else a tight CRI poll: `cri-events.ts`), so an exit is acted on within milliseconds; the
- * reconciler's own look every EXIT_POLL_MS is the safety net for a missed change. Bounded: at most `maxWaits` requests held; anything that is not a
+ * (containerd's exit events, else the CRI event stream, else a tight CRI poll: `cri-events.ts`). An exit releases the
+ * hooks it unblocks in its own event handler, from the pod's last CRI look less the exits learnt since: no CRI call
+ * and no queue turn between the exit and the answer. The reconciler's own look is the safety net for a missed change:
+ * every EXIT_POLL_MS, or SAFETY_POLL_MS while containerd pushes exits. Bounded: at most `maxWaits` requests held; anything that is not a
  * hook of a pod on this node is answered at once.
  */
 export class ExitPriorityEndpoint implements Reconciler {
   private readonly waits = new Map<string, Set<Wait>>();
+  /**
+   * Per pod with held hooks (uid): its running containers (id → name) at the last CRI look, less the exits learnt
+   * since. An exit then releases the hooks it unblocks at once, without a CRI call or a turn of the work queue.
+   */
+  private readonly looks = new Map<string, Map<string, string>>();
   private held = 0;
   private server?: Server;
   private unsubscribe?: () => void;
@@ -45,6 +52,10 @@ export class ExitPriorityEndpoint implements Reconciler {
   private readonly onChange = (c: ContainerChange): void => {
     if (c.type !== 'stopped' && c.type !== 'deleted') return;
     if (c.podUid) {
+      if (!this.waits.has(c.podUid)) return;
+      const look = this.looks.get(c.podUid);
+      if (look?.delete(c.containerId)) this.decide(c.podUid, new Set(look.values()));
+      // The CRI look confirms (and catches what the last look did not know).
       if (this.waits.has(c.podUid)) this.enqueue(c.podUid);
     } else for (const uid of this.waits.keys()) this.enqueue(uid);
   };
@@ -160,7 +171,10 @@ export class ExitPriorityEndpoint implements Reconciler {
         done: (reason) => {
           clearTimeout(deadline.timer);
           set.delete(w);
-          if (set.size === 0 && this.waits.get(uid) === set) this.waits.delete(uid);
+          if (set.size === 0 && this.waits.get(uid) === set) {
+            this.waits.delete(uid);
+            this.looks.delete(uid);
+          }
           if (this.waits.size === 0 && this.unsubscribe) {
             this.unsubscribe();
             this.unsubscribe = undefined;
@@ -185,31 +199,44 @@ export class ExitPriorityEndpoint implements Reconciler {
 
   /** Releases the waiting hooks of one pod whose lower levels have exited. */
   async reconcile(uid: string): Promise<ProcessResult> {
+    if (!this.waits.get(uid)?.size) return;
+    const look = await this.runningContainers(uid);
+    // Hooks released meanwhile (an exit, a deadline) leave nothing to look for.
+    if (!this.waits.get(uid)?.size) return;
+    this.looks.set(uid, look);
+    const next = this.decide(uid, new Set(look.values()));
+    return Number.isFinite(next) ? { requeueAfterMs: next } : undefined;
+  }
+
+  /** Releases the pod's hooks that `running` unblocks; returns when to look again for the others (Infinity: none left). */
+  private decide(uid: string, running: ReadonlySet<string>): number {
     const set = this.waits.get(uid);
-    if (!set || set.size === 0) return;
-    const running = await this.runningNames(uid);
+    if (!set) return Infinity;
+    // With containerd's exits pushed the look is a safety net; a CRI poll alone must look often.
+    const pollMs = this.events.exitSource === 'containerd' ? SAFETY_POLL_MS : undefined;
     let next = Infinity;
     const now = Date.now();
     for (const w of [...set]) {
-      const d = decideHook({ container: w.container, plan: w.plan, waitedMs: now - w.arrivedMs, running });
+      const d = decideHook({ container: w.container, plan: w.plan, waitedMs: now - w.arrivedMs, running, pollMs });
       if (d.release) w.done(d.reason);
       else next = Math.min(next, d.checkAgainMs);
     }
-    return set.size > 0 && Number.isFinite(next) ? { requeueAfterMs: next } : undefined;
+    return next;
   }
 
-  private async runningNames(uid: string): Promise<Set<string>> {
+  /** The pod's running containers on this node (id → name). */
+  private async runningContainers(uid: string): Promise<Map<string, string>> {
     const list = await this.ctx.cri.listContainers({
       labelSelector: { [KubeletLabels.podUid]: uid },
       state: { state: 'CONTAINER_RUNNING' },
     });
     // containerd's published exits count at once: CRI shows them running until the task is deleted.
-    return new Set(
-      list
-        .filter((c) => !this.events.exitOf(c.id))
-        .map((c) => c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '')
-        .filter(Boolean),
-    );
+    const out = new Map<string, string>();
+    for (const c of list) {
+      const name = c.labels[KubeletLabels.containerName] ?? c.metadata?.name;
+      if (name && !this.events.exitOf(c.id)) out.set(c.id, name);
+    }
+    return out;
   }
 
   private async runningContainerId(uid: string, container: string): Promise<string | undefined> {
