@@ -105,3 +105,23 @@ export function decideHook(v: HookView): HookDecision {
 export function ownPreStopBudgetMs(plan: PodExitPlan, waitedMs: number): number {
   return Math.max(0, plan.graceSeconds * 1000 - 2000 - waitedMs);
 }
+
+/**
+ * Whether the CRI runtime delivers a container's stop signal once however many StopContainer calls with a timeout
+ * it gets: containerd's CRI plugin flags the container at the first such call and skips the signal at the next
+ * (present in 1.6.20, the release checked, and every later one). Only then may the daemon stop a released container
+ * itself, ahead of the kubelet's own StopContainer after the hook's answer, without the container seeing its stop
+ * signal twice (many programs take a second SIGTERM as "quit now").
+ */
+export function runtimeSignalsOnce(runtimeName: string, runtimeVersion: string): boolean {
+  if (runtimeName !== 'containerd') return false;
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(runtimeVersion);
+  if (!m) return false;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return major > 1 || (major === 1 && (minor > 6 || (minor === 6 && patch >= 20)));
+}
+
+/** The StopContainer timeout the kubelet gives a container after its preStop: the grace period left, at least 2 s. */
+export function stopTimeoutAfterHookSeconds(graceSeconds: number, hookElapsedMs: number): number {
+  return Math.max(2, Math.ceil(graceSeconds - hookElapsedMs / 1000));
+}
