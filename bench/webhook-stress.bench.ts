@@ -255,9 +255,6 @@ else {
     `  server GC: minor ${loop.gc?.minorMs} ms (longest ${loop.gc?.minorMaxMs}), major ${loop.gc?.majorCount}x ${loop.gc?.majorMs} ms (longest ${loop.gc?.majorMaxMs})`,
   );
   console.log(
-    `  server GC: minor ${loop.gc?.minorMs} ms (longest ${loop.gc?.minorMaxMs}), major ${loop.gc?.majorCount}x ${loop.gc?.majorMs} ms (longest ${loop.gc?.majorMaxMs})`,
-  );
-  console.log(
     `  machine load average at the end: ${loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')} on ${availableParallelism()} CPUs`,
