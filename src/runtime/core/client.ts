@@ -114,7 +114,11 @@ export const AUTH_REFRESH_MS = 10_000;
 /** Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive. */
 const WATCH_INACTIVITY_MS = 5 * 60_000;
 
-/** Idle keep-alive connections kept open to the API server, like client-go's MaxIdleConnsPerHost default. */
+/**
+ * Idle keep-alive connections kept open to the API server: more than a burst's writes in flight (50 workers),
+ * so connections are reused rather than closed and handshaken again; bounded so one burst does not keep
+ * hundreds of TLS sockets.
+ */
 const MAX_IDLE_SOCKETS = 100;
 
 /** A response body read whole as UTF-8 text. */
