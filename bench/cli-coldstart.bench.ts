@@ -13,14 +13,14 @@
 // processes' environment: Node 20 reads and parses that CA bundle at every start (~60 ms here), whatever it runs.
 // Usage: npm run build && npm run bench:cli-coldstart [-- --reps N --warmup N --node /path/to/node --json]
 // kubeconform is built by `bash test/prepare.sh` (test/prepare.d/25-kubeconform.sh) into the build cache.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
 import { findKubeconform, KUBECONFORM_VERSION } from '../test/harness/kubeconform.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
+import { requireGnuTime, runMeasured, type ProcessSample } from './support/process-sample.js';
 
 const TARGETS = { versionMs: 100, validateMs: 200, validateMb: 80 };
 
@@ -28,10 +28,9 @@ const args = benchArgs({ reps: 15, warmup: 3 }, { node: { type: 'string', defaul
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(repoRoot, 'lib', 'cli', 'cdk8s-kruise.mjs');
 const node = args.extra.node;
-const GNU_TIME = '/usr/bin/time';
 
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (the benchmark measures the published bundle)`);
-if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for peak RSS: apt-get install time`);
+requireGnuTime();
 
 /** The scheduling policy of this process (field 41 of /proc/self/stat): 0 normal, 1 SCHED_FIFO. */
 function schedulingPolicy(): number | undefined {
@@ -41,26 +40,6 @@ function schedulingPolicy(): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-interface Sample {
-  readonly wallMs: number;
-  readonly cpuMs: number;
-  readonly rssMb: number;
-}
-
-const env = { ...process.env };
-delete env.NODE_EXTRA_CA_CERTS;
-
-/** One whole process under GNU time: wall time by our clock, CPU time and peak RSS from time's report. */
-function runOnce(argv: readonly string[], expectStatus: number): Sample {
-  const t0 = performance.now();
-  const r = spawnSync(GNU_TIME, ['-f', '%U %S %M', ...argv], { encoding: 'utf8', env });
-  const wallMs = performance.now() - t0;
-  if (r.status !== expectStatus)
-    throw new Error(`${argv.join(' ')} exited ${r.status}, expected ${expectStatus}:\n${r.stdout}\n${r.stderr}`);
-  const [user, system, kb] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
-  return { wallMs, cpuMs: (user + system) * 1000, rssMb: kb / 1024 };
 }
 
 const work = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-coldstart-'));
@@ -95,16 +74,16 @@ spec:
 
   const variants = {
     // The floor: starting Node itself with nothing to load.
-    'node (empty script)': () => runOnce([node, '-e', '0'], 0),
-    'cdk8s-kruise --version': () => runOnce([node, cli, '--version'], 0),
-    'kubeconform -v': () => runOnce([kc, '-v'], 0),
-    'cdk8s-kruise validate': () => runOnce([node, cli, 'validate', manifest], 0),
+    'node (empty script)': () => runMeasured([node, '-e', '0'], 0),
+    'cdk8s-kruise --version': () => runMeasured([node, cli, '--version'], 0),
+    'kubeconform -v': () => runMeasured([kc, '-v'], 0),
+    'cdk8s-kruise validate': () => runMeasured([node, cli, 'validate', manifest], 0),
     'kubeconform (same file)': () =>
-      runOnce([kc, '-strict', '-schema-location', path.join(schemas, '{{ .ResourceKind }}.json'), manifest], 0),
+      runMeasured([kc, '-strict', '-schema-location', path.join(schemas, '{{ .ResourceKind }}.json'), manifest], 0),
   } as const;
   type Name = keyof typeof variants;
   const samples = repeat(Object.keys(variants) as Name[], { warmup: args.warmup, reps: args.reps, order: 'rotate' }, (n) => variants[n]());
-  const med = (n: Name, k: keyof Sample) => median(samples[n].map((s) => s[k]));
+  const med = (n: Name, k: keyof ProcessSample) => median(samples[n].map((s) => s[k]));
 
   const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
   const result = {

@@ -17,6 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { connect as tlsConnect } from 'node:tls';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
@@ -60,6 +61,10 @@ interface PhaseResult {
   rssMaxMiB?: number;
   rssEndMiB?: number;
   cpuSeconds?: number;
+  /** CPU milliseconds of the webhook process per pod created in the phase (load-independent yardstick). */
+  cpuMsPerPod?: number;
+  /** What the pod webhook's server offers the API server: ALPN protocol chosen from [h2, http/1.1], key type. */
+  transport?: string;
   load1: number;
 }
 
@@ -80,6 +85,35 @@ function pod(name: string): Pod {
       volumes: [{ name: 'data', emptyDir: {} }],
     },
   } as Pod;
+}
+
+/**
+ * How the API server reaches the variant's pod webhook: the URL of the `/mutate-pod` entry, the protocol
+ * its TLS server picks when offered h2 and http/1.1 (the API server's webhook client offers both), and its
+ * certificate's key. Both managers are registered by URL on loopback; this makes the transport comparable.
+ */
+async function podWebhookTransport(): Promise<string> {
+  const list = JSON.parse(await kubectlOn(plane, ['get', 'mutatingwebhookconfigurations', '-o', 'json'])) as {
+    items: { webhooks?: { clientConfig: { url?: string } }[] }[];
+  };
+  const url = list.items
+    .flatMap((c) => c.webhooks ?? [])
+    .map((w) => w.clientConfig.url)
+    .find((u) => u?.includes('/mutate-pod'));
+  if (!url) return 'no /mutate-pod webhook';
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tlsConnect(
+      { host: u.hostname, port: Number(u.port), ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: false },
+      () => {
+        const cert = socket.getPeerCertificate();
+        const key = cert.asn1Curve ? `EC ${cert.asn1Curve}` : cert.bits ? `RSA ${cert.bits}` : 'key ?';
+        resolve(`${u.protocol}//${u.host} alpn=${socket.alpnProtocol || 'none'} ${socket.getProtocol()} ${key}`);
+        socket.end();
+      },
+    );
+    socket.on('error', (err: Error) => resolve(`tls error: ${err.message}`));
+  });
 }
 
 /** Creates probe pods until the webhook injects one: the variant's cache has the SidecarSet. */
@@ -111,6 +145,8 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   }
   if (current) log(`${variant}: ready in ${Math.round(performance.now() - started)} ms (pid ${current.pid})`);
   await waitInjecting(ns, variant);
+  const transport = current ? await podWebhookTransport() : undefined;
+  if (transport) log(`${variant}: pod webhook ${transport}`);
   await sleep(2000); // let the start-up settle before the steady load
   const cpu0 = current?.cpuSeconds() ?? 0;
   const rss: number[] = [];
@@ -156,6 +192,8 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
           rssMaxMiB: r2(Math.max(...rss, current.rssBytes()) / MiB),
           rssEndMiB: r2(current.rssBytes() / MiB),
           cpuSeconds: r2(current.cpuSeconds() - cpu0),
+          cpuMsPerPod: r2(((current.cpuSeconds() - cpu0) * 1000) / total),
+          transport,
         }
       : {}),
   };

@@ -9,7 +9,7 @@
 //              own exit time (learning the exit + the kubelet's StopContainer + the runtime's kill);
 //   exitStep = exit of a level − exit of the level below − 1 s (also counts the shell's own exit work).
 // For the priority shape the daemon's log says when it answered each hook: gap = detect (exit below -> answer)
-// + kubelet (answer -> SIGTERM).
+// + stop (answer -> SIGTERM: the daemon's own StopContainer on containerd >= 1.6.20, else the kubelet's).
 // Pods are deleted `--concurrency` at a time, the shapes interleaved so all see the same machine load.
 // Usage: npm run bench:real-node-exit-priority [-- --pods 20 --concurrency 4 --json]
 import { chmodSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
@@ -233,7 +233,7 @@ async function main(): Promise<void> {
         const sorted = withLog.map(f).sort((a, b) => a - b);
         return sorted.length ? { p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)) } : undefined;
       };
-      return { samples: withLog.length, detectMs: p((s) => at(s) - s.exits[level - 1]), kubeletMs: p((s) => s.terms[level] - at(s)) };
+      return { samples: withLog.length, detectMs: p((s) => at(s) - s.exits[level - 1]), stopMs: p((s) => s.terms[level] - at(s)) };
     };
     const load = { before: loadBefore.map((x) => +x.toFixed(2)), after: loadAfter.map((x) => +x.toFixed(2)) };
     const out = { pods: PODS, concurrency: CONCURRENCY, load, ...report, prioritySplit: { level1: split(1), level2: split(2) } };
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
         );
       }
       console.log(
-        `priority gap split (detect = exit below -> daemon answer; kubelet = answer -> SIGTERM): ${JSON.stringify(out.prioritySplit)}`,
+        `priority gap split (detect = exit below -> daemon answer; stop = answer (and the daemon's own StopContainer on containerd) -> SIGTERM): ${JSON.stringify(out.prioritySplit)}`,
       );
       console.log(`load average (1/5/15 min) before ${load.before.join(' ')}, after ${load.after.join(' ')}`);
       console.log(

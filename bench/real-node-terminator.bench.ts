@@ -115,6 +115,8 @@ function podThrottling(uid: string): { periods: number; throttled: number; throt
 }
 
 interface StopTrace {
+  /** What started the stop's look: the exit itself (at once, in the pod's turn) or the daemon's work queue. */
+  readonly via?: 'exit' | 'queue';
   readonly exitedAt: Record<string, number>;
   readonly learntAt?: number;
   readonly reconcileAt: number;
@@ -154,11 +156,14 @@ function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, Stop
   // Stops that knew the main's exit from containerd's task exit event (else from CRI).
   let published = 0;
   let traced = 0;
+  // Stops started by the exit itself rather than a turn of the work queue.
+  let viaExit = 0;
   for (const s of samples) {
     const t = traces.get(s.pod);
     if (s.mode !== 'node-local' || !t) continue;
     traced++;
     if (t.exitedAt.main !== undefined) published++;
+    if (t.via === 'exit') viaExit++;
     if (t.learntAt !== undefined) {
       steps.exitToLearnt!.push(t.learntAt - s.mainExitMs);
       steps.learntToReconcile!.push(t.reconcileAt - t.learntAt);
@@ -170,6 +175,7 @@ function traceStats(samples: readonly Sample[], traces: ReadonlyMap<string, Stop
   return {
     traced,
     mainExitFromContainerd: published,
+    stopStartedByExit: viaExit,
     ...Object.fromEntries(
       Object.entries(steps).map(([k, xs]) => {
         const sorted = xs.filter(Number.isFinite).sort((a, b) => a - b);

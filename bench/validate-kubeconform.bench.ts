@@ -8,11 +8,10 @@
 // (user + system) and peak RSS from time. Targets: wall <= 1.0x and peak RSS <= 3x kubeconform, with every resource
 // and path kubeconform reports also among our findings (checked on one run of each before timing).
 // Usage: npm run build && npm run bench:validate-kubeconform [-- --docs N --reps R --warmup W --node /path/to/node --json]
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { pinnedKubernetesVersion } from '../test/harness/assets.js';
 import { ControlPlane } from '../test/harness/controlplane.js';
@@ -29,6 +28,7 @@ import { findKruisePeerAssets } from '../test/harness/kruise-peer.js';
 import { uncoveredKubeconformFindings } from '../test/harness/kubeconform-compare.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
 import { validateInput } from './support/validate-docs.js';
+import { requireGnuTime, runMeasured, type ProcessSample } from './support/process-sample.js';
 
 const TARGETS = { wall: 1.0, rss: 3.0 };
 const args = benchArgs(
@@ -37,9 +37,8 @@ const args = benchArgs(
 );
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(repo, 'lib', 'cli', 'cdk8s-kruise.mjs');
-const GNU_TIME = '/usr/bin/time';
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (the benchmark measures the published binary)`);
-if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for peak RSS: apt-get install time`);
+requireGnuTime();
 const node = args.extra.node;
 const kubeconform = findKubeconform();
 const peer = findKruisePeerAssets();
@@ -59,26 +58,6 @@ async function schemas(): Promise<string> {
   return writeKubeconformSchemas(dir, { openapi, crdFiles: crdFilesIn(peer.crdDir) });
 }
 
-interface Sample {
-  readonly wallMs: number;
-  readonly cpuMs: number;
-  readonly rssMb: number;
-}
-
-const env = { ...process.env };
-// Node reads and parses that CA bundle at every start, whatever it runs; kubeconform reads no such file.
-delete env.NODE_EXTRA_CA_CERTS;
-
-/** One whole process under GNU time (exit 1: findings); wall time by our clock, CPU and peak RSS from time. */
-function runOnce(argv: readonly string[]): Sample {
-  const t0 = performance.now();
-  const r = spawnSync(GNU_TIME, ['-f', '%U %S %M', ...argv], { encoding: 'utf8', env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const wallMs = performance.now() - t0;
-  if (r.status !== 1) throw new Error(`${argv.join(' ')} exited ${r.status}, expected 1 (findings):\n${r.stderr.slice(-2000)}`);
-  const [user, system, kb] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];
-  return { wallMs, cpuMs: (user + system) * 1000, rssMb: kb / 1024 };
-}
-
 const schemaDir = await schemas();
 const work = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-validate-kubeconform-'));
 try {
@@ -92,13 +71,13 @@ try {
   // kubeconform writes its report to stdout only: a shell redirect, so both processes write a file.
   const theirsShell = ['/bin/sh', '-c', `exec "$0" "$@" > ${JSON.stringify(theirsReport)}`, ...theirsArgv, input];
 
-  runOnce(oursArgv);
-  runOnce(theirsShell);
+  runMeasured(oursArgv, 1);
+  runMeasured(theirsShell, 1);
   const ours = JSON.parse(readFileSync(oursReport, 'utf8')) as Parameters<typeof uncoveredKubeconformFindings>[0];
   const theirs = JSON.parse(readFileSync(theirsReport, 'utf8')) as Parameters<typeof uncoveredKubeconformFindings>[1];
   const coverage = uncoveredKubeconformFindings(ours, theirs);
 
-  const variants = { 'cdk8s-kruise validate': () => runOnce(oursArgv), kubeconform: () => runOnce(theirsShell) } as const;
+  const variants = { 'cdk8s-kruise validate': () => runMeasured(oursArgv, 1), kubeconform: () => runMeasured(theirsShell, 1) } as const;
   type Name = keyof typeof variants;
   const loads: number[] = [loadavg()[0]!];
   const samples = repeat(Object.keys(variants) as Name[], { warmup: args.warmup, reps: args.reps, order: 'rotate' }, (n) => {
@@ -106,8 +85,8 @@ try {
     loads.push(loadavg()[0]!);
     return s;
   });
-  const med = (n: Name, k: keyof Sample) => median(samples[n].map((s) => s[k]));
-  const max = (n: Name, k: keyof Sample) => Math.max(...samples[n].map((s) => s[k]));
+  const med = (n: Name, k: keyof ProcessSample) => median(samples[n].map((s) => s[k]));
+  const max = (n: Name, k: keyof ProcessSample) => Math.max(...samples[n].map((s) => s[k]));
   const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
   const ratios = {
     wall: ratio(med('cdk8s-kruise validate', 'wallMs'), med('kubeconform', 'wallMs')),

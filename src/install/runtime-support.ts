@@ -11,7 +11,9 @@ export function bundledWebhookPaths(kinds: readonly ServedKind[]): { mutating: s
       ...(BUNDLED_ADMISSION.podWebhook ? [POD_MUTATING_PATH] : []),
       ...kinds.filter((k) => BUNDLED_ADMISSION.mutatingKinds.includes(k.kind)).map((k) => kindWebhookPath('mutate', k)),
     ],
-    validating: kinds.map((k) => kindWebhookPath('validate', k)),
+    validating: kinds
+      .filter((k) => !BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind))
+      .map((k) => kindWebhookPath('validate', k)),
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  BUNDLED_ADMISSION,
   kindWebhookPath,
   LABEL_NAMESPACE_NAME,
   LABEL_POD_WEBHOOK_OPT_OUT,
@@ -96,7 +97,8 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       matchPolicy: 'Equivalent',
       timeoutSeconds: spec.webhook.timeoutSeconds,
       namespaceSelector: namespaceSelector(spec),
-      rules: [kindRule(k, ['CREATE'])],
+      // A kind validated by its mutating webhook (no validating one) needs its UPDATEs reviewed here too.
+      rules: [kindRule(k, BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind) ? ['CREATE', 'UPDATE'] : ['CREATE'])],
       clientConfig: clientConfig(spec, kindWebhookPath('mutate', k)),
     });
   }

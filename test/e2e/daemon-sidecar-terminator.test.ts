@@ -61,25 +61,9 @@ beforeAll(async () => {
           failurePolicy: 'Fail',
           timeoutSeconds: 10,
           namespaceSelector: nsSelector,
-          rules: [{ ...crrRule, operations: ['CREATE'] }],
-          clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('mutate', ContainerRecreateRequestDefinition)}` },
-        },
-      ],
-    },
-  });
-  await adm.createValidatingWebhookConfiguration({
-    body: {
-      metadata: { name: validatingName },
-      webhooks: [
-        {
-          name: 'vcontainerrecreaterequest.kb.io',
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Fail',
-          timeoutSeconds: 10,
-          namespaceSelector: nsSelector,
+          // As the install registers it: this webhook also validates CRR updates (there is no validating one).
           rules: [{ ...crrRule, operations: ['CREATE', 'UPDATE'] }],
-          clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('validate', ContainerRecreateRequestDefinition)}` },
+          clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('mutate', ContainerRecreateRequestDefinition)}` },
         },
       ],
     },

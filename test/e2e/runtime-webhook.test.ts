@@ -63,7 +63,8 @@ async function registerConfigs(): Promise<void> {
         failurePolicy: 'Fail',
         timeoutSeconds: 10,
         namespaceSelector: nsSelector,
-        rules: [{ ...crrRule, operations: ['CREATE'] }],
+        // CREATE and UPDATE, as the install registers it: this one webhook also validates CRRs (no validating one).
+        rules: [{ ...crrRule, operations: ['CREATE', 'UPDATE'] }],
         // No caBundle: the runtime fills it.
         clientConfig: { url: url(kindWebhookPath('mutate', ContainerRecreateRequestDefinition)) },
       },
@@ -90,16 +91,6 @@ async function registerConfigs(): Promise<void> {
           },
         ],
         clientConfig: { url: url(kindWebhookPath('validate', SidecarSetDefinition)) },
-      },
-      {
-        name: 'vcontainerrecreaterequest.kb.io',
-        admissionReviewVersions: ['v1'],
-        sideEffects: 'None',
-        failurePolicy: 'Fail',
-        timeoutSeconds: 10,
-        namespaceSelector: nsSelector,
-        rules: [{ ...crrRule, operations: ['CREATE', 'UPDATE'] }],
-        clientConfig: { url: url(kindWebhookPath('validate', ContainerRecreateRequestDefinition)) },
       },
     ],
   };
@@ -241,6 +232,25 @@ describe('runtime webhooks on the real API server', () => {
     });
     expect(crr.spec.containers).toEqual([{ name: 'envoy', statusContext: { containerID: 'containerd://envoy-1', restartCount: 3 } }]);
     expect(crr.spec.strategy).toEqual({ failurePolicy: 'Fail', terminationGracePeriodSeconds: 45 });
+
+    // UPDATE goes through the same (mutating) webhook: the spec and the node-name label are immutable, other
+    // labels are not.
+    await expect(
+      kubectl(['patch', 'crr', 'restart-envoy', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { podName: 'other' } })]),
+    ).rejects.toThrow(/spec: Forbidden: the spec of a ContainerRecreateRequest is immutable/);
+    await expect(
+      kubectl([
+        'patch',
+        'crr',
+        'restart-envoy',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { labels: { 'crr.apps.kruise.io/node-name': 'elsewhere' } } }),
+      ]),
+    ).rejects.toThrow(/metadata.labels\[crr.apps.kruise.io\/node-name\]: Forbidden: immutable/);
+    await kubectl(['label', 'crr', 'restart-envoy', '-n', ns, 'team=edge']);
   });
 
   it('refuses a CRR for a pod that is not active, and for unknown containers, with a clear message', async () => {

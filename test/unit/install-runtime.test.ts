@@ -279,7 +279,11 @@ describe('webhooks', () => {
     const validating = find(docs, 'ValidatingWebhookConfiguration')!;
     const kinds = validating.webhooks.map((w: Obj) => w.rules[0].resources[0]).sort();
     const crdPlurals = (Testing.synth(appWith().runtime.crds!) as Obj[]).map((c) => c.spec.names.plural).sort();
-    expect(kinds).toEqual(crdPlurals);
+    // CRRs are validated by their mutating webhook, on CREATE and UPDATE (one review per write, as upstream).
+    expect(kinds).toEqual(crdPlurals.filter((p: string) => p !== 'containerrecreaterequests'));
+    const crr = find(docs, 'MutatingWebhookConfiguration')!.webhooks.find((w: Obj) => w.name === 'mcontainerrecreaterequest.kb.io');
+    expect(crr.rules[0].operations).toEqual(['CREATE', 'UPDATE']);
+    expect(crr.failurePolicy).toBe('Fail');
     for (const w of [...validating.webhooks, ...find(docs, 'MutatingWebhookConfiguration')!.webhooks]) {
       expect(w.timeoutSeconds).toBe(5);
       expect(w.sideEffects).toBe('None');

@@ -444,6 +444,11 @@ describe('policy rules', () => {
     expect(Object.keys(CASES).sort()).toEqual([...ids].sort());
   });
 
+  it('a did-you-mean hint is one question, without a full stop after it', () => {
+    const [f] = run('KRUISE-SCHEMA-001', cloneSet('  updateStrategy: {type: inplaceifpossible}'));
+    expect(f?.hint).toBe('Did you mean "InPlaceIfPossible"?');
+  });
+
   for (const rule of RULES) {
     const c = CASES[rule.id];
     if (!c) continue;
@@ -459,6 +464,8 @@ describe('policy rules', () => {
         expect(f.jsonPointer).toBe(c.pointer);
         expect(f.message).toMatch(c.message);
         expect(f.hint.length).toBeGreaterThan(10);
+        // One closing mark: a hint that is a question ("did you mean ...?") gets no full stop after it.
+        expect(f.hint).not.toMatch(/[.?!]\.$/);
         expect(f.file).toBe('case.yaml');
         if (c.line) expect(f.line).toBe(c.line);
       });

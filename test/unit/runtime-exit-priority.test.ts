@@ -16,7 +16,14 @@ import type { AdmissionRequest } from '../../src/runtime/core/webhook/server.js'
 import type { ControllerContext } from '../../src/runtime/core/controller.js';
 import { POD_MUTATORS } from '../../src/runtime/manager/registry.js';
 import { wireExitPriority } from '../../src/runtime/webhooks/exitpriority/decision.js';
-import { decideHook, findHookPod, ownPreStopBudgetMs, podExitPlan } from '../../src/runtime/daemon/exitpriority/decision.js';
+import {
+  decideHook,
+  findHookPod,
+  ownPreStopBudgetMs,
+  podExitPlan,
+  runtimeSignalsOnce,
+  stopTimeoutAfterHookSeconds,
+} from '../../src/runtime/daemon/exitpriority/decision.js';
 import { planPreStop } from '../../src/runtime/daemon/prestop.js';
 
 const TOKEN = '0123456789abcdef0123';
@@ -227,6 +234,31 @@ describe('daemon: when a held hook is answered', () => {
       expect(d.waitingFor).toEqual(waitingFor);
       expect(d.checkAgainMs).toBeLessThanOrEqual(50);
     }
+  });
+
+  it('looks again at the given pace while exits are pushed, never past the level deadline', () => {
+    const waiting = { container: 'log-agent', plan: plan(), running: new Set(['app']), pollMs: 500 };
+    const early = decideHook({ ...waiting, waitedMs: 1_000 });
+    expect(early.release === false && early.checkAgainMs).toBe(500);
+    const late = decideHook({ ...waiting, waitedMs: 9_800 });
+    expect(late.release === false && late.checkAgainMs).toBeLessThan(500);
+  });
+
+  it.each([
+    ['containerd', '1.6.20~ds1', true],
+    ['containerd', 'v1.7.13', true],
+    ['containerd', 'v2.0.0', true],
+    ['containerd', 'v1.6.19', false],
+    ['containerd', 'v1.5.18', false],
+    ['containerd', 'devel', false],
+    ['cri-o', '1.30.0', false],
+  ])('stops a released container itself only on a runtime that signals once: %s %s -> %s', (name, version, once) => {
+    expect(runtimeSignalsOnce(name, version)).toBe(once);
+  });
+
+  it("gives the daemon's stop the kubelet's timeout: the grace period left after the hook, at least 2 s", () => {
+    expect(stopTimeoutAfterHookSeconds(30, 10_200)).toBe(20);
+    expect(stopTimeoutAfterHookSeconds(30, 29_500)).toBe(2);
   });
 
   it('uses the deletion grace period over the pod spec (kubectl delete --grace-period)', () => {

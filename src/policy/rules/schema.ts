@@ -74,16 +74,13 @@ export const schemaValid: Rule = {
       if (!isKruise(m)) continue;
       const def = findKind(String(m.object.apiVersion), String(m.object.kind));
       if (!def) continue;
-      for (const issue of validateAgainst(def, m.object)) {
-        out.push({
-          manifest: m,
-          jsonPointer: issue.jsonPointer,
-          message: issue.message,
-          hint: issue.hint
-            ? capitalize(issue.hint) + '.'
-            : `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
-        });
-      }
+      out.push(
+        ...issuesToFindings(
+          m,
+          validateAgainst(def, m.object),
+          () => `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
+        ),
+      );
     }
     return out;
   },
@@ -104,16 +101,14 @@ export const schemaValidCore: Rule = {
       const definition = coreKindDefinition(m.object.apiVersion, m.object.kind);
       if (!definition) continue;
       const kind = String(m.object.kind);
-      for (const issue of validateCoreKind(definition, m.object)) {
-        out.push({
-          manifest: m,
-          jsonPointer: issue.jsonPointer,
-          message: issue.message,
-          hint: issue.hint
-            ? capitalize(issue.hint) + '.'
-            : `Fix the field to match the Kubernetes ${kind} schema (kubectl explain ${kind.toLowerCase()}${issue.jsonPointer.replace(/\/\d+(?=\/|$)/g, '').replace(/\//g, '.')}).`,
-        });
-      }
+      out.push(
+        ...issuesToFindings(
+          m,
+          validateCoreKind(definition, m.object),
+          (pointer) =>
+            `Fix the field to match the Kubernetes ${kind} schema (kubectl explain ${kind.toLowerCase()}${pointer.replace(/\/\d+(?=\/|$)/g, '').replace(/\//g, '.')}).`,
+        ),
+      );
     }
     return out;
   },
@@ -160,6 +155,28 @@ export const schemaUnmodelledKind: Rule = {
       }));
   },
 };
+
+/**
+ * Schema issues as findings of one manifest. An issue's own hint becomes a sentence (capitalised, ending in
+ * a full stop unless it already ends in punctuation); an issue without one gets the rule's `fallback`.
+ */
+function issuesToFindings(
+  manifest: Manifest,
+  issues: readonly { jsonPointer: string; message: string; hint?: string }[],
+  fallback: (jsonPointer: string) => string,
+): RuleFinding[] {
+  return issues.map((issue) => ({
+    manifest,
+    jsonPointer: issue.jsonPointer,
+    message: issue.message,
+    hint: issue.hint ? sentence(issue.hint) : fallback(issue.jsonPointer),
+  }));
+}
+
+function sentence(s: string): string {
+  const c = capitalize(s);
+  return /[.?!]$/.test(c) ? c : `${c}.`;
+}
 
 function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

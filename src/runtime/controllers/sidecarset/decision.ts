@@ -16,6 +16,7 @@ import {
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
+  ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
   selectorMatches,
 } from '../../../contracts/index.js';
@@ -143,13 +144,32 @@ export function sidecarsConsistent(set: SidecarSet, pod: Pod): boolean {
   return true;
 }
 
+/**
+ * Memoizes `parse` by the raw annotation text for one decision. The pods of a set mostly carry the same
+ * annotation values (they were injected from the same version), and a decision reads them for every
+ * matched pod on every pod event, so parsing once per distinct value keeps a reconcile linear in cheap
+ * steps. Callers must not edit what it returns.
+ */
+function memoByText<T>(parse: (raw: string | undefined) => T): (raw: string | undefined) => T {
+  const memo = new Map<string | undefined, T>();
+  return (raw) => {
+    let v = memo.get(raw);
+    if (v === undefined && !memo.has(raw)) memo.set(raw, (v = parse(raw)));
+    return v as T;
+  };
+}
+
 /** Pods counted by the set: active, listed in the injected-list, carrying every sidecar. */
-export function isMatchedPod(set: SidecarSet, pod: Pod): boolean {
+export function isMatchedPod(
+  set: SidecarSet,
+  pod: Pod,
+  injected: (raw: string | undefined) => readonly string[] = (raw) =>
+    injectedSidecarSets({ [ANNOTATION_SIDECARSET_INJECTED_LIST]: raw ?? '' }),
+): boolean {
   if (!isActive(pod)) return false;
-  if (!injectedSidecarSets(pod.metadata.annotations).includes(set.metadata.name!)) return false;
-  const native = usesNativeSidecars(set);
-  const names = new Set(podContainers(pod, native).map((c) => c.name));
-  return sidecarNames(set).every((n) => names.has(n));
+  if (!injected(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INJECTED_LIST]).includes(set.metadata.name!)) return false;
+  const containers = podContainers(pod, usesNativeSidecars(set));
+  return sidecarNames(set).every((n) => containers.some((c) => c.name === n));
 }
 
 function weightOf(set: SidecarSet, pod: Pod): number[] {
@@ -226,13 +246,13 @@ export function decide(input: DecideInput): SidecarSetDecision {
   const name = set.metadata.name!;
   const hash = sidecarSetHash(set);
   const hashWithoutImage = sidecarSetHashWithoutImage(set);
-  const matched = input.pods.filter((p) => isMatchedPod(set, p));
+  const injected = memoByText((raw) => injectedSidecarSets({ [ANNOTATION_SIDECARSET_INJECTED_LIST]: raw ?? '' }));
+  const matched = input.pods.filter((p) => isMatchedPod(set, p, injected));
+  const hashes = memoByText(parseSidecarSetHashes);
   const entry = (p: Pod, withoutImage = false): SidecarSetHashEntry | undefined =>
-    parseSidecarSetHashes(p.metadata.annotations?.[withoutImage ? ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE : ANNOTATION_SIDECARSET_HASH])[
-      name
-    ];
+    hashes(p.metadata.annotations?.[withoutImage ? ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE : ANNOTATION_SIDECARSET_HASH])[name];
   const isUpdated = (p: Pod) => entry(p)?.hash === hash;
-  const isReady = (p: Pod) => sidecarsConsistent(set, p) && isPodReady(p);
+  const isReady = (p: Pod) => isPodReady(p) && sidecarsConsistent(set, p);
   const updated = matched.filter(isUpdated);
   const status: SidecarSetStatusCounts = {
     matchedPods: matched.length,

@@ -7,6 +7,9 @@ import type { KubeObject, Pod } from '../../core/types.js';
 import type { SidecarSetRevision } from './history.js';
 import { SidecarSetReconciler } from './reconcile.js';
 
+/** How long pod creations are gathered into one reconcile of their SidecarSet. */
+export const POD_ADD_COALESCE_MS = 500;
+
 /** SidecarSet status, revisions (and their history limit) and in-place sidecar image upgrade (upstream sidecarset controller). */
 export const sidecarSetController: ControllerDefinition = {
   name: 'sidecarset',
@@ -57,7 +60,24 @@ export const sidecarSetController: ControllerDefinition = {
     const onPod = (p: Pod) => {
       for (const name of injectedSidecarSets(p.metadata.annotations)) enqueue(name);
     };
-    pods.addHandlers({ add: onPod, update: onPod, delete: onPod });
+    // A new pod only adds to matchedPods (the webhook injected the current version), and a reconcile walks
+    // every pod of the cache: during a burst of creates (a rollout, a scale-up) one reconcile per window
+    // instead of one per pod keeps the manager's CPU for admission. Updates and deletes (readiness, the
+    // kubelet finishing an in-place upgrade) still reconcile at once.
+    const pendingAdds = new Map<string, NodeJS.Timeout>();
+    const onPodAdded = (p: Pod) => {
+      for (const name of injectedSidecarSets(p.metadata.annotations)) {
+        if (pendingAdds.has(name)) continue;
+        pendingAdds.set(
+          name,
+          setTimeout(() => {
+            pendingAdds.delete(name);
+            enqueue(name);
+          }, POD_ADD_COALESCE_MS).unref(),
+        );
+      }
+    };
+    pods.addHandlers({ add: onPodAdded, update: onPod, delete: onPod });
     // A new revision in the cache may take the set over its history limit.
     revisions.addHandlers({
       add: (r) => {

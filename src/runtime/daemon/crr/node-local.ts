@@ -25,6 +25,8 @@ export interface CrrWrites {
   record(obj: KubeObject): void;
   patchStatus(name: string, namespace: string, status: Record<string, unknown>): Promise<void>;
   patchMetadata(name: string, namespace: string, metadata: Record<string, unknown>): Promise<void>;
+  /** Runs `fn` in the pod key's turn (no CRR execution of that pod meanwhile), without waiting for a free worker. */
+  exclusive(key: string, fn: () => Promise<void>): Promise<void>;
 }
 
 const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
@@ -43,6 +45,8 @@ export class NodeLocalSidecarTerminator {
   private readonly unrecorded = new Map<string, { crr: string; names: string; states: ContainerRecreateState[] }>();
   /** When a container exit of a waiting pod was first learnt (epoch ms, pod uid), for the stop's trace log. */
   private readonly learnt = new Map<string, number>();
+  /** Pod keys with a look started by a container exit, not yet begun (a second exit meanwhile needs no second look). */
+  private readonly pending = new Set<string>();
   /** The node's container changes (CRI event stream, else a CRI poll), shared with the daemon's other users. */
   readonly events: CriContainerEvents;
   private unsubscribe?: () => void;
@@ -83,13 +87,36 @@ export class NodeLocalSidecarTerminator {
         const pod = this.pods.list().find((p) => p.metadata.uid === change.podUid);
         if (pod && this.waiting(pod)) {
           if (!this.learnt.has(change.podUid)) this.learnt.set(change.podUid, Date.now());
-          this.enqueue(`${pod.metadata.namespace}/${pod.metadata.name}`);
+          this.actNow(pod);
         }
       });
     } else if (!wanted && this.unsubscribe) {
       this.unsubscribe();
       this.unsubscribe = undefined;
     }
+  }
+
+  /**
+   * Looks at a pod whose container just exited at once, in the pod key's turn, instead of through the work queue:
+   * the queue's workers may all be busy with other pods' stops and CRR writes (each waits for StopContainer to return
+   * and for API requests), which put seconds between learning an exit and acting on it on a loaded node. The lock
+   * keeps the one-actor rule: this look and a CRR execution of the same pod never run at once. A failure goes to the
+   * queue, which retries with its backoff.
+   */
+  private actNow(pod: Pod): void {
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    if (this.pending.has(key)) return;
+    this.pending.add(key);
+    this.writes
+      .exclusive(key, () => {
+        this.pending.delete(key);
+        return this.reconcile(pod.metadata.namespace!, pod.metadata.name!, 'exit');
+      })
+      .catch((err: unknown) => {
+        this.pending.delete(key);
+        this.ctx.logger.debug({ pod: key, err: (err as Error).message }, 'node-local look on a container exit failed; queued');
+        this.enqueue(key);
+      });
   }
 
   /** Stops listening (the daemon stops). */
@@ -113,7 +140,8 @@ export class NodeLocalSidecarTerminator {
     );
   }
 
-  async reconcile(namespace: string, podName: string): Promise<void> {
+  /** `via`: what started this look (a container exit acted on at once, or the work queue), for the stop's trace log. */
+  async reconcile(namespace: string, podName: string, via: 'exit' | 'queue' = 'queue'): Promise<void> {
     const reconcileAt = Date.now();
     const pod = this.pods.get(`${namespace}/${podName}`);
     if (pod) await this.recordLate(pod);
@@ -185,7 +213,7 @@ export class NodeLocalSidecarTerminator {
     // The path's timestamps (epoch ms, this node's clock), read by bench/real-node-terminator.bench.ts: the exits
     // containerd published, when one reached us, when the stop's reconcile started, when the first stop was sent.
     log.info(
-      { containers: names, record, trace: { exitedAt, learntAt, reconcileAt, stopSentAt, stoppedAt: Date.now() } },
+      { containers: names, record, trace: { via, exitedAt, learntAt, reconcileAt, stopSentAt, stoppedAt: Date.now() } },
       'sidecars stopped on the node after the main containers finished',
     );
     if (record === 'refused') {

@@ -22,6 +22,7 @@ import {
 } from './decide.js';
 import { killContainer } from './kill.js';
 import type { CrrWrites, NodeLocalSidecarTerminator } from './node-local.js';
+import { KeyedLock } from './keyed-lock.js';
 import { bareContainerId, observePod } from './observe.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
@@ -101,6 +102,7 @@ export class CrrReconciler {
       record: (obj) => this.written.record(obj),
       patchStatus: (name, namespace, status) => this.patchStatus(name, namespace, status),
       patchMetadata: (name, namespace, metadata) => this.patchMetadata(name, namespace, metadata),
+      exclusive: (key, fn) => this.exclusive(key, fn),
     };
   }
 
@@ -109,7 +111,19 @@ export class CrrReconciler {
     this.written.forget(crr);
   }
 
-  async reconcile(key: string): Promise<ProcessResult> {
+  /** One pod's work at a time: the queue's workers and the node-local stop acting on a container exit. */
+  private readonly lock = new KeyedLock();
+
+  /** Runs `fn` in `key`'s turn (`namespace/podName`), as a reconcile of that key would run, without waiting for a worker. */
+  exclusive(key: string, fn: () => Promise<void>): Promise<void> {
+    return this.lock.run(key, fn);
+  }
+
+  reconcile(key: string): Promise<ProcessResult> {
+    return this.lock.run(key, () => this.reconcileNow(key));
+  }
+
+  private async reconcileNow(key: string): Promise<ProcessResult> {
     const { namespace, name: podName } = splitKey(key);
     if (this.nodeLocal) await this.nodeLocal.reconcile(namespace!, podName);
     const crrs = this.crrs.list().filter((c) => c.metadata.namespace === namespace && c.spec.podName === podName);

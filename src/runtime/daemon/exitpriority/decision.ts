@@ -78,6 +78,8 @@ export interface HookView {
   readonly waitedMs: number;
   /** Containers of the pod with a running instance on this node (CRI). */
   readonly running: ReadonlySet<string>;
+  /** How often to look again while waiting; EXIT_POLL_MS unless exits are pushed (then a slower safety net). */
+  readonly pollMs?: number;
 }
 
 export type HookDecision =
@@ -96,10 +98,30 @@ export function decideHook(v: HookView): HookDecision {
   const deadline = exitLevelDeadlineMs(index, v.plan.levels.length, v.plan.graceSeconds);
   if (v.waitedMs >= deadline)
     return { release: true, reason: `level's share of the grace period spent (still running: ${waitingFor.join(', ')})` };
-  return { release: false, waitingFor, checkAgainMs: Math.max(1, Math.min(EXIT_POLL_MS, deadline - v.waitedMs)) };
+  return { release: false, waitingFor, checkAgainMs: Math.max(1, Math.min(v.pollMs ?? EXIT_POLL_MS, deadline - v.waitedMs)) };
 }
 
 /** Time left for the container's own preStop after the wait: up to where the kubelet's 2-second minimum would start. */
 export function ownPreStopBudgetMs(plan: PodExitPlan, waitedMs: number): number {
   return Math.max(0, plan.graceSeconds * 1000 - 2000 - waitedMs);
+}
+
+/**
+ * Whether the CRI runtime delivers a container's stop signal once however many StopContainer calls with a timeout
+ * it gets: containerd's CRI plugin flags the container at the first such call and skips the signal at the next
+ * (present in 1.6.20, the release checked, and every later one). Only then may the daemon stop a released container
+ * itself, ahead of the kubelet's own StopContainer after the hook's answer, without the container seeing its stop
+ * signal twice (many programs take a second SIGTERM as "quit now").
+ */
+export function runtimeSignalsOnce(runtimeName: string, runtimeVersion: string): boolean {
+  if (runtimeName !== 'containerd') return false;
+  const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(runtimeVersion);
+  if (!m) return false;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return major > 1 || (major === 1 && (minor > 6 || (minor === 6 && patch >= 20)));
+}
+
+/** The StopContainer timeout the kubelet gives a container after its preStop: the grace period left, at least 2 s. */
+export function stopTimeoutAfterHookSeconds(graceSeconds: number, hookElapsedMs: number): number {
+  return Math.max(2, Math.ceil(graceSeconds - hookElapsedMs / 1000));
 }

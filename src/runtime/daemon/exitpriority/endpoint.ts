@@ -4,10 +4,20 @@ import { exitLevelDeadlineMs, parseExitPriorityHookPath } from '../../../api/pod
 import { PODS, isNotFound, type Informer, type Pod, type ProcessResult, type Reconciler } from '../../core/index.js';
 import { KubeletLabels } from '../../cri/types.js';
 import type { DaemonContext } from '../context.js';
-import type { ContainerChange, CriContainerEvents } from '../cri-events.js';
+import { SAFETY_POLL_MS, type ContainerChange, type CriContainerEvents } from '../cri-events.js';
 import { runPreStop } from '../prestop.js';
-import { decideHook, findHookPod, ownPreStopBudgetMs, podExitPlan, EXIT_POLL_MS, type PodExitPlan } from './decision.js';
+import {
+  decideHook,
+  findHookPod,
+  ownPreStopBudgetMs,
+  podExitPlan,
+  runtimeSignalsOnce,
+  stopTimeoutAfterHookSeconds,
+  EXIT_POLL_MS,
+  type PodExitPlan,
+} from './decision.js';
 import { parseHostPort } from './options.js';
+import type { Logger } from 'pino';
 
 /** How long a hook waits for this node's cache to show the deletion the kubelet acts on, before asking the API server. */
 export const DELETION_SEEN_MS = 1000;
@@ -16,6 +26,8 @@ interface Wait {
   readonly container: string;
   readonly plan: PodExitPlan;
   readonly arrivedMs: number;
+  /** The container's running instance when its lower levels were seen exited (from the pod's last CRI look). */
+  containerId?: string;
   done(reason: string): void;
 }
 
@@ -23,14 +35,24 @@ interface Wait {
  * The daemon's exit-priority endpoint: an HTTP server on the node's loopback that holds the kubelet's preStop
  * requests, and a reconciler (key: pod UID) that looks at the pod's containers over CRI and releases the
  * requests whose lower levels have exited. While a request is held it listens to the node's container changes
- * (CRI event stream, else a tight CRI poll: `cri-events.ts`), so an exit is acted on within milliseconds; the
- * reconciler's own look every EXIT_POLL_MS is the safety net for a missed change. Bounded: at most `maxWaits` requests held; anything that is not a
+ * (containerd's exit events, else the CRI event stream, else a tight CRI poll: `cri-events.ts`). An exit releases the
+ * hooks it unblocks in its own event handler, from the pod's last CRI look less the exits learnt since: no CRI call
+ * and no queue turn between the exit and the answer. The reconciler's own look is the safety net for a missed change:
+ * every EXIT_POLL_MS, or SAFETY_POLL_MS while containerd pushes exits. Bounded: at most `maxWaits` requests held; anything that is not a
  * hook of a pod on this node is answered at once.
  */
 export class ExitPriorityEndpoint implements Reconciler {
   private readonly waits = new Map<string, Set<Wait>>();
+  /**
+   * Per pod with held hooks (uid): its running containers (id → name) at the last CRI look, less the exits learnt
+   * since. An exit then releases the hooks it unblocks at once, without a CRI call or a turn of the work queue.
+   */
+  private readonly looks = new Map<string, Map<string, string>>();
   private held = 0;
   private server?: Server;
+  /** Whether the runtime signals a container once however often it is stopped (asked once, at the first use). */
+  private signalsOnce?: boolean;
+  private askingRuntime?: Promise<void>;
   private unsubscribe?: () => void;
 
   constructor(
@@ -45,6 +67,10 @@ export class ExitPriorityEndpoint implements Reconciler {
   private readonly onChange = (c: ContainerChange): void => {
     if (c.type !== 'stopped' && c.type !== 'deleted') return;
     if (c.podUid) {
+      if (!this.waits.has(c.podUid)) return;
+      const look = this.looks.get(c.podUid);
+      if (look?.delete(c.containerId)) this.decide(c.podUid, look);
+      // The CRI look confirms (and catches what the last look did not know).
       if (this.waits.has(c.podUid)) this.enqueue(c.podUid);
     } else for (const uid of this.waits.keys()) this.enqueue(uid);
   };
@@ -97,9 +123,9 @@ export class ExitPriorityEndpoint implements Reconciler {
       const plan = podExitPlan(pod);
       const log = this.ctx.logger.child({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, container: target.container });
       // Outside a deletion (a liveness restart, a CRR) ordering means nothing: run the own hook at once.
-      const reason = plan.deleting
+      const { reason, containerId: released } = plan.deleting
         ? await this.wait(pod.metadata.uid ?? '', target.container, plan, arrivedMs, aborted.signal)
-        : 'pod is not being deleted';
+        : { reason: 'pod is not being deleted', containerId: undefined };
       if (aborted.signal.aborted) return;
       const waitedMs = Date.now() - arrivedMs;
       log.info({ waitedMs, reason }, 'exit-priority hook released');
@@ -123,10 +149,36 @@ export class ExitPriorityEndpoint implements Reconciler {
           return answer(res, 500, `${reason}; the container's own preStop failed: ${(err as Error).message}`);
         }
       }
+      if (released) this.stopReleased(released, plan, arrivedMs, log);
       answer(res, 200, reason);
     } finally {
       this.held--;
     }
+  }
+
+  /**
+   * Stops a released container of a deleted pod at once, as the kubelet does after the hook's answer (its StopContainer
+   * with the grace period left): the kubelet's own call then comes second and, on a runtime that signals once, only
+   * waits. This takes the kubelet's turn (reading the answer, its CRI call) out of the time between the lower level's
+   * exit and this container's SIGTERM. Never awaited: the call lasts until the container exits; a failure leaves the
+   * stop to the kubelet, as without it.
+   */
+  private stopReleased(containerId: string, plan: PodExitPlan, arrivedMs: number, log: Logger): void {
+    const stop = () => {
+      if (!this.signalsOnce) return;
+      this.ctx.cri
+        .stopContainer(containerId, stopTimeoutAfterHookSeconds(plan.graceSeconds, Date.now() - arrivedMs))
+        .catch((err: unknown) =>
+          log.debug({ err: (err as Error).message }, "stop of a released container failed; the kubelet's stop follows the answer"),
+        );
+    };
+    // Known after the first release: the call then goes out before the answer.
+    if (this.signalsOnce !== undefined) return stop();
+    this.askingRuntime ??= this.ctx.cri.version().then(
+      (v) => void (this.signalsOnce = runtimeSignalsOnce(v.runtimeName, v.runtimeVersion)),
+      () => void (this.askingRuntime = undefined),
+    );
+    void this.askingRuntime.then(stop);
   }
 
   /** The pod once this node's cache shows its deletion, else as the API server has it (a restart, not a deletion). */
@@ -147,7 +199,13 @@ export class ExitPriorityEndpoint implements Reconciler {
     }
   }
 
-  private wait(uid: string, container: string, plan: PodExitPlan, arrivedMs: number, signal: AbortSignal): Promise<string> {
+  private wait(
+    uid: string,
+    container: string,
+    plan: PodExitPlan,
+    arrivedMs: number,
+    signal: AbortSignal,
+  ): Promise<{ reason: string; containerId?: string }> {
     return new Promise((resolve) => {
       const set = this.waits.get(uid) ?? new Set<Wait>();
       this.waits.set(uid, set);
@@ -160,12 +218,15 @@ export class ExitPriorityEndpoint implements Reconciler {
         done: (reason) => {
           clearTimeout(deadline.timer);
           set.delete(w);
-          if (set.size === 0 && this.waits.get(uid) === set) this.waits.delete(uid);
+          if (set.size === 0 && this.waits.get(uid) === set) {
+            this.waits.delete(uid);
+            this.looks.delete(uid);
+          }
           if (this.waits.size === 0 && this.unsubscribe) {
             this.unsubscribe();
             this.unsubscribe = undefined;
           }
-          resolve(reason);
+          resolve({ reason, containerId: w.containerId });
         },
       };
       set.add(w);
@@ -185,31 +246,47 @@ export class ExitPriorityEndpoint implements Reconciler {
 
   /** Releases the waiting hooks of one pod whose lower levels have exited. */
   async reconcile(uid: string): Promise<ProcessResult> {
+    if (!this.waits.get(uid)?.size) return;
+    const look = await this.runningContainers(uid);
+    // Hooks released meanwhile (an exit, a deadline) leave nothing to look for.
+    if (!this.waits.get(uid)?.size) return;
+    this.looks.set(uid, look);
+    const next = this.decide(uid, look);
+    return Number.isFinite(next) ? { requeueAfterMs: next } : undefined;
+  }
+
+  /** Releases the pod's hooks that `look` (running id → name) unblocks; returns when to look again for the others (Infinity: none left). */
+  private decide(uid: string, look: ReadonlyMap<string, string>): number {
     const set = this.waits.get(uid);
-    if (!set || set.size === 0) return;
-    const running = await this.runningNames(uid);
+    if (!set) return Infinity;
+    const running = new Set(look.values());
+    // With containerd's exits pushed the look is a safety net; a CRI poll alone must look often.
+    const pollMs = this.events.exitSource === 'containerd' ? SAFETY_POLL_MS : undefined;
     let next = Infinity;
     const now = Date.now();
     for (const w of [...set]) {
-      const d = decideHook({ container: w.container, plan: w.plan, waitedMs: now - w.arrivedMs, running });
-      if (d.release) w.done(d.reason);
-      else next = Math.min(next, d.checkAgainMs);
+      const d = decideHook({ container: w.container, plan: w.plan, waitedMs: now - w.arrivedMs, running, pollMs });
+      if (d.release) {
+        w.containerId = [...look].find(([, name]) => name === w.container)?.[0];
+        w.done(d.reason);
+      } else next = Math.min(next, d.checkAgainMs);
     }
-    return set.size > 0 && Number.isFinite(next) ? { requeueAfterMs: next } : undefined;
+    return next;
   }
 
-  private async runningNames(uid: string): Promise<Set<string>> {
+  /** The pod's running containers on this node (id → name). */
+  private async runningContainers(uid: string): Promise<Map<string, string>> {
     const list = await this.ctx.cri.listContainers({
       labelSelector: { [KubeletLabels.podUid]: uid },
       state: { state: 'CONTAINER_RUNNING' },
     });
     // containerd's published exits count at once: CRI shows them running until the task is deleted.
-    return new Set(
-      list
-        .filter((c) => !this.events.exitOf(c.id))
-        .map((c) => c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '')
-        .filter(Boolean),
-    );
+    const out = new Map<string, string>();
+    for (const c of list) {
+      const name = c.labels[KubeletLabels.containerName] ?? c.metadata?.name;
+      if (name && !this.events.exitOf(c.id)) out.set(c.id, name);
+    }
+    return out;
   }
 
   private async runningContainerId(uid: string, container: string): Promise<string | undefined> {

@@ -73,14 +73,23 @@ export const containerRecreateRequestWebhook: WebhookDefinition = {
         (nodes.hasSynced() ? nodes.get(nodeName) : undefined) ?? (await live.run(() => getOrUndefined<Node>(ctx.client, NODES, nodeName)));
       return node?.metadata.labels?.[LABEL_NODE_TYPE] === NODE_TYPE_VIRTUAL_KUBELET;
     };
+    // One webhook both defaults and validates (CREATE and UPDATE), as upstream: the install registers no
+    // validating webhook for CRRs (BUNDLED_ADMISSION.validatedByMutatingKinds), so each CRR write costs the
+    // API server one review, not two.
     return [
       {
         name: 'mcontainerrecreaterequest',
         path: kindWebhookPath('mutate', ContainerRecreateRequestDefinition),
         type: 'mutating',
         async handle(req) {
-          if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
+          if (!req.object) return { allowed: true };
           const crr = req.object as Parameters<typeof defaultCrr>[0];
+          if (req.operation === 'UPDATE') {
+            if (req.oldObject) return validateCrrUpdate(crr, req.oldObject as typeof crr);
+            const msg = validateCrrSpec(crr);
+            return msg ? { allowed: false, code: 400, message: msg } : { allowed: true };
+          }
+          if (req.operation !== 'CREATE') return { allowed: true };
           const ns = req.namespace ?? crr.metadata.namespace;
           const podName = (crr.spec as { podName?: string } | undefined)?.podName;
           if (!podName) return defaultCrr(crr, undefined, false);
@@ -91,18 +100,6 @@ export const containerRecreateRequestWebhook: WebhookDefinition = {
           }
           const pod = await live.run(() => getOrUndefined<Pod>(ctx.client, PODS, podName, ns));
           return defaultCrr(crr, pod, await isVirtual(pod?.spec?.nodeName));
-        },
-      },
-      {
-        name: 'vcontainerrecreaterequest',
-        path: kindWebhookPath('validate', ContainerRecreateRequestDefinition),
-        type: 'validating',
-        async handle(req) {
-          const crr = req.object as Parameters<typeof validateCrrSpec>[0] | undefined;
-          if (!crr) return { allowed: true };
-          if (req.operation === 'UPDATE' && req.oldObject) return validateCrrUpdate(crr, req.oldObject as typeof crr);
-          const msg = validateCrrSpec(crr);
-          return msg ? { allowed: false, code: 400, message: msg } : { allowed: true };
         },
       },
     ];

@@ -30,7 +30,7 @@ import { patchMetadataRefusal, sidecarSetConflict } from './validation.js';
 
 type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
 
-/** Revisions are immutable: found ones are kept (bounded); misses are retried after a few seconds. */
+/** Revisions are immutable: found ones are kept (bounded); misses are retried after a few seconds (and forgotten). */
 const MAX_CACHED_REVISIONS = 512;
 const MISS_TTL_MS = 5000;
 
@@ -62,6 +62,8 @@ class PinnedRevisions {
         this.found.set(key, revision);
         this.missed.delete(key);
       } else {
+        // Expired misses go when there are many: pins of deleted SidecarSets must not accumulate.
+        if (this.missed.size >= MAX_CACHED_REVISIONS) for (const [k, until] of this.missed) if (until <= Date.now()) this.missed.delete(k);
         this.missed.set(key, Date.now() + MISS_TTL_MS);
       }
     }
