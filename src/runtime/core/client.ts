@@ -121,12 +121,16 @@ const WATCH_INACTIVITY_MS = 5 * 60_000;
  */
 const MAX_IDLE_SOCKETS = 100;
 
-/** A response body read whole as UTF-8 text. */
+/**
+ * A response body read whole as UTF-8 text, decoded chunk by chunk (a multi-byte character split across
+ * chunks is kept whole): no list of chunks and no concatenated copy of a multi-megabyte list page.
+ */
 function readAll(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => (text += c));
+    res.on('end', () => resolve(text));
     res.on('error', reject);
     res.on('aborted', () => reject(new Error('API server closed the connection mid-answer')));
   });
