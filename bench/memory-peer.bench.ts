@@ -2,10 +2,11 @@
 // shipped (CLI bundle, MANAGER_NODE_OPTIONS, every gate of the bundled runtime on, our webhooks registered)
 // vs upstream kruise-manager (every gate of those features on too), one at a time, alternating, at each
 // level of pods in the cluster (realistic Job/Deployment-like pod specs with server-side managedFields).
-// Per run: start, wait until ready, let it settle, then sample RSS once a second; the figure is the max.
+// Per run: start, wait until ready, let it settle, then sample RSS (VmRSS and RssAnon) once a second; the
+// figure is the max.
 // Usage: npm run bench:memory-peer [-- --levels 0,10000,50000 --rounds 2 --settle 10 --concurrency 50
 //        --out out/bench/memory-peer.json --json]
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +33,15 @@ const r1 = (x: number) => Math.round(x * 10) / 10;
 const MiB = 2 ** 20;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 
+/**
+ * Anonymous resident memory (RssAnon): the process's own heap pages. VmRSS adds file-backed pages of the
+ * binary, which flip by ~5 MiB between runs with the page cache, so both are reported.
+ */
+function rssAnonBytes(pid: number): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
 type Variant = 'ours' | 'upstream';
 const VARIANTS: Variant[] = ['ours', 'upstream'];
 const OUR_GATES = Object.keys(BUNDLED_RUNTIME_GATES)
@@ -47,7 +57,7 @@ let current: Runner | undefined;
 async function measure(
   variant: Variant,
   cliMain: string,
-): Promise<{ rssMiB: number; rssLastMiB: number; cpuSeconds: number; readyMs: number }> {
+): Promise<{ rssMiB: number; rssLastMiB: number; anonMiB: number; cpuSeconds: number; readyMs: number }> {
   const t0 = performance.now();
   current =
     variant === 'ours'
@@ -56,14 +66,22 @@ async function measure(
   const readyMs = Math.round(performance.now() - t0);
   await sleep(args.settle * 1000);
   const samples: number[] = [];
+  const anon: number[] = [];
   for (let i = 0; i < args.samples; i++) {
     samples.push(current.rssBytes());
+    anon.push(rssAnonBytes(current.pid));
     await sleep(1000);
   }
   const cpuSeconds = current.cpuSeconds();
   await current.stop();
   current = undefined;
-  return { rssMiB: r1(Math.max(...samples) / MiB), rssLastMiB: r1(samples.at(-1)! / MiB), cpuSeconds, readyMs };
+  return {
+    rssMiB: r1(Math.max(...samples) / MiB),
+    rssLastMiB: r1(samples.at(-1)! / MiB),
+    anonMiB: r1(Math.max(...anon) / MiB),
+    cpuSeconds,
+    readyMs,
+  };
 }
 
 try {
@@ -72,7 +90,14 @@ try {
   const cliMain = await bundleOurCli();
   let pods = 0;
   const loads: number[] = [loadavg()[0]!];
-  const table: Array<{ pods: number; medians: Record<Variant, number>; ratio: number; runs: Record<Variant, unknown[]> }> = [];
+  const table: Array<{
+    pods: number;
+    medians: Record<Variant, number>;
+    ratio: number;
+    anonMedians: Record<Variant, number>;
+    anonRatio: number;
+    runs: Record<Variant, unknown[]>;
+  }> = [];
   for (const level of [...levels].sort((a, b) => a - b)) {
     const t = performance.now();
     await pool(
@@ -94,7 +119,18 @@ try {
       }
     }
     const medians = { ours: r1(median(runs.ours.map((r) => r.rssMiB))), upstream: r1(median(runs.upstream.map((r) => r.rssMiB))) };
-    table.push({ pods: level, medians, ratio: ratio(medians.ours, medians.upstream), runs });
+    const anonMedians = {
+      ours: r1(median(runs.ours.map((r) => r.anonMiB))),
+      upstream: r1(median(runs.upstream.map((r) => r.anonMiB))),
+    };
+    table.push({
+      pods: level,
+      medians,
+      ratio: ratio(medians.ours, medians.upstream),
+      anonMedians,
+      anonRatio: ratio(anonMedians.ours, anonMedians.upstream),
+      runs,
+    });
   }
   const result = {
     upstream: `kruise-manager ${pinnedKruiseVersion()} (--feature-gates=${UPSTREAM_GATES})`,
@@ -110,10 +146,13 @@ try {
   else {
     console.log(`Manager RSS (MiB, max of ${args.samples} samples after ${args.settle} s), median of ${args.rounds} alternating rounds`);
     console.log(`  ours: ${result.ours}\n  upstream: ${result.upstream}`);
-    console.log(`${'pods cached'.padStart(12)}${'ours'.padStart(10)}${'upstream'.padStart(10)}${'ratio'.padStart(8)}`);
+    console.log(
+      `${'pods cached'.padStart(12)}${'ours'.padStart(10)}${'upstream'.padStart(10)}${'ratio'.padStart(8)}   anonymous: ours, upstream, ratio`,
+    );
     for (const row of table) {
       console.log(
-        `${String(row.pods).padStart(12)}${String(row.medians.ours).padStart(10)}${String(row.medians.upstream).padStart(10)}${`${row.ratio}x`.padStart(8)}`,
+        `${String(row.pods).padStart(12)}${String(row.medians.ours).padStart(10)}${String(row.medians.upstream).padStart(10)}${`${row.ratio}x`.padStart(8)}` +
+          `${String(row.anonMedians.ours).padStart(10)}${String(row.anonMedians.upstream).padStart(10)}${`${row.anonRatio}x`.padStart(8)}`,
       );
     }
     console.log(

@@ -158,14 +158,14 @@ export function register(program: Command): void {
     }
     requireRuntimeNode('controller');
     // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
-    const [{ Manager }, { installShutdown }, { installProcessGuards }, objectValidator] = await Promise.all([
+    const [{ Manager }, { installShutdown }, { installProcessGuards }] = await Promise.all([
       import('../../runtime/manager/manager.js'),
       import('../../runtime/core/shutdown.js'),
       import('../../runtime/core/process-guard.js'),
-      // Admission runs the same rules as `cdk8s-kruise validate`.
-      import('../policy-validator.js'),
     ]);
-    const manager = new Manager({ ...opts, objectValidator: objectValidator.policyObjectValidator });
+    // Admission runs the same rules as `cdk8s-kruise validate`, loaded on the first admission request.
+    const objectValidator = () => import('../policy-validator.js').then((m) => m.policyObjectValidator);
+    const manager = new Manager({ ...opts, objectValidator });
     installProcessGuards(manager.logger);
     installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
     await manager.start();

@@ -114,15 +114,23 @@ export const AUTH_REFRESH_MS = 10_000;
 /** Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive. */
 const WATCH_INACTIVITY_MS = 5 * 60_000;
 
-/** Idle keep-alive connections kept open to the API server, like client-go's MaxIdleConnsPerHost default. */
+/**
+ * Idle keep-alive connections kept open to the API server: more than a burst's writes in flight (50 workers),
+ * so connections are reused rather than closed and handshaken again; bounded so one burst does not keep
+ * hundreds of TLS sockets.
+ */
 const MAX_IDLE_SOCKETS = 100;
 
-/** A response body read whole as UTF-8 text. */
+/**
+ * A response body read whole as UTF-8 text, decoded chunk by chunk (a multi-byte character split across
+ * chunks is kept whole): no list of chunks and no concatenated copy of a multi-megabyte list page.
+ */
 function readAll(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => (text += c));
+    res.on('end', () => resolve(text));
     res.on('error', reject);
     res.on('aborted', () => reject(new Error('API server closed the connection mid-answer')));
   });

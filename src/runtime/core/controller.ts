@@ -30,8 +30,12 @@ export interface ControllerContext {
   readonly featureGates: ReadonlyMap<string, boolean>;
   /** Parsed values of the options the process's controllers declared; read with the declaring option. */
   readonly options: ControllerOptionValues;
-  /** The validator of our kinds' admission webhooks (the policy engine when the CLI runs the manager). */
-  readonly objectValidator?: ObjectValidator;
+  /**
+   * Loads the validator of our kinds' admission webhooks (the policy engine when the CLI runs the manager).
+   * Called on the first admission request, not at start: the rules, schemas and their compiled validators
+   * are a large part of the manager's idle memory (bench/memory-peer.bench.ts).
+   */
+  readonly objectValidator?: () => Promise<ObjectValidator>;
 }
 
 /**

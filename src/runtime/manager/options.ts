@@ -61,8 +61,8 @@ export interface ManagerOptions {
   gracefulShutdownMs: number;
   /** Values of the options the controllers declared (`managerControllerOptions()`), by key; defaults otherwise. */
   controllerOptions: Record<string, unknown>;
-  /** Validator of our kinds at admission; the API model's schema check when unset. */
-  objectValidator?: ObjectValidator;
+  /** Loads the validator of our kinds at admission (on the first request); the API model's schema check when unset. */
+  objectValidator?: () => Promise<ObjectValidator>;
 }
 
 export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {

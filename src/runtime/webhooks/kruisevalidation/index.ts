@@ -2,8 +2,8 @@ import { KINDS } from '../../../api/registry.js';
 import { kindWebhookPath } from '../../../contracts/index.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import type { OrderedAdmissionHandler } from '../../core/webhook/compose.js';
+import type { AdmissionResult } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
-import { schemaOnlyValidator, validateWith } from './decision.js';
 
 /** `/validate-apps-kruise-io-v1alpha1-<kind>` for every kind of src/api except CRR (its own webhook). */
 export const kruiseValidationWebhook: WebhookDefinition = {
@@ -11,7 +11,19 @@ export const kruiseValidationWebhook: WebhookDefinition = {
   // Reads no cache: every admission request carries the object it is about.
   reads: [],
   setup(ctx) {
-    const validator = ctx.objectValidator ?? schemaOnlyValidator;
+    // The rules (the API model's schemas, ajv and its compiled validators, the policy engine) load on the
+    // first admission request rather than at start: most of a cluster's life has no such request, and
+    // they were a large part of the manager's idle memory (bench/memory-peer.bench.ts).
+    let loading: Promise<(obj: KubeObject) => AdmissionResult> | undefined;
+    const load = () =>
+      (loading ??= (async () => {
+        const [{ schemaOnlyValidator, validateWith }, injected] = await Promise.all([import('./decision.js'), ctx.objectValidator?.()]);
+        const validator = injected ?? schemaOnlyValidator;
+        return (obj: KubeObject) => validateWith(validator, obj);
+      })().catch((err: unknown) => {
+        loading = undefined; // a failed load is retried by the next request
+        throw err;
+      }));
     return KINDS.filter((k) => k.kind !== 'ContainerRecreateRequest').map((k): OrderedAdmissionHandler => ({
       name: `v${k.kind.toLowerCase()}`,
       path: kindWebhookPath('validate', k),
@@ -20,7 +32,7 @@ export const kruiseValidationWebhook: WebhookDefinition = {
       order: 100,
       async handle(req) {
         if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-        return validateWith(validator, req.object as KubeObject);
+        return (await load())(req.object as KubeObject);
       },
     }));
   },
