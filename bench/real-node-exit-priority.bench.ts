@@ -190,7 +190,18 @@ async function main(): Promise<void> {
       if (logPath) daemonLog += readFileSync(logPath, 'utf8').replace(/^\S+ \S+ \S+ /gm, '');
     }
     cri.close();
+    // When the daemon sent its own StopContainer for a released container (containerd), same keys.
+    const stopSent = new Map<string, number>();
     for (const line of daemonLog.split('\n')) {
+      if (line.includes('released container stopped by the daemon')) {
+        try {
+          const j = JSON.parse(line) as { pod?: string; container?: string; stopSentAt?: number };
+          if (j.pod && j.container && typeof j.stopSentAt === 'number') stopSent.set(`${j.pod}/${j.container}`, j.stopSentAt);
+        } catch {
+          // not a JSON line
+        }
+        continue;
+      }
       if (!line.includes('exit-priority hook released')) continue;
       try {
         const j = JSON.parse(line) as { pod?: string; container?: string; time?: number };
@@ -233,7 +244,21 @@ async function main(): Promise<void> {
         const sorted = withLog.map(f).sort((a, b) => a - b);
         return sorted.length ? { p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)) } : undefined;
       };
-      return { samples: withLog.length, detectMs: p((s) => at(s) - s.exits[level - 1]), stopMs: p((s) => s.terms[level] - at(s)) };
+      const key = (s: Sample) => `${ns}/${s.name}/${level === 1 ? 'log-agent' : 'envoy'}`;
+      const sent = withLog.filter((s) => stopSent.has(key(s)));
+      const q = (xs: number[]) => {
+        const sorted = xs.sort((a, b) => a - b);
+        return sorted.length ? { p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)) } : undefined;
+      };
+      return {
+        samples: withLog.length,
+        detectMs: p((s) => at(s) - s.exits[level - 1]),
+        stopMs: p((s) => s.terms[level] - at(s)),
+        // Split of `stop` where the daemon sent StopContainer itself: answer -> sent, sent -> SIGTERM.
+        stoppedByDaemon: sent.length,
+        answerToStopSentMs: q(sent.map((s) => stopSent.get(key(s))! - s.t0 - at(s))),
+        stopSentToTermMs: q(sent.map((s) => s.terms[level] - (stopSent.get(key(s))! - s.t0))),
+      };
     };
     const load = { before: loadBefore.map((x) => +x.toFixed(2)), after: loadAfter.map((x) => +x.toFixed(2)) };
     const out = { pods: PODS, concurrency: CONCURRENCY, load, ...report, prioritySplit: { level1: split(1), level2: split(2) } };

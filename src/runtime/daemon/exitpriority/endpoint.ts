@@ -166,8 +166,11 @@ export class ExitPriorityEndpoint implements Reconciler {
   private stopReleased(containerId: string, plan: PodExitPlan, arrivedMs: number, log: Logger): void {
     const stop = () => {
       if (!this.signalsOnce) return;
+      const stopSentAt = Date.now();
       this.ctx.cri
-        .stopContainer(containerId, stopTimeoutAfterHookSeconds(plan.graceSeconds, Date.now() - arrivedMs))
+        .stopContainer(containerId, stopTimeoutAfterHookSeconds(plan.graceSeconds, stopSentAt - arrivedMs))
+        // When the stop was sent (epoch ms, read by bench/real-node-exit-priority.bench.ts) and how long it took.
+        .then(() => log.info({ stopSentAt, stopMs: Date.now() - stopSentAt }, 'released container stopped by the daemon'))
         .catch((err: unknown) =>
           log.debug({ err: (err as Error).message }, "stop of a released container failed; the kubelet's stop follows the answer"),
         );
