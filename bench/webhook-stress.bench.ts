@@ -8,7 +8,7 @@
 // still up and answering afterwards, with the server's event-loop delay and GC pauses. Loopback only; bounded
 // in connections and duration.
 // Usage: npm run bench:webhook-stress [-- --slow 1500 --partial 200 --seconds 20 --rate 50 --json
-//        --attacker-nice 19 --cpu-prof-dir out/prof]
+//        --attacker-nice 19 --node-options='--max-old-space-size=128 ...' --cpu-prof-dir out/prof]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, setPriority, tmpdir } from 'node:os';
@@ -24,14 +24,19 @@ import { benchArgs, percentile, ratio } from './lib.js';
 const args = benchArgs(
   { slow: 1500, partial: 200, seconds: 20, rate: 50, 'partial-mb': 2.9, 'attacker-nice': 19 },
   // Writes a V8 CPU profile of the server process into this directory (node --cpu-prof).
-  { 'cpu-prof-dir': { type: 'string' } },
+  {
+    'cpu-prof-dir': { type: 'string' },
+    // The server's NODE_OPTIONS, to try other V8 limits against the shipped ones.
+    'node-options': { type: 'string', default: MANAGER_NODE_OPTIONS },
+  },
 );
 const prof = args.extra['cpu-prof-dir'];
+const nodeOptions = args.extra['node-options'];
 const CONTAINER_LIMIT_MIB = 512;
 const PATH = kindWebhookPath('validate', SidecarSetDefinition);
 
 const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./webhook-stress-server.ts', import.meta.url))], {
-  env: { ...process.env, NODE_OPTIONS: prof ? `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${resolve(prof)}` : MANAGER_NODE_OPTIONS },
+  env: { ...process.env, NODE_OPTIONS: prof ? `${nodeOptions} --cpu-prof --cpu-prof-dir=${resolve(prof)}` : nodeOptions },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let exited: number | null | undefined;
@@ -195,7 +200,7 @@ agent.destroy();
 const p = (xs: number[], q: number) => (xs.length ? Math.round(percentile(xs, q) * 10) / 10 : NaN);
 const result = {
   server: {
-    nodeOptions: MANAGER_NODE_OPTIONS,
+    nodeOptions,
     stayedUp,
     exitCode: exited ?? null,
     peakRssMiB: Math.round(peakMiB),
@@ -237,7 +242,7 @@ if (args.json) console.log(JSON.stringify(result, null, 2));
 else {
   const v = result.validReviews;
   console.log(
-    `webhook server (${MANAGER_NODE_OPTIONS}) under ${args.slow} slow connections + ${args.partial} partial ${args['partial-mb']} MB bodies for ${args.seconds} s:`,
+    `webhook server (${nodeOptions}) under ${args.slow} slow connections + ${args.partial} partial ${args['partial-mb']} MB bodies for ${args.seconds} s:`,
   );
   console.log(
     `  stayed up: ${stayedUp}   peak RSS: ${result.server.peakRssMiB} MiB (limit ${CONTAINER_LIMIT_MIB} MiB; before the attack ${result.server.rssBeforeAttackMiB} MiB)`,
