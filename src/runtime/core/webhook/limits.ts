@@ -23,6 +23,13 @@ export interface AdmissionServerLimits {
    * Open connections. Past this, new connections are closed right after accept, before any TLS work: a
    * flood of connections then costs no handshakes (each is ~1 ms of the one event loop) and no TLS buffers.
    * The API server talks over a few persistent connections, which stay open through such a flood.
+   *
+   * Every slot a slow client holds costs a handshake each time the headers timeout cuts it off and it comes
+   * back, and its socket objects live long enough to reach V8's old generation: under a slowloris the
+   * handshake rate and the major-GC rate grow with this number. 256 is far above what the API server opens
+   * (it keeps 25 idle connections per webhook host and at most one per review in flight, and we handle
+   * 8 reviews at once): under the bench:webhook-stress attack, the valid reviews' p99 was 23-39 ms with
+   * 256 against 66-103 ms with 512 (28 major GCs against 48 in the run).
    */
   readonly maxConnections: number;
   /** A TLS handshake must finish within this. */
@@ -48,7 +55,7 @@ export const DEFAULT_ADMISSION_SERVER_LIMITS: AdmissionServerLimits = {
   smallPoolBytes: 32 * MiB,
   largePoolBytes: 9 * MiB,
   maxConcurrentReviews: 8,
-  maxConnections: 512,
+  maxConnections: 256,
   handshakeTimeoutMs: 3_000,
   headersTimeoutMs: 3_000,
   requestTimeoutMs: 5_000,
