@@ -11,6 +11,7 @@
 // admission latency of a variant is its p50/p99 minus the p50/p99 of `none` in the same round. RSS of the
 // webhook process is sampled every second (max and at the end), CPU seconds over the phase. Both managers run
 // on upstream's CRDs (ours must be API-compatible); one at a time, their webhook configurations removed on stop.
+// The API server's own histogram of its pod-webhook calls gives the added latency without the create's noise.
 // Usage: npm run bench:pod-webhook-peer [-- --rounds 2 --rate 50 --seconds 60 --out out/bench/pod-webhook-peer.json --json
 //        --cpu-prof-dir out/prof]
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -65,7 +66,46 @@ interface PhaseResult {
   cpuMsPerPod?: number;
   /** What the pod webhook's server offers the API server: ALPN protocol chosen from [h2, http/1.1], key type. */
   transport?: string;
+  /**
+   * The API server's own measure of its pod webhook calls in the phase (its admission-webhook duration
+   * histogram): calls, the share answered within 5 ms, and the smallest bucket bound holding the p50/p99.
+   * This is the admission latency the webhook adds, without the noise of the rest of the create.
+   */
+  apiServerWait?: WebhookWait;
   load1: number;
+}
+
+interface WebhookWait {
+  calls: number;
+  shareWithin5ms: number;
+  p50AtMostMs: number;
+  p99AtMostMs: number;
+}
+
+/** Cumulative bucket counts (le in seconds -> count) of the API server's pod-webhook CREATE calls so far. */
+async function podWebhookBuckets(): Promise<Map<number, number>> {
+  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
+  const buckets = new Map<number, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_admission_webhook_admission_duration_seconds_bucket{')) continue;
+    if (!line.includes('name="mpod.kb.io"') || !line.includes('operation="CREATE"')) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (!le) continue;
+    const bound = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return buckets;
+}
+
+/** The calls between two bucket readings; a quantile is given as the bound of the bucket that holds it. */
+function webhookWait(before: Map<number, number>, after: Map<number, number>): WebhookWait | undefined {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counts = bounds.map((b) => (after.get(b) ?? 0) - (before.get(b) ?? 0));
+  const calls = counts.at(-1) ?? 0;
+  if (calls === 0) return undefined;
+  const atMost = (q: number) => bounds[counts.findIndex((c) => c >= q * calls)]! * 1000;
+  const within5 = counts[bounds.indexOf(0.005)] ?? NaN;
+  return { calls, shareWithin5ms: r2(within5 / calls), p50AtMostMs: atMost(0.5), p99AtMostMs: atMost(0.99) };
 }
 
 function pod(name: string): Pod {
@@ -149,6 +189,7 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   if (transport) log(`${variant}: pod webhook ${transport}`);
   await sleep(2000); // let the start-up settle before the steady load
   const cpu0 = current?.cpuSeconds() ?? 0;
+  const buckets0 = current ? await podWebhookBuckets() : undefined;
   const rss: number[] = [];
   const sampler = setInterval(() => current && rss.push(current.rssBytes()), 1000);
   const total = args.rate * args.seconds;
@@ -181,6 +222,7 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   }
   await Promise.all(inflight);
   clearInterval(sampler);
+  const apiServerWait = buckets0 ? webhookWait(buckets0, await podWebhookBuckets()) : undefined;
   const result: PhaseResult = {
     p50: r2(percentile(latencies, 0.5)),
     p99: r2(percentile(latencies, 0.99)),
@@ -194,6 +236,7 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
           cpuSeconds: r2(current.cpuSeconds() - cpu0),
           cpuMsPerPod: r2(((current.cpuSeconds() - cpu0) * 1000) / total),
           transport,
+          apiServerWait,
         }
       : {}),
   };
@@ -262,6 +305,8 @@ function report(results: Record<Variant, PhaseResult[]>): void {
       upstreamRssMaxMiB: median(results.upstream.map((r) => r.rssMaxMiB!)),
       oursCpuSeconds: median(results.ours.map((r) => r.cpuSeconds!)),
       upstreamCpuSeconds: median(results.upstream.map((r) => r.cpuSeconds!)),
+      oursShareWithin5ms: median(results.ours.map((r) => r.apiServerWait?.shareWithin5ms ?? NaN)),
+      upstreamShareWithin5ms: median(results.upstream.map((r) => r.apiServerWait?.shareWithin5ms ?? NaN)),
     },
   };
   const m = summary.median;
@@ -282,6 +327,11 @@ function report(results: Record<Variant, PhaseResult[]>): void {
     );
     console.log(
       `  upstream  added p50 ${m.upstreamAddedP50} ms  p99 ${m.upstreamAddedP99} ms  RSS max ${m.upstreamRssMaxMiB} MiB  CPU ${m.upstreamCpuSeconds} s`,
+    );
+    console.log(
+      `  API server's wait on the pod webhook (its histogram): within 5 ms ours ${m.oursShareWithin5ms}, upstream ${m.upstreamShareWithin5ms} of calls; per round ${JSON.stringify(
+        { ours: results.ours.map((r) => r.apiServerWait), upstream: results.upstream.map((r) => r.apiServerWait) },
+      )}`,
     );
     console.log(`  ratios    ${JSON.stringify(ratios)}`);
   }
