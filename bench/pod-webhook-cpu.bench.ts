@@ -14,26 +14,14 @@ import { admissionResponse, type AdmissionResult } from '../src/runtime/core/web
 import { POD_MUTATORS } from '../src/runtime/manager/registry.js';
 import { NAMESPACES, SIDECARSETS, POD_MUTATING_PATH } from '../src/contracts/index.js';
 import { benchArgs } from './lib.js';
+import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
 
 const args = benchArgs({ reviews: 20_000 }, {});
 const SET = {
   apiVersion: 'apps.kruise.io/v1alpha1',
   kind: 'SidecarSet',
-  metadata: { name: 'bench-logtail', uid: 'u1', generation: 1, resourceVersion: '1' },
-  spec: {
-    selector: { matchLabels: { app: 'bench' } },
-    containers: [
-      {
-        name: 'logtail',
-        image: 'registry.example/logtail:1',
-        shareVolumePolicy: { type: 'enabled' },
-        transferEnv: [{ sourceContainerName: 'app', envName: 'REGION' }],
-        volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }],
-      },
-    ],
-    volumes: [{ name: 'logs', emptyDir: {} }],
-    imagePullSecrets: [{ name: 'logtail-cred' }],
-  },
+  metadata: { name: BENCH_SIDECARSET_NAME, uid: 'u1', generation: 1, resourceVersion: '1' },
+  spec: BENCH_SIDECARSET_SPEC,
 };
 const informer = (items: object[]) => ({
   list: () => items,

@@ -24,6 +24,7 @@ import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } f
 import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
+import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
 import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
 
 const args = benchArgs(
@@ -48,7 +49,7 @@ const VARIANTS = args.extra.variants.split(',').map((v) => {
     throw new Error(`--variants: unknown phase ${JSON.stringify(v)} (none, ours, upstream)`);
   return v as Variant;
 });
-const SET_NAME = 'bench-logtail';
+const SET_NAME = BENCH_SIDECARSET_NAME;
 
 const plane = await ControlPlane.start();
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 30_000 });
@@ -256,20 +257,7 @@ try {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'SidecarSet',
     metadata: { name: SET_NAME },
-    spec: {
-      selector: { matchLabels: { app: 'bench' } },
-      containers: [
-        {
-          name: 'logtail',
-          image: 'registry.example/logtail:1',
-          shareVolumePolicy: { type: 'enabled' },
-          transferEnv: [{ sourceContainerName: 'app', envName: 'REGION' }],
-          volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }],
-        },
-      ],
-      volumes: [{ name: 'logs', emptyDir: {} }],
-      imagePullSecrets: [{ name: 'logtail-cred' }],
-    },
+    spec: BENCH_SIDECARSET_SPEC,
   });
   const results: Record<Variant, PhaseResult[]> = { none: [], ours: [], upstream: [] };
   for (let round = 0; round < args.rounds; round++) {
