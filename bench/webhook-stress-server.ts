@@ -5,7 +5,7 @@
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { RuntimeMetrics } from '../src/runtime/core/metrics.js';
-import { createCA, issueServingCert } from '../src/runtime/core/webhook/certs.js';
+import { createCA, issueServingCert } from '../src/runtime/core/webhook/cert-issuer.js';
 import { AdmissionServer } from '../src/runtime/core/webhook/server.js';
 import { installProcessGuards } from '../src/runtime/core/process-guard.js';
 import { kruiseValidationWebhook } from '../src/runtime/webhooks/kruisevalidation/index.js';

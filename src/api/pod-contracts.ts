@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox';
+import type { ContainerExitPriority } from './pod-contract-schemas.js';
 import type { V1Container, V1EnvVar, V1LifecycleHandler } from './core/k8s-core-types.js';
 import { DAEMON_EXIT_PRIORITY_PORT, EXIT_PRIORITY_HOOK_PATH } from '../contracts/names.js';
 import { listNames, quoteValue } from './quote.js';
@@ -20,6 +20,7 @@ import {
 
 // The keys are declared once in the contract layer; the API model re-exports them beside their parsers.
 export * from '../contracts/keys.js';
+export type { ContainerExitPriority, SidecarSetHashEntry } from './pod-contract-schemas.js';
 export { DAEMON_CONFIG_NAMESPACE, sidecarTerminationCrrName } from '../contracts/names.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -57,13 +58,6 @@ export function isSidecar(container: Pick<V1Container, 'env'>): boolean {
 // ---------------------------------------------------------------------------------------------
 // Container exit priority (proposal semantics; not shipped upstream, implemented by our runtime)
 // ---------------------------------------------------------------------------------------------
-
-/** Schema of the exit-priority annotation value (after JSON.parse). */
-export const ContainerExitPrioritySchema = Type.Record(Type.String({ minLength: 1 }), Type.Integer({ minimum: 0, maximum: 2147483647 }), {
-  description: 'Container name → exit priority. Main containers (priority 0 by default) exit first; larger values exit later.',
-});
-/** Parsed value of {@link ANNOTATION_CONTAINER_EXIT_PRIORITY}. */
-export type ContainerExitPriority = Static<typeof ContainerExitPrioritySchema>;
 
 /** A problem found in a pod-level contract value. `jsonPointer` is relative to the value. */
 export interface ContractIssue {
@@ -391,17 +385,6 @@ export type LifecycleState = (typeof LifecycleStateValues)[number];
 // ---------------------------------------------------------------------------------------------
 // SidecarSet injection
 // ---------------------------------------------------------------------------------------------
-
-/** Value of the sidecarset-hash annotations on a pod, keyed by SidecarSet name. */
-export const SidecarSetHashEntrySchema = Type.Object({
-  updateTimestamp: Type.String(),
-  hash: Type.String(),
-  sidecarSetName: Type.String(),
-  sidecarList: Type.Array(Type.String()),
-  controllerRevision: Type.Optional(Type.String()),
-});
-/** One entry of the sidecarset-hash annotations. */
-export type SidecarSetHashEntry = Static<typeof SidecarSetHashEntrySchema>;
 
 // ---------------------------------------------------------------------------------------------
 // ImagePullJob / daemon

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import type { LayerEntry } from './layer.js';
 import { APP_DIR, APP_MAIN, ENTRYPOINT_PATH, NODE_PATH } from './spec.js';
 
@@ -95,7 +95,7 @@ export function readPackageJson(repoRoot: string): PackageJson {
  * node_modules (smaller, and nothing a dev dependency could slip into). Paths in the output are relative
  * to the repository root, so the bytes do not depend on where the checkout lives.
  */
-export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licenses: Buffer }> {
+export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licenses: Buffer; metafile: Metafile }> {
   const result = await build({
     metafile: true,
     absWorkingDir: repoRoot,
@@ -142,7 +142,26 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
   return {
     code: Buffer.from(`#!${NODE_PATH}\n${body}`),
     licenses: thirdPartyLicenses(repoRoot, Object.keys(result.metafile.inputs), legal),
+    metafile: result.metafile,
   };
+}
+
+/**
+ * The bundle's inputs a process evaluates once `roots` are loaded: everything reached through static
+ * imports and requires, not through `import()`. What is left out loads only when first needed, which is
+ * how the manager keeps code it rarely runs out of its idle memory.
+ */
+export function staticallyLoaded(metafile: Metafile, roots: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...roots];
+  for (let input = todo.pop(); input !== undefined; input = todo.pop()) {
+    if (seen.has(input)) continue;
+    const entry = metafile.inputs[input];
+    if (!entry) throw new Error(`${input} is not an input of the bundle`);
+    seen.add(input);
+    for (const i of entry.imports) if (!i.external && i.kind !== 'dynamic-import') todo.push(i.path);
+  }
+  return seen;
 }
 
 /** `node_modules/a/node_modules/@s/b/lib/x.js` -> `node_modules/a/node_modules/@s/b` (the innermost package). */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleCli, packageRootOf, thirdPartyLicenses } from '../../src/image/app.js';
+import { bundleCli, packageRootOf, staticallyLoaded, thirdPartyLicenses } from '../../src/image/app.js';
 import { findRepoRoot } from '../../src/image/build.js';
 
 describe('packageRootOf', () => {
@@ -60,6 +60,19 @@ describe('bundleCli', () => {
     const notices = licenses.toString();
     expect(notices).toContain('Licence comments of the bundled sources');
     expect(notices).toContain('@license');
+  }, 60_000);
+
+  it('keeps what an idle manager never runs out of what it loads at start (bench/memory-peer.bench.ts)', async () => {
+    const { metafile } = await bundleCli(findRepoRoot());
+    // The controller command loads the manager through import(); the manager then loads what it loads.
+    const loaded = [...staticallyLoaded(metafile, ['src/cli/main.ts', 'src/runtime/manager/manager.ts'])];
+    expect(loaded).toContain('src/runtime/core/webhook/certmanager.ts');
+    // The X.509 builder loads only when a certificate must be issued; a good Secret needs node:crypto alone.
+    expect(loaded.filter((i) => i.includes('node_modules/@peculiar/') || i.includes('cert-issuer'))).toEqual([]);
+    // The API model's schemas (and the schema library) load with the admission rules, on their first request.
+    expect(loaded.filter((i) => i.includes('node_modules/@sinclair/typebox') || i === 'src/api/registry.ts')).toEqual([]);
+    // The node daemon's CRI client is not the manager's.
+    expect(loaded.filter((i) => i.includes('node_modules/@grpc/'))).toEqual([]);
   }, 60_000);
 });
 

@@ -1,15 +1,8 @@
 import { request } from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  bundleFromSecretData,
-  bundleToSecretData,
-  caBundleOf,
-  createCA,
-  issueServingCert,
-  renewalReason,
-  renewBundle,
-} from '../../src/runtime/core/webhook/certs.js';
+import { bundleFromSecretData, bundleToSecretData, caBundleOf, renewalReason } from '../../src/runtime/core/webhook/certs.js';
+import { createCA, issueServingCert, renewBundle } from '../../src/runtime/core/webhook/cert-issuer.js';
 import { AdmissionServer } from '../../src/runtime/core/webhook/server.js';
 import { RuntimeMetrics } from '../../src/runtime/core/metrics.js';
 import { createLogger } from '../../src/runtime/core/log.js';

@@ -3,7 +3,7 @@
 import { request, type Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { pino } from 'pino';
-import { createCA, issueServingCert } from '../../../src/runtime/core/webhook/certs.js';
+import { createCA, issueServingCert } from '../../../src/runtime/core/webhook/cert-issuer.js';
 import { DEFAULT_ADMISSION_SERVER_LIMITS, type AdmissionServerLimits } from '../../../src/runtime/core/webhook/limits.js';
 import { AdmissionServer, type AdmissionHandler } from '../../../src/runtime/core/webhook/server.js';
 import { RuntimeMetrics } from '../../../src/runtime/core/metrics.js';

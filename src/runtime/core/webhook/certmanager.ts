@@ -7,7 +7,7 @@ import {
   type ResourceType,
 } from '../../../contracts/index.js';
 import type { KubeObject, Secret } from '../types.js';
-import { bundleFromSecretData, bundleToSecretData, caBundleOf, renewalReason, renewBundle, validity, type CertBundle } from './certs.js';
+import { bundleFromSecretData, bundleToSecretData, caBundleOf, renewalReason, validity, type CertBundle } from './certs.js';
 
 export interface CertManagerOptions {
   readonly namespace: string;
@@ -128,6 +128,8 @@ export class CertManager {
       const why = renewalReason(stored, this.o.hosts, this.o.renewBeforeMs);
       if (!why) return { bundle: stored!, fresh: false };
       this.o.logger.info({ secret: `${namespace}/${secretName}`, why }, 'issuing webhook certificates');
+      // Loaded here, not at start: a manager that finds a good Secret never holds the X.509 builder.
+      const { renewBundle } = await import('./cert-issuer.js');
       const bundle = await renewBundle(stored, this.o);
       const data = bundleToSecretData(bundle);
       try {

@@ -1,5 +1,4 @@
-import { CloneSetDefinition } from '../../../api/registry.js';
-import { kindWebhookPath } from '../../../contracts/index.js';
+import { CLONESETS, kindWebhookPath } from '../../../contracts/index.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import type { KubeObject } from '../../core/types.js';
 import { defaultCloneSet, validateCloneSetUpdate, validateStrategy } from './decision.js';
@@ -16,7 +15,7 @@ export const cloneSetWebhook: WebhookDefinition = {
     return [
       {
         name: 'mcloneset',
-        path: kindWebhookPath('mutate', CloneSetDefinition),
+        path: kindWebhookPath('mutate', CLONESETS),
         type: 'mutating',
         async handle(req) {
           if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
@@ -26,7 +25,7 @@ export const cloneSetWebhook: WebhookDefinition = {
       },
       {
         name: 'vcloneset',
-        path: kindWebhookPath('validate', CloneSetDefinition),
+        path: kindWebhookPath('validate', CLONESETS),
         type: 'validating',
         order: 200,
         async handle(req) {

@@ -1,6 +1,5 @@
 import { LABEL_NODE_TYPE, NODE_TYPE_VIRTUAL_KUBELET } from '../../../api/pod-contracts.js';
-import { ContainerRecreateRequestDefinition } from '../../../api/registry.js';
-import { kindWebhookPath } from '../../../contracts/index.js';
+import { CONTAINER_RECREATE_REQUESTS, kindWebhookPath } from '../../../contracts/index.js';
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { NODES, PODS } from '../../../contracts/index.js';
@@ -79,7 +78,7 @@ export const containerRecreateRequestWebhook: WebhookDefinition = {
     return [
       {
         name: 'mcontainerrecreaterequest',
-        path: kindWebhookPath('mutate', ContainerRecreateRequestDefinition),
+        path: kindWebhookPath('mutate', CONTAINER_RECREATE_REQUESTS),
         type: 'mutating',
         async handle(req) {
           if (!req.object) return { allowed: true };

@@ -1,11 +1,10 @@
-import { KINDS } from '../../../api/registry.js';
-import { kindWebhookPath } from '../../../contracts/index.js';
+import { KRUISE_KINDS, kindWebhookPath, kruiseResource, type KruiseKindName } from '../../../contracts/index.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import type { OrderedAdmissionHandler } from '../../core/webhook/compose.js';
 import type { AdmissionResult } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
 
-/** `/validate-apps-kruise-io-v1alpha1-<kind>` for every kind of src/api except CRR (its own webhook). */
+/** `/validate-apps-kruise-io-v1alpha1-<kind>` for every kind of ours except CRR (its own webhook). */
 export const kruiseValidationWebhook: WebhookDefinition = {
   name: 'kruisevalidation',
   // Reads no cache: every admission request carries the object it is about.
@@ -24,7 +23,10 @@ export const kruiseValidationWebhook: WebhookDefinition = {
         loading = undefined; // a failed load is retried by the next request
         throw err;
       }));
-    return KINDS.filter((k) => k.kind !== 'ContainerRecreateRequest').map((k): OrderedAdmissionHandler => ({
+    // Kinds come from the contract layer, not the API model's registry: the registry builds every kind's
+    // schema, which is what the lazy load above keeps out of an idle manager.
+    const kinds = (Object.keys(KRUISE_KINDS) as KruiseKindName[]).filter((k) => k !== 'ContainerRecreateRequest').map(kruiseResource);
+    return kinds.map((k): OrderedAdmissionHandler => ({
       name: `v${k.kind.toLowerCase()}`,
       path: kindWebhookPath('validate', k),
       type: 'validating',

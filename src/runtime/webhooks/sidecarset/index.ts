@@ -7,7 +7,6 @@ import {
   type PatchMetadataWhitelist,
   type SidecarSetRevisionData,
 } from '../../../api/sidecarset-pod.js';
-import { SidecarSetDefinition } from '../../../api/registry.js';
 import {
   CONFIGMAPS,
   kindWebhookPath,
@@ -220,7 +219,7 @@ export const sidecarSetValidationWebhook: WebhookDefinition = {
     return [
       {
         name: 'vsidecarset',
-        path: kindWebhookPath('validate', SidecarSetDefinition),
+        path: kindWebhookPath('validate', SIDECARSETS),
         type: 'validating',
         order: 200,
         async handle(req) {
