@@ -230,6 +230,14 @@ export interface DecideInput {
   readonly nowMs: number;
   /** The set's latest ControllerRevision name, when known. */
   readonly revision?: string;
+  /** The set's hashes when the caller has them (they hash the whole spec): computed from `set` otherwise. */
+  readonly hashes?: SetHashes;
+}
+
+/** A SidecarSet's two hashes, as its pods' hash annotations record them. */
+export interface SetHashes {
+  readonly hash: string;
+  readonly withoutImage: string;
 }
 
 function podName(p: Pod): string {
@@ -244,8 +252,8 @@ function listNames(pods: readonly Pod[]): string {
 export function decide(input: DecideInput): SidecarSetDecision {
   const { set } = input;
   const name = set.metadata.name!;
-  const hash = sidecarSetHash(set);
-  const hashWithoutImage = sidecarSetHashWithoutImage(set);
+  const hash = input.hashes?.hash ?? sidecarSetHash(set);
+  const hashWithoutImage = input.hashes?.withoutImage ?? sidecarSetHashWithoutImage(set);
   const injected = memoByText((raw) => injectedSidecarSets({ [ANNOTATION_SIDECARSET_INJECTED_LIST]: raw ?? '' }));
   const matched = input.pods.filter((p) => isMatchedPod(set, p, injected));
   const hashes = memoByText(parseSidecarSetHashes);

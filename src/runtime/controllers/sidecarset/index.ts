@@ -1,10 +1,10 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import { injectedSidecarSets } from '../../../api/sidecarset-pod.js';
 import { CONTROLLER_REVISIONS, LABEL_SIDECARSET_NAME, NAMESPACES, PODS, SIDECARSETS } from '../../../contracts/index.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import { SIDECARSET_REVISION_NAMESPACE } from './options.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { SidecarSetRevision } from './history.js';
+import { PodsBySidecarSet } from './pod-index.js';
 import { SidecarSetReconciler } from './reconcile.js';
 
 /** How long pod creations are gathered into one reconcile of their SidecarSet. */
@@ -57,16 +57,14 @@ export const sidecarSetController: ControllerDefinition = {
     });
     sets.addHandlers({ add: (s) => enqueue(s.metadata.name!), update: (s) => enqueue(s.metadata.name!) });
     // A pod counts for the sets it was injected by (the injected-list annotation names them).
-    const onPod = (p: Pod) => {
-      for (const name of injectedSidecarSets(p.metadata.annotations)) enqueue(name);
-    };
-    // A new pod only adds to matchedPods (the webhook injected the current version), and a reconcile walks
-    // every pod of the cache: during a burst of creates (a rollout, a scale-up) one reconcile per window
-    // instead of one per pod keeps the manager's CPU for admission. Updates and deletes (readiness, the
-    // kubelet finishing an in-place upgrade) still reconcile at once.
+    const index = new PodsBySidecarSet();
+    // A new pod only adds to matchedPods (the webhook injected the current version): during a burst of
+    // creates (a rollout, a scale-up) one reconcile per window instead of one per pod keeps the manager's
+    // CPU for admission. Updates and deletes (readiness, the kubelet finishing an in-place upgrade) still
+    // reconcile at once.
     const pendingAdds = new Map<string, NodeJS.Timeout>();
     const onPodAdded = (p: Pod) => {
-      for (const name of injectedSidecarSets(p.metadata.annotations)) {
+      for (const name of index.put(p)) {
         if (pendingAdds.has(name)) continue;
         pendingAdds.set(
           name,
@@ -77,7 +75,15 @@ export const sidecarSetController: ControllerDefinition = {
         );
       }
     };
-    pods.addHandlers({ add: onPodAdded, update: onPod, delete: onPod });
+    pods.addHandlers({
+      add: onPodAdded,
+      update: (p) => {
+        for (const name of index.put(p)) enqueue(name);
+      },
+      delete: (p) => {
+        for (const name of index.remove(p)) enqueue(name);
+      },
+    });
     // A new revision in the cache may take the set over its history limit.
     revisions.addHandlers({
       add: (r) => {
@@ -85,6 +91,6 @@ export const sidecarSetController: ControllerDefinition = {
         if (name) enqueue(name);
       },
     });
-    return new SidecarSetReconciler(ctx, sets, pods, namespaces, revisions, revisionNamespace);
+    return new SidecarSetReconciler(ctx, sets, pods, index, namespaces, revisions, revisionNamespace);
   },
 };

@@ -23,12 +23,21 @@ import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
-import { CONDITION_ROLLOUT_STUCK, decide, STUCK_AFTER_MS, type PodUpgrade, type StuckCondition } from './decision.js';
+import type { PodsBySidecarSet } from './pod-index.js';
+import { CONDITION_ROLLOUT_STUCK, decide, STUCK_AFTER_MS, type PodUpgrade, type SetHashes, type StuckCondition } from './decision.js';
 
 type Set = SidecarSet & KubeObject;
 
 function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** The hashes of a cached set object (cache objects are replaced, never edited, on every change). */
+const hashesOfSet = new WeakMap<Set, SetHashes>();
+function hashesOf(set: Set): SetHashes {
+  let h = hashesOfSet.get(set);
+  if (!h) hashesOfSet.set(set, (h = { hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) }));
+  return h;
 }
 
 export class SidecarSetReconciler implements Reconciler {
@@ -41,6 +50,7 @@ export class SidecarSetReconciler implements Reconciler {
     private readonly ctx: ControllerContext,
     private readonly sets: Informer<Set>,
     private readonly pods: Informer<Pod>,
+    private readonly podIndex: PodsBySidecarSet,
     private readonly namespaces: Informer<KubeObject>,
     private readonly revisions: Informer<SidecarSetRevision>,
     private readonly revisionNamespace: string,
@@ -63,8 +73,13 @@ export class SidecarSetReconciler implements Reconciler {
       this.expected.delete(key);
     }
 
-    const allPods = this.pods.list();
-    const pods = allPods.filter((p) =>
+    // The pods that name the set in their injected list: the only ones it counts, upgrades or keeps revisions for.
+    const setPods: Pod[] = [];
+    for (const podKey of this.podIndex.keysOf(key)) {
+      const p = this.pods.get(podKey);
+      if (p) setPods.push(p);
+    }
+    const pods = setPods.filter((p) =>
       sidecarSetMatches(set, {
         namespace: p.metadata.namespace!,
         namespaceLabels: this.namespaces.get(p.metadata.namespace!)?.metadata.labels,
@@ -72,14 +87,14 @@ export class SidecarSetReconciler implements Reconciler {
       }),
     );
     const revision = await this.ensureRevision(set);
-    await this.pruneRevisions(set, revision, allPods);
+    await this.pruneRevisions(set, revision, setPods);
     await this.ensureHashAnnotations(set);
     const nowMs = Date.now();
-    const d = decide({ set, pods, nowMs, revision });
+    const d = decide({ set, pods, nowMs, revision, hashes: hashesOf(set) });
 
     for (const u of d.upgrades) await this.upgrade(set, u);
     if (d.upgrades.length > 0) {
-      const hash = sidecarSetHash(set);
+      const { hash } = hashesOf(set);
       this.expected.set(key, new Map(d.upgrades.map((u) => [objectKey(u.pod), hash])));
     }
     if (d.notUpgradable.length > 0) await this.markNotUpgradable(set, d.notUpgradable);
@@ -92,7 +107,7 @@ export class SidecarSetReconciler implements Reconciler {
   }
 
   private async ensureRevision(set: Set): Promise<string> {
-    const name = sidecarSetRevisionName(set);
+    const name = sidecarSetRevisionName(set, hashesOf(set).hash);
     if (set.status?.latestRevision === name) return name;
     const body = {
       apiVersion: 'apps/v1',
@@ -148,14 +163,14 @@ export class SidecarSetReconciler implements Reconciler {
   }
 
   /** Deletes the set's revisions beyond revisionHistoryLimit that nothing uses (read from the caches). */
-  private async pruneRevisions(set: Set, latest: string, allPods: readonly Pod[]): Promise<void> {
+  private async pruneRevisions(set: Set, latest: string, setPods: readonly Pod[]): Promise<void> {
     const name = set.metadata.name!;
     const cached = this.revisions.list();
     const live = new Set(cached.map((r) => r.metadata.uid));
     for (const uid of this.deletedRevisions) if (!live.has(uid)) this.deletedRevisions.delete(uid);
     const mine = cached.filter((r) => r.metadata.labels?.[LABEL_SIDECARSET_NAME] === name && !this.deletedRevisions.has(r.metadata.uid!));
     // Every pod of the set, matched or not any more: a pod whose labels changed still runs its revision.
-    const doomed = revisionsToPrune({ set, revisions: mine, latest, pods: allPods });
+    const doomed = revisionsToPrune({ set, revisions: mine, latest, pods: setPods });
     for (const r of doomed) {
       try {
         await this.ctx.client.delete(CONTROLLER_REVISIONS, r, this.revisionNamespace);
@@ -171,10 +186,8 @@ export class SidecarSetReconciler implements Reconciler {
 
   /** The set carries its own hashes, as upstream's SidecarSet webhook writes them (tools compare pods to them). */
   private async ensureHashAnnotations(set: Set): Promise<void> {
-    const want = {
-      [ANNOTATION_SIDECARSET_HASH]: sidecarSetHash(set),
-      [ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE]: sidecarSetHashWithoutImage(set),
-    };
+    const { hash, withoutImage } = hashesOf(set);
+    const want = { [ANNOTATION_SIDECARSET_HASH]: hash, [ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE]: withoutImage };
     const a = set.metadata.annotations ?? {};
     if (Object.entries(want).every(([k, v]) => a[k] === v)) return;
     await this.ctx.client.patch(SIDECARSETS, set.metadata.name!, undefined, { metadata: { annotations: want } }, PatchStrategy.MergePatch);
