@@ -32,6 +32,8 @@ export interface Runner {
 
 /** The namespace both managers run in. */
 export const RUNTIME_NS = 'kruise-system';
+/** The Secret our manager keeps its webhook certificates in on the shared plane. */
+export const OUR_CERT_SECRET = 'cdk8s-kruise-bench-webhook-certs';
 const OUR_MUTATING = 'cdk8s-kruise-bench-mutating';
 const OUR_VALIDATING = 'cdk8s-kruise-bench-validating';
 
@@ -145,6 +147,10 @@ export async function startOurManager(
       OUR_MUTATING,
       '--validating-webhook-configuration',
       OUR_VALIDATING,
+      // Not upstream's Secret (same name, same namespace): each manager would find the other's certificate
+      // not covering its host and issue a new one at every start, which one manager per cluster never does.
+      '--webhook-cert-secret',
+      OUR_CERT_SECRET,
       ...(opts.args ?? []),
     ],
     {
