@@ -11,7 +11,9 @@
 // bench/cli-coldstart.bench.ts`, as root): the bench and every measured process (ours and kubeconform) then get
 // the CPU when they need it, so the wall times are those of an idle machine. NODE_EXTRA_CA_CERTS is removed from the measured
 // processes' environment: Node 20 reads and parses that CA bundle at every start (~60 ms here), whatever it runs.
-// Usage: npm run build && npm run bench:cli-coldstart [-- --reps N --warmup N --node /path/to/node --json]
+// Usage: npm run build && npm run bench:cli-coldstart [-- --reps N --warmup N --node /path/to/node --cli FILE --json]
+// --cli measures another build of the CLI instead of lib/cli/, e.g. the runtime image's (src/image/app.ts; write it
+// with `npm run image -- --stage-app DIR`, then pass DIR/app/bin/cdk8s-kruise.mjs).
 // kubeconform is built by `bash test/prepare.sh` (test/prepare.d/25-kubeconform.sh) into the build cache.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,9 +26,9 @@ import { requireGnuTime, runMeasured, type ProcessSample } from './support/proce
 
 const TARGETS = { versionMs: 100, validateMs: 200, validateMb: 80 };
 
-const args = benchArgs({ reps: 15, warmup: 3 }, { node: { type: 'string', default: process.execPath } });
+const args = benchArgs({ reps: 15, warmup: 3 }, { node: { type: 'string', default: process.execPath }, cli: { type: 'string' } });
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const cli = path.join(repoRoot, 'lib', 'cli', 'cdk8s-kruise.mjs');
+const cli = args.extra.cli ? path.resolve(args.extra.cli) : path.join(repoRoot, 'lib', 'cli', 'cdk8s-kruise.mjs');
 const node = args.extra.node;
 
 if (!existsSync(cli)) throw new Error(`${cli} is missing: run \`npm run build\` first (the benchmark measures the published bundle)`);
@@ -117,7 +119,7 @@ spec:
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {
     process.stdout.write(
-      `CLI cold start, Node ${nodeVersion} vs kubeconform ${KUBECONFORM_VERSION}; medians of ${args.reps}` +
+      `CLI cold start of ${path.relative(repoRoot, cli).startsWith('..') ? cli : path.relative(repoRoot, cli)}, Node ${nodeVersion} vs kubeconform ${KUBECONFORM_VERSION}; medians of ${args.reps}` +
         `${result.schedulingPolicy === 1 ? ', SCHED_FIFO' : ''} (load average ${result.loadAverage.join(' ')})\n`,
     );
     for (const [n, m] of Object.entries(result.medians))

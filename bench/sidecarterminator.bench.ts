@@ -17,15 +17,11 @@
 // --node-flags= says otherwise ("--node-flags=" runs it with Node's defaults).
 // Usage: npm run bench:sidecarterminator [-- --pods 1000 --fill 10000 --concurrency 50 --workers 10 --node-flags=... --json]
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { toCustomResourceDefinition } from '../src/api/crd.js';
 import { ContainerRecreateRequestDefinition } from '../src/api/registry.js';
-import { bundleCli, readPackageJson } from '../src/image/app.js';
 import {
   CONTAINER_RECREATE_REQUESTS,
   KubeClient,
@@ -40,10 +36,11 @@ import {
 } from '../src/runtime/core/index.js';
 import { findAssets } from '../test/harness/assets.js';
 import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlplane.js';
-import { ControllerProcess, repoRoot } from '../test/e2e/runtime/process.js';
+import { ControllerProcess } from '../test/e2e/runtime/process.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, percentile as pct } from './lib.js';
 import { jobPod, pool, rssBytes, statusOf } from './support/job-pods.js';
+import { bundleOurCli } from './support/peer-runners.js';
 
 const args = benchArgs(
   { pods: 1000, fill: 10000, concurrency: 50 },
@@ -94,14 +91,7 @@ try {
   });
 
   // The controller as shipped: the CLI bundle (no tsx, no node_modules).
-  const dir = mkdtempSync(path.join(tmpdir(), 'kruise-bench-'));
-  mkdirSync(path.join(dir, 'bin'));
-  const main = path.join(dir, 'bin', 'cdk8s-kruise.mjs');
-  writeFileSync(main, (await bundleCli(repoRoot)).code);
-  writeFileSync(
-    path.join(dir, 'package.json'),
-    JSON.stringify({ name: readPackageJson(repoRoot).name, version: readPackageJson(repoRoot).version, type: 'module' }),
-  );
+  const main = await bundleOurCli();
   ctl = await ControllerProcess.start(
     plane.kubeconfigPath,
     'kruise-system',

@@ -5,11 +5,12 @@
 //   upstream  kruise-manager from test/harness/kruise-peer.ts with its own webhooks.
 // stop() removes the variant's webhook configurations, so the next one starts from the same state.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { bundleCli, readPackageJson } from '../../src/image/app.js';
+import { appEntries, stageEntries } from '../../src/image/app.js';
+import { APP_MAIN } from '../../src/image/spec.js';
 import { servedKinds } from '../../src/install/crds.js';
 import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
@@ -50,15 +51,14 @@ export function procCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Writes the CLI bundle as the image ships it; returns the path of its main file. */
+/**
+ * Writes the application files as the image ships them (src/image/app.ts: the bundle's main file and its
+ * chunks, package.json for `--version`) into a fresh directory; returns the path of the main file.
+ */
 export async function bundleOurCli(): Promise<string> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'kruise-peer-bench-'));
-  mkdirSync(path.join(dir, 'bin'));
-  const main = path.join(dir, 'bin', 'cdk8s-kruise.mjs');
-  writeFileSync(main, (await bundleCli(repoRoot)).code);
-  const pkg = readPackageJson(repoRoot);
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, type: 'module' }));
-  return main;
+  const dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-app-'));
+  stageEntries(await appEntries(repoRoot), dir);
+  return path.join(dir, APP_MAIN);
 }
 
 async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string, pods: boolean): Promise<void> {

@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
 import type { LayerEntry } from './layer.js';
 import { APP_DIR, APP_MAIN, ENTRYPOINT_PATH, NODE_PATH } from './spec.js';
@@ -90,22 +90,50 @@ export function readPackageJson(repoRoot: string): PackageJson {
   return JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as PackageJson;
 }
 
+/** One file of the bundled CLI, at its path in the image. */
+export interface BundleFile {
+  /** Absolute path inside the image: {@link APP_MAIN} or a chunk below `chunks/` next to it. */
+  readonly path: string;
+  readonly content: Buffer;
+}
+
+/** The bundled CLI: the main file first, then its chunks sorted by path. */
+export interface CliBundle {
+  readonly files: readonly BundleFile[];
+  /** The licence texts of everything bundled (THIRD-PARTY-LICENSES.txt). */
+  readonly licenses: Buffer;
+  readonly metafile: Metafile;
+}
+
+/** Where the chunks go, relative to the main file's directory. */
+const CHUNK_NAMES = 'chunks/[name]-[hash]';
+
 /**
- * Bundles the CLI with every production dependency into one ES module, so the image ships no
- * node_modules (smaller, and nothing a dev dependency could slip into). Paths in the output are relative
- * to the repository root, so the bytes do not depend on where the checkout lives.
+ * Bundles the CLI with every production dependency into ES modules, so the image ships no node_modules
+ * (smaller, and nothing a dev dependency could slip into). Split: every `import()` target (the
+ * controller's manager, the daemon, the admission rules, the certificate issuer, validate/synth, ...)
+ * becomes its own chunk, so a process reads and holds the source text of the code it loads only. Node
+ * keeps each module's source as a string for its whole life (one 3 MB string for a single-file bundle,
+ * most of it code an idle manager never runs; bench/memory-peer.bench.ts). Chunk names carry a content
+ * hash and paths in the output are relative to the repository root, so the bytes do not depend on where
+ * the checkout lives.
  */
-export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licenses: Buffer; metafile: Metafile }> {
+export async function bundleCli(repoRoot: string): Promise<CliBundle> {
+  const outdir = dirname(APP_MAIN).slice(1);
+  const mainName = basename(APP_MAIN, '.mjs');
   const result = await build({
     metafile: true,
     absWorkingDir: repoRoot,
-    entryPoints: [CLI_ENTRY],
+    entryPoints: { [mainName]: CLI_ENTRY },
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node24',
     write: false,
-    outfile: APP_MAIN.slice(1),
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: CHUNK_NAMES,
     // Module ids inside the bundle are paths relative to the checkout; keep them so when node_modules
     // is a link (CI caches, the reproducibility test's snapshots) instead of resolving to its target.
     preserveSymlinks: true,
@@ -118,6 +146,8 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
     // two-byte string on the V8 heap instead of an external one-byte string, +12 MiB manager RSS
     // (bench/memory-peer.bench.ts). esbuild already escapes non-ASCII in code (charset ascii).
     legalComments: 'external',
+    // On every output file: each chunk is its own module, and the runtime helpers' `__require` lives in
+    // whichever chunk esbuild puts them.
     banner: { js: REQUIRE_SHIM },
     plugins: [clientNodeConfigWithoutGeneratedApis, clientNodeWithoutUndici, nodeHttpByRequire],
     logLevel: 'silent',
@@ -125,25 +155,64 @@ export async function bundleCli(repoRoot: string): Promise<{ code: Buffer; licen
   if (result.errors.length > 0) {
     throw new Error(`esbuild could not bundle ${CLI_ENTRY}: ${result.errors.map((e) => e.text).join('; ')}`);
   }
-  const out = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
-  if (!out) throw new Error(`esbuild produced no .mjs output for ${CLI_ENTRY}`);
-  // The bytes before the first non-ASCII one are one character each, so the offset indexes the text too.
-  const nonAscii = out.contents.findIndex((b) => b > 0x7f);
-  if (nonAscii >= 0) {
-    throw new Error(
-      `esbuild output for ${CLI_ENTRY} has a non-ASCII byte at offset ${nonAscii} (after "${out.text.slice(Math.max(0, nonAscii - 40), nonAscii)}"): ` +
-        'keep the bundle ASCII (Node holds a non-ASCII source as a two-byte string, doubling its memory); escape the character or move the comment out',
-    );
+  const inImage = (f: { path: string }) => `/${relative(repoRoot, f.path).split(sep).join('/')}`;
+  const code = result.outputFiles.filter((f) => f.path.endsWith('.mjs'));
+  const main = code.find((f) => inImage(f) === APP_MAIN);
+  if (!main) throw new Error(`esbuild produced no ${APP_MAIN.slice(1)} for ${CLI_ENTRY}`);
+  for (const out of code) {
+    // The bytes before the first non-ASCII one are one character each, so the offset indexes the text too.
+    const nonAscii = out.contents.findIndex((b) => b > 0x7f);
+    if (nonAscii >= 0) {
+      throw new Error(
+        `esbuild output ${inImage(out)} for ${CLI_ENTRY} has a non-ASCII byte at offset ${nonAscii} (after "${out.text.slice(Math.max(0, nonAscii - 40), nonAscii)}"): ` +
+          'keep the bundle ASCII (Node holds a non-ASCII source as a two-byte string, doubling its memory); escape the character or move the comment out',
+      );
+    }
   }
-  const legal = result.outputFiles.find((f) => f.path.endsWith('.LEGAL.txt'))?.text ?? '';
-  // esbuild hoists main.ts's `#!/usr/bin/env node` to line 1; the image has no /usr/bin/env, so the
-  // kernel must start Node by its absolute path instead.
-  const body = out.text.startsWith('#!') ? out.text.slice(out.text.indexOf('\n') + 1) : out.text;
+  // One .LEGAL.txt per output file that had licence comments; joined in path order so the notices are stable.
+  const legal = result.outputFiles
+    .filter((f) => f.path.endsWith('.LEGAL.txt'))
+    .sort((a, b) => (inImage(a) < inImage(b) ? -1 : 1))
+    .map((f) => f.text.trim())
+    .filter(Boolean)
+    .join('\n\n');
+  // esbuild hoists main.ts's `#!/usr/bin/env node` to line 1 of the main file; the image has no
+  // /usr/bin/env, so the kernel must start Node by its absolute path instead.
+  const body = main.text.startsWith('#!') ? main.text.slice(main.text.indexOf('\n') + 1) : main.text;
+  const chunks = code
+    .filter((f) => f !== main)
+    .map((f) => ({ path: inImage(f), content: Buffer.from(f.contents) }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
   return {
-    code: Buffer.from(`#!${NODE_PATH}\n${body}`),
+    files: [{ path: APP_MAIN, content: Buffer.from(`#!${NODE_PATH}\n${body}`) }, ...chunks],
     licenses: thirdPartyLicenses(repoRoot, Object.keys(result.metafile.inputs), legal),
     metafile: result.metafile,
   };
+}
+
+/**
+ * The bundle's output files (paths as in the metafile, e.g. `app/bin/chunks/x-HASH.mjs`) a process reads
+ * once it has loaded `roots` (output paths): the roots and every file they import statically, not through
+ * `import()`.
+ */
+export function outputsLoaded(metafile: Metafile, roots: readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...roots];
+  for (let output = todo.pop(); output !== undefined; output = todo.pop()) {
+    if (seen.has(output)) continue;
+    const entry = metafile.outputs[output];
+    if (!entry) throw new Error(`${output} is not an output of the bundle`);
+    seen.add(output);
+    for (const i of entry.imports) if (!i.external && i.kind !== 'dynamic-import') todo.push(i.path);
+  }
+  return seen;
+}
+
+/** The output file (metafile path) that `import()` of the source `input` loads. */
+export function outputOf(metafile: Metafile, input: string): string {
+  const found = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === input);
+  if (!found) throw new Error(`${input} is not an entry point or import() target of the bundle`);
+  return found[0];
 }
 
 /**
@@ -196,7 +265,7 @@ export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[], 
     return { id: `${pkg.name}@${pkg.version}`, text: `${pkg.name}@${pkg.version} (${pkg.license ?? 'no license field'})\n\n${text}\n` };
   });
   const unique = [...new Map(sections.map((s) => [s.id, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const header = 'Third-party software bundled into app/bin/cdk8s-kruise.mjs, with its licence texts.\n';
+  const header = 'Third-party software bundled into app/bin/cdk8s-kruise.mjs and its chunks, with its licence texts.\n';
   const comments = legalComments.trim()
     ? [`Licence comments of the bundled sources (kept out of the bundle itself):\n\n${legalComments.trim()}\n`]
     : [];
@@ -204,7 +273,7 @@ export function thirdPartyLicenses(repoRoot: string, inputs: readonly string[], 
 }
 
 /**
- * The application files: the bundle, a package.json carrying the version `--version` prints, the
+ * The application files: the bundle (main file and chunks), a package.json carrying the version `--version` prints, the
  * licences of the bundled packages and the `cdk8s-kruise` entrypoint symlink. Shared by the offline image and the Dockerfile's build stage.
  */
 export async function appEntries(repoRoot: string): Promise<LayerEntry[]> {
@@ -213,7 +282,8 @@ export async function appEntries(repoRoot: string): Promise<LayerEntry[]> {
   const bundle = await bundleCli(repoRoot);
   return [
     { kind: 'file', path: `${APP_DIR}/package.json`, mode: 0o644, content: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) },
-    { kind: 'file', path: APP_MAIN, mode: 0o755, content: bundle.code },
+    // The main file is the entrypoint's target and executable; the chunks are only imported.
+    ...bundle.files.map((f): LayerEntry => ({ kind: 'file', path: f.path, mode: f.path === APP_MAIN ? 0o755 : 0o644, content: f.content })),
     { kind: 'file', path: `${APP_DIR}/THIRD-PARTY-LICENSES.txt`, mode: 0o644, content: bundle.licenses },
     { kind: 'symlink', path: ENTRYPOINT_PATH, target: APP_MAIN },
   ];

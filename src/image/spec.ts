@@ -15,7 +15,10 @@ export const IMAGE_USER = `${NONROOT.uid}:${NONROOT.gid}`;
 /** Where the Node binary lives; the distroless Node images put it here, so the Dockerfile needs no copy. */
 export const NODE_PATH = '/nodejs/bin/node';
 
-/** The bundled CLI (esbuild output of src/cli/main.ts); `../package.json` next to it gives `--version`. */
+/**
+ * The bundled CLI (esbuild output of src/cli/main.ts): the main file, with its chunks in `chunks/` next to
+ * it; `../package.json` gives `--version`.
+ */
 export const APP_DIR = '/app';
 export const APP_MAIN = `${APP_DIR}/bin/cdk8s-kruise.mjs`;
 

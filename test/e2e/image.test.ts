@@ -188,16 +188,28 @@ describe('offline runtime image', () => {
   it('holds the same application files the Dockerfile build stage copies onto distroless', () => {
     const stage = join(work, 'stage');
     run(join(source, 'node_modules', '.bin', 'tsx'), ['src/image/build.ts', '--stage-app', stage], source);
-    for (const file of ['app/package.json', 'app/bin/cdk8s-kruise.mjs', 'app/THIRD-PARTY-LICENSES.txt']) {
+    const staged = execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort();
+    // The bundle is split: the main file imports its chunks (content-hashed names) from app/bin/chunks/.
+    const chunks = staged.filter((f) => f.startsWith('./app/bin/chunks/'));
+    expect(chunks.length).toBeGreaterThan(5);
+    for (const c of chunks) expect(c).toMatch(/^\.\/app\/bin\/chunks\/[\w-]+-[A-Z0-9]{8}\.mjs$/);
+    const files = ['app/package.json', 'app/bin/cdk8s-kruise.mjs', 'app/THIRD-PARTY-LICENSES.txt', ...chunks.map((c) => c.slice(2))];
+    for (const file of files) {
       expect(readFileSync(join(stage, file)), file).toEqual(readFileSync(join(rootfs, file)));
       expect(statSync(join(stage, file)).mode & 0o777, file).toBe(statSync(join(rootfs, file)).mode & 0o777);
     }
+    expect(statSync(join(stage, 'app/bin/cdk8s-kruise.mjs')).mode & 0o777).toBe(0o755);
+    for (const c of chunks) expect(statSync(join(stage, c)).mode & 0o777, c).toBe(0o644);
+    expect(execFileSync('find', ['app', '-type', 'f'], { cwd: rootfs, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual(
+      files.sort(),
+    );
     expect(readlinkSync(join(stage, 'usr/local/bin/cdk8s-kruise'))).toBe(readlinkSync(join(rootfs, 'usr/local/bin/cdk8s-kruise')));
-    expect(execFileSync('find', ['.', '-mindepth', '1'], { cwd: stage, encoding: 'utf8' }).split('\n').filter(Boolean).sort()).toEqual([
+    expect(staged.filter((f) => !f.startsWith('./app/bin/chunks/'))).toEqual([
       './app',
       './app/THIRD-PARTY-LICENSES.txt',
       './app/bin',
       './app/bin/cdk8s-kruise.mjs',
+      './app/bin/chunks',
       './app/package.json',
       './usr',
       './usr/local',

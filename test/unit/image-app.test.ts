@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleCli, packageRootOf, staticallyLoaded, thirdPartyLicenses } from '../../src/image/app.js';
+import { bundleCli, outputOf, outputsLoaded, packageRootOf, staticallyLoaded, thirdPartyLicenses } from '../../src/image/app.js';
+import { APP_MAIN, NODE_PATH } from '../../src/image/spec.js';
 import { findRepoRoot } from '../../src/image/build.js';
 
 describe('packageRootOf', () => {
@@ -46,24 +47,58 @@ describe('thirdPartyLicenses', () => {
 
 describe('bundleCli', () => {
   it('bundles ASCII only (Node keeps it one byte per character), without client-node generated classes, undici or an ES import of node:http, licence comments in the notices', async () => {
-    const { code, licenses } = await bundleCli(findRepoRoot());
-    expect(code.findIndex((b) => b > 0x7f)).toBe(-1);
+    const { files, licenses } = await bundleCli(findRepoRoot());
+    const code = files.map((f) => f.content.toString()).join('\n');
+    for (const f of files)
+      expect(
+        f.content.findIndex((b) => b > 0x7f),
+        f.path,
+      ).toBe(-1);
     // The generated models carry a static attributeTypeMap each; the runtime's client needs none of them.
-    expect(code.toString()).not.toContain('attributeTypeMap');
-    expect(code.toString()).toContain('createConfiguration');
+    expect(code).not.toContain('attributeTypeMap');
+    expect(code).toContain('createConfiguration');
     // node:http only through require: an ES import would load Node's own undici through its lazy exports.
-    expect(code.toString()).not.toMatch(/\bfrom\s*["'](node:)?http["']/);
-    expect(code.toString()).toContain('__require("node:http")');
+    expect(code).not.toMatch(/\bfrom\s*["'](node:)?http["']/);
+    expect(code).not.toMatch(/\bimport\s*\(\s*["'](node:)?http["']/);
+    expect(code).toContain('__require("node:http")');
     // The runtime's client sends through node:https; client-node's undici transport is left out.
-    expect(code.toString()).not.toContain('node_modules/undici/');
-    expect(code.toString()).toContain('undici is not in the cdk8s-kruise bundle');
+    expect(code).not.toContain('node_modules/undici/');
+    expect(code).toContain('undici is not in the cdk8s-kruise bundle');
     const notices = licenses.toString();
     expect(notices).toContain('Licence comments of the bundled sources');
     expect(notices).toContain('@license');
   }, 60_000);
 
+  it('splits into the main file and chunks next to it that load as ES modules: shebang on the main file only, the require shim in each', async () => {
+    const { files, metafile } = await bundleCli(findRepoRoot());
+    expect(files[0]!.path).toBe(APP_MAIN);
+    const chunks = files.slice(1);
+    expect(chunks.length).toBeGreaterThan(5);
+    for (const c of chunks)
+      expect(c.path, 'chunks live below the main file, named by content hash').toMatch(/^\/app\/bin\/chunks\/[\w-]+-[A-Z0-9]{8}\.mjs$/);
+    const shim =
+      "import { createRequire as __cdk8sKruiseCreateRequire } from 'node:module';\nconst require = __cdk8sKruiseCreateRequire(import.meta.url);";
+    expect(files[0]!.content.toString().startsWith(`#!${NODE_PATH}\n${shim}`)).toBe(true);
+    for (const c of chunks) expect(c.content.toString().startsWith(shim), c.path).toBe(true);
+    // Every relative import (static or import()) in the code names a file of the bundle, resolved from the
+    // importing file, and they are the imports esbuild recorded for that file.
+    const paths = new Set(files.map((f) => f.path));
+    let imports = 0;
+    for (const f of files) {
+      const specifiers = [...f.content.toString().matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)"(\.{1,2}\/[^"]+)"/g)].map(
+        (m) => m[1]!,
+      );
+      const resolved = new Set(specifiers.map((s) => posix.join(posix.dirname(f.path), s)));
+      for (const r of resolved) expect(paths, `${f.path} imports ${r}`).toContain(r);
+      const recorded = metafile.outputs[f.path.slice(1)]!.imports.filter((i) => !i.external).map((i) => `/${i.path}`);
+      expect(resolved, f.path).toEqual(new Set(recorded));
+      imports += resolved.size;
+    }
+    expect(imports).toBeGreaterThan(files.length);
+  }, 60_000);
+
   it('keeps what an idle manager never runs out of what it loads at start (bench/memory-peer.bench.ts)', async () => {
-    const { metafile } = await bundleCli(findRepoRoot());
+    const { files, metafile } = await bundleCli(findRepoRoot());
     // The controller command loads the manager through import(); the manager then loads what it loads.
     const loaded = [...staticallyLoaded(metafile, ['src/cli/main.ts', 'src/runtime/manager/manager.ts'])];
     expect(loaded).toContain('src/runtime/core/webhook/certmanager.ts');
@@ -73,6 +108,30 @@ describe('bundleCli', () => {
     expect(loaded.filter((i) => i.includes('node_modules/@sinclair/typebox') || i === 'src/api/registry.ts')).toEqual([]);
     // The node daemon's CRI client is not the manager's.
     expect(loaded.filter((i) => i.includes('node_modules/@grpc/'))).toEqual([]);
+
+    // The files the manager reads (the main file, the manager's chunk and what they import statically) hold
+    // none of that code either: Node keeps the source text of every file it loads for the process's life.
+    const main = APP_MAIN.slice(1);
+    const read = outputsLoaded(metafile, [main, outputOf(metafile, 'src/runtime/manager/manager.ts')]);
+    expect(read).toContain(main);
+    const inputsRead = [...read].flatMap((o) => Object.keys(metafile.outputs[o]!.inputs));
+    expect(inputsRead).toContain('src/runtime/core/webhook/certmanager.ts');
+    const notForTheManager = [
+      'node_modules/@grpc/', // the daemon's CRI client
+      'node_modules/protobufjs/',
+      'node_modules/yaml/', // validate / synth
+      'node_modules/ajv',
+      'node_modules/@sinclair/typebox/', // the admission rules' schemas
+      'node_modules/@peculiar/', // the certificate issuer
+      'src/runtime/cri/',
+      'src/cli/commands/synth-run.ts',
+      'src/cli/commands/apply-run.ts',
+    ];
+    expect(inputsRead.filter((i) => notForTheManager.some((p) => i.startsWith(p)))).toEqual([]);
+    // The split is what makes the difference: the manager reads well under half of the bundle's bytes.
+    const bytes = (paths: Iterable<string>) => [...paths].reduce((n, p) => n + metafile.outputs[p]!.bytes, 0);
+    const all = files.reduce((n, f) => n + f.content.length, 0);
+    expect(bytes(read) / all).toBeLessThan(0.4);
   }, 60_000);
 });
 
