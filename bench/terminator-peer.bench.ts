@@ -16,7 +16,7 @@
 // Every round creates the pods before the variant starts (its initial list caches them), then deletes
 // them and its CRRs after it stops, so every variant starts from the same API server state.
 // Usage: npm run bench:terminator-peer [-- --rounds 2 --pods 1000 --sequential 50 --concurrency 50
-//        --no-defaults --variants ours,upstream-tuned --cpu-prof DIR --out out/bench/terminator-peer.json --json]
+//        --no-defaults --variants ours,upstream-tuned --cpu-prof DIR --node-options=<V8 flags of ours> --out out/bench/terminator-peer.json --json]
 //   --cpu-prof DIR writes a V8 CPU profile of each run of our manager into DIR (open it in Chrome DevTools or
 //   summarise it with `tsx bench/support/cpu-profile.ts FILE`); profiling slows ours, so ratios of such a run
 //   are not comparable.
@@ -50,6 +50,9 @@ const args = benchArgs(
     'no-defaults': { type: 'boolean', default: false },
     variants: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    // Node/V8 options of our manager instead of the Deployment's (MANAGER_NODE_OPTIONS), to try other limits;
+    // a value starting with a dash needs the = form: --node-options=--max-semi-space-size=1.
+    'node-options': { type: 'string' },
     out: { type: 'string', default: path.join('out', 'bench', 'terminator-peer.json') },
   },
 );
@@ -119,7 +122,7 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
     variant === 'ours'
       ? await startOurManager(plane, cliMain, {
           featureGates: 'SidecarTerminator=true',
-          ...(cpuProfDir ? { nodeOptions: `${MANAGER_NODE_OPTIONS} --cpu-prof --cpu-prof-dir=${cpuProfDir}` } : {}),
+          nodeOptions: `${args.extra['node-options'] ?? MANAGER_NODE_OPTIONS}${cpuProfDir ? ` --cpu-prof --cpu-prof-dir=${cpuProfDir}` : ''}`,
         })
       : await startUpstreamManager(plane, {
           featureGates: 'SidecarTerminator=true',
