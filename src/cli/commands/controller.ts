@@ -3,6 +3,11 @@ import { DEFAULT_MANAGER_OPTIONS, MANAGER_CONTROLLER_OPTIONS, type ManagerOption
 import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
 
+/** The hidden command `controller` runs in a child process to issue its webhook certificates. */
+export const ISSUE_WEBHOOK_CERTS = 'issue-webhook-certs';
+/** The request holds at most two CAs, a certificate and keys in PEM: a few KiB. */
+const MAX_ISSUE_REQUEST_BYTES = 256 * 1024;
+
 /** Parses `15s`, `500ms`, `10m`, `720h`, `1h30m` into milliseconds. */
 export function parseDuration(value: string): number {
   if (value === '0') return 0;
@@ -158,16 +163,47 @@ export function register(program: Command): void {
     }
     requireRuntimeNode('controller');
     // The runtime's libraries (Kubernetes client, metrics, logs) load only here, so the other commands stay light.
-    const [{ Manager }, { installShutdown }, { installProcessGuards }] = await Promise.all([
+    const [{ Manager }, { installShutdown }, { installProcessGuards }, { issueInChildProcess }] = await Promise.all([
       import('../../runtime/manager/manager.js'),
       import('../../runtime/core/shutdown.js'),
       import('../../runtime/core/process-guard.js'),
+      import('../../runtime/core/webhook/cert-issuer-process.js'),
     ]);
     // Admission runs the same rules as `cdk8s-kruise validate`, loaded on the first admission request.
     const objectValidator = () => import('../policy-validator.js').then((m) => m.policyObjectValidator);
-    const manager = new Manager({ ...opts, objectValidator });
+    // Certificates are issued by this program started again, so the X.509 builder never lives in the manager.
+    const webhookCertIssuer = issueInChildProcess({
+      execPath: process.execPath,
+      args: [...process.execArgv, process.argv[1]!, ISSUE_WEBHOOK_CERTS],
+    });
+    const manager = new Manager({ ...opts, objectValidator, webhookCertIssuer });
     installProcessGuards(manager.logger);
     installShutdown(() => manager.stop(), manager.logger, opts.gracefulShutdownMs + 5_000);
     await manager.start();
   });
+
+  program
+    .command(ISSUE_WEBHOOK_CERTS, { hidden: true })
+    .description('internal to `controller`: issues its webhook certificates (a JSON request on stdin, the PEM bundle as JSON on stdout)')
+    .action(async () => {
+      const [{ parseIssueRequest }, { renewBundle }] = await Promise.all([
+        import('../../runtime/core/webhook/cert-issuer-process.js'),
+        import('../../runtime/core/webhook/cert-issuer.js'),
+      ]);
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > MAX_ISSUE_REQUEST_BYTES) throw new Error(`the request on stdin is larger than ${MAX_ISSUE_REQUEST_BYTES} bytes`);
+        chunks.push(chunk);
+      }
+      let request: unknown;
+      try {
+        request = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch (err) {
+        throw new Error(`the request on stdin is not JSON: ${(err as Error).message}`, { cause: err });
+      }
+      const { old, options } = parseIssueRequest(request);
+      process.stdout.write(JSON.stringify(await renewBundle(old, options)));
+    });
 }

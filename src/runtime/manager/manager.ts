@@ -177,6 +177,7 @@ export class Manager {
       readOnly: o.webhookCertMode === 'cert-manager',
       logger: this.logger.child({ component: 'webhook-certs' }),
       onCertificate: (cert, key) => this.admission.setCertificate(cert, key),
+      ...(o.webhookCertIssuer ? { issuer: o.webhookCertIssuer } : {}),
     });
     // The API server may be unreachable at start: keep trying without blocking informers.
     for (let attempt = 0; !this.stopping; attempt++) {

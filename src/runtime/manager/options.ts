@@ -10,6 +10,7 @@ import {
   WEBHOOK_CERT_SECRET,
 } from '../../contracts/index.js';
 import type { ObjectValidator } from '../core/controller.js';
+import type { CertIssuer } from '../core/webhook/certs.js';
 import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
 import { SIDECARSET_REVISION_NAMESPACE } from '../controllers/sidecarset/options.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
@@ -63,6 +64,8 @@ export interface ManagerOptions {
   controllerOptions: Record<string, unknown>;
   /** Loads the validator of our kinds at admission (on the first request); the API model's schema check when unset. */
   objectValidator?: () => Promise<ObjectValidator>;
+  /** Issues the webhook certificates when the Secret holds none that serve; in this process when unset. */
+  webhookCertIssuer?: CertIssuer;
 }
 
 export const DEFAULT_MANAGER_OPTIONS: ManagerOptions = {

@@ -7,7 +7,15 @@ import {
   type ResourceType,
 } from '../../../contracts/index.js';
 import type { KubeObject, Secret } from '../types.js';
-import { bundleFromSecretData, bundleToSecretData, caBundleOf, renewalReason, validity, type CertBundle } from './certs.js';
+import {
+  bundleFromSecretData,
+  bundleToSecretData,
+  caBundleOf,
+  renewalReason,
+  validity,
+  type CertBundle,
+  type CertIssuer,
+} from './certs.js';
 
 export interface CertManagerOptions {
   readonly namespace: string;
@@ -31,7 +39,15 @@ export interface CertManagerOptions {
   readonly logger: Logger;
   /** Called with each new serving certificate (install it in the HTTPS server). */
   readonly onCertificate: (cert: string, key: string) => void;
+  /**
+   * Issues certificates when the Secret holds none that serve (default: in this process, loading the
+   * X.509 builder then). The controller command issues in a child process instead (cert-issuer-process.ts).
+   */
+  readonly issuer?: CertIssuer;
 }
+
+/** Issues in this process: the X.509 builder loads on the first issue and stays loaded. */
+const issueInProcess: CertIssuer = async (old, o) => (await import('./cert-issuer.js')).renewBundle(old, o);
 
 /**
  * Self-managed webhook certificates, as upstream kruise-manager does: a CA and a serving certificate in a
@@ -128,9 +144,7 @@ export class CertManager {
       const why = renewalReason(stored, this.o.hosts, this.o.renewBeforeMs);
       if (!why) return { bundle: stored!, fresh: false };
       this.o.logger.info({ secret: `${namespace}/${secretName}`, why }, 'issuing webhook certificates');
-      // Loaded here, not at start: a manager that finds a good Secret never holds the X.509 builder.
-      const { renewBundle } = await import('./cert-issuer.js');
-      const bundle = await renewBundle(stored, this.o);
+      const bundle = await (this.o.issuer ?? issueInProcess)(stored, this.o);
       const data = bundleToSecretData(bundle);
       try {
         if (!secret) {

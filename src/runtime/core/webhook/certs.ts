@@ -22,6 +22,12 @@ export const SECRET_KEYS = {
   previousCaCert: 'ca-cert-previous.pem',
 } as const;
 
+/**
+ * Issues the bundle that serves `o.hosts` from what the Secret holds (keeping a CA that is still good):
+ * `renewBundle` of cert-issuer.ts, in this process or another one.
+ */
+export type CertIssuer = (old: CertBundle | undefined, o: CertOptions & { readonly renewBeforeMs: number }) => Promise<CertBundle>;
+
 export interface CertOptions {
   /** DNS names and IPs the serving certificate is valid for. */
   readonly hosts: readonly string[];
