@@ -196,16 +196,7 @@ export async function bundleCli(repoRoot: string): Promise<CliBundle> {
  * `import()`.
  */
 export function outputsLoaded(metafile: Metafile, roots: readonly string[]): Set<string> {
-  const seen = new Set<string>();
-  const todo = [...roots];
-  for (let output = todo.pop(); output !== undefined; output = todo.pop()) {
-    if (seen.has(output)) continue;
-    const entry = metafile.outputs[output];
-    if (!entry) throw new Error(`${output} is not an output of the bundle`);
-    seen.add(output);
-    for (const i of entry.imports) if (!i.external && i.kind !== 'dynamic-import') todo.push(i.path);
-  }
-  return seen;
+  return staticClosure(metafile.outputs, roots, 'an output');
 }
 
 /** The output file (metafile path) that `import()` of the source `input` loads. */
@@ -221,13 +212,22 @@ export function outputOf(metafile: Metafile, input: string): string {
  * how the manager keeps code it rarely runs out of its idle memory.
  */
 export function staticallyLoaded(metafile: Metafile, roots: readonly string[]): Set<string> {
+  return staticClosure(metafile.inputs, roots, 'an input');
+}
+
+/** `roots` and everything they import statically in one of the metafile's import graphs. */
+function staticClosure(
+  graph: Readonly<Record<string, { readonly imports: readonly { path: string; kind: string; external?: boolean }[] }>>,
+  roots: readonly string[],
+  what: string,
+): Set<string> {
   const seen = new Set<string>();
   const todo = [...roots];
-  for (let input = todo.pop(); input !== undefined; input = todo.pop()) {
-    if (seen.has(input)) continue;
-    const entry = metafile.inputs[input];
-    if (!entry) throw new Error(`${input} is not an input of the bundle`);
-    seen.add(input);
+  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
+    if (seen.has(path)) continue;
+    const entry = graph[path];
+    if (!entry) throw new Error(`${path} is not ${what} of the bundle`);
+    seen.add(path);
     for (const i of entry.imports) if (!i.external && i.kind !== 'dynamic-import') todo.push(i.path);
   }
   return seen;
