@@ -16,7 +16,7 @@ export class PodsBySidecarSet {
     const key = objectKey(pod);
     const now = injectedSidecarSets(pod.metadata.annotations);
     const before = this.setsOfPod.get(key) ?? [];
-    for (const name of before) if (!now.includes(name)) this.bySet.get(name)?.delete(key);
+    for (const name of before) if (!now.includes(name)) this.drop(name, key);
     for (const name of now) {
       let keys = this.bySet.get(name);
       if (!keys) this.bySet.set(name, (keys = new Set()));
@@ -31,13 +31,15 @@ export class PodsBySidecarSet {
   remove(pod: Pod): string[] {
     const key = objectKey(pod);
     const before = this.setsOfPod.get(key) ?? injectedSidecarSets(pod.metadata.annotations);
-    for (const name of before) {
-      const keys = this.bySet.get(name);
-      keys?.delete(key);
-      if (keys?.size === 0) this.bySet.delete(name);
-    }
+    for (const name of before) this.drop(name, key);
     this.setsOfPod.delete(key);
     return [...before];
+  }
+
+  private drop(set: string, key: string): void {
+    const keys = this.bySet.get(set);
+    keys?.delete(key);
+    if (keys?.size === 0) this.bySet.delete(set);
   }
 
   /** Keys (`namespace/name`) of the pods that name `set` in their injected list. */
