@@ -30,15 +30,25 @@ import {
   type Pod,
   type ResourceType,
 } from '../src/runtime/core/index.js';
-import { bypassProxyForLoopback, ControlPlane, freePort } from '../test/harness/controlplane.js';
+import { bypassProxyForLoopback, freePort } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { findNodeAssets } from '../test/harness/node-assets.js';
 import { benchArgs, median, ratio } from './lib.js';
-import { bundleOurCli, procCpuSeconds, procRssBytes, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+import {
+  bundleOurCli,
+  procCpuSeconds,
+  procRssBytes,
+  startOurManager,
+  startPeerPlane,
+  startUpstreamManager,
+  WEBHOOK_H2_OPTION,
+  webhookProtocol,
+  type Runner,
+} from './support/peer-runners.js';
 
 const args = benchArgs(
   { replicas: 1000, rounds: 2, timeout: 600 },
-  { out: { type: 'string', default: path.join('out', 'bench', 'cloneset-peer.json') } },
+  { out: { type: 'string', default: path.join('out', 'bench', 'cloneset-peer.json') }, ...WEBHOOK_H2_OPTION },
 );
 bypassProxyForLoopback();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,7 +60,7 @@ type Variant = 'ours' | 'upstream' | 'deployment';
 const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true };
 const VARIANTS: Variant[] = ['ours', 'upstream', 'deployment'];
 
-const plane = await ControlPlane.start();
+const plane = await startPeerPlane(args.extra['webhook-h2']);
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 120_000 });
 const silent = pino({ level: 'silent' });
 let current: Runner | undefined;
@@ -269,6 +279,7 @@ try {
     medians,
     ratiosOursTo: ratios,
     runs,
+    webhookCalls: webhookProtocol(args.extra['webhook-h2']),
     loadAverage1m: loads.map((l) => Number(l[0]!.toFixed(2))),
     cores: cpus().length,
   };
@@ -284,7 +295,7 @@ try {
     for (const v of VARIANTS) console.log(row([v, ...names.map((k) => medians[v][k])]));
     for (const [v, r] of Object.entries(ratios)) console.log(row([`ours / ${v}`, ...names.map((k) => `${r[k]}x`)]));
     console.log(
-      `load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
+      `webhook calls: ${result.webhookCalls}; load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
     );
   }
 } finally {

@@ -13,17 +13,26 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
 import { KubeClient, loadKubeConfig, NAMESPACES, PODS } from '../src/runtime/core/index.js';
-import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
+import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, ratio } from './lib.js';
 import { jobPod, pool } from './support/job-pods.js';
-import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+import {
+  bundleOurCli,
+  startOurManager,
+  startPeerPlane,
+  startUpstreamManager,
+  WEBHOOK_H2_OPTION,
+  webhookProtocol,
+  type Runner,
+} from './support/peer-runners.js';
 
 const args = benchArgs(
   { rounds: 2, settle: 10, samples: 5, concurrency: 50 },
   {
     levels: { type: 'string', default: '0,10000' },
     out: { type: 'string', default: path.join('out', 'bench', 'memory-peer.json') },
+    ...WEBHOOK_H2_OPTION,
   },
 );
 bypassProxyForLoopback();
@@ -51,7 +60,7 @@ const OUR_GATES = Object.keys(BUNDLED_RUNTIME_GATES)
 // Upstream runs its default controllers (CloneSet, SidecarSet, ... are on by default) plus the gated ones ours carries out.
 const UPSTREAM_GATES = 'SidecarTerminator=true,ImagePullJobGate=true';
 
-const plane = await ControlPlane.start();
+const plane = await startPeerPlane(args.extra['webhook-h2']);
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
 let current: Runner | undefined;
 
@@ -147,6 +156,7 @@ try {
     rounds: args.rounds,
     firstStart,
     rssMiBByPods: table,
+    webhookCalls: webhookProtocol(args.extra['webhook-h2']),
     loadAverage1m: loads.map((l) => Number(l.toFixed(2))),
     cores: cpus().length,
   };
@@ -171,7 +181,7 @@ try {
         `upstream ${f.upstream.rssMiB} MiB (anonymous ${f.upstream.anonMiB}), ${ratio(f.ours.rssMiB, f.upstream.rssMiB)}x`,
     );
     console.log(
-      `load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
+      `webhook calls: ${result.webhookCalls}; load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
     );
   }
 } finally {

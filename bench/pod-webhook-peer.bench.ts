@@ -21,16 +21,25 @@ import { performance } from 'node:perf_hooks';
 import { connect as tlsConnect } from 'node:tls';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } from '../src/runtime/core/index.js';
-import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
+import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
 import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
-import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+import {
+  bundleOurCli,
+  startOurManager,
+  startPeerPlane,
+  startUpstreamManager,
+  WEBHOOK_H2_OPTION,
+  webhookProtocol,
+  type Runner,
+} from './support/peer-runners.js';
 
 const args = benchArgs(
   { rounds: 2, rate: 50, seconds: 60 },
   {
     out: { type: 'string', default: path.join('out', 'bench', 'pod-webhook-peer.json') },
+    ...WEBHOOK_H2_OPTION,
     // Writes a V8 CPU profile of our manager per phase into this directory (node --cpu-prof).
     'cpu-prof-dir': { type: 'string' },
     // Node/V8 options of our manager instead of the Deployment's (MANAGER_NODE_OPTIONS), to try other limits;
@@ -54,7 +63,7 @@ const VARIANTS = args.extra.variants.split(',').map((v) => {
 });
 const SET_NAME = BENCH_SIDECARSET_NAME;
 
-const plane = await ControlPlane.start();
+const plane = await startPeerPlane(args.extra['webhook-h2']);
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 30_000 });
 let current: Runner | undefined;
 
@@ -320,6 +329,7 @@ function report(results: Record<Variant, PhaseResult[]>): void {
     rate: args.rate,
     seconds: args.seconds,
     rounds: args.rounds,
+    webhookCalls: webhookProtocol(args.extra['webhook-h2']),
     perRound: results,
     median: {
       noneP50: median(results.none.map((r) => r.p50)),
@@ -356,7 +366,9 @@ function report(results: Record<Variant, PhaseResult[]>): void {
   writeFileSync(args.extra.out, JSON.stringify(out, null, 2) + '\n');
   if (args.json) console.log(JSON.stringify(out));
   else {
-    console.log(`pod webhook, ${args.rate} pods/s for ${args.seconds} s, ${args.rounds} rounds (medians):`);
+    console.log(
+      `pod webhook, ${args.rate} pods/s for ${args.seconds} s, ${args.rounds} rounds (medians); webhook calls: ${summary.webhookCalls}:`,
+    );
     console.log(`  none      p50 ${m.noneP50} ms  p99 ${m.noneP99} ms`);
     console.log(
       `  ours      added p50 ${m.oursAddedP50} ms  p99 ${m.oursAddedP99} ms  RSS max ${m.oursRssMaxMiB} MiB  CPU ${m.oursCpuSeconds} s`,

@@ -37,12 +37,20 @@ import {
   type KubeObject,
   type Pod,
 } from '../src/runtime/core/index.js';
-import { bypassProxyForLoopback, ControlPlane } from '../test/harness/controlplane.js';
+import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
 import { jobPod, pool, statusOf } from './support/job-pods.js';
-import { bundleOurCli, startOurManager, startUpstreamManager, type Runner } from './support/peer-runners.js';
+import {
+  bundleOurCli,
+  startOurManager,
+  startPeerPlane,
+  startUpstreamManager,
+  WEBHOOK_H2_OPTION,
+  webhookProtocol,
+  type Runner,
+} from './support/peer-runners.js';
 
 const args = benchArgs(
   { rounds: 2, pods: 1000, sequential: 50, concurrency: 50 },
@@ -54,6 +62,7 @@ const args = benchArgs(
     // a value starting with a dash needs the = form: --node-options=--max-semi-space-size=1.
     'node-options': { type: 'string' },
     out: { type: 'string', default: path.join('out', 'bench', 'terminator-peer.json') },
+    ...WEBHOOK_H2_OPTION,
   },
 );
 bypassProxyForLoopback();
@@ -75,7 +84,7 @@ const VARIANTS: Variant[] = args.extra.variants
     : ALL_VARIANTS;
 const cpuProfDir = args.extra['cpu-prof'] ? path.resolve(args.extra['cpu-prof']) : undefined;
 
-const plane = await ControlPlane.start();
+const plane = await startPeerPlane(args.extra['webhook-h2']);
 const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTimeoutMs: 60_000 });
 const silent = pino({ level: 'silent' });
 let current: Runner | undefined;
@@ -265,6 +274,7 @@ try {
     medians,
     ratiosOursTo: ratios,
     runs,
+    webhookCalls: webhookProtocol(args.extra['webhook-h2']),
     loadAverage1m: loads.map((l) => Number(l[0]!.toFixed(2))),
     cores: cpus().length,
   };
@@ -293,7 +303,7 @@ try {
     for (const [v, r] of Object.entries(ratios))
       console.log(row([`ours / ${v}`, ...keys.map((k) => `${(r as Record<string, number>)[k]}x`)]));
     console.log(
-      `load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
+      `webhook calls: ${result.webhookCalls}; load average (1 min) during the runs: ${result.loadAverage1m.join(', ')} on ${result.cores} cores; JSON: ${args.extra.out}`,
     );
   }
 } finally {

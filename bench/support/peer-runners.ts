@@ -16,9 +16,30 @@ import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
 import { MANAGER_MALLOC_ARENA_MAX } from '../../src/contracts/index.js';
-import { freePort, type ControlPlane } from '../../test/harness/controlplane.js';
+import { ControlPlane, freePort } from '../../test/harness/controlplane.js';
 import { KruisePeer, kubectlOn, type KruisePeerOptions } from '../../test/harness/kruise-peer.js';
 import { repoRoot } from '../../test/e2e/runtime/process.js';
+
+/** The peer benches' option that lets the API server call the webhooks under test over HTTP/2. */
+export const WEBHOOK_H2_OPTION = { 'webhook-h2': { type: 'boolean', default: false } } as const;
+
+/**
+ * The plane a peer bench runs both managers on. An install addresses its webhooks by Service, and the API
+ * server calls a Service-addressed webhook over HTTP/1.1 only (one TLS connection per call in flight, at most
+ * 25 kept idle), so that concurrent calls spread over the webhook's replicas. The benches point the webhooks at
+ * a loopback URL instead, the one kind of address the API server calls over HTTP/2: upstream's Go server
+ * accepts it, ours does not, so a bench on a default plane compares a protocol no installed cluster uses.
+ * Unless `webhookH2` (to compare with notes made before this), the API server runs with its client-side
+ * HTTP/2 off (DISABLE_HTTP2), so both managers are called as an installed cluster calls them.
+ */
+export function startPeerPlane(webhookH2: boolean): Promise<ControlPlane> {
+  return ControlPlane.start(webhookH2 ? {} : { apiServerEnv: { DISABLE_HTTP2: '1' } });
+}
+
+/** How the API server called the webhooks, for the benches' reports. */
+export function webhookProtocol(webhookH2: boolean): string {
+  return webhookH2 ? 'HTTP/2 allowed (loopback URL)' : 'HTTP/1.1, as to a Service-addressed webhook';
+}
 
 /** A manager under test. */
 export interface Runner {

@@ -64,6 +64,8 @@ export interface ControlPlaneOptions {
    * NodeRestriction admission plugin, as a real cluster does.
    */
   readonly nodeAuthorization?: boolean;
+  /** Extra environment of the kube-apiserver process (on top of this process's). */
+  readonly apiServerEnv?: Readonly<Record<string, string>>;
 }
 
 export class ControlPlane {
@@ -77,6 +79,7 @@ export class ControlPlane {
         options.address ?? LOOPBACK,
         options.serviceAccountAdmission ?? false,
         options.nodeAuthorization ?? false,
+        options.apiServerEnv ?? {},
       );
       try {
         await plane.init();
@@ -110,6 +113,7 @@ export class ControlPlane {
     readonly address: string,
     private readonly serviceAccountAdmission: boolean,
     private readonly nodeAuthorization: boolean,
+    private readonly apiServerEnv: Readonly<Record<string, string>>,
   ) {
     this.dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-controlplane-'));
     this.kubeconfigPath = path.join(this.dir, 'kubeconfig');
@@ -254,7 +258,8 @@ export class ControlPlane {
 
   private spawn(name: ComponentName, binary: string, args: string[]): Managed {
     const log = openSync(path.join(this.dir, `${name}.log`), 'a');
-    const child = spawn(binary, args, { stdio: ['ignore', log, log], env: process.env });
+    const env = name === 'kube-apiserver' ? { ...process.env, ...this.apiServerEnv } : process.env;
+    const child = spawn(binary, args, { stdio: ['ignore', log, log], env });
     closeSync(log);
     const pidFile = path.join(this.dir, `${name}.pid`);
     if (child.pid) writeFileSync(pidFile, String(child.pid));

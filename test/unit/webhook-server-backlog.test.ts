@@ -197,6 +197,29 @@ describe('ReviewTurns', () => {
     expect(turns.active).toBe(0);
   });
 
+  it('hands a turn released within the slice to the next waiter at once, and one released past it at the next iteration', async () => {
+    let clock = 0;
+    const turns = new ReviewTurns(1, 4, () => clock);
+    const order: string[] = [];
+    const a = turns.acquire().then(() => order.push('a'));
+    const b = turns.acquire().then(() => order.push('b'));
+    const c = turns.acquire().then(() => order.push('c'));
+    await a; // the slice starts with this iteration's first turn, at clock 0
+    clock = 3;
+    turns.release(); // within the slice: b's turn now, in this same macrotask
+    await Promise.resolve();
+    expect(order).toEqual(['a', 'b']);
+    clock = 5;
+    turns.release(); // past the slice: c waits for the next iteration
+    await Promise.resolve();
+    expect(order).toEqual(['a', 'b']);
+    expect(turns.waiting).toBe(1);
+    await c;
+    expect(order).toEqual(['a', 'b', 'c']);
+    turns.release();
+    expect(turns.active).toBe(0);
+  });
+
   it('lets I/O callbacks run between two turns', async () => {
     const turns = new ReviewTurns(8);
     const events: string[] = [];

@@ -65,7 +65,7 @@ export class AdmissionServer {
   ) {
     this.small = new ByteBudget(limits.smallPoolBytes);
     this.large = new ByteBudget(limits.largePoolBytes);
-    this.reviews = new ReviewTurns(limits.maxConcurrentReviews);
+    this.reviews = new ReviewTurns(limits.maxConcurrentReviews, limits.reviewSliceMs);
   }
 
   register(h: AdmissionHandler): void {
