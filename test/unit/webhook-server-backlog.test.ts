@@ -202,7 +202,7 @@ describe('ReviewTurns', () => {
     const turns = new ReviewTurns(1, 4, () => clock);
     const order: string[] = [];
     const a = turns.acquire().then(() => order.push('a'));
-    const b = turns.acquire().then(() => order.push('b'));
+    void turns.acquire().then(() => order.push('b'));
     const c = turns.acquire().then(() => order.push('c'));
     await a; // the slice starts with this iteration's first turn, at clock 0
     clock = 3;
