@@ -177,8 +177,9 @@ function pod(name: string): Pod {
 
 /**
  * How the API server reaches the variant's pod webhook: the URL of the `/mutate-pod` entry, the protocol
- * its TLS server picks when offered h2 and http/1.1 (the API server's webhook client offers both), and its
- * certificate's key. Both managers are registered by URL on loopback; this makes the transport comparable.
+ * its TLS server picks when offered h2 and http/1.1 (as the API server offers them with `--webhook-h2`; see
+ * startPeerPlane), and its certificate's key. Both managers are registered by URL on loopback; this makes the
+ * transport comparable.
  */
 async function podWebhookTransport(): Promise<string> {
   const list = JSON.parse(await kubectlOn(plane, ['get', 'mutatingwebhookconfigurations', '-o', 'json'])) as {

@@ -244,6 +244,11 @@ export class ControlPlane {
   }
 
   /** Last lines of a component's log, for error messages. */
+  /** Process ids of the running etcd and kube-apiserver (for benches that charge them CPU). */
+  pids(): { readonly etcd?: number; readonly apiserver?: number } {
+    return { etcd: this.etcd?.child.pid, apiserver: this.apiserver?.child.pid };
+  }
+
   logTail(name: ComponentName, lines = 30): string {
     try {
       return readFileSync(path.join(this.dir, `${name}.log`), 'utf8')
