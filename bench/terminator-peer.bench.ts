@@ -12,8 +12,7 @@
 //   process     RSS after start (with the 1,050 pods cached), RSS after the burst, CPU seconds of the run, and
 //               the CPU seconds kube-apiserver and etcd spent in the same run (the manager's cost to the plane).
 //   webhook     the API server's own view of the variant's CRR admission webhooks: seconds it waited on them
-//               (apiserver_admission_webhook_admission_duration_seconds) per CRR, over the whole run, and the
-//               webhook connections it opened and closed in the run (TIME_WAIT sockets, `ss`).
+//               (apiserver_admission_webhook_admission_duration_seconds) per CRR, over the whole run.
 //
 // Every round creates the pods before the variant starts (its initial list caches them), then deletes
 // them and its CRRs after it stops, so every variant starts from the same API server state.
@@ -23,12 +22,10 @@
 //   --cpu-prof DIR writes a V8 CPU profile of each run of our manager into DIR (open it in Chrome DevTools or
 //   summarise it with `tsx bench/support/cpu-profile.ts FILE`); profiling slows ours, so ratios of such a run
 //   are not comparable.
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { pino } from 'pino';
 import {
   CONTAINER_RECREATE_REQUESTS,
@@ -72,7 +69,6 @@ const args = benchArgs(
   },
 );
 bypassProxyForLoopback();
-const execFileP = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const MiB = 2 ** 20;
@@ -109,8 +105,6 @@ interface RunResult {
   /** CPU seconds of kube-apiserver and etcd during the run: what the manager's traffic costs the control plane. */
   planeCpuSeconds: number;
   webhookMsPerCrr: number;
-  /** Webhook connections the API server opened and closed in the run (TLS handshakes beyond its idle pool). */
-  webhookConnectionsClosed: number;
 }
 
 /** CPU seconds used so far by kube-apiserver and etcd together. */
@@ -131,28 +125,6 @@ async function crrWebhookSeconds(): Promise<number> {
     sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
-}
-
-/** The loopback port of the variant's CRR webhooks, from their registration. */
-async function crrWebhookPort(): Promise<number> {
-  const list = JSON.parse(await kubectlOn(plane, ['get', 'mutatingwebhookconfigurations', '-o', 'json'])) as {
-    items: { webhooks?: { clientConfig: { url?: string } }[] }[];
-  };
-  const url = list.items
-    .flatMap((c) => c.webhooks ?? [])
-    .map((w) => w.clientConfig.url)
-    .find((u) => u?.includes('containerrecreaterequest'));
-  if (!url) throw new Error('no ContainerRecreateRequest webhook registered');
-  return Number(new URL(url).port);
-}
-
-/**
- * TCP connections to `port` closed within the last minute (in TIME_WAIT on either side): the webhook
- * connections the API server opened and dropped, each a TLS handshake the webhook server paid for.
- */
-async function closedConnections(port: number): Promise<number> {
-  const { stdout } = await execFileP('ss', ['-Htan', 'state', 'time-wait', `( sport = :${port} or dport = :${port} )`]);
-  return stdout.split('\n').filter((l) => l.trim() !== '').length;
 }
 
 async function runOnce(variant: Variant, round: number): Promise<RunResult> {
@@ -185,10 +157,6 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   const cpu0 = current.cpuSeconds();
   const planeCpu0 = planeCpuSeconds();
   const webhook0 = await crrWebhookSeconds();
-  // Connections closed by an earlier run on the same port (upstream's two variants share it) must have left
-  // TIME_WAIT (60 s) before this run's are counted.
-  const port = await crrWebhookPort();
-  for (let i = 0; i < 70 && (await closedConnections(port)) > 0; i++) await sleep(1_000);
 
   const crrSeen = new Map<string, number>();
   const waiters = new Map<string, () => void>();
@@ -245,7 +213,6 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
   await all;
   const cpu = current.cpuSeconds() - cpu0;
   const planeCpu = planeCpuSeconds() - planeCpu0;
-  const webhookConnectionsClosed = await closedConnections(port);
   const rssAfter = current.rssBytes();
   const webhookSeconds = (await crrWebhookSeconds()) - webhook0;
   observer.stop();
@@ -263,7 +230,6 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
     rssAfterMiB: r1(rssAfter / MiB),
     cpuSeconds: Number(cpu.toFixed(2)),
     planeCpuSeconds: Number(planeCpu.toFixed(2)),
-    webhookConnectionsClosed,
     webhookMsPerCrr: r1((webhookSeconds * 1000) / (seqNames.length + burstNames.length)),
   };
   const crrs = (await client.list(CONTAINER_RECREATE_REQUESTS, { namespace: ns })).items.length;
@@ -308,7 +274,6 @@ try {
     'cpuSeconds',
     'planeCpuSeconds',
     'webhookMsPerCrr',
-    'webhookConnectionsClosed',
   ] as const;
   const medians = Object.fromEntries(
     VARIANTS.map((v) => [v, Object.fromEntries(keys.map((k) => [k, r1(median(runs[v].map((r) => r[k])))]))]),
@@ -346,7 +311,6 @@ try {
       'CPU s',
       'plane CPU s',
       'webhook ms/CRR',
-      'webhook conns',
     ];
     const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 15 : 24)).join('');
     console.log(
