@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import type { Pod } from '../../src/runtime/core/types.js';
-import { decide, partitionOf, scaled, sidecarsConsistent } from '../../src/runtime/controllers/sidecarset/decision.js';
+import { decide, partitionOf, PodFactsBySet, scaled, sidecarsConsistent } from '../../src/runtime/controllers/sidecarset/decision.js';
+import { sidecarSetHash } from '../../src/api/sidecarset-pod.js';
 import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');
@@ -145,5 +146,38 @@ describe('SidecarSet controller decision', () => {
     expect(partitionOf('99%', 4)).toBe(3);
     expect(partitionOf('100%', 4)).toBe(4);
     expect(partitionOf(9, 4)).toBe(4);
+  });
+});
+
+describe('pod facts kept between decisions', () => {
+  it('gives the decisions a fresh computation gives, and recomputes a pod once its cached object is replaced', () => {
+    const facts = new PodFactsBySet();
+    const a = pod('a', v1, { ready: false });
+    const pods = [a, pod('b', v1), pod('c', set('logtail:0'))];
+    const memo = facts.for('logtail', sidecarSetHash(v1));
+    const fresh = decide({ set: v1, pods, nowMs: NOW });
+    expect(decide({ set: v1, pods, nowMs: NOW, podFacts: memo })).toEqual(fresh);
+    expect(decide({ set: v1, pods, nowMs: NOW, podFacts: memo })).toEqual(fresh);
+    // The kubelet reports `a` ready: the cache holds a new object for it.
+    const readyA = { ...a, status: pod('a', v1).status };
+    const counts = decide({ set: v1, pods: [readyA, ...pods.slice(1)], nowMs: NOW, podFacts: memo }).status;
+    expect(counts).toEqual(decide({ set: v1, pods: [readyA, ...pods.slice(1)], nowMs: NOW }).status);
+    expect(counts.readyPods).toBe(fresh.status.readyPods + 1);
+  });
+
+  it('keeps one memo per set version: a new hash starts a new one', () => {
+    const facts = new PodFactsBySet();
+    const first = facts.for('logtail', sidecarSetHash(v1));
+    expect(facts.for('logtail', sidecarSetHash(v1))).toBe(first);
+    expect(facts.for('other', sidecarSetHash(v1))).not.toBe(first);
+    const v2 = set('logtail:2');
+    const second = facts.for('logtail', sidecarSetHash(v2));
+    expect(second).not.toBe(first);
+    // Facts of v1 would call every v1 pod updated; under v2 none is.
+    const pods = [pod('a', v1), pod('b', v1)];
+    decide({ set: v1, pods, nowMs: NOW, podFacts: first });
+    expect(decide({ set: v2, pods, nowMs: NOW, podFacts: second }).status.updatedPods).toBe(0);
+    facts.forget('logtail');
+    expect(facts.for('logtail', sidecarSetHash(v2))).not.toBe(second);
   });
 });

@@ -232,6 +232,41 @@ export interface DecideInput {
   readonly revision?: string;
   /** The set's hashes when the caller has them (they hash the whole spec): computed from `set` otherwise. */
   readonly hashes?: SetHashes;
+  /** Facts of pods already seen by this version of the set (PodFactsBySet); filled with those of new pods. */
+  readonly podFacts?: PodFactsMemo;
+}
+
+/** What a decision reads of one pod for one version of its set. */
+export interface PodFacts {
+  /** Counted by the set (isMatchedPod). */
+  readonly matched: boolean;
+  /** Matched and carrying the set's current hash. */
+  readonly updated: boolean;
+  /** Matched, ready, and running the sidecar images its spec names. */
+  readonly ready: boolean;
+}
+
+/**
+ * The facts of cached pod objects for one version of a set. They depend only on the pod object and on the set's
+ * name and hash (its containers and native flag), and a cached pod is replaced, never edited, when it changes: so a
+ * reconcile reads the facts of the pods that did not change instead of recomputing them. With 3,000 pods the
+ * recount held the event loop for tens of milliseconds per reconcile, and admission calls waited behind it.
+ */
+export type PodFactsMemo = WeakMap<Pod, PodFacts>;
+
+/** One PodFactsMemo per set, replaced when the set's hash changes. */
+export class PodFactsBySet {
+  private readonly memos = new Map<string, { readonly hash: string; readonly memo: PodFactsMemo }>();
+
+  for(setName: string, hash: string): PodFactsMemo {
+    let m = this.memos.get(setName);
+    if (m?.hash !== hash) this.memos.set(setName, (m = { hash, memo: new WeakMap() }));
+    return m.memo;
+  }
+
+  forget(setName: string): void {
+    this.memos.delete(setName);
+  }
 }
 
 /** A SidecarSet's two hashes, as its pods' hash annotations record them. */
@@ -255,12 +290,21 @@ export function decide(input: DecideInput): SidecarSetDecision {
   const hash = input.hashes?.hash ?? sidecarSetHash(set);
   const hashWithoutImage = input.hashes?.withoutImage ?? sidecarSetHashWithoutImage(set);
   const injected = memoByText((raw) => injectedSidecarSets({ [ANNOTATION_SIDECARSET_INJECTED_LIST]: raw ?? '' }));
-  const matched = input.pods.filter((p) => isMatchedPod(set, p, injected));
   const hashes = memoByText(parseSidecarSetHashes);
   const entry = (p: Pod, withoutImage = false): SidecarSetHashEntry | undefined =>
     hashes(p.metadata.annotations?.[withoutImage ? ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE : ANNOTATION_SIDECARSET_HASH])[name];
-  const isUpdated = (p: Pod) => entry(p)?.hash === hash;
-  const isReady = (p: Pod) => isPodReady(p) && sidecarsConsistent(set, p);
+  const factsOf = (p: Pod): PodFacts => {
+    let f = input.podFacts?.get(p);
+    if (f === undefined) {
+      const m = isMatchedPod(set, p, injected);
+      f = { matched: m, updated: m && entry(p)?.hash === hash, ready: m && isPodReady(p) && sidecarsConsistent(set, p) };
+      input.podFacts?.set(p, f);
+    }
+    return f;
+  };
+  const matched = input.pods.filter((p) => factsOf(p).matched);
+  const isUpdated = (p: Pod) => factsOf(p).updated;
+  const isReady = (p: Pod) => factsOf(p).ready;
   const updated = matched.filter(isUpdated);
   const status: SidecarSetStatusCounts = {
     matchedPods: matched.length,

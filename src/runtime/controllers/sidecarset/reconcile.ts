@@ -24,7 +24,15 @@ import type { Informer } from '../../core/informer.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import type { PodsBySidecarSet } from './pod-index.js';
-import { CONDITION_ROLLOUT_STUCK, decide, STUCK_AFTER_MS, type PodUpgrade, type SetHashes, type StuckCondition } from './decision.js';
+import {
+  CONDITION_ROLLOUT_STUCK,
+  decide,
+  PodFactsBySet,
+  STUCK_AFTER_MS,
+  type PodUpgrade,
+  type SetHashes,
+  type StuckCondition,
+} from './decision.js';
 
 type Set = SidecarSet & KubeObject;
 
@@ -45,6 +53,7 @@ export class SidecarSetReconciler implements Reconciler {
   private readonly expected = new Map<string, Map<string, string>>();
   /** UIDs of revisions deleted but maybe still cached: not counted again (they would push out one more). */
   private readonly deletedRevisions = new Set<string>();
+  private readonly podFacts = new PodFactsBySet();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -60,6 +69,7 @@ export class SidecarSetReconciler implements Reconciler {
     const set = this.sets.get(key);
     if (!set || set.metadata.deletionTimestamp) {
       this.expected.delete(key);
+      this.podFacts.forget(key);
       return;
     }
     // Never decide from a cache older than our own last writes: wait until patched pods show their new hash.
@@ -90,7 +100,8 @@ export class SidecarSetReconciler implements Reconciler {
     await this.pruneRevisions(set, revision, setPods);
     await this.ensureHashAnnotations(set);
     const nowMs = Date.now();
-    const d = decide({ set, pods, nowMs, revision, hashes: hashesOf(set) });
+    const hashes = hashesOf(set);
+    const d = decide({ set, pods, nowMs, revision, hashes, podFacts: this.podFacts.for(key, hashes.hash) });
 
     for (const u of d.upgrades) await this.upgrade(set, u);
     if (d.upgrades.length > 0) {
