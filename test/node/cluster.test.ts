@@ -10,6 +10,25 @@ import { adminKubeConfig } from '../harness/index.js';
 import { core, batch, containerLog, namespace, node, waitForJobComplete, waitForPod, waitFor } from './support.js';
 
 /** What kube-proxy knows and did about one Service, for a failure message. */
+/** Each ready endpoint of the EndpointSlices (as serviceDiagnostics prints them) asked on 8080 from the host. */
+async function probeEndpoints(slicesJson: string): Promise<string> {
+  let addresses: string[];
+  try {
+    addresses = (JSON.parse(slicesJson) as ({ addresses?: string[] } | null)[][]).flat().flatMap((e) => e?.addresses ?? []);
+  } catch {
+    return 'no endpoints to ask';
+  }
+  const answers = await Promise.all(
+    addresses.map((a) =>
+      fetch(`http://${a}:8080/`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => `${a}: HTTP ${r.status}`,
+        (err: Error) => `${a}: ${(err.cause as { code?: string } | undefined)?.code ?? err.message}`,
+      ),
+    ),
+  );
+  return answers.join(', ') || 'no endpoints to ask';
+}
+
 async function serviceDiagnostics(ns: string, service: string, clusterIP: string): Promise<string> {
   const part = (title: string, read: () => string) => {
     try {
@@ -34,6 +53,14 @@ async function serviceDiagnostics(ns: string, service: string, clusterIP: string
         .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
         .join('\n'),
     ),
+    // A REJECT here (kube-proxy's rule for a Service without endpoints) is what answers ECONNREFUSED.
+    part(`filter rules naming ${clusterIP}`, () =>
+      execFileSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
+        .join('\n'),
+    ),
+    `--- the endpoints asked directly: ${await probeEndpoints(slices)}`,
     part('kube-proxy log (last 30 lines)', () =>
       readFileSync(path.join(node().dir, 'kube-proxy.log'), 'utf8').trimEnd().split('\n').slice(-30).join('\n'),
     ),
