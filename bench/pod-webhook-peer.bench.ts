@@ -2,23 +2,31 @@
 // kube-apiserver + etcd: pods are created (stored, never run: there is no kubelet) at a steady rate, open
 // loop, with a SidecarSet that matches every one of them, and each create's latency is recorded.
 //
-//   none      no pod webhook registered: the API server's own cost of a pod create (the baseline).
+//   none      no pod webhook registered: the API server's own cost of a pod create.
 //   ours      our controller-manager as shipped (the CLI bundle, the Deployment's V8 limits) with the install's
 //             pod webhook entry (and our other webhooks) pointing at it.
 //   upstream  kruise-manager (test/harness/kruise-peer.ts) with its own webhooks, default gates.
+//   noop      a server that allows every pod unchanged (bench/support/noop-pod-webhook.mjs), registered as ours
+//             is: the floor any pod webhook adds on this machine.
 //
-// Every round runs the three phases in rotated order, each in a fresh namespace with the same pods; the added
-// admission latency of a variant is its p50/p99 minus the p50/p99 of `none` in the same round. RSS of the
-// webhook process is sampled every second (max and at the end), CPU seconds over the phase. Both managers run
-// on upstream's CRDs (ours must be API-compatible); one at a time, their webhook configurations removed on stop.
-// The API server's own histogram of its pod-webhook calls gives the added latency without the create's noise.
+// Every phase runs two streams of creates side by side, each at the same steady rate and half an interval
+// apart: pods into a namespace the pod webhook covers, and control pods into a namespace both managers' pod
+// webhooks skip (the opt-out label of each). The added admission latency of a variant is the covered stream's
+// p50/p99 minus the control stream's, in the same phase: both see the same load at the same moment, so the
+// machine's drift between phases cancels. In `none` the two streams should agree (the pairing's own error). The
+// earlier measure (the variant's p50/p99 minus those of the `none` phase of the same round) is kept as
+// `addedVsNonePhase`. Phases run in rotated order each round, in fresh namespaces. RSS of the webhook process
+// is sampled every second (max and at the end), CPU seconds over the phase. Both managers run on upstream's
+// CRDs (ours must be API-compatible); one at a time, their webhook configurations removed on stop. The API
+// server's own histogram of its pod-webhook calls is reported too (coarse buckets: 5, 25, 100 ms).
 // Usage: npm run bench:pod-webhook-peer [-- --rounds 2 --rate 50 --seconds 60 --out out/bench/pod-webhook-peer.json --json
-//        --cpu-prof-dir out/prof --node-options=<V8 flags of our manager>]
+//        --variants none,ours,upstream,noop --cpu-prof-dir out/prof --node-options=<V8 flags of our manager>]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect as tlsConnect } from 'node:tls';
+import { LABEL_POD_WEBHOOK_OPT_OUT, POD_WEBHOOK_OPT_OUT_VALUE } from '../src/contracts/index.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
@@ -27,6 +35,7 @@ import { benchArgs, median, percentile, ratio } from './lib.js';
 import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
 import {
   bundleOurCli,
+  startNoopPodWebhook,
   startOurManager,
   startPeerPlane,
   startUpstreamManager,
@@ -45,8 +54,8 @@ const args = benchArgs(
     // Node/V8 options of our manager instead of the Deployment's (MANAGER_NODE_OPTIONS), to try other limits;
     // a value starting with a dash needs the = form: --node-options=--max-semi-space-size=1.
     'node-options': { type: 'string' },
-    // A subset of the phases for quick iterations (e.g. none,ours); the summary needs all three.
-    variants: { type: 'string', default: 'none,ours,upstream' },
+    // A subset of the phases for quick iterations (e.g. none,ours); the summary needs none, ours and upstream.
+    variants: { type: 'string', default: 'none,ours,upstream,noop' },
   },
 );
 bypassProxyForLoopback();
@@ -55,12 +64,17 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 const MiB = 2 ** 20;
 const log = (msg: string) => console.error(`[bench] ${msg}`);
 
-type Variant = 'none' | 'ours' | 'upstream';
+const ALL_VARIANTS = ['none', 'ours', 'upstream', 'noop'] as const;
+type Variant = (typeof ALL_VARIANTS)[number];
 const VARIANTS = args.extra.variants.split(',').map((v) => {
-  if (v !== 'none' && v !== 'ours' && v !== 'upstream')
-    throw new Error(`--variants: unknown phase ${JSON.stringify(v)} (none, ours, upstream)`);
+  if (!(ALL_VARIANTS as readonly string[]).includes(v))
+    throw new Error(`--variants: unknown phase ${JSON.stringify(v)} (${ALL_VARIANTS.join(', ')})`);
   return v as Variant;
 });
+/** Labels of the control namespace: upstream's pod webhook skips any `control-plane` label, ours its opt-out label. */
+const CONTROL_NAMESPACE_LABELS = { 'control-plane': 'bench-control', [LABEL_POD_WEBHOOK_OPT_OUT]: POD_WEBHOOK_OPT_OUT_VALUE };
+/** Control pods carry another app label, so no SidecarSet selects them and the controllers' work is unchanged. */
+const CONTROL_APP = 'bench-control';
 const SET_NAME = BENCH_SIDECARSET_NAME;
 
 const plane = await startPeerPlane(args.extra['webhook-h2']);
@@ -68,8 +82,15 @@ const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTim
 let current: Runner | undefined;
 
 interface PhaseResult {
+  /** Creates into the namespace the pod webhook covers. */
   p50: number;
   p99: number;
+  /** Creates into the control namespace in the same phase (no pod webhook called). */
+  controlP50: number;
+  controlP99: number;
+  /** The covered stream's quantile minus the control stream's: the admission latency the webhook adds. */
+  addedP50: number;
+  addedP99: number;
   injected: number;
   failed: number;
   rssMaxMiB?: number;
@@ -116,6 +137,10 @@ async function podWebhookBuckets(): Promise<Map<number, number>> {
   return buckets;
 }
 
+function totalCalls(buckets: Map<number, number>): number {
+  return buckets.get(Infinity) ?? 0;
+}
+
 /** The calls between two bucket readings; a quantile is given as the bound of the bucket that holds it. */
 function webhookWait(before: Map<number, number>, after: Map<number, number>): WebhookWait | undefined {
   const bounds = [...after.keys()].sort((a, b) => a - b);
@@ -156,11 +181,11 @@ function pooledWait(waits: (WebhookWait | undefined)[]): WebhookWait | undefined
   return waitOf(sum);
 }
 
-function pod(name: string): Pod {
+function pod(name: string, app = 'bench'): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name, labels: { app: 'bench' } },
+    metadata: { name, labels: { app } },
     spec: {
       containers: [
         {
@@ -205,14 +230,19 @@ async function podWebhookTransport(): Promise<string> {
   });
 }
 
-/** Creates probe pods until the webhook injects one: the variant's cache has the SidecarSet. */
+/**
+ * Creates probe pods until the variant's webhook is called: it injects one (its cache has the SidecarSet), or,
+ * for the noop webhook, the API server has counted a call to it.
+ */
 async function waitInjecting(ns: string, variant: Variant): Promise<void> {
   if (variant === 'none') return;
+  const callsBefore = variant === 'noop' ? totalCalls(await podWebhookBuckets()) : 0;
   for (let i = 0; ; i++) {
     const body = pod(`probe-${i}`);
     body.metadata.namespace = ns;
     const p = await client.create<Pod>(PODS, body).catch(() => undefined);
-    if (p?.spec?.containers.some((c) => c.name === 'logtail')) return;
+    if (variant === 'noop' ? totalCalls(await podWebhookBuckets()) > callsBefore : p?.spec?.containers.some((c) => c.name === 'logtail'))
+      return;
     if (i > 300) throw new Error(`${variant}: pods not injected after 60 s:\n${current?.logTail() ?? ''}`);
     await sleep(200);
   }
@@ -220,7 +250,9 @@ async function waitInjecting(ns: string, variant: Variant): Promise<void> {
 
 async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   const ns = `r${round}-${variant}`;
+  const controlNs = `${ns}-control`;
   await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: controlNs, labels: CONTROL_NAMESPACE_LABELS } });
   const started = performance.now();
   if (variant === 'ours') {
     const prof = args.extra['cpu-prof-dir'];
@@ -232,6 +264,8 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
     });
   } else if (variant === 'upstream') {
     current = await startUpstreamManager(plane, {});
+  } else if (variant === 'noop') {
+    current = await startNoopPodWebhook(plane);
   }
   if (current) log(`${variant}: ready in ${Math.round(performance.now() - started)} ms (pid ${current.pid})`);
   await waitInjecting(ns, variant);
@@ -245,22 +279,17 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   const total = args.rate * args.seconds;
   const interval = 1000 / args.rate;
   const latencies: number[] = [];
+  const controlLatencies: number[] = [];
   let injected = 0;
   let failed = 0;
   const t0 = performance.now();
   const inflight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    // Open loop: each create starts on schedule whatever the earlier ones are doing.
-    const due = t0 + i * interval;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const body = pod(`p-${i}`);
-    body.metadata.namespace = ns;
+  const send = (body: Pod, into: number[]) => {
     const begin = performance.now();
     inflight.push(
       client.create<Pod>(PODS, body).then(
         (created) => {
-          latencies.push(performance.now() - begin);
+          into.push(performance.now() - begin);
           if (created.spec?.containers.some((c) => c.name === 'logtail')) injected++;
         },
         (err: Error) => {
@@ -269,13 +298,34 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
         },
       ),
     );
+  };
+  for (let slot = 0; slot < 2 * total; slot++) {
+    // Open loop: each create starts on schedule whatever the earlier ones are doing; the control stream's
+    // creates fall half an interval after the covered stream's.
+    const due = t0 + (slot / 2) * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const i = slot >> 1;
+    const covered = slot % 2 === 0;
+    const body = covered ? pod(`p-${i}`) : pod(`c-${i}`, CONTROL_APP);
+    body.metadata.namespace = covered ? ns : controlNs;
+    send(body, covered ? latencies : controlLatencies);
   }
   await Promise.all(inflight);
+  samples[variant].covered.push(...latencies);
+  samples[variant].control.push(...controlLatencies);
   clearInterval(sampler);
   const apiServerWait = buckets0 ? webhookWait(buckets0, await podWebhookBuckets()) : undefined;
-  const result: PhaseResult = {
+  const quantiles = {
     p50: r2(percentile(latencies, 0.5)),
     p99: r2(percentile(latencies, 0.99)),
+    controlP50: r2(percentile(controlLatencies, 0.5)),
+    controlP99: r2(percentile(controlLatencies, 0.99)),
+  };
+  const result: PhaseResult = {
+    ...quantiles,
+    addedP50: r2(quantiles.p50 - quantiles.controlP50),
+    addedP99: r2(quantiles.p99 - quantiles.controlP99),
     injected,
     failed,
     load1: r2(loadavg()[0]!),
@@ -294,9 +344,16 @@ async function phase(variant: Variant, round: number): Promise<PhaseResult> {
   await current?.stop();
   current = undefined;
   // No kube-controller-manager here: delete the pods by collection, then the namespace object.
-  await kubectlOn(plane, ['delete', 'pods', '--all', '-n', ns, '--wait=false', '--grace-period=0', '--force']).catch(() => '');
+  for (const n of [ns, controlNs])
+    await kubectlOn(plane, ['delete', 'pods', '--all', '-n', n, '--wait=false', '--grace-period=0', '--force']).catch(() => '');
   return result;
 }
+
+/** Every phase's latencies of a variant, for quantiles over all rounds. */
+const samples = Object.fromEntries(ALL_VARIANTS.map((v) => [v, { covered: [] as number[], control: [] as number[] }])) as Record<
+  Variant,
+  { covered: number[]; control: number[] }
+>;
 
 let cliMain = '';
 try {
@@ -308,22 +365,44 @@ try {
     metadata: { name: SET_NAME },
     spec: BENCH_SIDECARSET_SPEC,
   });
-  const results: Record<Variant, PhaseResult[]> = { none: [], ours: [], upstream: [] };
+  const results: Record<Variant, PhaseResult[]> = { none: [], ours: [], upstream: [], noop: [] };
   for (let round = 0; round < args.rounds; round++) {
     for (let k = 0; k < VARIANTS.length; k++) {
       const variant = VARIANTS[(k + round) % VARIANTS.length]!;
       results[variant].push(await phase(variant, round));
     }
   }
-  if (VARIANTS.length < 3) console.log(JSON.stringify(results));
+  if (!(['none', 'ours', 'upstream'] as const).every((v) => VARIANTS.includes(v))) console.log(JSON.stringify(results));
   else report(results);
 } finally {
   await current?.stop().catch(() => undefined);
   await plane.stop();
 }
 
+interface PhaseMedians {
+  addedP50: number | null;
+  addedP99: number | null;
+  rssMaxMiB: number | null;
+  cpuSeconds: number | null;
+  cpuMsPerPod: number | null;
+}
+
+/** A variant's added latency over all its rounds: the covered creates' quantile minus the control creates'. */
+function pooledAdded(v: Variant): { creates: number; p50: number; p99: number; controlP99: number } | undefined {
+  const { covered, control } = samples[v];
+  if (!covered.length || !control.length) return undefined;
+  return {
+    creates: covered.length,
+    p50: r2(percentile(covered, 0.5) - percentile(control, 0.5)),
+    p99: r2(percentile(covered, 0.99) - percentile(control, 0.99)),
+    controlP99: r2(percentile(control, 0.99)),
+  };
+}
+
 function report(results: Record<Variant, PhaseResult[]>): void {
-  const added = (v: 'ours' | 'upstream', q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
+  const vsNone = (v: Variant, q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
+  const ran = (['ours', 'upstream', 'noop'] as const).filter((v) => results[v].length);
+  const medianOf = (v: Variant, f: (r: PhaseResult) => number) => (results[v].length ? median(results[v].map(f)) : null);
   const summary = {
     upstream: pinnedKruiseVersion(),
     cores: cpus().length,
@@ -332,63 +411,71 @@ function report(results: Record<Variant, PhaseResult[]>): void {
     rounds: args.rounds,
     webhookCalls: webhookProtocol(args.extra['webhook-h2']),
     perRound: results,
-    median: {
-      noneP50: median(results.none.map((r) => r.p50)),
-      noneP99: median(results.none.map((r) => r.p99)),
-      oursAddedP50: median(added('ours', 'p50')),
-      oursAddedP99: median(added('ours', 'p99')),
-      upstreamAddedP50: median(added('upstream', 'p50')),
-      upstreamAddedP99: median(added('upstream', 'p99')),
-      oursRssMaxMiB: median(results.ours.map((r) => r.rssMaxMiB!)),
-      upstreamRssMaxMiB: median(results.upstream.map((r) => r.rssMaxMiB!)),
-      oursCpuSeconds: median(results.ours.map((r) => r.cpuSeconds!)),
-      upstreamCpuSeconds: median(results.upstream.map((r) => r.cpuSeconds!)),
-      oursShareWithin5ms: median(results.ours.map((r) => r.apiServerWait?.shareWithin5ms ?? NaN)),
-      upstreamShareWithin5ms: median(results.upstream.map((r) => r.apiServerWait?.shareWithin5ms ?? NaN)),
-    },
+    /** The headline: each variant's covered creates against the control creates of the same phases, all rounds. */
+    added: Object.fromEntries(ALL_VARIANTS.map((v) => [v, pooledAdded(v)])),
+    median: Object.fromEntries(
+      ALL_VARIANTS.map((v): [Variant, PhaseMedians] => [
+        v,
+        {
+          addedP50: medianOf(v, (r) => r.addedP50),
+          addedP99: medianOf(v, (r) => r.addedP99),
+          rssMaxMiB: v === 'none' ? null : medianOf(v, (r) => r.rssMaxMiB!),
+          cpuSeconds: v === 'none' ? null : medianOf(v, (r) => r.cpuSeconds!),
+          cpuMsPerPod: v === 'none' ? null : medianOf(v, (r) => r.cpuMsPerPod!),
+        },
+      ]),
+    ) as Record<Variant, PhaseMedians>,
+    /** The earlier measure: a variant's create quantile minus the `none` phase's in the same round (medians). */
+    addedVsNonePhase: Object.fromEntries(
+      ran.map((v) => [
+        v,
+        { p50: median(vsNone(v, 'p50')), p99: median(vsNone(v, 'p99')), noneP99: median(results.none.map((r) => r.p99)) },
+      ]),
+    ),
     // Every round's calls in one histogram per variant: 1,500-3,000 calls a round leave 15-30 behind a p99.
-    apiServerWaitPooled: {
-      ours: pooledWait(results.ours.map((r) => r.apiServerWait)),
-      upstream: pooledWait(results.upstream.map((r) => r.apiServerWait)),
-    },
+    apiServerWaitPooled: Object.fromEntries(ran.map((v) => [v, pooledWait(results[v].map((r) => r.apiServerWait))])),
   };
+  const added = summary.added as Record<Variant, ReturnType<typeof pooledAdded>>;
   const m = summary.median;
+  const wait = summary.apiServerWaitPooled as Record<string, WebhookWait | undefined>;
   const ratios = {
-    addedP99OursOverUpstream: m.upstreamAddedP99 > 0 ? ratio(m.oursAddedP99, m.upstreamAddedP99) : null,
-    rssOursOverUpstream: ratio(m.oursRssMaxMiB, m.upstreamRssMaxMiB),
-    cpuOursOverUpstream: ratio(m.oursCpuSeconds, m.upstreamCpuSeconds),
-    apiServerWaitP99OursOverUpstream:
-      summary.apiServerWaitPooled.ours && summary.apiServerWaitPooled.upstream
-        ? ratio(summary.apiServerWaitPooled.ours.p99EstimateMs, summary.apiServerWaitPooled.upstream.p99EstimateMs)
-        : null,
+    addedP99OursOverUpstream: added.ours && added.upstream && added.upstream.p99 > 0 ? ratio(added.ours.p99, added.upstream.p99) : null,
+    addedP50OursOverUpstream: added.ours && added.upstream && added.upstream.p50 > 0 ? ratio(added.ours.p50, added.upstream.p50) : null,
+    rssOursOverUpstream: ratio(m.ours.rssMaxMiB!, m.upstream.rssMaxMiB!),
+    cpuOursOverUpstream: ratio(m.ours.cpuSeconds!, m.upstream.cpuSeconds!),
+    apiServerWaitP99OursOverUpstream: wait.ours && wait.upstream ? ratio(wait.ours.p99EstimateMs, wait.upstream.p99EstimateMs) : null,
   };
   const out = { ...summary, ratios, targets: { oursAddedP99AtMostMs: 5, addedP99RatioAtMost: 1.0 } };
   mkdirSync(path.dirname(args.extra.out), { recursive: true });
   writeFileSync(args.extra.out, JSON.stringify(out, null, 2) + '\n');
-  if (args.json) console.log(JSON.stringify(out));
-  else {
-    console.log(
-      `pod webhook, ${args.rate} pods/s for ${args.seconds} s, ${args.rounds} rounds (medians); webhook calls: ${summary.webhookCalls}:`,
-    );
-    console.log(`  none      p50 ${m.noneP50} ms  p99 ${m.noneP99} ms`);
-    console.log(
-      `  ours      added p50 ${m.oursAddedP50} ms  p99 ${m.oursAddedP99} ms  RSS max ${m.oursRssMaxMiB} MiB  CPU ${m.oursCpuSeconds} s`,
-    );
-    console.log(
-      `  upstream  added p50 ${m.upstreamAddedP50} ms  p99 ${m.upstreamAddedP99} ms  RSS max ${m.upstreamRssMaxMiB} MiB  CPU ${m.upstreamCpuSeconds} s`,
-    );
-    const pooled = summary.apiServerWaitPooled;
-    const brief = (w: WebhookWait | undefined) =>
-      w ? `${w.calls} calls, within 5 ms ${w.shareWithin5ms}, over 25 ms ${w.shareOver25ms}, p99 ~${w.p99EstimateMs} ms` : 'none';
-    console.log(`  API server's wait on the pod webhook (its histogram, rounds pooled):`);
-    console.log(`    ours      ${brief(pooled.ours)}`);
-    console.log(`    upstream  ${brief(pooled.upstream)}`);
-    console.log(
-      `    per round ${JSON.stringify({
-        ours: results.ours.map((r) => r.apiServerWait && brief(r.apiServerWait)),
-        upstream: results.upstream.map((r) => r.apiServerWait && brief(r.apiServerWait)),
-      })}`,
-    );
-    console.log(`  ratios    ${JSON.stringify(ratios)}`);
+  if (args.json) {
+    console.log(JSON.stringify(out));
+    return;
   }
+  const ms = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${x} ms`);
+  console.log(
+    `pod webhook, ${args.rate} pods/s for ${args.seconds} s beside as many control pods, ${args.rounds} rounds; webhook calls: ${summary.webhookCalls}:`,
+  );
+  console.log(`  added latency (covered creates minus control creates of the same phases, all rounds):`);
+  for (const v of ALL_VARIANTS) {
+    const a = added[v];
+    if (!a) continue;
+    const note = v === 'none' ? '  (no webhook in either stream: the pairing error)' : '';
+    const rounds = results[v].map((r) => `${r.addedP50}/${r.addedP99}`).join(', ');
+    const mv = m[v];
+    const proc = v === 'none' ? '' : `  RSS max ${mv.rssMaxMiB} MiB  CPU ${mv.cpuMsPerPod} ms/pod`;
+    console.log(
+      `    ${v.padEnd(9)} p50 ${ms(a.p50)}  p99 ${ms(a.p99)}  (control p99 ${a.controlP99} ms; per round p50/p99 ${rounds})${proc}${note}`,
+    );
+  }
+  console.log(`  against the none phase of the same round (the earlier measure, medians):`);
+  for (const v of ran) {
+    const a = summary.addedVsNonePhase[v]!;
+    console.log(`    ${v.padEnd(9)} p50 ${ms(a.p50)}  p99 ${ms(a.p99)}`);
+  }
+  const brief = (w: WebhookWait | undefined) =>
+    w ? `${w.calls} calls, within 5 ms ${w.shareWithin5ms}, over 25 ms ${w.shareOver25ms}, p99 ~${w.p99EstimateMs} ms` : 'none';
+  console.log(`  API server's wait on the pod webhook (its histogram, rounds pooled):`);
+  for (const v of ran) console.log(`    ${v.padEnd(9)} ${brief(wait[v])}`);
+  console.log(`  ratios    ${JSON.stringify(ratios)}`);
 }

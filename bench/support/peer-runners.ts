@@ -5,7 +5,7 @@
 //   upstream  kruise-manager from test/harness/kruise-peer.ts with its own webhooks.
 // stop() removes the variant's webhook configurations, so the next one starts from the same state.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import type { InstallSpec } from '../../src/install/spec.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from '../../src/install/webhooks.js';
 import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
 import { MANAGER_MALLOC_ARENA_MAX } from '../../src/contracts/index.js';
+import { createCA, issueServingCert } from '../../src/runtime/core/webhook/cert-issuer.js';
 import { ControlPlane, freePort } from '../../test/harness/controlplane.js';
 import { KruisePeer, kubectlOn, type KruisePeerOptions } from '../../test/harness/kruise-peer.js';
 import { repoRoot } from '../../test/e2e/runtime/process.js';
@@ -82,8 +83,9 @@ export async function bundleOurCli(): Promise<string> {
   return path.join(dir, APP_MAIN);
 }
 
-async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string, pods: boolean): Promise<void> {
-  const spec: InstallSpec = {
+/** The install the benches register our webhooks from (as `cdk8s-kruise synth` would emit them). */
+function benchInstallSpec(featureGates: string, pods: boolean): InstallSpec {
+  return {
     namespace: RUNTIME_NS,
     daemonConfigNamespace: 'kruise-daemon-config',
     image: 'unused',
@@ -94,6 +96,10 @@ async function registerOurWebhooks(plane: ControlPlane, port: number, featureGat
     featureGates,
     kinds: servedKinds(),
   };
+}
+
+async function registerOurWebhooks(plane: ControlPlane, port: number, featureGates: string, pods: boolean): Promise<void> {
+  const spec = benchInstallSpec(featureGates, pods);
   const toUrl = (config: object, name: string) => {
     const hooks = (config as unknown as { webhooks: { clientConfig: { service?: { path: string }; url?: string } }[] }).webhooks;
     for (const h of hooks) h.clientConfig = { url: `https://127.0.0.1:${port}${h.clientConfig.service!.path}` };
@@ -213,6 +219,73 @@ export async function startOurManager(
       throw new Error(`our manager not ready after 60 s:\n${runner.logTail()}`);
     }
     await sleep(100);
+  }
+  return runner;
+}
+
+const NOOP_MUTATING = 'cdk8s-kruise-bench-noop';
+
+/**
+ * Starts bench/support/noop-pod-webhook.mjs (a server that allows every pod unchanged) and registers it as
+ * the install registers our pod webhook (same name, selectors, timeout, failure policy), by loopback URL:
+ * the floor any pod webhook adds on this machine.
+ */
+export async function startNoopPodWebhook(plane: ControlPlane): Promise<Runner> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-noop-'));
+  const ca = await createCA(24 * 3600_000);
+  const serving = await issueServingCert(ca, ['127.0.0.1'], 24 * 3600_000);
+  writeFileSync(path.join(dir, 'cert.pem'), serving.cert);
+  writeFileSync(path.join(dir, 'key.pem'), serving.key);
+  const port = await freePort();
+  const script = path.join(repoRoot, 'bench', 'support', 'noop-pod-webhook.mjs');
+  const child = spawn(process.execPath, [script, String(port), path.join(dir, 'cert.pem'), path.join(dir, 'key.pem')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const listening = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (b: Buffer) => {
+      logs.push(b.toString());
+      if (b.toString().includes('listening')) resolve();
+    });
+    child.stderr.on('data', (b: Buffer) => logs.push(b.toString()));
+    child.once('exit', (code) => reject(new Error(`noop webhook exited (${code}): ${logs.join('')}`)));
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const pid = child.pid!;
+  const removeConfig = () => kubectlOn(plane, ['delete', '--ignore-not-found', `mutatingwebhookconfiguration/${NOOP_MUTATING}`]);
+  const runner: Runner = {
+    pid,
+    rssBytes: () => procRssBytes(pid),
+    cpuSeconds: () => procCpuSeconds(pid),
+    logTail: () => logs.slice(-30).join(''),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(5_000).then(() => child.kill('SIGKILL'))]);
+        await exited;
+      }
+      await removeConfig();
+    },
+  };
+  try {
+    await listening;
+    const ours = mutatingWebhookConfiguration(benchInstallSpec('', true)) as unknown as { webhooks: Record<string, unknown>[] };
+    const entry = ours.webhooks.find((w) => w.name === 'mpod.kb.io')!;
+    const config = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: NOOP_MUTATING },
+      webhooks: [
+        {
+          ...entry,
+          clientConfig: { url: `https://127.0.0.1:${port}/mutate-pod`, caBundle: Buffer.from(ca.caCert).toString('base64') },
+        },
+      ],
+    };
+    await kubectlOn(plane, ['create', '-f', '-'], JSON.stringify(config));
+  } catch (error) {
+    await runner.stop();
+    throw error;
   }
   return runner;
 }
