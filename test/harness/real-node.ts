@@ -325,6 +325,10 @@ exit $status
     await ip('-n', this.netns, 'addr', 'add', `${NODE_PEER_IP}/30`, 'dev', 'eth0');
     await ip('-n', this.netns, 'link', 'set', 'eth0', 'up');
     await ip('-n', this.netns, 'link', 'set', 'lo', 'up');
+    // ClusterIPs are routed into the node's namespace, not by the host's default route: a connection that
+    // kube-proxy did not DNAT then dies inside the harness (no route there) instead of leaving the machine.
+    // A DNATed one is routed again after nat OUTPUT, to the pod's bridge. Removed with the veth.
+    await ip('route', 'add', SERVICE_CIDR, 'via', NODE_PEER_IP, 'dev', this.veth);
   }
 
   private cniConfig(): object {

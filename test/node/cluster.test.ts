@@ -60,6 +60,20 @@ async function serviceDiagnostics(ns: string, service: string, clusterIP: string
         .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
         .join('\n'),
     ),
+    // Without nat OUTPUT's jump to KUBE-SERVICES the host's own connections are never DNATed.
+    part('nat OUTPUT chain', () =>
+      execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => /^(:OUTPUT|-A OUTPUT)\b/.test(l))
+        .join('\n'),
+    ),
+    part(`route to ${clusterIP}`, () => execFileSync('ip', ['route', 'get', clusterIP], { encoding: 'utf8' })),
+    part(`conntrack entries to ${clusterIP}`, () =>
+      execFileSync('conntrack', ['-L', '-d', clusterIP], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+        .split('\n')
+        .slice(0, 10)
+        .join('\n'),
+    ),
     `--- the endpoints asked directly: ${await probeEndpoints(slices)}`,
     part('kube-proxy log (last 30 lines)', () =>
       readFileSync(path.join(node().dir, 'kube-proxy.log'), 'utf8').trimEnd().split('\n').slice(-30).join('\n'),
@@ -150,7 +164,8 @@ describe('real node', () => {
             body = await res.text();
             return res.status === 200;
           } catch (err) {
-            // fetch hides the socket error in `cause` (ECONNREFUSED = a REJECT rule, timeout = no DNAT).
+            // fetch hides the socket error in `cause` (ECONNREFUSED = a REJECT rule; EHOSTUNREACH or a timeout =
+            // no DNAT: the harness routes ClusterIPs into the node's namespace, where they go nowhere).
             const cause = (err as { cause?: { code?: string; message?: string } }).cause;
             throw new Error(`${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`, { cause: err });
           }
