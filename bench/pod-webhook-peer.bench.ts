@@ -422,7 +422,7 @@ function pooledAdded(v: Variant): { creates: number; p50: number; p99: number; c
 function report(results: Record<Variant, PhaseResult[]>): void {
   const vsNone = (v: Variant, q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
   const ran = ALL_VARIANTS.filter((v) => v !== 'none' && results[v].length);
-  const medianOf = (v: Variant, f: (r: PhaseResult) => number) => (results[v].length ? median(results[v].map(f)) : null);
+  const medianOf = (v: Variant, f: (r: PhaseResult) => number) => (results[v].length ? r2(median(results[v].map(f))) : null);
   const summary = {
     upstream: pinnedKruiseVersion(),
     cores: cpus().length,
@@ -449,7 +449,7 @@ function report(results: Record<Variant, PhaseResult[]>): void {
     addedVsNonePhase: Object.fromEntries(
       ran.map((v) => [
         v,
-        { p50: median(vsNone(v, 'p50')), p99: median(vsNone(v, 'p99')), noneP99: median(results.none.map((r) => r.p99)) },
+        { p50: r2(median(vsNone(v, 'p50'))), p99: r2(median(vsNone(v, 'p99'))), noneP99: r2(median(results.none.map((r) => r.p99))) },
       ]),
     ),
     // Every round's calls in one histogram per variant: 1,500-3,000 calls a round leave 15-30 behind a p99.

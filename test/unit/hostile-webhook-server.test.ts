@@ -49,6 +49,9 @@ async function expectStillServing(): Promise<void> {
   const r = await post(s, VALIDATE, JSON.stringify(review(sidecarSet)));
   expect(r.status).toBe(200);
   expect(r.json.response).toEqual({ uid: 'e911857d-c318-11e8-bbad-025000000001', allowed: true });
+  // An answer carries its length: no chunked framing for the API server to take apart.
+  expect(r.headers['content-length']).toBe(String(Buffer.byteLength(r.body)));
+  expect(r.headers['transfer-encoding']).toBeUndefined();
 }
 
 describe('malformed AdmissionReviews get 400 and the server keeps serving', () => {

@@ -306,8 +306,11 @@ export class AdmissionServer {
       end();
     }
     this.metrics.webhookRequests.inc({ webhook: h.name, allowed: String(result.allowed) });
-    const out = JSON.stringify({ apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response: admissionResponse(uid, result) });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(out);
+    const out = Buffer.from(
+      JSON.stringify({ apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response: admissionResponse(uid, result) }),
+    );
+    // The length is known: the answer goes out with Content-Length, not in chunked framing.
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length }).end(out);
   }
 }
 
