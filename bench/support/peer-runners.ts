@@ -4,7 +4,7 @@
 //             (clientConfig pointed at its loopback port);
 //   upstream  kruise-manager from test/harness/kruise-peer.ts with its own webhooks.
 // stop() removes the variant's webhook configurations, so the next one starts from the same state.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -131,6 +131,29 @@ function httpOk(url: string): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A Runner over a spawned webhook process: stop() sends SIGTERM, SIGKILL after `graceMs`, then `afterStop`
+ * (removing the process's webhook configurations, which would otherwise block every later create).
+ */
+function childRunner(child: ChildProcess, logTail: () => string, graceMs: number, afterStop: () => Promise<unknown>): Runner {
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const pid = child.pid!;
+  return {
+    pid,
+    rssBytes: () => procRssBytes(pid),
+    cpuSeconds: () => procCpuSeconds(pid),
+    logTail,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(graceMs).then(() => child.kill('SIGKILL'))]);
+        await exited;
+      }
+      await afterStop();
+    },
+  };
+}
+
 /** Starts our manager (bundle at `cliMain`) with its webhooks; resolves once /readyz passes. */
 export async function startOurManager(
   plane: ControlPlane,
@@ -192,22 +215,12 @@ export async function startOurManager(
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const pid = child.pid!;
-  const runner: Runner = {
-    pid,
-    rssBytes: () => procRssBytes(pid),
-    cpuSeconds: () => procCpuSeconds(pid),
-    logTail: () => logs.slice(-30).join('\n'),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
-        await exited;
-      }
-      await removeOurWebhooks(plane);
-    },
-  };
+  const runner = childRunner(
+    child,
+    () => logs.slice(-30).join('\n'),
+    15_000,
+    () => removeOurWebhooks(plane),
+  );
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) {
       await runner.stop();
@@ -250,23 +263,12 @@ export async function startNoopPodWebhook(plane: ControlPlane): Promise<Runner> 
     child.stderr.on('data', (b: Buffer) => logs.push(b.toString()));
     child.once('exit', (code) => reject(new Error(`noop webhook exited (${code}): ${logs.join('')}`)));
   });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const pid = child.pid!;
-  const removeConfig = () => kubectlOn(plane, ['delete', '--ignore-not-found', `mutatingwebhookconfiguration/${NOOP_MUTATING}`]);
-  const runner: Runner = {
-    pid,
-    rssBytes: () => procRssBytes(pid),
-    cpuSeconds: () => procCpuSeconds(pid),
-    logTail: () => logs.slice(-30).join(''),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await Promise.race([exited, sleep(5_000).then(() => child.kill('SIGKILL'))]);
-        await exited;
-      }
-      await removeConfig();
-    },
-  };
+  const runner = childRunner(
+    child,
+    () => logs.slice(-30).join(''),
+    5_000,
+    () => kubectlOn(plane, ['delete', '--ignore-not-found', `mutatingwebhookconfiguration/${NOOP_MUTATING}`]),
+  );
   try {
     await listening;
     const ours = mutatingWebhookConfiguration(benchInstallSpec('', true)) as unknown as { webhooks: Record<string, unknown>[] };
