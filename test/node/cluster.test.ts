@@ -9,7 +9,6 @@ import { DiscoveryV1Api } from '@kubernetes/client-node';
 import { adminKubeConfig } from '../harness/index.js';
 import { core, batch, containerLog, namespace, node, waitForJobComplete, waitForPod, waitFor } from './support.js';
 
-/** What kube-proxy knows and did about one Service, for a failure message. */
 /** Each ready endpoint of the EndpointSlices (as serviceDiagnostics prints them) asked on 8080 from the host. */
 async function probeEndpoints(slicesJson: string): Promise<string> {
   let addresses: string[];
@@ -29,7 +28,14 @@ async function probeEndpoints(slicesJson: string): Promise<string> {
   return answers.join(', ') || 'no endpoints to ask';
 }
 
+/** The lines of one iptables table that `keep` selects. */
+function iptablesLines(table: 'nat' | 'filter', keep: (line: string) => boolean): string {
+  return execFileSync('iptables-save', ['-t', table], { encoding: 'utf8' }).split('\n').filter(keep).join('\n');
+}
+
+/** What kube-proxy knows and did about one Service, for a failure message. */
 async function serviceDiagnostics(ns: string, service: string, clusterIP: string): Promise<string> {
+  const naming = (l: string) => l.includes(clusterIP) || l.includes(`${ns}/${service}`);
   const part = (title: string, read: () => string) => {
     try {
       return `--- ${title}\n${read()}`;
@@ -47,26 +53,11 @@ async function serviceDiagnostics(ns: string, service: string, clusterIP: string
   return [
     `--- EndpointSlices of ${ns}/${service}: ${slices}`,
     part('kube-proxy process', () => execFileSync('pgrep', ['-af', 'kube-proxy'], { encoding: 'utf8' })),
-    part(`nat rules naming ${clusterIP}`, () =>
-      execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })
-        .split('\n')
-        .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
-        .join('\n'),
-    ),
+    part(`nat rules naming ${clusterIP}`, () => iptablesLines('nat', naming)),
     // A REJECT here (kube-proxy's rule for a Service without endpoints) is what answers ECONNREFUSED.
-    part(`filter rules naming ${clusterIP}`, () =>
-      execFileSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' })
-        .split('\n')
-        .filter((l) => l.includes(clusterIP) || l.includes(`${ns}/${service}`))
-        .join('\n'),
-    ),
+    part(`filter rules naming ${clusterIP}`, () => iptablesLines('filter', naming)),
     // Without nat OUTPUT's jump to KUBE-SERVICES the host's own connections are never DNATed.
-    part('nat OUTPUT chain', () =>
-      execFileSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })
-        .split('\n')
-        .filter((l) => /^(:OUTPUT|-A OUTPUT)\b/.test(l))
-        .join('\n'),
-    ),
+    part('nat OUTPUT chain', () => iptablesLines('nat', (l) => /^(:OUTPUT|-A OUTPUT)\b/.test(l))),
     part(`route to ${clusterIP}`, () => execFileSync('ip', ['route', 'get', clusterIP], { encoding: 'utf8' })),
     part(`conntrack entries to ${clusterIP}`, () =>
       execFileSync('conntrack', ['-L', '-d', clusterIP], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
