@@ -23,13 +23,15 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, re
 import http from 'node:http';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort, type ControlPlane } from './controlplane.js';
+import { pinnedKruiseVersion } from './upstream-crds.js';
+
+export { pinnedKruiseVersion };
 
 const run = promisify(execFile);
-const peerModule = fileURLToPath(new URL('../kruise-peer/', import.meta.url));
+
 const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 15_000;
 
@@ -50,14 +52,6 @@ export interface KruisePeerAssets {
   readonly crdDir: string;
   /** Upstream's mutating and validating webhook configurations (clientConfig.service; the manager rewrites them). */
   readonly webhookConfigs: string;
-}
-
-/** The kruise version pinned in test/kruise-peer/versions.env, e.g. "v1.9.1". */
-export function pinnedKruiseVersion(): string {
-  const env = readFileSync(path.join(peerModule, 'versions.env'), 'utf8');
-  const match = /^KRUISE_VERSION=(\S+)$/m.exec(env);
-  if (!match) throw new Error('test/kruise-peer/versions.env does not set KRUISE_VERSION');
-  return match[1]!;
 }
 
 /** Where 20-kruise-peer.sh puts its files: KRUISE_PEER_ASSETS, else CDK8S_KRUISE_PEER_DIR, else the cache. */

@@ -21,6 +21,8 @@ version="${KRUISE_VERSION:?}"
 log() { echo "[kruise-peer] $*" >&2; }
 # shellcheck source=lib/k8s-build.bash
 . "$(dirname "$0")/lib/k8s-build.bash"
+# shellcheck source=lib/kruise-module.bash
+. "$(dirname "$0")/lib/kruise-module.bash"
 
 out="${CDK8S_KRUISE_PEER_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cdk8s-kruise/kruise-peer/$version}"
 if k8s_build_reuse_or_lock KRUISE_PEER_ASSETS kruise-manager; then
@@ -37,8 +39,7 @@ log "building upstream kruise-manager $version into $out"
 log "the first build downloads ~100 MB of Go modules and needs ~8 CPU-minutes (~6 minutes on 2 idle cores); later runs reuse it"
 rm -f "$stamp"
 
-src="$(cd "$module_dir" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go list -m -f '{{.Dir}}' github.com/openkruise/kruise)"
-[ -d "$src/config/crd/bases" ] || (cd "$module_dir" && GOTOOLCHAIN=local go mod download github.com/openkruise/kruise)
+src="$(kruise_module_dir)"
 
 started=$SECONDS
 ( while sleep 60; do log "  still building kruise-manager ($((SECONDS - started))s)"; done ) &

@@ -1,7 +1,7 @@
 /**
  * Compatibility with upstream OpenKruise: every apps.kruise.io object we emit (dist/) and a set of
- * representative objects validate against the upstream CRDs' v1alpha1 schemas (read from the shared
- * reference directory at test time) without a field being pruned, and our generated CRD schemas
+ * representative objects validate against the upstream CRDs' v1alpha1 schemas (upstream's CRDs of the pinned
+ * version, which test/prepare.d/05-upstream-crds.sh copies out of the Go module) without a field being pruned, and our generated CRD schemas
  * accept the same objects. Also: our schemas know every field upstream v1alpha1 has.
  */
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { KINDS, findKind, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../src/api/index.js';
 import { SAMPLES } from './api-samples.js';
+import { preparedUpstreamCrdDir, upstreamCrd } from '../harness/upstream-crds.js';
 import { compileOpenApi, propertyPaths, prunedFields } from './api-openapi.js';
 
 type Json = Record<string, any>;
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const upstreamDir = resolve(repoRoot, '../shared/reference/openkruise-crds');
 
 /**
  * Status fields only the bundled runtime writes, with our CRDs (upstream CRDs would prune them, which only
@@ -23,12 +23,8 @@ const upstreamDir = resolve(repoRoot, '../shared/reference/openkruise-crds');
  */
 const RUNTIME_ONLY_STATUS = ['status.conditions'];
 
-function upstreamCrd(def: KindDefinition): Json {
-  const file = resolve(upstreamDir, `${def.group}_${def.plural}.yaml`);
-  return parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJS() as Json;
-}
 function upstreamV1alpha1(def: KindDefinition): Json {
-  const v = upstreamCrd(def).spec.versions.find((x: Json) => x.name === def.version);
+  const v = upstreamCrd(def.group, def.plural).spec.versions.find((x: Json) => x.name === def.version);
   if (!v) throw new Error(`upstream ${def.plural} has no ${def.version}`);
   return v;
 }
@@ -60,8 +56,8 @@ function objectsUnderTest(): { source: string; obj: Json }[] {
 const objects = objectsUnderTest();
 
 describe('upstream reference data', () => {
-  it('is present beside the repository', () => {
-    expect(existsSync(upstreamDir), `${upstreamDir} missing`).toBe(true);
+  it('is prepared (test/prepare.d/05-upstream-crds.sh)', () => {
+    expect(existsSync(preparedUpstreamCrdDir())).toBe(true);
   });
 });
 

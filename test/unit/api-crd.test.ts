@@ -1,8 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import {
   CloneSetDefinition,
   ContainerRecreateRequestDefinition,
@@ -13,11 +9,10 @@ import {
   toCustomResourceDefinition,
   type KindDefinition,
 } from '../../src/api/index.js';
+import { upstreamCrd } from '../harness/upstream-crds.js';
 
 type Json = Record<string, any>;
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const upstream = (def: KindDefinition): Json =>
-  parse(readFileSync(resolve(repoRoot, '../shared/reference/openkruise-crds', `${def.group}_${def.plural}.yaml`), 'utf8'));
+const upstream = (def: KindDefinition): Json => upstreamCrd(def.group, def.plural);
 
 function walk(node: unknown, visit: (n: Json, path: string) => void, path = ''): void {
   if (node === null || typeof node !== 'object') return;

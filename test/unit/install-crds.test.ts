@@ -1,18 +1,12 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Chart, Testing } from 'cdk8s';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { KruiseRuntime } from '../../constructs/kruise-runtime.js';
 import { structuralSchemaProblems } from '../../src/api/crd-structural.js';
 import { KINDS } from '../../src/api/registry.js';
 import { customResourceDefinitions, servedKinds } from '../../src/install/crds.js';
+import { upstreamCrd } from '../harness/upstream-crds.js';
 
 type Obj = Record<string, any>;
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const upstreamCrd = (group: string, plural: string): Obj =>
-  parse(readFileSync(path.resolve(repoRoot, '../shared/reference/openkruise-crds', `${group}_${plural}.yaml`), 'utf8'));
 
 describe('CRDs', () => {
   const crds = customResourceDefinitions() as Obj[];

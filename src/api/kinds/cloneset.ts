@@ -11,7 +11,6 @@ import {
   Int32,
   Int64,
   IntOrPercent,
-  IntOrString,
   KindObject,
   LabelSelector,
   LabelSelectorSchema,
@@ -102,9 +101,6 @@ export const CloneSetUpdateStrategySchema = Struct(
       Struct(
         {
           gracePeriodSeconds: Type.Optional(Int32({ minimum: 0, description: 'Seconds between marking not-ready and updating.' })),
-          imagePreDownloadParallelism: Type.Optional(IntOrString({ description: 'Nodes pre-pulling the new image in parallel.' })),
-          imagePreDownloadTimeoutSeconds: Type.Optional(Int32({ description: 'Timeout of the image pre-download.' })),
-          imagePreDownloadMinUpdatedReadyPods: Type.Optional(Int32({ description: 'Updated ready pods required before pre-downloading.' })),
         },
         { description: 'In-place update tuning.' },
       ),

@@ -395,12 +395,6 @@ export interface CloneSetUpdateStrategy {
   inPlaceUpdateStrategy?: {
     /** Seconds between marking not-ready and updating. */
     gracePeriodSeconds?: number;
-    /** Nodes pre-pulling the new image in parallel. */
-    imagePreDownloadParallelism?: number | string;
-    /** Timeout of the image pre-download. */
-    imagePreDownloadTimeoutSeconds?: number;
-    /** Updated ready pods required before pre-downloading. */
-    imagePreDownloadMinUpdatedReadyPods?: number;
   };
 }
 
