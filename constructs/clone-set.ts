@@ -3,6 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import { checkImage } from './internal/image-reference.js';
 import { percentOrAbsoluteValue } from './internal/plus-objects.js';
 import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
@@ -249,6 +250,19 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
     renderLifecycle(this.lifecycle, this.node.path); // eager check of local mistakes
     for (const template of props.volumeClaimTemplates ?? []) this.addVolumeClaimTemplate(template);
     if (this.isolate) this.connections.isolate();
+  }
+
+  /** Adds a container to the pod template; its image must be a valid image reference (checked now). */
+  public override addContainer(cont: kplus.ContainerProps): kplus.Container {
+    // Called by the base constructor for props.containers too: use nothing but the construct node here.
+    checkImage(cont.image, `[${this.node.path}] container "${cont.name ?? 'main'}" image`);
+    return super.addContainer(cont);
+  }
+
+  /** Adds an init container to the pod template; its image must be a valid image reference (checked now). */
+  public override addInitContainer(cont: kplus.ContainerProps): kplus.Container {
+    checkImage(cont.image, `[${this.node.path}] init container "${cont.name ?? 'main'}" image`);
+    return super.addInitContainer(cont);
   }
 
   /** @see kplus.IScalable.markHasAutoscaler (a HorizontalPodAutoscaler targets this CloneSet). */

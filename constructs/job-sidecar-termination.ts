@@ -1,22 +1,10 @@
 import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
-import { imageReferenceError as referenceError } from '../src/contracts/validators.js';
+import { checkImage, imageReferenceError } from './internal/image-reference.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import { describeConstruct, isPlusPodOwner, type NamedContainer } from './internal/plus-objects.js';
 
-/**
- * Checks an OCI image reference (`[registry[:port]/]path[:tag][@digest]`, the grammar of
- * `distribution/reference`, shared with the policy rules). Returns an error message, or `undefined` when valid.
- */
-export function imageReferenceError(image: string): string | undefined {
-  const reason = referenceError(image);
-  if (reason === undefined) return undefined;
-  if (typeof image !== 'string' || image.length === 0) return reason;
-  return (
-    `${JSON.stringify(image)} is not a valid image reference (${reason}); expected [registry[:port]/]name[:tag][@sha256:<hex>] ` +
-    'with a lower-case repository name, e.g. "nginx:1.9.1" or "registry.example.com:5000/team/app@sha256:…"'
-  );
-}
+export { imageReferenceError };
 
 /** How a sidecar is stopped once the Job's main containers are done. */
 export class SidecarTerminationMode {
@@ -134,6 +122,7 @@ export class JobSidecarTermination {
     if (!props.name) {
       throw new Error(`[${this.owner.node.path}] addSidecar: the sidecar needs a name (the default "main" is for the main container).`);
     }
+    checkImage(props.image, `[${this.owner.node.path}] addSidecar "${props.name}" image`);
     const container = this.owner.addContainer(props) as kplus.Container;
     this.terminate(container, options);
     return container;

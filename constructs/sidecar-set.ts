@@ -3,6 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1Container, V1Volume } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
+import { checkImage } from './internal/image-reference.js';
 import { describeConstruct, percentOrAbsoluteValue, secretNames, type SecretReference } from './internal/plus-objects.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
@@ -31,6 +32,7 @@ export class SidecarUpgradeStrategy {
    */
   public static hotUpgrade(emptyImage: string): SidecarUpgradeStrategy {
     if (!emptyImage) throw new Error('SidecarUpgradeStrategy.hotUpgrade: an empty image is required.');
+    checkImage(emptyImage, 'SidecarUpgradeStrategy.hotUpgrade: emptyImage');
     return new SidecarUpgradeStrategy('HotUpgrade', emptyImage);
   }
 
@@ -404,6 +406,7 @@ export class SidecarSet extends kplus.Resource {
   /** Adds a sidecar container to inject. */
   public addContainer(props: SidecarContainerProps): kplus.Container {
     this.checkName(props.name, 'containers');
+    checkImage(props.image, `[${this.node.path}] containers: container "${props.name}" image`);
     for (const t of props.transferEnv ?? []) {
       if ((t.sourceContainerName === undefined) === (t.sourceContainerNameFromField === undefined)) {
         throw new Error(
@@ -422,6 +425,7 @@ export class SidecarSet extends kplus.Resource {
   /** Adds an init container to inject. Probes are not allowed on init containers. */
   public addInitContainer(props: SidecarInitContainerProps): kplus.Container {
     this.checkName(props.name, 'initContainers');
+    checkImage(props.image, `[${this.node.path}] initContainers: container "${props.name}" image`);
     if (props.readiness || props.liveness || props.startup) {
       throw new Error(`[${this.node.path}] init container "${props.name}" must not have probes.`);
     }

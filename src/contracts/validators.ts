@@ -54,26 +54,102 @@ export function labelValueError(value: string): string | undefined {
 }
 
 // The reference grammar of the container registry ecosystem (distribution/reference), which kubelet and
-// containerd apply when pulling. An IPv6 registry is written in brackets (`[::1]:5000/app:1`).
+// containerd apply when pulling. An IPv6 registry is written in brackets (`[::1]:5000/app:1`). Only the
+// repository path must be lower case: a registry host is case-insensitive and a tag may hold upper case.
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
 const NAME = `(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*`;
 const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+// go-digest, which the reference parser calls: a registered algorithm and its exact length of lower-case hex.
+const DIGEST = 'sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128}';
 const REFERENCE = new RegExp(`^(${NAME})(?::(${TAG}))?(?:@(${DIGEST}))?$`);
+/** A bare image ID, which the kubelet's parser refuses as a reference. */
+const IMAGE_ID = /^[a-f0-9]{64}$/;
+/** Longest user text quoted in a reason (this layer has no quoting helper of its own). */
+const MAX_QUOTED = 80;
+
+function quoted(text: string): string {
+  return JSON.stringify(text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text);
+}
+
+/** Why a reference without surrounding whitespace breaks the grammar, or undefined when it is one. */
+function grammarError(ref: string): string | undefined {
+  if (IMAGE_ID.test(ref)) return 'a bare 64-character hex string is an image ID, not a reference';
+  const m = REFERENCE.exec(ref);
+  if (!m) return 'it does not match [registry/]repository[:tag][@digest]';
+  if (m[1]!.length > 255) return 'the repository name is longer than 255 characters';
+  return undefined;
+}
+
+/**
+ * A reference cut into registry (with its `/`), repository path and the `:tag`/`@digest` rest. The first
+ * component is the registry only when it looks like a host (a `.`, a `:` port, brackets or `localhost`), so in
+ * `MyOrg/App` the whole `MyOrg/App` is the repository meant (Docker Hub's `myorg/app`).
+ */
+function splitReference(ref: string): { registry: string; path: string; tag: string; digest: string } {
+  const at = ref.indexOf('@');
+  const nameTag = at >= 0 ? ref.slice(0, at) : ref;
+  const digest = at >= 0 ? ref.slice(at) : '';
+  const slash = nameTag.lastIndexOf('/');
+  const colon = nameTag.lastIndexOf(':');
+  const name = colon > slash ? nameTag.slice(0, colon) : nameTag;
+  const tag = colon > slash ? nameTag.slice(colon) : '';
+  const first = name.indexOf('/');
+  const head = first >= 0 ? name.slice(0, first) : '';
+  const isRegistry = first >= 0 && (/[.:[]/.test(head) || head === 'localhost');
+  return { registry: isRegistry ? `${head}/` : '', path: isRegistry ? name.slice(first + 1) : name, tag, digest };
+}
+
+/** What is wrong with an image reference, and the corrected reference when the mistake is a mechanical one. */
+export interface ImageReferenceProblem {
+  /** Why the reference is invalid, as a clause (`it has leading or trailing whitespace`). */
+  readonly reason: string;
+  /** True when the reference has leading or trailing whitespace, which the API server refuses in a Pod. */
+  readonly whitespace: boolean;
+  /** The repository path when it has upper case, which the kubelet refuses (InvalidImageName). */
+  readonly upperCaseRepository?: string;
+  /**
+   * The reference trimmed, with the repository path (and a digest's hex) in lower case, when that makes it valid:
+   * what the author meant, as far as it can be told.
+   */
+  readonly fix?: string;
+}
+
+/**
+ * What is wrong with `ref` as an image reference, or undefined when it is one. Leading or trailing whitespace,
+ * upper case in the repository path (tags may hold upper case; registry hosts are case-insensitive) and a
+ * digest's upper-case hex are named, with the corrected reference as `fix`.
+ */
+export function imageReferenceProblem(ref: unknown): ImageReferenceProblem | undefined {
+  if (typeof ref !== 'string' || ref.length === 0) return { reason: 'the image reference is empty', whitespace: false };
+  const trimmed = ref.trim();
+  const whitespace = trimmed !== ref;
+  if (trimmed === '') return { reason: 'the image reference is only whitespace', whitespace };
+  const grammar = grammarError(trimmed);
+  if (!whitespace && grammar === undefined) return undefined;
+  if (grammar === undefined) return { reason: 'it has leading or trailing whitespace', whitespace, fix: trimmed };
+  const parts = splitReference(trimmed);
+  const upperPath = /[A-Z]/.test(parts.path);
+  const upperDigest = /[A-F]/.test(parts.digest.slice(parts.digest.indexOf(':') + 1));
+  const lowered = `${parts.registry}${parts.path.toLowerCase()}${parts.tag}${parts.digest.toLowerCase()}`;
+  const remaining = upperPath || upperDigest ? grammarError(lowered) : grammar;
+  const reasons: string[] = [];
+  if (whitespace) reasons.push('it has leading or trailing whitespace');
+  if (upperPath) reasons.push(`the repository name ${quoted(parts.path)} has upper case (repository names are lower case)`);
+  if (upperDigest) reasons.push('the digest has upper-case hex digits');
+  if (remaining !== undefined) reasons.push(remaining);
+  return {
+    reason: reasons.join(', and '),
+    whitespace,
+    ...(upperPath ? { upperCaseRepository: parts.path } : {}),
+    ...(remaining === undefined ? { fix: lowered } : {}),
+  };
+}
 
 /** Why `ref` is not a valid image reference, or undefined when it is one. */
 export function imageReferenceError(ref: unknown): string | undefined {
-  if (typeof ref !== 'string' || ref.length === 0) return 'the image reference is empty';
-  if (ref !== ref.trim()) return 'the image reference has leading or trailing whitespace';
-  const m = REFERENCE.exec(ref);
-  if (!m) {
-    if (/[A-Z]/.test(ref.split('/').slice(-1)[0]!.split(':')[0]!)) return 'repository names must be lowercase';
-    return 'it does not match [registry/]repository[:tag][@digest]';
-  }
-  if (m[1]!.length > 255) return 'the repository name is longer than 255 characters';
-  return undefined;
+  return imageReferenceProblem(ref)?.reason;
 }
 
 /** A label selector as the API writes it (metav1.LabelSelector), loosely typed for untrusted input. */

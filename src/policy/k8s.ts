@@ -89,15 +89,19 @@ export const featureUsesOf = memo((object: Record<string, unknown>): FeatureUse[
 
 /**
  * A projection of pod-template owners to `fields` of their pod templates (paths relative to a template, e.g.
- * `metadata.labels`, `spec.containers[].name`) plus the object's identity, for cross-document rules that read
- * only those (`Rule.retain`). Returns undefined for kinds that own no pods.
+ * `metadata.labels`, `spec.containers[].name`) plus the object's identity and `objectFields` of the object
+ * itself, for cross-document rules that read only those (`Rule.retain`). Returns undefined for kinds that own no
+ * pods.
  */
-export function podTemplateProjection(fields: readonly FieldPath[]): (m: Manifest) => Record<string, unknown> | undefined {
+export function podTemplateProjection(
+  fields: readonly FieldPath[],
+  objectFields: readonly FieldPath[] = [],
+): (m: Manifest) => Record<string, unknown> | undefined {
   const projections = new Map<string, { apply(value: unknown): unknown }>();
   for (const [g, kinds] of Object.entries(TEMPLATE_PATHS)) {
     for (const [kind, paths] of Object.entries(kinds)) {
       const full = paths.flatMap((path) => fields.map((f) => [...path, f].join('.')));
-      projections.set(`${g}/${kind}`, compileProjection([...IDENTITY_FIELDS, ...full]));
+      projections.set(`${g}/${kind}`, compileProjection([...IDENTITY_FIELDS, ...objectFields, ...full]));
     }
   }
   return (m) => {

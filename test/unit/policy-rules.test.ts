@@ -148,6 +148,14 @@ const CASES: Record<string, Case> = {
     line: 12,
     message: /unknown field "imagePullPolcy"/,
   },
+  'KRUISE-IMAGE-001': {
+    pass: deployment,
+    fail: deployment.replace('{name: nginx, image: "nginx:1.25"}', '{name: nginx, image: "NGINX:1.27 "}'),
+    pointer: '/spec/template/spec/containers/0/image',
+    line: 10,
+    message:
+      /image "NGINX:1\.27 " of container "nginx" is not a valid image reference: it has leading or trailing whitespace, and the repository name "NGINX" has upper case/,
+  },
   'KRUISE-SIDECAR-001': {
     pass: job(`${main}\n${killSidecar()}`),
     fail: job(`${main}\n${killSidecar()}`, { restartPolicy: 'Always', annotations: '' }),
@@ -310,6 +318,19 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/containers/0/volumeMounts/0/name',
     line: 10,
     message: /mounts volume "logs", which spec\.volumes does not define/,
+  },
+  'KRUISE-SIDECARSET-007': {
+    pass:
+      deployment +
+      '---' +
+      sidecarSet('logtail', '  selector: {matchLabels: {app: webserver}}\n  containers: [{name: logtail-agent, image: "busybox:1.36"}]'),
+    fail:
+      deployment +
+      '---' +
+      sidecarSet('logtail', '  selector:\n    matchLabels: {app: webserer}\n  containers: [{name: logtail-agent, image: "busybox:1.36"}]'),
+    pointer: '/spec/selector',
+    line: 16,
+    message: /selector \{app: webserer\} does not match the one pod template in these inputs/,
   },
   'KRUISE-SIDECARSET-005': {
     pass:

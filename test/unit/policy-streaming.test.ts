@@ -107,6 +107,14 @@ spec:
   selector: {matchLabels: {app: web}}
   containers:
     - {name: logtail, image: "busybox:1.36"}
+---
+apiVersion: apps.kruise.io/v1alpha1
+kind: SidecarSet
+metadata: {name: typo}
+spec:
+  selector: {matchLabels: {app: wbe}}
+  containers:
+    - {name: metrics, image: "busybox:1.36"}
 `;
 
 async function* stream(inputs: readonly TextInput[]) {
@@ -127,7 +135,7 @@ describe('streaming validate', () => {
     const full = checkParsed(parseInputs(inputs), rules, files);
     // Every cross-document rule fires, with its partners in other files and batches.
     const fired = new Set(full.map((f) => f.ruleId));
-    for (const id of ['KRUISE-GATE-001', 'KRUISE-SIDECARSET-002', 'KRUISE-SIDECARSET-005', 'KRUISE-RUNTIME-001'])
+    for (const id of ['KRUISE-GATE-001', 'KRUISE-SIDECARSET-002', 'KRUISE-SIDECARSET-005', 'KRUISE-SIDECARSET-007', 'KRUISE-RUNTIME-001'])
       expect(fired, id).toContain(id);
     expect(full.filter((f) => f.ruleId === 'KRUISE-SIDECARSET-002').map((f) => f.resource.name)).toContain('weighted');
     for (const batchSize of [1, 2, 7, 2000]) {
@@ -157,6 +165,7 @@ describe('streaming validate', () => {
       'KRUISE-RUNTIME-003',
       'KRUISE-SIDECARSET-002',
       'KRUISE-SIDECARSET-005',
+      'KRUISE-SIDECARSET-007',
     ]);
     const all = [...distInputs(), { file: 'app.yaml', content: app }, { file: 'odd.yaml', content: oddLabels }].flatMap(
       (i) => parseText(String(i.content), i.file).manifests,
@@ -174,8 +183,23 @@ describe('streaming validate', () => {
       manifests.map((m) => RULES.find((r) => r.id === id)!.retain!(m)).filter((o): o is Record<string, unknown> => o !== undefined);
     // The gate rule keeps only users of gated features and install manifests (none here): not the plain Deployment
     // and Namespace.
-    expect(retained('KRUISE-GATE-001').map((o) => o.kind)).toEqual(['Job', 'ConfigMap', 'SidecarSet', 'SidecarSet']);
-    expect(retained('KRUISE-SIDECARSET-005').map((o) => o.kind)).toEqual(['SidecarSet', 'SidecarSet']);
+    expect(retained('KRUISE-GATE-001').map((o) => o.kind)).toEqual(['Job', 'ConfigMap', 'SidecarSet', 'SidecarSet', 'SidecarSet']);
+    expect(retained('KRUISE-SIDECARSET-005').map((o) => o.kind)).toEqual(['SidecarSet', 'SidecarSet', 'SidecarSet']);
+    // The selector rule keeps workloads as their pods' labels and their own labels (the runtime's are skipped).
+    expect(retained('KRUISE-SIDECARSET-007').find((o) => o.kind === 'Deployment')).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team' },
+      spec: { template: { metadata: { labels: { app: 'web' } } } },
+    });
+    expect(retained('KRUISE-SIDECARSET-007').map((o) => o.kind)).toEqual([
+      'Namespace',
+      'Deployment',
+      'Job',
+      'SidecarSet',
+      'SidecarSet',
+      'SidecarSet',
+    ]);
     // Workloads are kept as their pods' labels and container names.
     const web = retained('KRUISE-SIDECARSET-002').find((o) => o.kind === 'Deployment')!;
     expect(web).toEqual({

@@ -3,6 +3,7 @@ import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
+import { IMAGE_RULES } from './images.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
@@ -15,6 +16,7 @@ import { SIDECARSET_RULES } from './sidecarset.js';
 export const RULES: readonly Rule[] = Object.freeze([
   ...INPUT_RULES,
   ...SCHEMA_RULES,
+  ...IMAGE_RULES,
   ...SIDECAR_TERMINATOR_RULES,
   ...EXIT_PRIORITY_RULES,
   ...LAUNCH_PRIORITY_RULES,

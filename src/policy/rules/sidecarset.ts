@@ -13,8 +13,11 @@ import {
   type PodTemplate,
 } from '../k8s.js';
 import type { Manifest, Rule, RuleContext, RuleFinding } from '../types.js';
-import { quoteValue } from '../../api/quote.js';
+import { listNames, quoteValue, truncate } from '../../api/quote.js';
+import { closestMatch } from '../../api/validate.js';
+import { LABEL_NAMESPACE_NAME } from '../../contracts/keys.js';
 import { dns1123LabelError } from '../../contracts/validators.js';
+import { COMMON_LABELS } from '../../install/spec.js';
 
 /** What the cross-document SidecarSet rules read of a workload: its pods' labels and container names. */
 const workloadParts = podTemplateProjection(['metadata.labels', 'spec.containers[].name', 'spec.initContainers[].name']);
@@ -45,15 +48,24 @@ function namespaceOf(m: Manifest): string | undefined {
   return typeof ns === 'string' ? ns : undefined;
 }
 
+/** The Namespace objects of the inputs, by name: their labels, with the name label the API server sets. */
+const namespaceLabels = memo((manifests: readonly Manifest[]): Map<string, Obj> => {
+  const out = new Map<string, Obj>();
+  for (const m of manifests) {
+    if (!isKind(m, '', 'Namespace')) continue;
+    const meta = obj(m.object.metadata);
+    if (typeof meta.name === 'string' && !out.has(meta.name))
+      out.set(meta.name, { [LABEL_NAMESPACE_NAME]: meta.name, ...obj(meta.labels) });
+  }
+  return out;
+});
+
 /** Whether a SidecarSet's namespace scope admits `ns` (unknown namespaces are assumed to match). */
 function namespaceAdmits(set: Obj, ns: string | undefined, ctx: RuleContext): boolean {
   if (typeof set.namespace === 'string' && ns !== undefined && set.namespace !== ns) return false;
   if (isObj(set.namespaceSelector) && ns !== undefined) {
-    const nsObj = ctx.manifests.find((m) => isKind(m, '', 'Namespace') && obj(m.object.metadata).name === ns);
-    if (nsObj) {
-      const labels = { 'kubernetes.io/metadata.name': ns, ...obj(obj(nsObj.object.metadata).labels) };
-      if (!selectorMatches(set.namespaceSelector, labels)) return false;
-    }
+    const labels = namespaceLabels(ctx.manifests).get(ns);
+    if (labels && !selectorMatches(set.namespaceSelector, labels)) return false;
   }
   return true;
 }
@@ -417,6 +429,195 @@ export const sidecarSetInvalidContainer: Rule = {
   },
 };
 
+/** True for the bundled runtime's own objects (its install manifests carry COMMON_LABELS). */
+function isRuntimeObject(object: Obj): boolean {
+  const labels = obj(obj(object.metadata).labels);
+  return Object.entries(COMMON_LABELS).every(([k, v]) => labels[k] === v);
+}
+
+/** What KRUISE-SIDECARSET-007 reads of a workload: its pods' labels, and its own labels (to skip the runtime's). */
+const workloadLabels = podTemplateProjection(['metadata.labels'], ['metadata.labels']);
+
+/**
+ * The pod templates a SidecarSet in these inputs is plausibly meant for: those of the app's workloads, not of the
+ * runtime's own (its install manifests), not in kube-system or the runtime's namespaces (no pod webhook reaches
+ * them) and not of PodTemplate objects (they create no pod). Counted by namespace, with the label values and keys
+ * they use for "did you mean" hints.
+ */
+interface SelectorScope {
+  /** Templates whose owner names its namespace, by namespace. */
+  readonly byNamespace: Map<string, number>;
+  /** All of them, those without a namespace included (applied into whatever namespace the user picks). */
+  readonly total: number;
+  readonly valuesByKey: Map<string, Set<string>>;
+  readonly keysByValue: Map<string, Set<string>>;
+}
+
+const selectorScope = memo((manifests: readonly Manifest[]): SelectorScope => {
+  const excluded = new Set(['kube-system']);
+  for (const m of manifests) {
+    const name = obj(m.object.metadata).name;
+    if (isKind(m, '', 'Namespace') && typeof name === 'string' && isRuntimeObject(m.object)) excluded.add(name);
+  }
+  const byNamespace = new Map<string, number>();
+  const valuesByKey = new Map<string, Set<string>>();
+  const keysByValue = new Map<string, Set<string>>();
+  let total = 0;
+  for (const m of manifests) {
+    if (isKind(m, '', 'PodTemplate') || isRuntimeObject(m.object)) continue;
+    const ns = namespaceOf(m);
+    if (ns !== undefined && excluded.has(ns)) continue;
+    for (const t of podTemplates(m)) {
+      total++;
+      if (ns !== undefined) byNamespace.set(ns, (byNamespace.get(ns) ?? 0) + 1);
+      for (const [k, raw] of Object.entries(obj(t.metadata.labels))) {
+        const v = String(raw);
+        let values = valuesByKey.get(k);
+        if (!values) valuesByKey.set(k, (values = new Set()));
+        values.add(v);
+        let keys = keysByValue.get(v);
+        if (!keys) keysByValue.set(v, (keys = new Set()));
+        keys.add(k);
+      }
+    }
+  }
+  return { byNamespace, total, valuesByKey, keysByValue };
+});
+
+/**
+ * Whether the namespace `ns` is surely selected by `selector`: by the labels of its Namespace object in the
+ * inputs, else by its name label alone when labels the inputs do not show could not unselect it (no NotIn or
+ * DoesNotExist).
+ */
+function namespaceSurelySelected(selector: Obj, ns: string, ctx: RuleContext): boolean {
+  const known = namespaceLabels(ctx.manifests).get(ns);
+  if (!selectorMatches(selector, known ?? { [LABEL_NAMESPACE_NAME]: ns })) return false;
+  return known !== undefined || !arr(selector.matchExpressions).some((e) => ['NotIn', 'DoesNotExist'].includes(String(obj(e).operator)));
+}
+
+/** How many of the scope's templates surely lie in the SidecarSet's namespace scope (namespace, namespaceSelector). */
+function templatesInScope(spec: Obj, scope: SelectorScope, ctx: RuleContext): number {
+  const ns = typeof spec.namespace === 'string' && spec.namespace !== '' ? spec.namespace : undefined;
+  const nsSelector = isObj(spec.namespaceSelector) ? spec.namespaceSelector : undefined;
+  if (ns === undefined && nsSelector === undefined) return scope.total;
+  let n = 0;
+  for (const [name, count] of ns !== undefined ? [[ns, scope.byNamespace.get(ns) ?? 0] as const] : scope.byNamespace) {
+    if (nsSelector === undefined || namespaceSurelySelected(nsSelector, name, ctx)) n += count;
+  }
+  return n;
+}
+
+/** Past this many candidates a "did you mean" is not looked for (edit distances cost; real apps have few). */
+const MAX_SUGGESTION_CANDIDATES = 256;
+
+function closest(word: string, candidates: ReadonlySet<string> | undefined): string | undefined {
+  return candidates && candidates.size <= MAX_SUGGESTION_CANDIDATES ? closestMatch(word, candidates) : undefined;
+}
+
+/** A label of the templates close to `key: value` (same key and a near value, or same value and a near key). */
+function closeLabel(key: string, value: string, scope: SelectorScope): string | undefined {
+  const v = closest(value, scope.valuesByKey.get(key));
+  if (v !== undefined) return `${key}: ${v}`;
+  const k = closest(key, scope.keysByValue.get(value));
+  return k !== undefined ? `${k}: ${value}` : undefined;
+}
+
+/** For each selector requirement no template of the scope meets, the label it most likely meant. */
+function selectorSuggestions(selector: Obj, scope: SelectorScope): string[] {
+  const out: string[] = [];
+  const present = (k: string, v: string) => scope.valuesByKey.get(k)?.has(v) ?? false;
+  for (const [k, raw] of Object.entries(obj(selector.matchLabels))) {
+    const v = String(raw);
+    if (present(k, v)) continue;
+    const s = closeLabel(k, v, scope);
+    if (s !== undefined) out.push(s);
+  }
+  for (const raw of arr(selector.matchExpressions)) {
+    const e = obj(raw);
+    if (typeof e.key !== 'string') continue;
+    const key = e.key;
+    if (e.operator === 'In') {
+      const values = arr(e.values).map(String);
+      if (values.some((v) => present(key, v))) continue;
+      const s = values.map((v) => closeLabel(key, v, scope)).find((x) => x !== undefined);
+      if (s !== undefined) out.push(s);
+    } else if (e.operator === 'Exists' && !scope.valuesByKey.has(key)) {
+      const k = scope.valuesByKey.size <= MAX_SUGGESTION_CANDIDATES ? closestMatch(key, scope.valuesByKey.keys()) : undefined;
+      if (k !== undefined) out.push(`the key ${k}`);
+    }
+  }
+  return out;
+}
+
+/** A selector as `{app: web, tier In (a, b)}`, each value bounded. */
+function describeSelector(selector: Obj): string {
+  const parts = Object.entries(obj(selector.matchLabels)).map(([k, v]) => `${truncate(k)}: ${truncate(String(v))}`);
+  for (const raw of arr(selector.matchExpressions)) {
+    const e = obj(raw);
+    const values = arr(e.values).map((v) => String(v));
+    const list = e.operator === 'In' || e.operator === 'NotIn' ? ` (${listNames(values)})` : '';
+    parts.push(`${truncate(String(e.key))} ${truncate(String(e.operator))}${list}`);
+  }
+  return `{${listNames(parts)}}`;
+}
+
+function ownerRef(m: Manifest): string {
+  const ns = namespaceOf(m);
+  return `${String(m.object.kind)} ${ns ? `${ns}/` : ''}${String(obj(m.object.metadata).name)}`;
+}
+
+export const sidecarSetSelectsNothing: Rule = {
+  id: 'KRUISE-SIDECARSET-007',
+  severity: 'warning',
+  title: 'SidecarSet selector matches none of the pod templates in the inputs',
+  doc:
+    'A SidecarSet injects only into pods its selector matches, so a typo in a label (app: webserer) leaves every pod ' +
+    'without the sidecars and nothing reports it. When the inputs validated together hold pod templates (Pods, ' +
+    'Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, CloneSets, Advanced StatefulSets and ' +
+    "DaemonSets, BroadcastJobs, AdvancedCronJobs) in the SidecarSet's namespace scope (spec.namespace, and " +
+    'spec.namespaceSelector judged by the Namespace objects of the inputs) and its selector (matchLabels and ' +
+    'matchExpressions) matches none of them, this warns and names the closest label of those templates (same key ' +
+    'and a near value, or same value and a near key). Templates of the runtime itself, of kube-system and of ' +
+    'PodTemplate objects do not count. A SidecarSet meant for pods that other apps create is legitimate: skip the ' +
+    'rule (--skip-rule KRUISE-SIDECARSET-007, or skipRules in the cdk8s plugin) for such inputs.',
+  retain: (m) => (isKind(m, 'apps.kruise.io', 'SidecarSet') || isKind(m, '', 'Namespace') ? m.object : workloadLabels(m)),
+  activatedBy: (m) => isKind(m, 'apps.kruise.io', 'SidecarSet'),
+  check(manifests, ctx) {
+    const out: RuleFinding[] = [];
+    for (const m of sidecarSets(manifests)) {
+      const spec = obj(m.object.spec);
+      const selector = spec.selector;
+      // An empty or missing selector is KRUISE-SIDECARSET-004's.
+      if (!isObj(selector) || isEmptySelector(selector)) continue;
+      const matching = candidates(templateIndex(ctx.manifests), selector).filter((t) => selectorMatches(selector, obj(t.metadata.labels)));
+      if (matching.some((t) => namespaceAdmits(spec, namespaceOf(t.manifest), ctx))) continue;
+      const scope = selectorScope(ctx.manifests);
+      const n = templatesInScope(spec, scope, ctx);
+      if (n === 0) continue;
+      const where =
+        typeof spec.namespace === 'string' && spec.namespace !== ''
+          ? ` in namespace ${quoteValue(spec.namespace)}`
+          : isObj(spec.namespaceSelector)
+            ? ' in the namespaces its namespaceSelector selects'
+            : '';
+      const outside = matching[0] ? `; ${ownerRef(matching[0].manifest)} matches it but lies outside its namespace scope` : '';
+      const suggestions = selectorSuggestions(selector, scope);
+      const none = n === 1 ? 'does not match the one pod template' : `matches none of the ${n} pod templates`;
+      const skip = 'the SidecarSet targets pods created elsewhere, skip this rule with --skip-rule KRUISE-SIDECARSET-007.';
+      out.push({
+        manifest: m,
+        jsonPointer: '/spec/selector',
+        message: `selector ${describeSelector(selector)} ${none} in these inputs${where}${outside}, so its sidecars are injected into none of them`,
+        hint:
+          suggestions.length > 0
+            ? `Did you mean ${listNames(suggestions, 3)}? If ${skip}`
+            : `Fix the selector or the pod labels; if ${skip}`,
+      });
+    }
+    return out;
+  },
+};
+
 export const SIDECARSET_RULES = [
   sidecarSetDuplicateNames,
   sidecarSetNameCollision,
@@ -424,4 +625,5 @@ export const SIDECARSET_RULES = [
   sidecarSetEmptySelector,
   sidecarSetConflict,
   sidecarSetInvalidContainer,
+  sidecarSetSelectsNothing,
 ];
