@@ -36,7 +36,10 @@ export const ImageTagSpecSchema = Struct(
         {
           ...PullPolicySchema.properties,
           ttlSecondsAfterFinished: Type.Optional(Int32({ minimum: 0, description: 'Drop the tag this long after the pull finished.' })),
-          activeDeadlineSeconds: Type.Optional(Int64({ minimum: 1, description: 'Deadline of the pull.' })),
+          activeDeadlineSeconds: Type.Optional(
+            // No minimum, as upstream's CRD: controllers write what is left of a job's deadline, which may be spent.
+            Int64({ description: "Deadline of the pull, from the tag's createdAt (spent when not positive)." }),
+          ),
         },
         { description: 'Pull attempts and lifetime of this tag.' },
       ),

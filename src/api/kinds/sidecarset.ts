@@ -43,7 +43,8 @@ export const SidecarSetPatchPolicyValues = ['Retain', 'Overwrite', 'MergePatchJs
 export type SidecarSetPatchPolicy = (typeof SidecarSetPatchPolicyValues)[number];
 
 const ShareVolumePolicySchema = Struct(
-  { type: StringEnum(ShareVolumePolicyTypeValues, { description: '`enabled` or `disabled` (default).' }) },
+  // Optional, as upstream's CRD has it: Go clients send an unset policy as `{}` (a struct, not a pointer).
+  { type: Type.Optional(StringEnum(ShareVolumePolicyTypeValues, { description: '`enabled` or `disabled` (default, also when unset).' })) },
   { description: "Whether the sidecar shares the app containers' volumes." },
 );
 

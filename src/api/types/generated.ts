@@ -117,13 +117,13 @@ export interface SidecarContainer extends V1Container {
   };
   /** Whether the sidecar shares the app containers' volumes. */
   shareVolumePolicy?: {
-    /** `enabled` or `disabled` (default). */
-    type: "enabled" | "disabled";
+    /** `enabled` or `disabled` (default, also when unset). */
+    type?: "enabled" | "disabled";
   };
   /** Whether the sidecar shares the app containers' volumes. */
   shareVolumeDevicePolicy?: {
-    /** `enabled` or `disabled` (default). */
-    type: "enabled" | "disabled";
+    /** `enabled` or `disabled` (default, also when unset). */
+    type?: "enabled" | "disabled";
   };
   /** Env vars copied from an app container into the sidecar. */
   transferEnv?: {
@@ -680,7 +680,7 @@ export interface ImageTagSpec {
     backoffLimit?: number;
     /** Drop the tag this long after the pull finished. */
     ttlSecondsAfterFinished?: number;
-    /** Deadline of the pull. */
+    /** Deadline of the pull, from the tag's createdAt (spent when not positive). */
     activeDeadlineSeconds?: number;
   };
   /** Jobs that asked for this tag. */
