@@ -65,6 +65,8 @@ describe('cdk8s-kruise apply (plain layout), a phase that never finishes', () =>
     expect(r.stderr).toContain(
       `[2/3] runtime: Deployment ${runtimeNs}/${NAMES.managerDeployment} not rolled out within 3s; later phases were not applied`,
     );
+    // No kube-controller-manager runs here, so the cause is that no pod was ever created.
+    expect(r.stderr).toContain('cause: no pod was created for the Deployment');
     expect(r.stderr).not.toContain('[3/3]');
     // The runtime phase was applied; the app's was not.
     expect((await rawRequest('GET', `/apis/apps/v1/namespaces/${runtimeNs}/deployments/${NAMES.managerDeployment}`)).status).toBe(200);

@@ -7,6 +7,7 @@ import { escapeControl } from '../../api/quote.js';
 import { UsageError } from '../../policy/usage-error.js';
 import { OUTPUT_MARKER } from '../synth/output-guard.js';
 import { FLUX_DIRS, Phase } from '../../policy/output-layout.js';
+import { diagnoseStall, kubectlFailure, type EventFacts, type PodFacts } from './apply-diagnose.js';
 
 export interface ApplyOptions {
   kubectl: string;
@@ -41,14 +42,14 @@ export async function apply(dir: string, opts: ApplyOptions): Promise<number> {
     const tp = performance.now();
     say(`${step}: applying ${phase.files.length} file(s)`);
     const applied = await kubectl(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, ...phase.files.flatMap((f) => ['-f', f])]);
-    if (!applied.ok) return fail(step, 'apply was rejected', applied.output);
+    if (!applied.ok) return fail(step, kubectlFailure(applied.output).what, applied.output);
     if (phase.crds.length > 0) {
       say(`${step}: waiting for ${phase.crds.length} CRD(s) to be Established`);
       const r = await kubectl(
         ['wait', '--for', 'condition=established', `--timeout=${timeout}s`, ...phase.crds.map((n) => `crd/${n}`)],
         timeout,
       );
-      if (!r.ok) return fail(step, `CRDs not Established within ${timeout}s`, r.output);
+      if (!r.ok) return fail(step, unlessUnreachable(r.output, `CRDs not Established within ${timeout}s`), r.output);
     }
     for (const w of phase.workloads) {
       say(`${step}: waiting for ${w.kind} ${w.namespace}/${w.name} to roll out`);
@@ -56,12 +57,49 @@ export async function apply(dir: string, opts: ApplyOptions): Promise<number> {
         ['rollout', 'status', `${w.kind.toLowerCase()}/${w.name}`, '-n', w.namespace, `--timeout=${timeout}s`],
         timeout,
       );
-      if (!r.ok) return fail(step, `${w.kind} ${w.namespace}/${w.name} not rolled out within ${timeout}s`, r.output);
+      if (!r.ok) {
+        const what = unlessUnreachable(r.output, `${w.kind} ${w.namespace}/${w.name} not rolled out within ${timeout}s`);
+        return fail(step, what, `${r.output.trim()}\n${await whyStalled(kubectl, w)}`);
+      }
     }
     say(`${step}: done in ${((performance.now() - tp) / 1000).toFixed(1)} s`);
   }
   say(`applied ${escapeControl(dir)} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return 0;
+}
+
+/** `what`, unless kubectl's output says it could not reach the cluster or was refused the credentials. */
+function unlessUnreachable(output: string, what: string): string {
+  const f = kubectlFailure(output);
+  return f.kind === 'refused' ? what : f.what;
+}
+
+type Kubectl = (args: string[], waitSeconds?: number) => Promise<{ ok: boolean; output: string }>;
+
+/** The cause of a stalled rollout, from the workload's pods and the namespace's Warning events. */
+async function whyStalled(kubectl: Kubectl, w: { kind: string; name: string; namespace: string }): Promise<string> {
+  const json = async <T>(args: string[]): Promise<T | undefined> => {
+    const r = await kubectl([...args, '-o', 'json']);
+    if (!r.ok) return undefined;
+    try {
+      return JSON.parse(r.output) as T;
+    } catch {
+      return undefined;
+    }
+  };
+  const workload = await json<{ spec?: { selector?: { matchLabels?: Record<string, string> } } }>([
+    'get',
+    `${w.kind.toLowerCase()}/${w.name}`,
+    '-n',
+    w.namespace,
+  ]);
+  const labels = Object.entries(workload?.spec?.selector?.matchLabels ?? {});
+  if (labels.length === 0) return 'cause: unknown (the workload or its selector could not be read)';
+  const selector = labels.map(([k, v]) => `${k}=${v}`).join(',');
+  const pods = await json<{ items?: PodFacts[] }>(['get', 'pods', '-n', w.namespace, '-l', selector]);
+  const events = await json<{ items?: EventFacts[] }>(['get', 'events', '-n', w.namespace, '--field-selector', 'type=Warning']);
+  const d = diagnoseStall(w, pods?.items ?? [], events?.items ?? []);
+  return [`cause: ${d.cause}`, ...d.details.map((l) => `  ${l}`)].join('\n');
 }
 
 function fail(step: string, what: string, output: string): number {
