@@ -455,12 +455,14 @@ export class KruiseRuntime extends Chart {
   private analyze(shared = false): KruiseRuntimeReport {
     const objects = this.appObjects(shared);
     const uses = detectFeatures(objects);
-    const gates = resolveGates(gatesForUses(uses), this.overrides);
+    const bundled = this.target === RuntimeTarget.BUNDLED;
+    // What the app needs depends on how the target carries each feature out (the feature table's per-runtime needs).
+    const runtime = bundled ? 'bundled' : 'upstream';
+    const gates = resolveGates(gatesForUses(uses, runtime), this.overrides);
     const errors = [...gates.conflicts];
     const warnings: string[] = [];
-    const bundled = this.target === RuntimeTarget.BUNDLED;
     const placement = this.props.daemon?.placement ?? DaemonPlacement.AUTO;
-    const daemonUse = needsDaemon(uses);
+    const daemonUse = needsDaemon(uses, runtime);
     let daemon = false;
     let podWebhook = false;
     if (bundled) {
@@ -475,7 +477,9 @@ export class KruiseRuntime extends Chart {
       const servesPods = bundledServesPods();
       podWebhook =
         servesPods &&
-        (needsPodWebhook(uses) !== undefined || this.props.alwaysRegisterPodWebhook === true || this.overrides.PodWebhook === true);
+        (needsPodWebhook(uses, runtime) !== undefined ||
+          this.props.alwaysRegisterPodWebhook === true ||
+          this.overrides.PodWebhook === true);
       const support = runtimeSupport(uses, 'bundled');
       errors.push(...support.errors);
       warnings.push(...support.warnings);

@@ -1,13 +1,18 @@
 /**
  * The feature table: what each app feature needs from a runtime (feature gates, the node daemon, the pod
- * mutating webhook) and which runtimes carry it out. The install manifests, the synth warnings, the
- * `openkruise` target report, the policy engine's feature-gate rule and the runtime's own gate parsing all
- * read this one table, so "what the bundled runtime implements" cannot disagree with itself.
+ * mutating webhook) and which runtimes carry it out; and, below it, which feature every part of an app belongs
+ * to: each kind of the Kruise groups, each field path of the kinds we model, each Kruise annotation, label and env
+ * key. The install manifests, the synth and validate warnings, the runtime's validating webhook, the `openkruise`
+ * target report, the policy engine's feature-gate rule and the runtime's own gate parsing all read this one table,
+ * so "what the bundled runtime implements" cannot disagree with itself.
  *
  * Gates and cascades are upstream OpenKruise's at v1.9.x (`SetDefaultFeatureGates`).
  *
  * @module
  */
+import { groupOf, KRUISE_API_VERSION, KRUISE_GROUP, KRUISE_GROUPS, KRUISE_POLICY_GROUP } from './groups.js';
+import * as K from './keys.js';
+import { KRUISE_KINDS } from './resources.js';
 
 /** Maturity of a gate, as upstream declares it. */
 export enum GateStage {
@@ -139,7 +144,7 @@ export function prerequisitesOf(gateName: string): string[] {
   return out;
 }
 
-/** Every feature the install cares about. The string values appear in messages. */
+/** Every feature the install cares about. The string values appear in messages (`uses <feature> at …`). */
 export enum AppFeature {
   /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true (stopped through a CRR by the daemon). */
   SIDECAR_TERMINATOR_KILL = 'job sidecar termination (kill)',
@@ -151,20 +156,39 @@ export enum AppFeature {
   SIDECARSET_HOT_UPGRADE = 'SidecarSet hot upgrade',
   /** A SidecarSet with patchPodMetadata (needs a whitelist or the defaults-allowed gate). */
   SIDECARSET_PATCH_POD_METADATA = 'SidecarSet patchPodMetadata',
-  /** An ImagePullJob or ImageListPullJob (pulled by the daemon on each node). */
+  /** A SidecarSet container with resourcesPolicy (resources computed from the app containers at injection). */
+  SIDECARSET_RESOURCES_POLICY = 'SidecarSet resourcesPolicy',
+  /** A SidecarSet annotated kruise.cdk8s.io/native-sidecars (injected as Kubernetes native sidecars; ours only). */
+  SIDECARSET_NATIVE_SIDECARS = 'SidecarSet native sidecars',
+  /** An ImagePullJob (pulled by the daemon on each node). */
   IMAGE_PULL_JOB = 'ImagePullJob',
+  /** An ImageListPullJob (one child ImagePullJob per image). */
+  IMAGE_LIST_PULL_JOB = 'ImageListPullJob',
+  /** A NodeImage written by the app (pulled by the daemon of that node). */
+  NODE_IMAGE = 'NodeImage',
   /** A ContainerRecreateRequest (executed by the daemon). */
   CONTAINER_RECREATE_REQUEST = 'ContainerRecreateRequest',
   /** Pod annotation kruise.io/container-exit-priority (cdk8s-kruise runtime only, never shipped upstream). */
   CONTAINER_EXIT_PRIORITY = 'container exit priority',
   /** Container launch priority (annotation or env), done by the pod mutating webhook. */
   CONTAINER_LAUNCH_PRIORITY = 'container launch priority',
-  /** markPodNotReady in a workload lifecycle hook: needs the KruisePodReady readiness gate injected by the pod webhook. */
+  /**
+   * markPodNotReady in a workload lifecycle hook: the pod needs the KruisePodReady readiness gate, which upstream's
+   * pod webhook injects and the bundled CloneSet controller adds to the pods it creates.
+   */
   LIFECYCLE_MARK_POD_NOT_READY = 'lifecycle hook markPodNotReady',
   /** In-place update of a container whose env comes from pod labels/annotations. */
   INPLACE_UPDATE_ENV_FROM_METADATA = 'in-place update with env from metadata',
+  /** CloneSet progressDeadlineSeconds (the Progressing condition). */
+  CLONESET_PROGRESS_DEADLINE = 'CloneSet progressDeadlineSeconds',
+  /** CloneSet image pre-download for in-place updates (the apps.kruise.io/image-predownload-* annotations). */
+  CLONESET_IMAGE_PRE_DOWNLOAD = 'CloneSet image pre-download',
+  /** Pod annotation apps.kruise.io/using-enhanced-liveness. */
+  ENHANCED_LIVENESS_PROBE = 'enhanced liveness probe',
   /** A PodProbeMarker (probes run by the daemon). */
   POD_PROBE_MARKER = 'PodProbeMarker',
+  /** A NodePodProbe written by the app (upstream writes them for PodProbeMarkers; probes run by the daemon). */
+  NODE_POD_PROBE = 'NodePodProbe',
   /** A WorkloadSpread (pod webhook). */
   WORKLOAD_SPREAD = 'WorkloadSpread',
   /** A PodUnavailableBudget (pod delete/eviction webhook). */
@@ -173,16 +197,47 @@ export enum AppFeature {
   RESOURCE_DISTRIBUTION = 'ResourceDistribution',
   /** An object labelled policy.kruise.io/delete-protection. */
   DELETION_PROTECTION = 'deletion protection',
+  /** A Namespace labelled kruise.cdk8s.io/pod-webhook=disabled (ours: the install keeps the pod webhook out of it). */
+  POD_WEBHOOK_OPT_OUT = 'pod webhook namespace opt-out',
+  /** An Advanced StatefulSet (apps.kruise.io StatefulSet). */
+  ADVANCED_STATEFULSET = 'Advanced StatefulSet',
   /** An Advanced StatefulSet with persistentVolumeClaimRetentionPolicy. */
   STATEFULSET_AUTO_DELETE_PVC = 'StatefulSet PVC auto-deletion',
   /** An Advanced StatefulSet with spec.ordinals.start. */
   STATEFULSET_START_ORDINAL = 'StatefulSet start ordinal',
+  /** An Advanced DaemonSet (apps.kruise.io DaemonSet). */
+  ADVANCED_DAEMONSET = 'Advanced DaemonSet',
+  /** A BroadcastJob. */
+  BROADCAST_JOB = 'BroadcastJob',
+  /** An AdvancedCronJob. */
+  ADVANCED_CRON_JOB = 'AdvancedCronJob',
+  /** A UnitedDeployment. */
+  UNITED_DEPLOYMENT = 'UnitedDeployment',
+  /** A PersistentPodState (pod webhook). */
+  PERSISTENT_POD_STATE = 'PersistentPodState',
+  /** An EphemeralJob. */
+  EPHEMERAL_JOB = 'EphemeralJob',
   /** A CloneSet (pods created, scaled and updated by the CloneSet controller). */
   CLONESET = 'CloneSet',
+  /**
+   * An object of a Kruise API group whose kind, or version, neither the bundled runtime serves nor {@link KIND_FEATURES}
+   * names (e.g. apps.kruise.io/v1beta1 CloneSet: the bundled runtime serves v1alpha1 only).
+   */
+  OTHER_KRUISE_KIND = 'an unmodelled Kruise kind or version',
 }
 
 /** A runtime that can carry out features: the one bundled with cdk8s-kruise, or upstream OpenKruise. */
 export type RuntimeName = 'bundled' | 'upstream';
+
+/** What a runtime needs to carry out one feature. */
+export interface RuntimeNeeds {
+  /** Gates that must be on (their cascade parents are added by the install's gate resolution). */
+  readonly gates: readonly string[];
+  /** The node daemon must run (CRI work or per-node watches). */
+  readonly daemon: boolean;
+  /** The pod mutating webhook must be registered. */
+  readonly podWebhook: boolean;
+}
 
 /** What one app feature needs, and who carries it out. */
 export interface FeatureSpec {
@@ -194,19 +249,32 @@ export interface FeatureSpec {
   readonly needsPodWebhook: boolean;
   /** Which runtimes carry the feature out. A feature neither carries out is compiled but inert. */
   readonly carriedOutBy: { readonly bundled: boolean; readonly upstream: boolean };
+  /**
+   * What the bundled runtime needs, where it carries the feature out differently from upstream (the fields above
+   * are upstream's, and the bundled runtime's when this is absent).
+   */
+  readonly bundledNeeds?: RuntimeNeeds;
 }
 
 function feature(
   gates: readonly string[],
   needs: { daemon?: boolean; podWebhook?: boolean },
   carriedOutBy: { bundled: boolean; upstream: boolean },
+  bundledNeeds?: RuntimeNeeds,
 ): FeatureSpec {
-  return Object.freeze({ gates, needsDaemon: needs.daemon ?? false, needsPodWebhook: needs.podWebhook ?? false, carriedOutBy });
+  return Object.freeze({
+    gates,
+    needsDaemon: needs.daemon ?? false,
+    needsPodWebhook: needs.podWebhook ?? false,
+    carriedOutBy,
+    ...(bundledNeeds ? { bundledNeeds: Object.freeze(bundledNeeds) } : {}),
+  });
 }
 
 const BOTH = { bundled: true, upstream: true } as const;
 const UPSTREAM_ONLY = { bundled: false, upstream: true } as const;
 const BUNDLED_ONLY = { bundled: true, upstream: false } as const;
+const NEITHER = { bundled: false, upstream: false } as const;
 
 /** Feature → what it needs and who carries it out. */
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
@@ -214,28 +282,73 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
   [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   [AppFeature.SIDECARSET_HOT_UPGRADE]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
-  [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, UPSTREAM_ONLY),
+  // The bundled pod webhook patches the annotations its kruise-configuration whitelist (or, without one, the gate) allows,
+  // and the SidecarSet controller re-applies them on upgrade, as upstream does.
+  [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, BOTH),
+  // The bundled injection drops resourcesPolicy: the sidecar keeps only its own resources.
+  [AppFeature.SIDECARSET_RESOURCES_POLICY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  // Upstream ignores the annotation and injects the containers as ordinary containers.
+  [AppFeature.SIDECARSET_NATIVE_SIDECARS]: feature(['PodWebhook'], { podWebhook: true }, BUNDLED_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
+  // No ImageListPullJob controller (and no CRD) in the bundled runtime.
+  [AppFeature.IMAGE_LIST_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, UPSTREAM_ONLY),
+  [AppFeature.NODE_IMAGE]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),
   // Upstream never shipped exit priority. The bundled runtime carries it out: its pod webhook gives prioritised
   // containers a preStop hook to the node daemon, which holds it until the lower levels have exited.
   [AppFeature.CONTAINER_EXIT_PRIORITY]: feature(['ContainerExitPriority'], { podWebhook: true, daemon: true }, BUNDLED_ONLY),
   [AppFeature.CONTAINER_LAUNCH_PRIORITY]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
-  [AppFeature.LIFECYCLE_MARK_POD_NOT_READY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  // Upstream's pod webhook injects the KruisePodReady readiness gate; the bundled CloneSet controller adds it to the
+  // pods it creates and sets it True itself, so under the bundled runtime neither the pod webhook nor its gate is needed.
+  [AppFeature.LIFECYCLE_MARK_POD_NOT_READY]: feature(['PodWebhook'], { podWebhook: true }, BOTH, {
+    gates: [],
+    daemon: false,
+    podWebhook: false,
+  }),
   [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, UPSTREAM_ONLY),
+  // The bundled CloneSet controller writes no Progressing condition.
+  [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, UPSTREAM_ONLY),
+  // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes for its daemon to run, and nothing
+  // restarts a container whose probe fails; the bundled runtime ignores the annotation. Neither carries the promise out.
+  [AppFeature.ENHANCED_LIVENESS_PROBE]: feature(['EnhancedLivenessProbe'], { podWebhook: true, daemon: true }, NEITHER),
   [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),
+  [AppFeature.NODE_POD_PROBE]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),
   [AppFeature.WORKLOAD_SPREAD]: feature(['WorkloadSpread'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.POD_UNAVAILABLE_BUDGET]: feature(['PodUnavailableBudgetDeleteGate'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.RESOURCE_DISTRIBUTION]: feature(['ResourceDistributionGate'], {}, UPSTREAM_ONLY),
   [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, UPSTREAM_ONLY),
+  [AppFeature.POD_WEBHOOK_OPT_OUT]: feature([], {}, BUNDLED_ONLY),
+  [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
+  [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.BROADCAST_JOB]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.ADVANCED_CRON_JOB]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.UNITED_DEPLOYMENT]: feature([], {}, UPSTREAM_ONLY),
+  [AppFeature.PERSISTENT_POD_STATE]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  [AppFeature.EPHEMERAL_JOB]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.CLONESET]: feature([], {}, BOTH),
+  // Upstream may serve it (SCHEMA-002 reports a kind or version no cluster serves); the bundled runtime does not.
+  [AppFeature.OTHER_KRUISE_KIND]: feature([], {}, UPSTREAM_ONLY),
 };
 
 /** True when `runtime` carries out `f`. */
 export function carriesOut(runtime: RuntimeName, f: AppFeature): boolean {
   return FEATURES[f].carriedOutBy[runtime];
+}
+
+const NO_NEEDS: RuntimeNeeds = Object.freeze({ gates: [], daemon: false, podWebhook: false });
+
+/**
+ * What `runtime` needs for `f`: nothing when it does not carry `f` out (a daemon or a gate would not make it act),
+ * its own needs where they differ. Without a runtime: the needs the table declares (upstream's), whoever carries it out.
+ */
+export function needsOf(f: AppFeature, runtime?: RuntimeName): RuntimeNeeds {
+  const spec = FEATURES[f];
+  if (runtime !== undefined && !spec.carriedOutBy[runtime]) return NO_NEEDS;
+  if (runtime === 'bundled' && spec.bundledNeeds) return spec.bundledNeeds;
+  return { gates: spec.gates, daemon: spec.needsDaemon, podWebhook: spec.needsPodWebhook };
 }
 
 /**
@@ -246,9 +359,7 @@ export const BUNDLED_RUNTIME_GATES: Readonly<Record<string, boolean>> = Object.f
   Object.fromEntries(
     [
       ...new Set(
-        Object.values(FEATURES)
-          .filter((f) => f.carriedOutBy.bundled)
-          .flatMap((f) => f.gates.flatMap((g) => [g, ...prerequisitesOf(g)])),
+        (Object.keys(FEATURES) as AppFeature[]).flatMap((f) => needsOf(f, 'bundled').gates).flatMap((g) => [g, ...prerequisitesOf(g)]),
       ),
     ]
       .sort()
@@ -302,4 +413,377 @@ export const BUNDLED_ADMISSION = Object.freeze({
    * API server's webhook wait on the sidecar terminator's path).
    */
   validatedByMutatingKinds: Object.freeze(['ContainerRecreateRequest']) as readonly string[],
+});
+
+// ─── What each part of an app belongs to ────────────────────────────────────────────────────────────────────────
+//
+// Every kind of the Kruise groups, every field path of the kinds we model and every Kruise annotation, label and env
+// key is classified here: by the feature that gives it behaviour (whose `carriedOutBy` then says which runtime acts on
+// it), or as INERT. src/api/feature-uses.ts walks an object against these tables; a use is reported where a part's
+// feature differs from its parent's, so only the points where a feature starts are named. Tests walk the CRDs we emit
+// and the keys above, and fail on anything unclassified (test/unit/feature-table.test.ts).
+
+/**
+ * A part with no behaviour of its own: status and object metadata (their keys are classified one by one below), keys
+ * the runtimes write themselves, and Kubernetes keys both runtimes honour as Kubernetes does.
+ */
+export const INERT = 'inert';
+
+/** A feature that a part belongs to only for some values; other values leave it with its parent's classification. */
+export interface ConditionalClass {
+  readonly feature: AppFeature;
+  readonly when: (value: unknown) => boolean;
+}
+
+/** How one part is classified. */
+export type PartClass = AppFeature | typeof INERT | ConditionalClass;
+
+function when(f: AppFeature, test: (value: unknown) => boolean): ConditionalClass {
+  return Object.freeze({ feature: f, when: test });
+}
+
+const isTrue = (v: unknown) => v === true;
+const isTrueString = (v: unknown) => typeof v === 'string' && v.toLowerCase() === 'true';
+const isNonEmpty = (v: unknown) => (typeof v === 'string' ? v !== '' : Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null);
+
+/**
+ * Field paths of one kind → what gives them behaviour. A path is the CRD schema's property names joined by `.`,
+ * with `[]` for the items of an array and `*` for the values of a map (`spec.containers[].podInjectPolicy`,
+ * `spec.images.*.tags[].tag`). A path classifies its node, and the content the CRD leaves unpruned below it (a pod
+ * template, a core Container); every other field below needs its own path. `<path>.**` classifies the whole subtree:
+ * for parts whose every field shares one fate (Kubernetes types such as selectors, status, a feature that a runtime
+ * lacks as a whole). Kruise structs that a runtime carries out are listed field by field, so a field added to the
+ * schema later is unclassified, and fails the test, until someone decides which runtime acts on it. An object's root
+ * is classified by its kind ({@link KIND_FEATURES}).
+ */
+export type FieldTable = Readonly<Record<string, PartClass>>;
+
+type Group = readonly [PartClass, readonly string[]];
+
+function table(...groups: readonly Group[]): FieldTable {
+  const out: Record<string, PartClass> = {};
+  for (const [cls, paths] of groups) {
+    for (const p of paths) {
+      if (p in out) throw new Error(`feature table: field path "${p}" is classified twice`);
+      out[p] = cls;
+    }
+  }
+  return Object.freeze(out);
+}
+
+/** Object parts no runtime acts on: the kind's identity, metadata (keys: the key tables), status (written by the runtime). */
+const OBJECT_PARTS: Group = [INERT, ['apiVersion', 'kind', 'metadata.**', 'status.**']];
+
+const priorityStrategy = (p: string) => [
+  p,
+  `${p}.weightPriority`,
+  `${p}.weightPriority[].weight`,
+  `${p}.weightPriority[].matchSelector.**`,
+  `${p}.orderPriority`,
+  `${p}.orderPriority[].orderedKey`,
+];
+const scatterStrategy = (p: string) => [p, `${p}[].key`, `${p}[].value`];
+
+function sidecarContainerFields(list: 'containers' | 'initContainers'): Group[] {
+  const c = `spec.${list}`;
+  return [
+    [
+      AppFeature.SIDECARSET,
+      [
+        // The core Container, injected as written (unpruned in the CRD, as upstream).
+        c,
+        `${c}[].podInjectPolicy`,
+        `${c}[].upgradeStrategy`,
+        // Read only by a hot upgrade, whose upgradeType is that feature's use.
+        `${c}[].upgradeStrategy.hotUpgradeEmptyImage`,
+        `${c}[].shareVolumePolicy`,
+        `${c}[].shareVolumePolicy.type`,
+        `${c}[].shareVolumeDevicePolicy`,
+        `${c}[].shareVolumeDevicePolicy.type`,
+        `${c}[].transferEnv`,
+        `${c}[].transferEnv[].sourceContainerName`,
+        `${c}[].transferEnv[].sourceContainerNameFrom`,
+        `${c}[].transferEnv[].sourceContainerNameFrom.fieldRef.**`,
+        `${c}[].transferEnv[].envName`,
+        `${c}[].transferEnv[].envNames`,
+      ],
+    ],
+    [when(AppFeature.SIDECARSET_HOT_UPGRADE, (v) => v === 'HotUpgrade'), [`${c}[].upgradeStrategy.upgradeType`]],
+    [AppFeature.SIDECARSET_RESOURCES_POLICY, [`${c}[].resourcesPolicy.**`]],
+  ];
+}
+
+const LIFECYCLE_HOOKS = ['preDelete', 'inPlaceUpdate', 'preNormal'] as const;
+const markPodNotReady = when(AppFeature.LIFECYCLE_MARK_POD_NOT_READY, isTrue);
+
+/** Field paths per `group/Kind`. Complete for the kinds we model (a test walks their CRDs); partial for others. */
+export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freeze({
+  [`${KRUISE_GROUP}/SidecarSet`]: table(
+    OBJECT_PARTS,
+    [
+      AppFeature.SIDECARSET,
+      [
+        'spec',
+        'spec.selector.**',
+        'spec.namespace',
+        'spec.namespaceSelector.**',
+        'spec.volumes',
+        'spec.updateStrategy',
+        'spec.updateStrategy.type',
+        'spec.updateStrategy.paused',
+        'spec.updateStrategy.selector.**',
+        'spec.updateStrategy.partition',
+        'spec.updateStrategy.maxUnavailable',
+        ...priorityStrategy('spec.updateStrategy.priorityStrategy'),
+        ...scatterStrategy('spec.updateStrategy.scatterStrategy'),
+        'spec.injectionStrategy',
+        'spec.injectionStrategy.paused',
+        'spec.injectionStrategy.revision',
+        'spec.injectionStrategy.revision.customVersion',
+        'spec.injectionStrategy.revision.revisionName',
+        'spec.injectionStrategy.revision.policy',
+        'spec.imagePullSecrets.**',
+        'spec.revisionHistoryLimit',
+      ],
+    ],
+    ...sidecarContainerFields('containers'),
+    ...sidecarContainerFields('initContainers'),
+    [when(AppFeature.SIDECARSET_PATCH_POD_METADATA, isNonEmpty), ['spec.patchPodMetadata']],
+    [AppFeature.SIDECARSET_PATCH_POD_METADATA, ['spec.patchPodMetadata[].annotations', 'spec.patchPodMetadata[].patchPolicy']],
+  ),
+  [`${KRUISE_GROUP}/CloneSet`]: table(
+    OBJECT_PARTS,
+    [
+      AppFeature.CLONESET,
+      [
+        'spec',
+        'spec.replicas',
+        'spec.selector.**',
+        // The pod template and the PVC templates, read whole (unpruned in the CRD, as upstream).
+        'spec.template',
+        'spec.volumeClaimTemplates',
+        'spec.scaleStrategy',
+        'spec.scaleStrategy.podsToDelete',
+        'spec.scaleStrategy.maxUnavailable',
+        'spec.scaleStrategy.disablePVCReuse',
+        'spec.updateStrategy',
+        'spec.updateStrategy.type',
+        'spec.updateStrategy.partition',
+        'spec.updateStrategy.maxUnavailable',
+        'spec.updateStrategy.maxSurge',
+        'spec.updateStrategy.paused',
+        ...priorityStrategy('spec.updateStrategy.priorityStrategy'),
+        ...scatterStrategy('spec.updateStrategy.scatterStrategy'),
+        'spec.updateStrategy.inPlaceUpdateStrategy',
+        'spec.updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds',
+        'spec.revisionHistoryLimit',
+        'spec.minReadySeconds',
+        'spec.lifecycle',
+        ...LIFECYCLE_HOOKS.flatMap((h) => [
+          `spec.lifecycle.${h}`,
+          `spec.lifecycle.${h}.labelsHandler`,
+          `spec.lifecycle.${h}.finalizersHandler`,
+        ]),
+      ],
+    ],
+    [markPodNotReady, LIFECYCLE_HOOKS.map((h) => `spec.lifecycle.${h}.markPodNotReady`)],
+    [AppFeature.CLONESET_PROGRESS_DEADLINE, ['spec.progressDeadlineSeconds']],
+  ),
+  [`${KRUISE_GROUP}/ImagePullJob`]: table(OBJECT_PARTS, [
+    AppFeature.IMAGE_PULL_JOB,
+    [
+      'spec',
+      'spec.image',
+      'spec.pullSecrets',
+      'spec.selector',
+      'spec.selector.names',
+      'spec.selector.matchLabels.**',
+      'spec.selector.matchExpressions.**',
+      'spec.podSelector.**',
+      'spec.parallelism',
+      'spec.pullPolicy',
+      'spec.pullPolicy.timeoutSeconds',
+      'spec.pullPolicy.backoffLimit',
+      'spec.completionPolicy',
+      'spec.completionPolicy.type',
+      'spec.completionPolicy.activeDeadlineSeconds',
+      'spec.completionPolicy.ttlSecondsAfterFinished',
+      'spec.sandboxConfig',
+      'spec.sandboxConfig.labels',
+      'spec.sandboxConfig.annotations',
+      'spec.imagePullPolicy',
+    ],
+  ]),
+  [`${KRUISE_GROUP}/ContainerRecreateRequest`]: table(OBJECT_PARTS, [
+    AppFeature.CONTAINER_RECREATE_REQUEST,
+    [
+      'spec',
+      'spec.podName',
+      'spec.containers',
+      'spec.containers[].name',
+      // Copied from the pod by the webhook, read by the daemon (the handler and the ports it names).
+      'spec.containers[].preStop.**',
+      'spec.containers[].ports.**',
+      'spec.containers[].statusContext.**',
+      'spec.strategy',
+      'spec.strategy.failurePolicy',
+      'spec.strategy.orderedRecreate',
+      'spec.strategy.forceRecreate',
+      'spec.strategy.terminationGracePeriodSeconds',
+      'spec.strategy.unreadyGracePeriodSeconds',
+      'spec.strategy.minStartedSeconds',
+      'spec.activeDeadlineSeconds',
+      'spec.ttlSecondsAfterFinished',
+    ],
+  ]),
+  [`${KRUISE_GROUP}/NodeImage`]: table(OBJECT_PARTS, [
+    AppFeature.NODE_IMAGE,
+    [
+      'spec',
+      'spec.images',
+      'spec.images.*.pullSecrets',
+      'spec.images.*.pullSecrets[].namespace',
+      'spec.images.*.pullSecrets[].name',
+      'spec.images.*.tags',
+      'spec.images.*.tags[].tag',
+      'spec.images.*.tags[].createdAt',
+      'spec.images.*.tags[].pullPolicy',
+      'spec.images.*.tags[].pullPolicy.timeoutSeconds',
+      'spec.images.*.tags[].pullPolicy.backoffLimit',
+      'spec.images.*.tags[].pullPolicy.ttlSecondsAfterFinished',
+      'spec.images.*.tags[].pullPolicy.activeDeadlineSeconds',
+      'spec.images.*.tags[].ownerReferences.**',
+      'spec.images.*.tags[].version',
+      'spec.images.*.tags[].imagePullPolicy',
+      'spec.images.*.sandboxConfig',
+      'spec.images.*.sandboxConfig.labels',
+      'spec.images.*.sandboxConfig.annotations',
+    ],
+  ]),
+  // Not modelled: only the fields with a feature of their own (the rest is the kind's).
+  [`${KRUISE_GROUP}/StatefulSet`]: table(
+    [AppFeature.STATEFULSET_AUTO_DELETE_PVC, ['spec.persistentVolumeClaimRetentionPolicy.**']],
+    [AppFeature.STATEFULSET_START_ORDINAL, ['spec.ordinals.start']],
+    [markPodNotReady, LIFECYCLE_HOOKS.map((h) => `spec.lifecycle.${h}.markPodNotReady`)],
+  ),
+});
+
+/** Every kind of the Kruise API groups that upstream OpenKruise defines (`group/Kind`) → the feature an object of it is. */
+export const KIND_FEATURES: Readonly<Record<string, AppFeature>> = Object.freeze({
+  [`${KRUISE_GROUP}/SidecarSet`]: AppFeature.SIDECARSET,
+  [`${KRUISE_GROUP}/CloneSet`]: AppFeature.CLONESET,
+  [`${KRUISE_GROUP}/ImagePullJob`]: AppFeature.IMAGE_PULL_JOB,
+  [`${KRUISE_GROUP}/ContainerRecreateRequest`]: AppFeature.CONTAINER_RECREATE_REQUEST,
+  [`${KRUISE_GROUP}/NodeImage`]: AppFeature.NODE_IMAGE,
+  [`${KRUISE_GROUP}/ImageListPullJob`]: AppFeature.IMAGE_LIST_PULL_JOB,
+  [`${KRUISE_GROUP}/PodProbeMarker`]: AppFeature.POD_PROBE_MARKER,
+  [`${KRUISE_GROUP}/NodePodProbe`]: AppFeature.NODE_POD_PROBE,
+  [`${KRUISE_GROUP}/WorkloadSpread`]: AppFeature.WORKLOAD_SPREAD,
+  [`${KRUISE_GROUP}/ResourceDistribution`]: AppFeature.RESOURCE_DISTRIBUTION,
+  [`${KRUISE_GROUP}/StatefulSet`]: AppFeature.ADVANCED_STATEFULSET,
+  [`${KRUISE_GROUP}/DaemonSet`]: AppFeature.ADVANCED_DAEMONSET,
+  [`${KRUISE_GROUP}/BroadcastJob`]: AppFeature.BROADCAST_JOB,
+  [`${KRUISE_GROUP}/AdvancedCronJob`]: AppFeature.ADVANCED_CRON_JOB,
+  [`${KRUISE_GROUP}/UnitedDeployment`]: AppFeature.UNITED_DEPLOYMENT,
+  [`${KRUISE_GROUP}/PersistentPodState`]: AppFeature.PERSISTENT_POD_STATE,
+  [`${KRUISE_GROUP}/EphemeralJob`]: AppFeature.EPHEMERAL_JOB,
+  [`${KRUISE_POLICY_GROUP}/PodUnavailableBudget`]: AppFeature.POD_UNAVAILABLE_BUDGET,
+});
+
+/** The kinds the bundled runtime serves, all at {@link KRUISE_API_VERSION}, in CRD order. */
+export const BUNDLED_KINDS: readonly string[] = Object.freeze(Object.values(KRUISE_KINDS).map((k) => k.kind));
+
+function isBundledKind(group: string, kind: string): boolean {
+  return group === KRUISE_GROUP && BUNDLED_KINDS.includes(kind);
+}
+
+/**
+ * The feature an object of `apiVersion`/`kind` is, or undefined outside the Kruise groups. The bundled runtime's kinds
+ * count as theirs only at the version it serves; any other kind or version of the Kruise groups the table does not
+ * name is {@link AppFeature.OTHER_KRUISE_KIND}.
+ */
+export function kindFeatureOf(apiVersion: string, kind: string): AppFeature | undefined {
+  const group = groupOf(apiVersion);
+  if (!KRUISE_GROUPS.has(group)) return undefined;
+  if (isBundledKind(group, kind) && apiVersion !== KRUISE_API_VERSION) return AppFeature.OTHER_KRUISE_KIND;
+  return KIND_FEATURES[`${group}/${kind}`] ?? AppFeature.OTHER_KRUISE_KIND;
+}
+
+/** The field table of `apiVersion`/`kind` (ours only at the version we model), or undefined. */
+export function fieldTableOf(apiVersion: string, kind: string): FieldTable | undefined {
+  const group = groupOf(apiVersion);
+  if (isBundledKind(group, kind) && apiVersion !== KRUISE_API_VERSION) return undefined;
+  return FIELD_FEATURES[`${group}/${kind}`];
+}
+
+/**
+ * Annotations (on any object or pod template, and SidecarSet patchPodMetadata) → what gives them behaviour. A key
+ * classified by a feature is a use of it wherever it appears.
+ */
+export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze({
+  [K.ANNOTATION_CONTAINER_EXIT_PRIORITY]: AppFeature.CONTAINER_EXIT_PRIORITY,
+  [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY]: AppFeature.CONTAINER_LAUNCH_PRIORITY,
+  [K.ANNOTATION_SIDECARSET_NATIVE_SIDECARS]: when(AppFeature.SIDECARSET_NATIVE_SIDECARS, isTrueString),
+  [K.ANNOTATION_USING_ENHANCED_LIVENESS]: when(AppFeature.ENHANCED_LIVENESS_PROBE, isTrueString),
+  [K.ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
+  [K.ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
+  [K.ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
+  // Kubernetes' own scale-in cost: both runtimes' CloneSet controllers rank by it, as a ReplicaSet does.
+  [K.ANNOTATION_POD_DELETION_COST]: INERT,
+  // Written by the runtimes (pods, SidecarSets, CRRs, revisions, our install), never the app's to set.
+  [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED]: INERT,
+  [K.ANNOTATION_LIFECYCLE_TIMESTAMP]: INERT,
+  [K.ANNOTATION_SIDECARSET_HASH]: INERT,
+  [K.ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE]: INERT,
+  [K.ANNOTATION_SIDECARSET_INJECTED_LIST]: INERT,
+  [K.ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]: INERT,
+  [K.ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER]: INERT,
+  [K.ANNOTATION_CRR_UNREADY_ACQUIRED]: INERT,
+  [K.ANNOTATION_IGNORED_FEATURE_GATES]: INERT,
+  [K.ANNOTATION_INPLACE_UPDATE_STATE]: INERT,
+  [K.ANNOTATION_INPLACE_UPDATE_GRACE]: INERT,
+  [K.ANNOTATION_CLONESET_VCT_HASH]: INERT,
+  [K.ANNOTATION_SIDECARS_STOPPED_ON_NODE]: INERT,
+});
+
+/** Labels of an object itself (`metadata.labels`) → what gives them behaviour. */
+export const LABEL_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze({
+  [K.LABEL_DELETE_PROTECTION]: AppFeature.DELETION_PROTECTION,
+  [K.LABEL_POD_WEBHOOK_OPT_OUT]: when(AppFeature.POD_WEBHOOK_OPT_OUT, (v) => v === K.POD_WEBHOOK_OPT_OUT_VALUE),
+  // A pod's own label / a CloneSet's own label: read by both runtimes' CloneSet controllers.
+  [K.LABEL_SPECIFIED_DELETE]: AppFeature.CLONESET,
+  [K.LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE]: AppFeature.CLONESET,
+  // A SidecarSet's custom version, copied onto its revisions by both runtimes.
+  [K.LABEL_SIDECARSET_CUSTOM_VERSION]: AppFeature.SIDECARSET,
+  // A NodeImage kept when its Node is gone, by both runtimes' NodeImage controllers.
+  [K.LABEL_FAKE_NODEIMAGE]: AppFeature.NODE_IMAGE,
+  // Node and namespace facts both runtimes read (virtual-kubelet nodes; the API server's namespace name label).
+  [K.LABEL_NODE_TYPE]: INERT,
+  [K.LABEL_NAMESPACE_NAME]: INERT,
+  // Written by the runtimes (pods, CRRs, revisions), never the app's to set.
+  [K.LABEL_CRR_POD_UID]: INERT,
+  [K.LABEL_CRR_NODE_NAME]: INERT,
+  [K.LABEL_CRR_ACTIVE]: INERT,
+  [K.LABEL_CRR_POD_NAME]: INERT,
+  [K.LABEL_LIFECYCLE_STATE]: INERT,
+  [K.LABEL_CLONESET_INSTANCE_ID]: INERT,
+  [K.LABEL_SIDECARSET_NAME]: INERT,
+  [K.LABEL_CONTROLLER_REVISION_HASH]: INERT,
+  [K.LABEL_POD_TEMPLATE_HASH]: INERT,
+  [K.LABEL_CONTROLLER_REVISION_HASH_KEY]: INERT,
+});
+
+/** Container env (any container or init container list, at any depth) → what gives it behaviour, by the env's value. */
+export const ENV_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze({
+  // Upstream's acceptance rules: WHEN_JOB_EXIT compared case-insensitively to "true", WITH_IMAGE when it names an image.
+  [K.ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT]: when(AppFeature.SIDECAR_TERMINATOR_KILL, isTrueString),
+  [K.ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE]: when(AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT, isNonEmpty),
+  // Honoured only beside WHEN_JOB_EXIT, whose use it belongs to.
+  [K.ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE]: INERT,
+  [K.ENV_CONTAINER_PRIORITY]: AppFeature.CONTAINER_LAUNCH_PRIORITY,
+  // Written by the pod webhooks.
+  [K.ENV_CONTAINER_BARRIER]: INERT,
+  [K.ENV_IS_INJECTED]: INERT,
+  [K.ENV_SIDECARSET_VERSION]: INERT,
+  [K.ENV_SIDECARSET_VERSION_ALT]: INERT,
 });

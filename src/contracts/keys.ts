@@ -139,3 +139,15 @@ export const LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE = 'apps.kruise.io/c
  * sidecar stop it made itself, before any CRR existed (value: the node's name). Not an upstream key.
  */
 export const ANNOTATION_SIDECARS_STOPPED_ON_NODE = 'kruise.cdk8s.io/sidecars-stopped-on-node';
+/**
+ * Pod annotation (`"true"`) asking upstream OpenKruise for its enhanced liveness probe: with gate EnhancedLivenessProbe its
+ * pod webhook moves the containers' liveness probes out of the pod, and nothing in OpenKruise restarts a container
+ * whose probe fails. The bundled runtime does nothing with it.
+ */
+export const ANNOTATION_USING_ENHANCED_LIVENESS = 'apps.kruise.io/using-enhanced-liveness';
+/** CloneSet annotation (v1alpha1): nodes pre-pulling the new image of an in-place update at once (upstream, gate PreDownloadImageForInPlaceUpdate). */
+export const ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM = 'apps.kruise.io/image-predownload-parallelism';
+/** CloneSet annotation (v1alpha1): timeout of one image pre-download pull, in seconds (upstream). */
+export const ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS = 'apps.kruise.io/image-predownload-timeout-seconds';
+/** CloneSet annotation (v1alpha1): updated ready pods required before the next batch's images are pre-pulled (upstream). */
+export const ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS = 'apps.kruise.io/image-predownload-min-updated-ready-pods';

@@ -1,12 +1,13 @@
 import {
   AppFeature,
   FEATURE_GATES,
-  FEATURES,
   GATE_CASCADES,
   gateSpec,
   GateStage,
+  needsOf,
   prerequisitesOf,
   type GateCascade,
+  type RuntimeName,
   type GateSpec,
 } from '../contracts/features.js';
 import { detectFeatures, type FeatureUse } from './app-features.js';
@@ -32,10 +33,11 @@ export interface GateRequirement {
 /**
  * Every gate the given objects need to be on, with the resource that needs it. Cascade prerequisites
  * are included (SidecarTerminator needs KruiseDaemon, because KruiseDaemon=false turns it off).
- * Accepts rendered objects, or `{object, path}` pairs to have construct paths in messages.
+ * Accepts rendered objects, or `{object, path}` pairs to have construct paths in messages. With a `runtime`,
+ * only what that runtime needs for the features it carries out; without, the gates the feature table declares.
  */
-export function requiredGates(objects: readonly (KubeObject | SourcedObject)[]): GateRequirement[] {
-  return gatesForUses(detectFeatures(objects.map(toSourced)));
+export function requiredGates(objects: readonly (KubeObject | SourcedObject)[], runtime?: RuntimeName): GateRequirement[] {
+  return gatesForUses(detectFeatures(objects.map(toSourced)), runtime);
 }
 
 export function toSourced(o: KubeObject | SourcedObject): SourcedObject {
@@ -44,10 +46,10 @@ export function toSourced(o: KubeObject | SourcedObject): SourcedObject {
     : { object: o as KubeObject };
 }
 
-export function gatesForUses(uses: readonly FeatureUse[]): GateRequirement[] {
+export function gatesForUses(uses: readonly FeatureUse[], runtime?: RuntimeName): GateRequirement[] {
   const out: GateRequirement[] = [];
   for (const use of uses) {
-    for (const g of FEATURES[use.feature].gates) {
+    for (const g of needsOf(use.feature, runtime).gates) {
       out.push({ gate: g, use });
       for (const p of prerequisitesOf(g)) out.push({ gate: p, use, via: g });
     }
@@ -130,12 +132,12 @@ function applyCascades(values: Map<string, boolean>): void {
   }
 }
 
-/** The feature uses that need the node daemon / the pod webhook. */
-export function needsDaemon(uses: readonly FeatureUse[]): FeatureUse | undefined {
-  return uses.find((u) => FEATURES[u.feature].needsDaemon);
+/** The first feature use that needs the node daemon / the pod webhook of `runtime` (default: as the table declares). */
+export function needsDaemon(uses: readonly FeatureUse[], runtime?: RuntimeName): FeatureUse | undefined {
+  return uses.find((u) => needsOf(u.feature, runtime).daemon);
 }
-export function needsPodWebhook(uses: readonly FeatureUse[]): FeatureUse | undefined {
-  return uses.find((u) => FEATURES[u.feature].needsPodWebhook);
+export function needsPodWebhook(uses: readonly FeatureUse[], runtime?: RuntimeName): FeatureUse | undefined {
+  return uses.find((u) => needsOf(u.feature, runtime).podWebhook);
 }
 
 /** Markdown table of the gates an app needs (used in the openkruise-target report and docs). */

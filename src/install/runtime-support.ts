@@ -1,4 +1,5 @@
-import { AppFeature, BUNDLED_ADMISSION, FEATURES } from '../contracts/features.js';
+import { judgeUse, outermost } from '../api/feature-uses.js';
+import { BUNDLED_ADMISSION } from '../contracts/features.js';
 import { kindWebhookPath, POD_MUTATING_PATH } from '../contracts/names.js';
 import type { FeatureUse } from './app-features.js';
 import type { ServedKind } from './spec.js';
@@ -31,22 +32,6 @@ export interface RuntimeSupport {
   readonly warnings: string[];
 }
 
-/** Extra advice for features that have a compile-time alternative to a runtime. */
-const ALTERNATIVES: Partial<Record<AppFeature, string>> = {
-  [AppFeature.CONTAINER_EXIT_PRIORITY]:
-    'Compile it to native sidecars instead (context cdk8s-kruise:kubernetesVersion >= 1.29), which the kubelet orders itself.',
-};
-
-/**
- * Features the bundled runtime refuses instead of leaving inert: emitting them would change how pods are
- * built or upgraded in a way the app relies on, so the synth stops rather than warn.
- */
-const BUNDLED_REFUSED: ReadonlySet<AppFeature> = new Set([AppFeature.SIDECARSET_HOT_UPGRADE]);
-
-function at(u: FeatureUse): string {
-  return u.pointer ? ` at ${u.pointer}` : '';
-}
-
 /** One feature use the target runtime does not carry out: what is not carried out, and what to do instead. */
 export interface UnsupportedUse {
   readonly use: FeatureUse;
@@ -55,37 +40,38 @@ export interface UnsupportedUse {
   /** Names only a runtime that carries the feature out, or says that none does. */
   readonly advice: string;
   /**
-   * An error rather than a warning: upstream's webhooks refuse or ignore what it lacks, and the bundled runtime
-   * refuses the features that would change how pods are built or upgraded (`BUNDLED_REFUSED`).
+   * An error rather than a warning: upstream's webhooks refuse or ignore what only the bundled runtime carries out,
+   * and the bundled runtime refuses the features that would change how pods are built or upgraded. A feature no
+   * runtime carries out is a warning under either target.
    */
   readonly refused: boolean;
+  /** Neither runtime carries the feature out: reported whatever the target. */
+  readonly noRuntime: boolean;
 }
 
 /** The feature uses `target` does not carry out, with advice (one source for the construct, the rule and tests). */
 export function unsupportedUses(uses: readonly FeatureUse[], target: TargetRuntime): UnsupportedUse[] {
-  const out: UnsupportedUse[] = [];
+  // Judged per object, so that a use inside another the target does not carry out is said once, by the outer one.
+  const byResource = new Map<FeatureUse['resource'], Array<UnsupportedUse & { readonly pointer: string }>>();
   for (const u of uses) {
-    const { carriedOutBy } = FEATURES[u.feature];
-    if (carriedOutBy[target]) continue;
-    const other: TargetRuntime = target === 'bundled' ? 'upstream' : 'bundled';
-    const alternative = ALTERNATIVES[u.feature];
-    const advice = carriedOutBy[other]
-      ? other === 'upstream'
-        ? 'Use target openkruise (upstream OpenKruise carries it out).'
-        : `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`
-      : `No runtime carries it out yet, neither the bundled runtime nor upstream OpenKruise: the manifests are emitted, but nothing acts on them.${alternative ? ` ${alternative}` : ''}`;
-    const refused = target === 'upstream' || BUNDLED_REFUSED.has(u.feature);
-    const runtime = target === 'upstream' ? 'upstream OpenKruise' : refused ? 'the bundled runtime' : 'this version of the bundled runtime';
-    out.push({ use: u, problem: `uses ${u.feature}${at(u)}, which ${runtime} does not carry out`, advice, refused });
+    const j = judgeUse(u, target, u.resource);
+    if (!j) continue;
+    let list = byResource.get(u.resource);
+    if (!list) byResource.set(u.resource, (list = []));
+    list.push({ use: u, pointer: u.pointer, problem: j.problem, advice: j.advice, refused: j.refused, noRuntime: j.noRuntime });
+  }
+  const out: UnsupportedUse[] = [];
+  for (const list of byResource.values()) {
+    for (const { pointer: _pointer, ...x } of outermost(list)) out.push(x);
   }
   return out;
 }
 
 /**
  * Which feature uses the target runtime does not carry out, with advice that names only a runtime that
- * does. A feature no runtime carries out says so. Under the bundled target such uses are warnings (the
- * manifests are valid, nothing acts on them); under the upstream target they are errors, because upstream's
- * webhooks refuse or ignore them.
+ * does. A feature no runtime carries out says so, as a warning under either target. Under the bundled target
+ * the others are warnings too (the manifests are valid, nothing acts on them), except the refused ones; under
+ * the upstream target they are errors, because upstream's webhooks refuse or ignore them.
  */
 export function runtimeSupport(uses: readonly FeatureUse[], target: TargetRuntime): RuntimeSupport {
   const errors: string[] = [];

@@ -564,7 +564,8 @@ describe('target openkruise schema check', () => {
 
 describe('analysis shortcuts', () => {
   it('still sees the deletion-protection label on objects it does not render', () => {
-    const { runtime } = appWith({}, (c) => {
+    // Under target openkruise, which carries deletion protection out (so its gate is required).
+    const { runtime } = appWith({ target: RuntimeTarget.OPENKRUISE }, (c) => {
       const cm = new kplus.ConfigMap(c, 'cm', { data: { a: 'b' } });
       cm.metadata.addLabel('policy.kruise.io/delete-protection', 'Always');
     });

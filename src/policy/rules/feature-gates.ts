@@ -21,6 +21,8 @@ interface GateConfig {
   readonly values: ReadonlyMap<string, boolean>;
   /** Gates this install's runtime knows; others are not judged (the runtime ignores or lacks them). */
   readonly universe: ReadonlySet<string>;
+  /** Whose install it is: what a use needs depends on how that runtime carries it out. */
+  readonly runtime: 'bundled' | 'upstream';
 }
 
 const KNOWN = new Set(FEATURE_GATES.map((g) => g.name));
@@ -49,6 +51,7 @@ function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
             explicit,
             values,
             universe,
+            runtime: bundled ? 'bundled' : 'upstream',
           });
         }
       }
@@ -81,13 +84,19 @@ export const featureGateDisabled: Rule = {
   check(manifests) {
     const configs = gateConfigs(manifests);
     if (configs.length === 0) return [];
-    const needs: GateRequirement[] = requiredGates(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
+    const sourced = manifests.map((m, i) => ({ object: m.object as never, path: String(i) }));
+    const needsOf = new Map<'bundled' | 'upstream', GateRequirement[]>();
+    const needs = (runtime: 'bundled' | 'upstream') => {
+      let n = needsOf.get(runtime);
+      if (!n) needsOf.set(runtime, (n = requiredGates(sourced, runtime)));
+      return n;
+    };
     const out: RuleFinding[] = [];
     const seen = new Set<string>();
-    for (const need of needs) {
-      const manifest = manifests[Number(need.use.resource.path)];
-      if (!manifest) continue;
-      for (const cfg of configs) {
+    for (const cfg of configs) {
+      for (const need of needs(cfg.runtime)) {
+        const manifest = manifests[Number(need.use.resource.path)];
+        if (!manifest) continue;
         if (!cfg.universe.has(need.gate) || cfg.values.get(need.gate) !== false) continue;
         // Off only because a prerequisite is off: the prerequisite's own finding says it once.
         if (

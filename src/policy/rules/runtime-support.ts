@@ -1,3 +1,4 @@
+import { noRuntimeCarriesOut, RUNTIME_SUPPORT_RULE_IDS } from '../../api/feature-uses.js';
 import { detectFeatures } from '../../install/app-features.js';
 import { unsupportedUses } from '../../install/runtime-support.js';
 import { COMMON_LABELS } from '../../install/spec.js';
@@ -15,23 +16,26 @@ function isBundledManager(m: Manifest): boolean {
 }
 
 export const bundledRuntimeSupport: Rule = {
-  id: 'KRUISE-RUNTIME-001',
+  id: RUNTIME_SUPPORT_RULE_IDS.unsupported,
   severity: 'warning',
-  title: 'Resource uses a feature the bundled runtime in the same output does not carry out',
+  title: 'Resource uses a feature the runtime does not carry out',
   doc:
-    'When the output holds the bundled cdk8s-kruise runtime (its controller-manager Deployment, as the ' +
-    'KruiseRuntime construct renders it), every feature the app uses is looked up in the feature table: a use the ' +
-    'bundled runtime does not carry out is valid for the API server, but nothing acts on it (for example a ' +
-    'CloneSet is stored and never scaled). The finding names a runtime that does carry it out (upstream ' +
-    'OpenKruise: KruiseRuntime target openkruise) or a compile-time alternative. Outputs without the bundled ' +
-    'runtime are not judged: upstream installs are checked by the KruiseRuntime construct at synth time.',
+    'Every kind, field path and Kruise annotation, label or env key an object uses is looked up in the feature table, ' +
+    'which says which runtime carries it out. When the output holds the bundled cdk8s-kruise runtime (its ' +
+    'controller-manager Deployment, as the KruiseRuntime construct renders it), a use the bundled runtime does not ' +
+    'carry out is reported: valid for the API server, but nothing acts on it (for example an Advanced StatefulSet is ' +
+    'stored and never scaled). The finding names a runtime that does carry it out (upstream OpenKruise: KruiseRuntime ' +
+    'target openkruise) or a compile-time alternative. A use no runtime carries out (the enhanced liveness probe ' +
+    'annotation) is reported whatever the output holds; other uses in outputs without the bundled runtime are not ' +
+    'judged here: upstream installs are checked by the KruiseRuntime construct at synth time.',
   retain: retainForBundledSupport,
-  activatedBy: isBundledManager,
+  // Without the bundled runtime, only a use no runtime carries out is judged: nothing else can be found.
+  activatedBy: (m) => isBundledManager(m) || featureUsesOf(m.object).some((u) => noRuntimeCarriesOut(u.feature)),
   check: (manifests) => bundledSupportFindings(manifests, false),
 };
 
 export const bundledRuntimeRefusal: Rule = {
-  id: 'KRUISE-RUNTIME-003',
+  id: RUNTIME_SUPPORT_RULE_IDS.refused,
   severity: 'error',
   title: 'Resource uses a feature the bundled runtime in the same output refuses',
   doc:
@@ -47,10 +51,15 @@ function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefin
   return isBundledManager(m) || unsupportedUses(featureUsesOf(m.object), 'bundled').length > 0 ? m.object : undefined;
 }
 
-/** The uses of features the bundled runtime in the output does not carry out: the refused ones, or the others. */
+/**
+ * The uses of features the bundled runtime does not carry out: the refused ones, or the others. Without the bundled
+ * runtime in the output only the uses no runtime carries out are reported (they are wrong under any target).
+ */
 function bundledSupportFindings(manifests: readonly Manifest[], refused: boolean): RuleFinding[] {
-  if (!manifests.some(isBundledManager)) return [];
-  const uses = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
+  const bundled = manifests.some(isBundledManager);
+  if (!bundled && refused) return [];
+  const all = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
+  const uses = bundled ? all : all.filter((u) => noRuntimeCarriesOut(u.feature));
   const out: RuleFinding[] = [];
   for (const x of unsupportedUses(uses, 'bundled')) {
     if (x.refused !== refused) continue;

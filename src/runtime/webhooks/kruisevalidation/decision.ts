@@ -2,8 +2,10 @@
  * Validation of our kinds at admission: one object in, error findings out, each with its rule id, JSON
  * pointer and fix hint. The rules are injected: `cdk8s-kruise controller` passes the policy engine that
  * `cdk8s-kruise validate` runs (schema plus semantic rules); without one, the API model's schema check
- * runs alone. The runtime itself never depends on the policy engine.
+ * runs alone. The runtime itself never depends on the policy engine. An admitted object is answered with a
+ * warning for each part this runtime does not carry out (the feature table, as `validate` reports it).
  */
+import { unsupportedUseWarnings } from '../../../api/feature-uses.js';
 import { findKind } from '../../../api/registry.js';
 import { toIssues, validateObject, validatorFor } from '../../../api/validate.js';
 import type { ObjectFinding, ObjectValidator } from '../../core/controller.js';
@@ -60,7 +62,12 @@ export function validateWith(validator: ObjectValidator, obj: KubeObject): Admis
   const flood = tooManySchemaErrors(mine);
   if (flood) return flood;
   const findings = validator(mine);
-  if (findings.length === 0) return { allowed: true };
+  if (findings.length === 0) {
+    // The API server shows these to the client (kubectl prints them): the object is stored, but this runtime does
+    // not act on those parts of it.
+    const warnings = unsupportedUseWarnings(mine, 'bundled');
+    return warnings.length ? { allowed: true, warnings } : { allowed: true };
+  }
   const kind = obj.kind ?? 'object';
   const lines = findings.map((f) => `${f.ruleId} ${f.jsonPointer || '/'}: ${f.message} (fix: ${f.hint})`);
   return { allowed: false, code: 422, reason: 'Invalid', message: `${kind} ${obj.metadata?.name ?? ''} is invalid: ${lines.join('; ')}` };
