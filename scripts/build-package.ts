@@ -6,6 +6,8 @@
  *   chunks; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs.
  * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
  *   runs ts-node and jest in CommonJS).
+ * - `lib/{esm,cjs}/peers/` — how the constructs entries load their optional cdk8s-plus peer: a missing one
+ *   fails with a message naming the entry point for the cdk8s-plus the app has (`constructs/internal/plus-peer.ts`).
  * - `lib/types/` — declarations from tsc (`stripInternal`), one tree for both formats: it is marked
  *   CommonJS, which `require` consumers need under node16/nodenext resolution, and ES module consumers may
  *   import named exports from CommonJS typings.
@@ -17,11 +19,12 @@
  *   requires).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { CORE_KIND_VALIDATORS_FILE, coreKindValidatorsSource, precompiledValidatorsSource } from '../src/api/validate-standalone.js';
+import { PLUS_ENTRY_POINTS, plusPeerLoaderSource, type PlusPackage } from '../constructs/internal/plus-peer.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = path.join(repoRoot, 'lib');
@@ -34,7 +37,9 @@ const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')
 
 /** Packages an installed app provides: our dependencies and peers (and their subpaths). */
 export const providedPackages = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
-const external = providedPackages.flatMap((name) => [name, `${name}/*`]);
+/** A cdk8s-plus import: the library entries load it through {@link plusPeerPlugin}, never directly. */
+const PLUS_IMPORT = /^cdk8s-plus-\d+$/;
+const external = providedPackages.filter((name) => !PLUS_IMPORT.test(name)).flatMap((name) => [name, `${name}/*`]);
 
 /** The library entry points, by output name. */
 export const LIBRARY_ENTRIES = {
@@ -47,8 +52,12 @@ export const LIBRARY_ENTRIES = {
  * default; this entry rewrites that import), so `CloneSet` extends that version's `Workload` and the props
  * take its types: `cdk8s-kruise/constructs/plus-33`.
  */
-export const PLUS_VARIANTS = { 'cdk8s-plus-33': 'constructs-plus-33' } as const;
-const DEFAULT_PLUS = 'cdk8s-plus-27';
+export const PLUS_VARIANTS = { 'cdk8s-plus-33': 'constructs-plus-33' } as const satisfies Partial<Record<PlusPackage, string>>;
+export const DEFAULT_PLUS: PlusPackage = 'cdk8s-plus-27';
+
+/** Where, beside each library entry, the loaders of the cdk8s-plus peers are (`peers/<cdk8s-plus>.cjs`). */
+const PLUS_PEER_DIR = 'peers';
+const PLUS_PEER_CHECK = 'missing-plus-peer.cjs';
 
 /** The oldest Node the compiler side targets (package.json `engines`). */
 const LIBRARY_TARGET = 'node20';
@@ -70,40 +79,93 @@ const common: BuildOptions = {
   legalComments: 'none',
 };
 
-export async function buildLibraryEsm(): Promise<void> {
+/**
+ * Sends every cdk8s-plus import of the sources (they import cdk8s-plus-27) to the loader of `plus` beside the
+ * entry (`./peers/<plus>.cjs`, written by {@link writePlusPeers}) through a module that re-exports it: the output
+ * then imports only the loader's namespace, never a named export, since a named import of a CommonJS module
+ * that cannot load fails when Node links the module graph, before the loader's check could run.
+ */
+export function plusPeerPlugin(plus: PlusPackage): Plugin {
+  const namespace = 'cdk8s-kruise-plus-peer';
+  return {
+    name: 'plus-peer',
+    setup(b) {
+      b.onResolve({ filter: PLUS_IMPORT }, (args) =>
+        args.namespace === namespace ? { path: `./${PLUS_PEER_DIR}/${plus}.cjs`, external: true } : { path: plus, namespace },
+      );
+      b.onLoad({ filter: /.*/, namespace }, () => ({ contents: `export * from ${JSON.stringify(plus)};`, loader: 'js' }));
+    },
+  };
+}
+
+/** The loaders of every cdk8s-plus peer and their shared check, into `<dir>/peers/`. */
+async function writePlusPeers(dir: string): Promise<void> {
+  const peers = path.join(dir, PLUS_PEER_DIR);
+  await build({
+    ...common,
+    entryPoints: ['constructs/internal/plus-peer.ts'],
+    format: 'cjs',
+    target: LIBRARY_TARGET,
+    outfile: path.join(peers, PLUS_PEER_CHECK),
+  });
+  for (const plus of Object.keys(PLUS_ENTRY_POINTS) as PlusPackage[]) {
+    writeFileSync(path.join(peers, `${plus}.cjs`), plusPeerLoaderSource(plus, `./${PLUS_PEER_CHECK}`));
+  }
+}
+
+/**
+ * Every output below `dir` loads cdk8s-plus only through a loader that exists beside it (code moved into a
+ * chunk of another directory would point nowhere; a direct import would fail with a bare "Cannot find module").
+ */
+function checkPlusPeerImports(dir: string): void {
+  const problems: string[] = [];
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!/\.c?js$/.test(file) || file.startsWith(`${PLUS_PEER_DIR}${path.sep}`)) continue;
+    const text = readFileSync(path.join(dir, file), 'utf8');
+    for (const m of text.matchAll(/(?:\bfrom\s*|\brequire\()"([^"]+)"/g)) {
+      const spec = m[1]!;
+      if (PLUS_IMPORT.test(spec)) problems.push(`${file} imports ${spec} directly`);
+      else if (spec.startsWith(`./${PLUS_PEER_DIR}/`) && !existsSync(path.resolve(path.dirname(path.join(dir, file)), spec)))
+        problems.push(`${file} imports ${spec}, which is not beside it`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`cdk8s-plus peer imports in ${dir}:\n${problems.join('\n')}`);
+}
+
+export async function buildLibraryEsm(out = lib): Promise<void> {
   await build({
     ...common,
     entryPoints: LIBRARY_ENTRIES,
     format: 'esm',
     target: LIBRARY_TARGET,
     splitting: true,
-    outdir: path.join(lib, 'esm'),
+    outdir: path.join(out, 'esm'),
     outExtension: { '.js': '.js' },
     chunkNames: 'chunks/[name]-[hash]',
     external,
+    plugins: [plusPeerPlugin(DEFAULT_PLUS)],
   });
 }
 
-export async function buildPlusVariants(): Promise<void> {
-  for (const [plus, name] of Object.entries(PLUS_VARIANTS)) {
-    const alias = { [DEFAULT_PLUS]: plus };
+export async function buildPlusVariants(out = lib): Promise<void> {
+  for (const [plus, name] of Object.entries(PLUS_VARIANTS) as [PlusPackage, string][]) {
     await build({
       ...common,
       entryPoints: { [name]: LIBRARY_ENTRIES.constructs },
       format: 'esm',
       target: LIBRARY_TARGET,
-      outdir: path.join(lib, 'esm'),
-      external: [...external, plus],
-      alias,
+      outdir: path.join(out, 'esm'),
+      external,
+      plugins: [plusPeerPlugin(plus)],
     });
     await build({
       ...common,
       entryPoints: [LIBRARY_ENTRIES.constructs],
       format: 'cjs',
       target: LIBRARY_TARGET,
-      outfile: path.join(lib, 'cjs', `${name}.cjs`),
-      external: [...external, plus],
-      alias,
+      outfile: path.join(out, 'cjs', `${name}.cjs`),
+      external,
+      plugins: [plusPeerPlugin(plus)],
       banner: { js: IMPORT_META_URL_SHIM },
       define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
     });
@@ -127,18 +189,28 @@ function buildPlusVariantTypes(): void {
   }
 }
 
-export async function buildLibraryCjs(): Promise<void> {
+export async function buildLibraryCjs(out = lib): Promise<void> {
   for (const [name, entry] of Object.entries(LIBRARY_ENTRIES)) {
     await build({
       ...common,
       entryPoints: [entry],
       format: 'cjs',
       target: LIBRARY_TARGET,
-      outfile: path.join(lib, 'cjs', `${name}.cjs`),
+      outfile: path.join(out, 'cjs', `${name}.cjs`),
       external,
+      plugins: [plusPeerPlugin(DEFAULT_PLUS)],
       banner: { js: IMPORT_META_URL_SHIM },
       define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
     });
+  }
+}
+
+/** The library entries, both formats, every cdk8s-plus variant and the peer loaders, into `<out>/esm` and `<out>/cjs`. */
+export async function buildLibrary(out = lib): Promise<void> {
+  await Promise.all([buildLibraryEsm(out), buildLibraryCjs(out), buildPlusVariants(out)]);
+  for (const format of ['esm', 'cjs']) {
+    await writePlusPeers(path.join(out, format));
+    checkPlusPeerImports(path.join(out, format));
   }
 }
 
@@ -193,7 +265,7 @@ export function buildPlugin(): void {
 async function main(): Promise<void> {
   for (const dir of ['esm', 'cjs', 'cli', 'types']) rmSync(path.join(lib, dir), { recursive: true, force: true });
   mkdirSync(lib, { recursive: true });
-  await Promise.all([buildLibraryEsm(), buildLibraryCjs(), buildPlusVariants(), buildCli()]);
+  await Promise.all([buildLibrary(), buildCli()]);
   buildTypes();
   buildPlusVariantTypes();
   buildPlugin();
