@@ -2,15 +2,18 @@
 // tarball into fresh apps — the CommonJS layout `cdk8s init typescript-app` generates (ts-node, jest,
 // node10 resolution), an ES module app (NodeNext, `skipLibCheck: false`, vitest) and a cdk8s-plus-33 app.
 // Each runs `cdk8s synth` with the validation plugin, its tests with `validateManifests`, and
-// `npx cdk8s-kruise validate`. Needs the npm registry; packages come through a shared npm cache outside the
-// repository, so reruns are fast.
+// `npx cdk8s-kruise validate`; each is told, by `require` and by `import`, which entry point to use when it
+// imports the one built against the cdk8s-plus it lacks. README.md's tour, as written, is the `main.ts` of the
+// app `cdk8s init typescript-app` creates (its template, from cdk8s-cli). Needs the npm registry; packages come
+// through a shared npm cache outside the repository, so reruns are fast.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readmeTour } from '../harness/readme-tour.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -18,6 +21,10 @@ const npmCache = path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.
 // cdk8s-cli is a devDependency here; apps use it as their global `cdk8s` command (it loads the plugin by path).
 const cdk8sCli = path.join(repoRoot, 'node_modules', '.bin', 'cdk8s');
 const SLOW = 900_000;
+const ON_27 =
+  "Error: cdk8s-kruise/constructs is built against cdk8s-plus-27, which is not installed; this app has cdk8s-plus-33: import from 'cdk8s-kruise/constructs/plus-33'\n";
+const ON_33 =
+  "Error: cdk8s-kruise/constructs/plus-33 is built against cdk8s-plus-33, which is not installed; this app has cdk8s-plus-27: import from 'cdk8s-kruise/constructs'\n";
 
 let work: string;
 let tarball: string;
@@ -123,6 +130,51 @@ async function synthAndValidate(app: string): Promise<void> {
   expect(validate.stdout).toMatch(/^0 error\(s\), 0 warning\(s\)/m);
 }
 
+/** `entry` fails to load in `app`, by `require` and by `import`, with `message` on stderr. */
+async function expectLoadFailure(app: string, entry: string, message: string): Promise<void> {
+  for (const args of [
+    ['-e', `require(${JSON.stringify(entry)})`],
+    ['--input-type=module', '-e', `await import(${JSON.stringify(entry)})`],
+  ]) {
+    const failure = await sh(app, 'node', args).then(
+      () => new Error(`node ${args.join(' ')} loaded ${entry}`),
+      (e: Error) => e,
+    );
+    expect(failure.message).toContain(message);
+  }
+}
+
+/**
+ * The files `cdk8s init typescript-app` writes, from cdk8s-cli's template with the versions it fills in (those of
+ * the cdk8s, cdk8s-plus-33 and constructs it depends on). The app's own chart and test are left to the caller; its
+ * `cdk8s` is this repository's cdk8s-cli, as for the other apps.
+ */
+function cdk8sInitTypescriptApp(name: string): Record<string, string> {
+  const cli = path.join(repoRoot, 'node_modules', 'cdk8s-cli');
+  const template = path.join(cli, 'templates', 'typescript-app');
+  const versionOf = (pkg: string) =>
+    (JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  const cliPkg = JSON.parse(readFileSync(path.join(cli, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const fill = (text: string) =>
+    text
+      .replaceAll('{{ $base }}', name)
+      .replaceAll('{{ cdk8s_core_version }}', versionOf('cdk8s'))
+      .replaceAll('{{ cdk8s_plus_version }}', versionOf('cdk8s-plus-33'))
+      .replaceAll('{{ constructs_version }}', cliPkg.dependencies.constructs!.replace('^', ''));
+  const pkg = JSON.parse(fill(readFileSync(path.join(template, 'package.json'), 'utf8'))) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  delete pkg.devDependencies['cdk8s-cli'];
+  expect(Object.keys(pkg.dependencies).sort()).toEqual(['cdk8s', 'cdk8s-plus-33', 'constructs']);
+  return {
+    'package.json': JSON.stringify(pkg, null, 2),
+    'tsconfig.json': readFileSync(path.join(template, 'tsconfig.json'), 'utf8'),
+    'cdk8s.yaml': readFileSync(path.join(template, 'cdk8s.yaml'), 'utf8'),
+    'jest.config.js': readFileSync(path.join(template, 'jest.config.js'), 'utf8'),
+  };
+}
+
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-consumers-'));
   mkdirSync(npmCache, { recursive: true });
@@ -142,8 +194,14 @@ beforeAll(async () => {
   for (const required of [
     'lib/esm/index.js',
     'lib/esm/constructs.js',
+    'lib/esm/constructs-plus-33.js',
+    'lib/esm/peers/cdk8s-plus-27.cjs',
+    'lib/esm/peers/cdk8s-plus-33.cjs',
     'lib/cjs/index.cjs',
     'lib/cjs/constructs.cjs',
+    'lib/cjs/constructs-plus-33.cjs',
+    'lib/cjs/peers/cdk8s-plus-27.cjs',
+    'lib/cjs/peers/cdk8s-plus-33.cjs',
     'lib/types/src/index.d.ts',
     'lib/types/constructs/index.d.ts',
     'lib/cli/cdk8s-kruise.mjs',
@@ -226,6 +284,7 @@ describe('the packed package in fresh apps', () => {
       await synthAndValidate(app);
       const jest = await sh(app, 'npx', ['--no-install', 'jest']);
       expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+      await expectLoadFailure(app, 'cdk8s-kruise/constructs/plus-33', ON_33);
     },
     SLOW,
   );
@@ -273,6 +332,7 @@ describe('the packed package in fresh apps', () => {
       await synthAndValidate(app);
       const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
       expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+      await expectLoadFailure(app, 'cdk8s-kruise/constructs/plus-33', ON_33);
     },
     SLOW,
   );
@@ -320,6 +380,45 @@ describe('the packed package in fresh apps', () => {
       await synthAndValidate(app);
       const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
       expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+      await expectLoadFailure(app, 'cdk8s-kruise/constructs', ON_27);
+    },
+    SLOW,
+  );
+
+  it(
+    'the README tour, as written, in the app `cdk8s init typescript-app` creates: npm run compile, npm run synth, cdk8s-kruise synth -W',
+    async () => {
+      const app = path.join(work, 'tour-app');
+      const tour = readmeTour();
+      writeFiles(app, { ...cdk8sInitTypescriptApp('tour-app'), 'main.ts': tour.program });
+      process.stderr.write(`README tour: ${tour.blocks} blocks${tour.skipped.length ? `, skipped: ${tour.skipped.join('; ')}` : ''}\n`);
+      // `npm install cdk8s-kruise` in the new app, which installs the template's dependencies too.
+      await npmInstall(app, [tarball]);
+      expect(readdirSync(path.join(app, 'node_modules'))).not.toContain('cdk8s-plus-27');
+      // The template's own scripts: tsc --build (strict, noUnusedLocals, node10 resolution, lib checked), then
+      // `cdk8s synth`, which runs `npx ts-node main.ts` (type-checked again).
+      await sh(app, 'npm', ['run', 'compile']);
+      const synth = await sh(app, cdk8sCli, ['synth']);
+      expect(synth.stdout + synth.stderr).toMatch(/Synthesizing application/);
+      const dist = readdirSync(path.join(app, 'dist')).sort();
+      expect(dist).toEqual(['0000-kruise-crds.k8s.yaml', '0001-kruise.k8s.yaml', '0002-my-app.k8s.yaml', '0003-batch.k8s.yaml']);
+      const myApp = readFileSync(path.join(app, 'dist', '0002-my-app.k8s.yaml'), 'utf8');
+      for (const kind of ['CloneSet', 'SidecarSet', 'ImagePullJob', 'ContainerRecreateRequest', 'Job', 'Deployment']) {
+        expect(myApp).toMatch(new RegExp(`^kind: ${kind}$`, 'm'));
+      }
+      expect(readFileSync(path.join(app, 'dist', '0003-batch.k8s.yaml'), 'utf8')).toMatch(/initContainers:[\s\S]*restartPolicy: Always/);
+      // The compiler on the same app: every rule, warnings failing, one-shot operations in ops/.
+      const kruise = await sh(app, 'npx', ['--no-install', 'cdk8s-kruise', 'synth', '-W', '--quiet', '--output', 'kruise-dist']);
+      expect(kruise.stdout + kruise.stderr).toMatch(/0 error\(s\), 0 warning\(s\)/);
+      expect(existsSync(path.join(app, 'kruise-dist', 'ops', 'my-app.yaml'))).toBe(true);
+      // The other entry point, pasted from an older README or a cdk8s-plus-27 app, names this one.
+      await expectLoadFailure(app, 'cdk8s-kruise/constructs', ON_27);
+      writeFileSync(path.join(app, 'wrong.ts'), "import { CloneSet } from 'cdk8s-kruise/constructs';\nconsole.log(CloneSet.name);\n");
+      const wrong = await sh(app, 'npx', ['--no-install', 'ts-node', 'wrong.ts']).then(
+        () => new Error('ts-node wrong.ts ran'),
+        (e: Error) => e,
+      );
+      expect(wrong.message).toContain(ON_27);
     },
     SLOW,
   );
