@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_MANAGER_OPTIONS, MANAGER_CONTROLLER_OPTIONS, type ManagerOptions } from '../../runtime/manager/options.js';
 import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
+import { CONTROLLER_DESCRIPTION, CONTROLLER_HELP } from './runtime-help.js';
 
 /** The hidden command `controller` runs in a child process to issue its webhook certificates. */
 export const ISSUE_WEBHOOK_CERTS = 'issue-webhook-certs';
@@ -68,7 +69,8 @@ export function register(program: Command): void {
   const controllerOptions = MANAGER_CONTROLLER_OPTIONS;
   const command = program
     .command('controller')
-    .description('Run the controller-manager: Job sidecar terminator, admission webhooks (leader-elected)')
+    .description(CONTROLLER_DESCRIPTION)
+    .addHelpText('after', CONTROLLER_HELP)
     .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster service account, then $KUBECONFIG)')
     .option('--namespace <ns>', 'namespace of the runtime (webhook Secret, Lease); default $POD_NAMESPACE', d.namespace)
     .option('--feature-gates <gates>', 'comma-separated Name=true|false, e.g. SidecarTerminator=true')

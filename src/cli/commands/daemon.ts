@@ -2,7 +2,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DAEMON_CONTROLLER_OPTIONS, DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from '../../runtime/daemon/options.js';
 import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
-import { parseDuration } from './controller.js';
+import { formatDuration, parseDuration } from './controller.js';
+import { DAEMON_DESCRIPTION, DAEMON_HELP } from './runtime-help.js';
 
 function parseBool(value: string): boolean {
   if (/^(true|1|yes)$/i.test(value)) return true;
@@ -16,7 +17,8 @@ export function register(program: Command): void {
   const controllerOptions = DAEMON_CONTROLLER_OPTIONS;
   const command = program
     .command('daemon')
-    .description("Run the node daemon: executes ContainerRecreateRequests and pulls NodeImage images through the node's CRI runtime")
+    .description(DAEMON_DESCRIPTION)
+    .addHelpText('after', DAEMON_HELP)
     .option('--node-name <name>', 'this node (default: $NODE_NAME, set from the downward API)', process.env.NODE_NAME)
     .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster service account, then $KUBECONFIG)')
     .option(
@@ -28,7 +30,11 @@ export function register(program: Command): void {
     .addOption(new Option('--config-namespace <ns>', 'same as --daemon-config-namespace').hideHelp())
     .option('--health-probe-addr <addr>', 'listen address of /healthz, /readyz and /metrics', d.healthProbeAddr)
     .option('--feature-gates <gates>', 'comma-separated Name=true|false')
-    .option('--cri-check-interval <dur>', 'how often the CRI connection is checked', parseDuration, d.criCheckIntervalMs)
+    .addOption(
+      new Option('--cri-check-interval <dur>', 'how often the CRI connection is checked')
+        .argParser(parseDuration)
+        .default(d.criCheckIntervalMs, formatDuration(d.criCheckIntervalMs)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(['trace', 'debug', 'info', 'warn', 'error']).default(d.logLevel))
     .addOption(
       new Option('--strict-permissions [bool]', 'refuse API calls not declared in the runtime permissions list')

@@ -1,0 +1,19 @@
+/**
+ * What a registered controller or webhook does, as the CLI describes it (`cdk8s-kruise controller --help`,
+ * `daemon --help`). The lists live beside the registries (`manager/parts.ts`, `daemon/parts.ts`) so the CLI
+ * describes a process without loading its controllers; test/unit/cli-runtime-help.test.ts holds each list to
+ * its registry.
+ */
+export interface RuntimePart {
+  /** The registered name. */
+  readonly name: string;
+  /** The feature gate it runs under, as registered. */
+  readonly gate?: string;
+  /** What it does, for the command's help. */
+  readonly does: string;
+}
+
+/** A controller also names its subject in a few words, for the command's one-line description. */
+export interface RuntimeControllerPart extends RuntimePart {
+  readonly topic: string;
+}

@@ -1,0 +1,82 @@
+// What the controller-manager runs, by registered name and in registry order, for `cdk8s-kruise controller`'s
+// description and help (src/runtime/manager/registry.ts is the registry; a unit test holds these to it).
+import type { RuntimeControllerPart, RuntimePart } from '../core/parts.js';
+
+export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
+  {
+    name: 'sidecarterminator',
+    gate: 'SidecarTerminator',
+    topic: 'Job sidecar termination',
+    does: "stops a finished Job pod's marked sidecars through a ContainerRecreateRequest (after the daemon's node-local stop, when on)",
+  },
+  {
+    name: 'imagepulljob',
+    gate: 'ImagePullJobGate',
+    topic: 'ImagePullJobs',
+    does: "puts each ImagePullJob's image on its nodes' NodeImages, copies its pull secrets for the daemons, keeps its status and TTL",
+  },
+  {
+    name: 'nodeimage',
+    gate: 'ImagePullJobGate',
+    topic: 'NodeImages',
+    does: "one NodeImage per Ready node, with the node's labels; prunes finished tags, deletes it with the node",
+  },
+  {
+    name: 'containerlaunchpriority',
+    gate: 'PodWebhook',
+    topic: 'launch priority',
+    does: "the <pod>-barrier ConfigMap that releases a pod's containers in launch-priority order",
+  },
+  {
+    name: 'podreadiness',
+    topic: 'pod readiness',
+    does: 'sets the readiness gates the pod webhook adds (KruisePodReady, InPlaceUpdateReady) True on pods without them',
+  },
+  {
+    name: 'sidecarset',
+    gate: 'PodWebhook',
+    topic: 'SidecarSets',
+    does: 'SidecarSet status, ControllerRevisions and in-place sidecar image upgrades',
+  },
+  {
+    name: 'cloneset',
+    topic: 'CloneSets',
+    does: 'CloneSet pods and PVCs: scaling, lifecycle hooks, in-place and ReCreate updates, revisions, status',
+  },
+];
+
+export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
+  {
+    name: 'containerrecreaterequest',
+    does: 'ContainerRecreateRequest defaulting and validation',
+  },
+  {
+    name: 'kruisevalidation',
+    does: 'validates CloneSets, SidecarSets, ImagePullJobs and NodeImages with the policy rules of `cdk8s-kruise validate`',
+  },
+  { name: 'cloneset', does: 'CloneSet defaulting and update checks' },
+  {
+    name: 'sidecarsetvalidation',
+    does: 'SidecarSet checks against the cluster: overlapping SidecarSets, the patchPodMetadata whitelist',
+  },
+  {
+    name: 'sidecarsetinjection',
+    gate: 'PodWebhook',
+    does: "pod webhook: injects the SidecarSets' containers",
+  },
+  {
+    name: 'podreadinessgates',
+    gate: 'PodWebhook',
+    does: 'pod webhook: readiness gates on pods of apps.kruise.io workloads',
+  },
+  {
+    name: 'launchpriority',
+    gate: 'PodWebhook',
+    does: 'pod webhook: container launch priority (env and barrier)',
+  },
+  {
+    name: 'exitpriority',
+    gate: 'ContainerExitPriority',
+    does: 'pod webhook: container exit priority (preStop hooks the node daemon answers)',
+  },
+];
