@@ -1,0 +1,357 @@
+// Issue 28, part 2: the feature report says what the bundled runtime does, all of it and nothing false. One test per
+// finding, through the code paths a user runs: the KruiseRuntime construct and validateManifests over its output
+// (what `synth` and the cdk8s plugin run), `cdk8s-kruise validate` on files, and the runtime's validating webhook.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ApiObject, Chart, Size, Testing } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-27';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CloneSet,
+  CloneSetUpdateStrategy,
+  KruiseRuntime,
+  LifecycleHook,
+  RuntimeTarget,
+  type KruiseRuntimeProps,
+} from '../../constructs/index.js';
+import { CloneSetDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
+import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES, needsOf } from '../../src/contracts/features.js';
+import { CONDITION_KRUISE_POD_READY, POD_MUTATING_PATH } from '../../src/contracts/index.js';
+import { kindWebhookPath } from '../../src/install/webhooks.js';
+import { validateManifests, type Finding } from '../../src/policy/index.js';
+import { policyObjectValidator } from '../../src/cli/policy-validator.js';
+import { CloneSetReconciler } from '../../src/runtime/controllers/cloneset/reconcile.js';
+import { validateWith } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
+import { kruiseValidationWebhook } from '../../src/runtime/webhooks/kruisevalidation/index.js';
+import { post, review, startAdmissionServer, type RunningServer } from './support/admission-server.js';
+import { runCli } from './support/cli.js';
+
+type Obj = Record<string, any>;
+
+/** An app with a KruiseRuntime and one chart built by `build`; every object the app renders. */
+function synthApp(build: (chart: Chart) => void, props: KruiseRuntimeProps = {}): { objects: Obj[]; runtime: KruiseRuntime } {
+  const app = Testing.app();
+  const runtime = new KruiseRuntime(app, 'kruise', props);
+  build(new Chart(app, 'app'));
+  app.synth();
+  return { objects: app.charts.flatMap((c) => c.toJson() as Obj[]), runtime };
+}
+
+const raw = (chart: Chart, id: string, object: Obj) => new ApiObject(chart, id, object as never);
+const runtimeFindings = (objects: readonly unknown[]): Finding[] =>
+  validateManifests(objects).filter((f) => f.ruleId.startsWith('KRUISE-RUNTIME-'));
+const summary = (fs: readonly Finding[]) =>
+  fs.map((f) => ({ ruleId: f.ruleId, severity: f.severity, kind: f.resource.kind, pointer: f.jsonPointer }));
+
+const cloneSet = (spec: Obj = {}, metadata: Obj = {}): Obj => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name: 'web', namespace: 'default', ...metadata },
+  spec: {
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] } },
+    ...spec,
+  },
+});
+const sidecarSet = (container: Obj): Obj => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'SidecarSet',
+  metadata: { name: 'logtail' },
+  spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'logtail', image: 'busybox:1.36', ...container }] },
+});
+
+describe('false warning: lifecycle markPodNotReady (the README tour CloneSet)', () => {
+  // The CloneSet of the README's tour, as written there.
+  const tour = (chart: Chart) => {
+    const web = new CloneSet(chart, 'web', {
+      replicas: 4,
+      updateStrategy: CloneSetUpdateStrategy.inPlaceIfPossible({ maxUnavailable: kplus.PercentOrAbsolute.absolute(1) }),
+      lifecycle: {
+        preNormal: LifecycleHook.byFinalizers(['example.io/unready-blocker']),
+        preDelete: LifecycleHook.byLabels({ 'example.io/block-delete': 'true' }, { markPodNotReady: true }),
+      },
+      scaleStrategy: { disablePVCReuse: true },
+    });
+    const data = web.addVolumeClaimTemplate({ name: 'data', storage: Size.gibibytes(10) });
+    web.addContainer({ name: 'redis', image: 'redis:7.2' }).mount('/data', data);
+  };
+
+  it('yields no KRUISE-RUNTIME-001 under the bundled target, and registers no pod webhook for it', () => {
+    const { objects, runtime } = synthApp(tour);
+    expect(runtime.report().uses.map((u) => u.feature)).toContain(AppFeature.LIFECYCLE_MARK_POD_NOT_READY);
+    expect(runtimeFindings(objects)).toEqual([]);
+    expect(validateManifests(objects).filter((f) => f.severity !== 'info')).toEqual([]);
+    // The bundled CloneSet controller adds the KruisePodReady gate itself: no cluster-wide pod webhook, no PodWebhook gate.
+    expect(runtime.report().podWebhook).toBe(false);
+    const hooks = objects.filter((o) => o.kind === 'MutatingWebhookConfiguration').flatMap((o) => o.webhooks as Obj[]);
+    expect(hooks.map((h) => h.clientConfig.service.path)).not.toContain(POD_MUTATING_PATH);
+    expect(runtime.report().gates.required.has('PodWebhook')).toBe(false);
+  });
+
+  it('upstream needs its pod webhook for it (it injects the gate there), the bundled runtime does not', () => {
+    expect(needsOf(AppFeature.LIFECYCLE_MARK_POD_NOT_READY, 'upstream')).toMatchObject({ podWebhook: true, gates: ['PodWebhook'] });
+    expect(needsOf(AppFeature.LIFECYCLE_MARK_POD_NOT_READY, 'bundled')).toMatchObject({ podWebhook: false, gates: [] });
+    const { runtime } = synthApp(tour, { target: RuntimeTarget.OPENKRUISE });
+    expect(runtime.report().gates.required.get('PodWebhook')?.use.feature).toBe(AppFeature.LIFECYCLE_MARK_POD_NOT_READY);
+  });
+
+  it('is carried out because the bundled CloneSet controller gives the pods it creates the KruisePodReady gate', () => {
+    const reconciler = new CloneSetReconciler({} as never, {} as never, {} as never, {} as never, {} as never, {
+      excludePreparingDelete: false,
+      partitionRollback: false,
+    });
+    const cs = { ...cloneSet(), metadata: { name: 'web', namespace: 'default', uid: 'u' } };
+    const pod = reconciler.newPod(cs as never, 'web-abcde', 'abcde', { metadata: { name: 'web-5f7d9' } } as never, {});
+    expect((pod.spec?.readinessGates ?? []).map((g) => g.conditionType)).toContain(CONDITION_KRUISE_POD_READY);
+  });
+});
+
+describe('silent before, reported now', () => {
+  it('ImageListPullJob: no controller in the bundled runtime; the warning names what it serves', () => {
+    const { objects } = synthApp((c) =>
+      raw(c, 'list', {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ImageListPullJob',
+        metadata: { name: 'prepull', namespace: 'default' },
+        spec: { images: ['nginx:1.25'], completionPolicy: { type: 'Always' } },
+      }),
+    );
+    const fs = runtimeFindings(objects);
+    expect(summary(fs)).toEqual([{ ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'ImageListPullJob', pointer: '' }]);
+    expect(fs[0]!.message).toBe('uses ImageListPullJob, which this version of the bundled runtime does not carry out');
+    expect(fs[0]!.hint).toBe(
+      'The bundled runtime serves SidecarSet, CloneSet, ImagePullJob, ContainerRecreateRequest and NodeImage (apps.kruise.io/v1alpha1); ' +
+        'upstream OpenKruise serves apps.kruise.io/v1alpha1 ImageListPullJob: use target openkruise.',
+    );
+  });
+
+  it('apps.kruise.io/v1beta1 Advanced StatefulSet and Advanced DaemonSet: one warning each, not one per field', () => {
+    const { objects } = synthApp((c) => {
+      raw(c, 'sts', {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db', namespace: 'default' },
+        spec: { replicas: 3, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete' }, ordinals: { start: 1 } },
+      });
+      raw(c, 'ds', {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent', namespace: 'default' },
+        spec: {},
+      });
+    });
+    const fs = runtimeFindings(objects);
+    expect(summary(fs)).toEqual([
+      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'StatefulSet', pointer: '' },
+      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'DaemonSet', pointer: '' },
+    ]);
+    expect(fs.map((f) => f.message)).toEqual([
+      'uses Advanced StatefulSet, which this version of the bundled runtime does not carry out',
+      'uses Advanced DaemonSet, which this version of the bundled runtime does not carry out',
+    ]);
+    expect(fs[0]!.hint).toMatch(
+      /^The bundled runtime serves SidecarSet, .* upstream OpenKruise serves apps.kruise.io\/v1beta1 StatefulSet/,
+    );
+  });
+
+  it('a Kruise kind or version nobody names: the bundled runtime serves v1alpha1 only, upstream may serve the rest', () => {
+    const { objects } = synthApp((c) =>
+      raw(c, 'v1beta1', { ...cloneSet(), apiVersion: 'apps.kruise.io/v1beta1', spec: { replicas: 1 } } as Obj),
+    );
+    const [f, ...rest] = runtimeFindings(objects);
+    expect(rest).toEqual([]);
+    expect(f).toMatchObject({
+      ruleId: 'KRUISE-RUNTIME-001',
+      jsonPointer: '',
+      message: expect.stringMatching(/^uses an unmodelled Kruise kind or version/),
+    });
+    expect(f!.hint).toMatch(/upstream OpenKruise may serve apps.kruise.io\/v1beta1 CloneSet: use target openkruise\.$/);
+  });
+
+  it('SidecarSet resourcesPolicy is reported; shareVolumeDevicePolicy, which the bundled injection carries out, is not', () => {
+    const policy = { targetContainersMode: 'sum', resourcesExpr: { limits: { cpu: 'cpu*50%' } } };
+    const { objects } = synthApp((c) => {
+      raw(c, 'resources', sidecarSet({ resourcesPolicy: policy }));
+      raw(c, 'devices', {
+        ...sidecarSet({ name: 'devices', shareVolumeDevicePolicy: { type: 'enabled' } }),
+        metadata: { name: 'devices' },
+      });
+    });
+    expect(validateManifests(objects).filter((f) => f.severity === 'error')).toEqual([]);
+    const fs = runtimeFindings(objects);
+    expect(summary(fs)).toEqual([
+      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'SidecarSet', pointer: '/spec/containers/0/resourcesPolicy' },
+    ]);
+    expect(fs[0]!.message).toBe(
+      'uses SidecarSet resourcesPolicy at /spec/containers/0/resourcesPolicy, which this version of the bundled runtime does not carry out',
+    );
+    expect(fs[0]!.hint).toBe('Use target openkruise (upstream OpenKruise carries it out).');
+  });
+
+  it('CloneSet: in-place grace period is carried out; image pre-download (v1alpha1: annotations) and progressDeadlineSeconds are reported', () => {
+    const { objects } = synthApp((c) => {
+      raw(c, 'grace', cloneSet({ updateStrategy: { type: 'InPlaceIfPossible', inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } } }));
+      raw(
+        c,
+        'prepull',
+        cloneSet(
+          { progressDeadlineSeconds: 600 },
+          { name: 'prepull', annotations: { 'apps.kruise.io/image-predownload-parallelism': '5' } },
+        ),
+      );
+    });
+    const fs = runtimeFindings(objects);
+    expect(summary(fs)).toEqual([
+      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'CloneSet', pointer: '/spec/progressDeadlineSeconds' },
+      {
+        ruleId: 'KRUISE-RUNTIME-001',
+        severity: 'warning',
+        kind: 'CloneSet',
+        pointer: '/metadata/annotations/apps.kruise.io~1image-predownload-parallelism',
+      },
+    ]);
+    expect(fs.map((f) => f.message)).toEqual([
+      'uses CloneSet progressDeadlineSeconds at /spec/progressDeadlineSeconds, which this version of the bundled runtime does not carry out',
+      'uses CloneSet image pre-download at /metadata/annotations/apps.kruise.io~1image-predownload-parallelism, which this version of the bundled runtime does not carry out',
+    ]);
+    // Upstream v1.9 has no imagePreDownload* fields in the v1alpha1 schema: written there, they are schema errors.
+    const fields = validateManifests([
+      cloneSet({ updateStrategy: { inPlaceUpdateStrategy: { imagePreDownloadParallelism: 2, imagePreDownloadMinUpdatedReadyPods: 1 } } }),
+    ]);
+    expect(
+      fields
+        .filter((f) => f.ruleId === 'KRUISE-SCHEMA-001')
+        .map((f) => f.jsonPointer)
+        .sort(),
+    ).toEqual([
+      '/spec/updateStrategy/inPlaceUpdateStrategy/imagePreDownloadMinUpdatedReadyPods',
+      '/spec/updateStrategy/inPlaceUpdateStrategy/imagePreDownloadParallelism',
+    ]);
+  });
+
+  describe('apps.kruise.io/using-enhanced-liveness: carried out by neither runtime, a warning under both targets', () => {
+    const deployment = (c: Chart) =>
+      raw(c, 'web', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: {
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' }, annotations: { 'apps.kruise.io/using-enhanced-liveness': 'true' } },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] },
+          },
+        },
+      });
+    const pointer = '/spec/template/metadata/annotations/apps.kruise.io~1using-enhanced-liveness';
+    const expected = {
+      ruleId: 'KRUISE-RUNTIME-001',
+      severity: 'warning',
+      jsonPointer: pointer,
+      message: `uses enhanced liveness probe at ${pointer}, which no runtime carries out`,
+      hint: expect.stringMatching(
+        /removes the containers' liveness probes and nothing restarts .* the bundled runtime ignores the annotation/,
+      ),
+    };
+
+    it('bundled target', () => {
+      expect(runtimeFindings(synthApp(deployment).objects)).toEqual([expect.objectContaining(expected)]);
+    });
+
+    it('target openkruise: the synth succeeds and validate warns (nothing of the runtime in the output)', () => {
+      const { objects, runtime } = synthApp(deployment, { target: RuntimeTarget.OPENKRUISE });
+      expect(runtime.report().errors).toEqual([]);
+      expect(objects.some((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager')).toBe(false);
+      expect(runtimeFindings(objects)).toEqual([expect.objectContaining(expected)]);
+    });
+
+    it('under either target no gate, daemon or webhook is inferred for it', () => {
+      for (const runtime of ['bundled', 'upstream'] as const) {
+        expect(needsOf(AppFeature.ENHANCED_LIVENESS_PROBE, runtime)).toEqual({ gates: [], daemon: false, podWebhook: false });
+      }
+    });
+  });
+
+  it('SidecarSet patchPodMetadata, which the bundled webhook and controller carry out, is not reported, and its gate is known', () => {
+    const { objects } = synthApp((c) =>
+      raw(c, 'patch', { ...sidecarSet({}), spec: { ...sidecarSet({}).spec, patchPodMetadata: [{ annotations: { a: 'b' } }] } }),
+    );
+    expect(runtimeFindings(objects)).toEqual([]);
+    expect(FEATURES[AppFeature.SIDECARSET_PATCH_POD_METADATA].carriedOutBy.bundled).toBe(true);
+    expect(BUNDLED_RUNTIME_GATES).toHaveProperty('SidecarSetPatchPodMetadataDefaultsAllowed');
+    const manager = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager')!;
+    expect(JSON.stringify(manager.spec.template.spec.containers[0].args)).toMatch(/SidecarSetPatchPodMetadataDefaultsAllowed=true/);
+  });
+});
+
+describe('cdk8s-kruise validate on files', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'kruise-support-'));
+    const { objects } = synthApp(() => {});
+    const yaml = (o: unknown) => JSON.stringify(o);
+    writeFileSync(path.join(dir, 'runtime.yaml'), objects.map(yaml).join('\n---\n'));
+    writeFileSync(
+      path.join(dir, 'app.yaml'),
+      [
+        sidecarSet({ resourcesPolicy: { targetContainersMode: 'max', resourcesExpr: {} } }),
+        cloneSet({ lifecycle: { preDelete: { labelsHandler: { 'example.io/block': 'true' }, markPodNotReady: true } } }),
+      ]
+        .map(yaml)
+        .join('\n---\n'),
+    );
+  });
+
+  it('reports what the bundled runtime in the same files does not carry out, counted and located, and -W fails on it', async () => {
+    const r = await runCli(['validate', '--format', 'json', dir]);
+    const report = JSON.parse(r.stdout) as { summary: { warnings: number }; findings: Array<Obj> };
+    expect(report.findings.filter((f) => f.ruleId.startsWith('KRUISE-RUNTIME-'))).toEqual([
+      expect.objectContaining({
+        ruleId: 'KRUISE-RUNTIME-001',
+        jsonPointer: '/spec/containers/0/resourcesPolicy',
+        file: expect.stringMatching(/app\.yaml$/),
+        line: expect.any(Number),
+      }),
+    ]);
+    expect(report.summary.warnings).toBeGreaterThanOrEqual(1);
+    expect((await runCli(['validate', '-W', dir])).code).toBe(1);
+  });
+});
+
+describe("the runtime's validating webhook answers warnings", () => {
+  const cs = cloneSet({ progressDeadlineSeconds: 600, updateStrategy: { inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } });
+  const csWarning =
+    'KRUISE-RUNTIME-001 /spec/progressDeadlineSeconds: uses CloneSet progressDeadlineSeconds, which this version of the bundled runtime ' +
+    'does not carry out. Fix: Use target openkruise (upstream OpenKruise carries it out).';
+
+  it('the decision, with the policy rules injected (as `cdk8s-kruise controller` runs it) and without', async () => {
+    expect(validateWith(policyObjectValidator, cs as never)).toEqual({ allowed: true, warnings: [csWarning] });
+    const handlers = kruiseValidationWebhook.setup({} as never);
+    const handler = handlers.find((h) => h.path === kindWebhookPath('validate', CloneSetDefinition))!;
+    expect(await handler.handle({ uid: '1', operation: 'CREATE', object: cs } as never)).toEqual({ allowed: true, warnings: [csWarning] });
+    // Nothing to say about what the runtime carries out.
+    expect(await handler.handle({ uid: '2', operation: 'CREATE', object: cloneSet() } as never)).toEqual({ allowed: true });
+  });
+
+  describe('over HTTPS, in the AdmissionReview response', () => {
+    let s: RunningServer;
+    beforeAll(async () => {
+      s = await startAdmissionServer(kruiseValidationWebhook.setup({} as never));
+    });
+    afterAll(() => s?.close());
+
+    it('response.warnings lists each part not carried out, with its pointer and fix', async () => {
+      const set = sidecarSet({ resourcesPolicy: { targetContainersMode: 'sum', resourcesExpr: {} } });
+      const r = await post(s, kindWebhookPath('validate', SidecarSetDefinition), JSON.stringify(review(set)));
+      expect(r.status).toBe(200);
+      expect(r.json.response).toMatchObject({
+        allowed: true,
+        warnings: [
+          'KRUISE-RUNTIME-001 /spec/containers/0/resourcesPolicy: uses SidecarSet resourcesPolicy, which this version of the bundled ' +
+            'runtime does not carry out. Fix: Use target openkruise (upstream OpenKruise carries it out).',
+        ],
+      });
+    });
+  });
+});
