@@ -66,6 +66,7 @@ describe('false warning: lifecycle markPodNotReady (the README tour CloneSet)', 
   const tour = (chart: Chart) => {
     const web = new CloneSet(chart, 'web', {
       replicas: 4,
+      podMetadata: { labels: { app: 'webserver' } },
       updateStrategy: CloneSetUpdateStrategy.inPlaceIfPossible({ maxUnavailable: kplus.PercentOrAbsolute.absolute(1) }),
       lifecycle: {
         preNormal: LifecycleHook.byFinalizers(['example.io/unready-blocker']),
