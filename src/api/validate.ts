@@ -180,14 +180,18 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   let best: string | undefined;
   let bestD = Infinity;
   const w = word.toLowerCase();
+  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
   for (const c of candidates) {
-    const dist = editDistance(w, c.toLowerCase());
+    // The distance is at least the difference in length: a candidate that far off cannot be the answer, and a
+    // huge key must not cost a huge matrix.
+    const lc = c.toLowerCase();
+    if (Math.abs(lc.length - w.length) > limit) continue;
+    const dist = editDistance(w, lc);
     if (dist < bestD) {
       bestD = dist;
       best = c;
     }
   }
-  const limit = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
   return best !== undefined && bestD <= limit ? best : undefined;
 }
 
@@ -354,14 +358,52 @@ function issueFor(e: ErrorObject): SchemaIssue | undefined {
   }
 }
 
-/** Converts raw ajv errors into deduplicated issues, ordered by pointer. */
+/**
+ * Unknown fields listed per object (per mapping that holds them); the rest are counted in one issue. An object with
+ * thousands of unknown keys is one mistake (a misplaced block, generated junk), and every listed one costs a "did
+ * you mean" search and, in a report, a line lookup.
+ */
+export const MAX_UNKNOWN_FIELDS_LISTED = 20;
+
+/** Unknown fields of one object: those seen, how many were listed, and the rest, counted. */
+interface UnknownFields {
+  readonly seen: Set<string>;
+  listed: number;
+  omitted: number;
+  firstOmitted?: string;
+  parentSchema?: unknown;
+}
+
+/**
+ * Converts raw ajv errors into deduplicated issues, ordered by pointer. At most {@link MAX_UNKNOWN_FIELDS_LISTED}
+ * unknown fields are listed per object, in the object's key order; the others become one issue that counts them,
+ * at the first of them. Linear in the number of errors: an error past the cap costs a counter, not a suggestion.
+ */
 export function toIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
   const out: SchemaIssue[] = [];
   const seen = new Set<string>();
+  const unknown = new Map<string, UnknownFields>();
   // A failed anyOf (e.g. timestamp-or-null) reports one error per branch; keep the first branch only.
-  const anyOfPaths = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const anyOfPaths = new Set<string>();
+  for (const e of errors) if (e.keyword === 'anyOf') anyOfPaths.add(e.instancePath);
   for (const e of errors) {
     if (anyOfPaths.has(e.instancePath) && e.keyword === 'type' && e.params && (e.params as Json).type === 'null') continue;
+    if (e.keyword === 'additionalProperties' && e.propertyName === undefined) {
+      const field = String((e.params as Record<string, unknown>).additionalProperty);
+      let group = unknown.get(e.instancePath);
+      if (!group) unknown.set(e.instancePath, (group = { seen: new Set(), listed: 0, omitted: 0 }));
+      // The same unknown field can be reported by several branches (anyOf); it counts once.
+      if (group.seen.has(field)) continue;
+      group.seen.add(field);
+      if (group.listed >= MAX_UNKNOWN_FIELDS_LISTED) {
+        if (group.omitted++ === 0) {
+          group.firstOmitted = field;
+          group.parentSchema = e.parentSchema;
+        }
+        continue;
+      }
+      group.listed++;
+    }
     const issue = issueFor(e);
     if (!issue) continue;
     const key = `${issue.jsonPointer}|${issue.keyword}|${issue.message}`;
@@ -369,14 +411,39 @@ export function toIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
     seen.add(key);
     out.push(issue);
   }
-  return out.sort((a, b) => comparePointers(a.jsonPointer, b.jsonPointer));
+  for (const [at, group] of unknown) if (group.omitted > 0) out.push(omittedUnknownFields(at, group));
+  return sortByPointer(out);
+}
+
+/** The issue counting the unknown fields of the object at `at` that were not listed, located at the first of them. */
+function omittedUnknownFields(at: string, group: UnknownFields): SchemaIssue {
+  const fields = knownFields(group.parentSchema);
+  const count = group.omitted.toLocaleString('en-US');
+  return {
+    jsonPointer: `${at}/${escapeToken(group.firstOmitted!)}`,
+    keyword: 'additionalProperties',
+    message:
+      `… and ${count} more unknown field${group.omitted === 1 ? '' : 's'} under ${at ? truncate(at) : 'the top level'} ` +
+      `(not listed, from ${quoteValue(group.firstOmitted)} on; the API server would drop them silently)`,
+    hint: fields.length ? `known fields here: ${listNames(fields, 12)}` : undefined,
+  };
+}
+
+/** Issues in document order of their pointers (each pointer split once, not once per comparison). */
+function sortByPointer(issues: SchemaIssue[]): SchemaIssue[] {
+  if (issues.length < 2) return issues;
+  const keyed = issues.map((issue, i) => ({ issue, tokens: issue.jsonPointer.split('/'), i }));
+  keyed.sort((a, b) => compareTokens(a.tokens, b.tokens) || a.i - b.i);
+  return keyed.map((k) => k.issue);
 }
 
 /** Document order for pointers: token by token, array indexes numerically. Stable for equal pointers. */
 export function comparePointers(a: string, b: string): number {
   if (a === b) return 0;
-  const ta = a.split('/');
-  const tb = b.split('/');
+  return compareTokens(a.split('/'), b.split('/'));
+}
+
+function compareTokens(ta: readonly string[], tb: readonly string[]): number {
   for (let i = 0; i < Math.min(ta.length, tb.length); i++) {
     const x = ta[i]!;
     const y = tb[i]!;

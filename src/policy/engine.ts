@@ -1,5 +1,5 @@
 import { DocumentLocator } from './locate.js';
-import { decodeInput, parseText, parseTextInBatches, resourceRef } from './parse.js';
+import { decodeInput, inputFinding, parseText, parseTextInBatches, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
 import { escapeControl, truncate } from '../api/quote.js';
 import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity, SourceRef } from './types.js';
@@ -80,19 +80,50 @@ function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rul
     try {
       found = rule.check(manifests, ctx);
     } catch (e) {
-      failures.push({
-        ruleId: rule.id,
-        severity: 'error',
-        resource: { kind: '', name: '' },
-        jsonPointer: '',
-        message: `internal error in rule ${rule.id}: ${escapeControl(String((e as Error).message ?? e)).slice(0, 200)}`,
-        hint: 'This is a bug in cdk8s-kruise; skip the rule with --skip-rule meanwhile and report it.',
-      });
+      isolateFailure(rule, manifests, e, failures, raw);
       continue;
     }
     for (const finding of found) raw.push({ rule, finding });
   }
   return { failures, raw };
+}
+
+/**
+ * A rule that threw (a bug, or a crash such as a stack overflow) is run again on each object alone, so the failure
+ * is reported against the objects that cause it, with their file and line, and a per-document rule still reports
+ * the other objects' findings. A failure no object causes alone is reported against the first object checked.
+ */
+function isolateFailure(rule: Rule, manifests: readonly Manifest[], error: unknown, failures: Finding[], raw: RawFinding[]): void {
+  let blamed = 0;
+  if (manifests.length > 1) {
+    const perDocument = PER_DOCUMENT_RULES.has(rule.id);
+    for (const m of manifests) {
+      let found;
+      try {
+        found = rule.check([m], { manifests: [m] });
+      } catch (e) {
+        failures.push(ruleFailure(rule, e, m));
+        blamed++;
+        continue;
+      }
+      if (perDocument) for (const finding of found) raw.push({ rule, finding });
+    }
+  }
+  if (blamed === 0) failures.push(ruleFailure(rule, error, manifests[0], manifests.length));
+}
+
+function ruleFailure(rule: Rule, error: unknown, manifest: Manifest | undefined, together = 1): Finding {
+  const src = manifest?.source;
+  const reason = escapeControl(error instanceof Error ? error.message : String(error)).slice(0, 200);
+  return {
+    ruleId: rule.id,
+    severity: 'error',
+    ...(src ? { file: src.file, line: src.startLine } : {}),
+    resource: manifest ? resourceRef(manifest.object) : { kind: '', name: '' },
+    jsonPointer: '',
+    message: `internal error in rule ${rule.id}${together > 1 ? ` (on ${together} objects together, not on any alone)` : ''}: ${reason}`,
+    hint: 'This is a bug in cdk8s-kruise; skip the rule with --skip-rule meanwhile and report it.',
+  };
 }
 
 /**
@@ -115,10 +146,15 @@ function materialize(raw: readonly RawFinding[]): Finding[] {
   });
   for (const indexes of byDocument.values()) {
     const src = raw[indexes[0]!]!.finding.manifest.source!;
-    const locator = new DocumentLocator({ ...src, pointerPrefix: '' });
-    for (const i of indexes) {
-      const f = raw[i]!.finding;
-      positions[i] = locator.locate(f.manifest.source!.pointerPrefix + f.jsonPointer);
+    try {
+      const locator = new DocumentLocator({ ...src, pointerPrefix: '' });
+      for (const i of indexes) {
+        const f = raw[i]!.finding;
+        positions[i] = locator.locate(f.manifest.source!.pointerPrefix + f.jsonPointer);
+      }
+    } catch {
+      // The document parsed, so this is not expected; its findings still name the file, at the document's start.
+      for (const i of indexes) positions[i] ??= { line: src.startLine, column: 1 };
     }
   }
   return raw.map(({ rule, finding: f }, i) => {
@@ -238,16 +274,27 @@ export async function checkInputStreamWindow(
       run.addParserFindings([item.finding]);
       continue;
     }
-    const text = typeof item.content === 'string' ? item.content : decodeInput(item.content, item.file);
-    if (typeof text !== 'string') {
-      run.addParserFindings([text]);
-      continue;
+    try {
+      const text = typeof item.content === 'string' ? item.content : decodeInput(item.content, item.file);
+      if (typeof text !== 'string') {
+        run.addParserFindings([text]);
+        continue;
+      }
+      parseTextInBatches(text, item.file, batchSize, (batch) => {
+        documents += batch.manifests.length;
+        run.addParserFindings(batch.findings);
+        run.addManifests(batch.manifests);
+      });
+    } catch (e) {
+      // Rule failures are caught per rule; this is the last resort, so that even a crash names the input.
+      run.addFailure(
+        inputFinding(
+          item.file,
+          `internal error while checking this input: ${escapeControl(e instanceof Error ? e.message : String(e)).slice(0, 200)}`,
+          'This is a bug in cdk8s-kruise; report it with the input that causes it.',
+        ),
+      );
     }
-    parseTextInBatches(text, item.file, batchSize, (batch) => {
-      documents += batch.manifests.length;
-      run.addParserFindings(batch.findings);
-      run.addManifests(batch.manifests);
-    });
   }
   return { ...run.finish(files), documents, files };
 }
@@ -272,6 +319,11 @@ class WindowedRun {
 
   addFile(file: string): void {
     if (!this.order.has(file)) this.order.set(file, this.order.size);
+  }
+
+  /** A finding added whatever rules are selected (an input that could not be checked). */
+  addFailure(f: Finding): void {
+    this.window.add({ file: this.fileIndex(f.file), line: f.line ?? 0, parser: f, severity: f.severity });
   }
 
   addParserFindings(findings: readonly Finding[]): void {
@@ -332,7 +384,12 @@ class WindowedRun {
   }
 
   private addRaw({ failures, raw }: { failures: Finding[]; raw: RawFinding[] }): void {
-    this.failures.push(...failures);
+    // A failure on an object from a file is listed and counted like any finding; one on objects without a file
+    // (given in process) is reported once, however many batches hit it.
+    for (const f of failures) {
+      if (f.file !== undefined) this.addFailure(f);
+      else this.failures.push(f);
+    }
     for (const r of raw) {
       const src = r.finding.manifest.source;
       this.window.add({ file: src ? this.fileIndex(src.file) : -1, line: src?.startLine ?? 0, raw: r, severity: r.rule.severity });
@@ -518,15 +575,26 @@ type WindowEntry = { file: number; line: number; parser?: Finding; raw?: RawFind
 class CoarseWindow {
   private kept: WindowEntry[] = [];
   readonly total = { errors: 0, warnings: 0, infos: 0 };
+  /**
+   * Trimmed when it holds this many. A trim cannot drop entries tied with the last listed one (all findings of one
+   * document tie), so after each trim the mark is at least twice what is left: however many tie, the entries are
+   * sorted O(log n) times, not once per entry added.
+   */
+  private trimAt: number;
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limit: number) {
+    this.trimAt = 2 * limit + 1024;
+  }
 
   add(e: WindowEntry): void {
     if (e.severity === 'error') this.total.errors++;
     else if (e.severity === 'warning') this.total.warnings++;
     else this.total.infos++;
     this.kept.push(e);
-    if (Number.isFinite(this.limit) && this.kept.length >= 2 * this.limit + 1024) this.trim();
+    if (Number.isFinite(this.limit) && this.kept.length >= this.trimAt) {
+      this.trim();
+      this.trimAt = Math.max(2 * this.limit + 1024, 2 * this.kept.length);
+    }
   }
 
   entries(): WindowEntry[] {

@@ -15,14 +15,17 @@ export const INPUT_EMPTY = 'KRUISE-INPUT-002';
 const NO_RESOURCE: ResourceRef = { kind: '', name: '' };
 
 function loadYaml(text: string, opts: { filename: string }): unknown {
-  return load(text, { ...opts, schema: KUBE_YAML_SCHEMA });
+  return load(text, { ...opts, schema: KUBE_YAML_SCHEMA, maxDepth: MAX_NESTING });
 }
+
+/** Thrown for a document nested deeper than MAX_NESTING, whichever parser found it. */
+class TooDeep extends Error {}
 
 // A `---` or `...` at column 0 always starts or ends a document in YAML (even inside block scalars, where such a
 // line is forbidden), so splitting on them is exact and much cheaper than a full parse.
 const DOC_MARKER = /^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm;
 
-/** Nesting deeper than this is refused (js-yaml's own limit for YAML; checked by hand for JSON). */
+/** Nesting deeper than this is refused (js-yaml's maxDepth for YAML; checked by hand for JSON). */
 export const MAX_NESTING = 100;
 /**
  * A document whose aliases expand to more nodes than this (and to many times its written size) is refused, as the
@@ -165,6 +168,20 @@ export function parseTextInBatches(text: string, file: string, batchSize: number
       value = c === '{' ? parseJsonOrYaml(body, chunk, file) : loadYaml(chunk, { filename: file });
     } catch (e) {
       const mark = e instanceof YAMLException ? e.mark : undefined;
+      if (e instanceof TooDeep || (e instanceof YAMLException && /maxDepth/.test(e.reason))) {
+        // Refused before any rule walks it: deep input would otherwise cost stack in every walker.
+        out.findings.push(
+          inputFinding(
+            file,
+            `document ${docIndex + 1} nests deeper than ${MAX_NESTING} levels`,
+            'Kubernetes objects are far shallower; pass the intended manifest.',
+            mark ? startLine + mark.line : startLine,
+            mark ? mark.column + 1 : undefined,
+          ),
+        );
+        docIndex++;
+        continue;
+      }
       const reason = e instanceof YAMLException ? e.reason : (e as Error).message;
       out.findings.push(
         inputFinding(
@@ -193,7 +210,7 @@ export function parseTextInBatches(text: string, file: string, batchSize: number
 }
 
 function parseJsonOrYaml(body: string, chunk: string, file: string): unknown {
-  if (jsonNestingExceeds(body, MAX_NESTING)) throw new Error(`the document nests deeper than ${MAX_NESTING} levels`);
+  if (jsonNestingExceeds(body, MAX_NESTING)) throw new TooDeep();
   try {
     return JSON.parse(body);
   } catch {

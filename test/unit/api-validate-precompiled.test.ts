@@ -61,6 +61,22 @@ describe('precompiled validators', () => {
     }
   });
 
+  it('cap the unknown fields of a wide object exactly as the run-time validators do', () => {
+    const def = KINDS.find((k) => k.kind === 'CloneSet')!;
+    const sample = SAMPLES.CloneSet();
+    const spec: Record<string, unknown> = { ...(sample.spec as object) };
+    const metadata: Record<string, unknown> = { ...(sample.metadata as object) };
+    for (let i = 0; i < 20_000; i++) spec[`unknownField${i}`] = i;
+    for (let i = 0; i < 30; i++) metadata[`extra${i}`] = i;
+    const wide = { ...sample, metadata, spec };
+    const issues = issuesOf(precompiled.CloneSet!, wide);
+    expect(issues).toEqual(validateAgainst(def, wide));
+    expect(issues).toHaveLength(42);
+    expect(issues.map((i) => i.message)).toContain(
+      '… and 19,980 more unknown fields under /spec (not listed, from "unknownField20" on; the API server would drop them silently)',
+    );
+  });
+
   it('replace the compiler: the CLI build loads neither ajv nor the core definitions to validate', async () => {
     expect(() => compileValidator({ kind: 'Unknown' })).toThrow(/no precompiled validator for kind Unknown/);
     // The policy engine as the CLI bundles it: the modules it loads, with the generated validators in place.

@@ -74,12 +74,11 @@ export const schemaValid: Rule = {
       if (!isKruise(m)) continue;
       const def = findKind(String(m.object.apiVersion), String(m.object.kind));
       if (!def) continue;
-      out.push(
-        ...issuesToFindings(
-          m,
-          validateAgainst(def, m.object),
-          () => `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
-        ),
+      addFindings(
+        out,
+        m,
+        validateAgainst(def, m.object),
+        () => `Fix the field to match the ${def.kind} schema (run \`cdk8s-kruise schema\` for the JSON Schema).`,
       );
     }
     return out;
@@ -101,13 +100,12 @@ export const schemaValidCore: Rule = {
       const definition = coreKindDefinition(m.object.apiVersion, m.object.kind);
       if (!definition) continue;
       const kind = String(m.object.kind);
-      out.push(
-        ...issuesToFindings(
-          m,
-          validateCoreKind(definition, m.object),
-          (pointer) =>
-            `Fix the field to match the Kubernetes ${kind} schema (kubectl explain ${kind.toLowerCase()}${pointer.replace(/\/\d+(?=\/|$)/g, '').replace(/\//g, '.')}).`,
-        ),
+      addFindings(
+        out,
+        m,
+        validateCoreKind(definition, m.object),
+        (pointer) =>
+          `Fix the field to match the Kubernetes ${kind} schema (kubectl explain ${kind.toLowerCase()}${pointer.replace(/\/\d+(?=\/|$)/g, '').replace(/\//g, '.')}).`,
       );
     }
     return out;
@@ -157,20 +155,24 @@ export const schemaUnmodelledKind: Rule = {
 };
 
 /**
- * Schema issues as findings of one manifest. An issue's own hint becomes a sentence (capitalised, ending in
- * a full stop unless it already ends in punctuation); an issue without one gets the rule's `fallback`.
+ * Schema issues as findings of one manifest, appended to `out` one by one (spreading a long list into push's
+ * arguments overflows the stack). An issue's own hint becomes a sentence (capitalised, ending in a full stop unless
+ * it already ends in punctuation); an issue without one gets the rule's `fallback`.
  */
-function issuesToFindings(
+function addFindings(
+  out: RuleFinding[],
   manifest: Manifest,
   issues: readonly { jsonPointer: string; message: string; hint?: string }[],
   fallback: (jsonPointer: string) => string,
-): RuleFinding[] {
-  return issues.map((issue) => ({
-    manifest,
-    jsonPointer: issue.jsonPointer,
-    message: issue.message,
-    hint: issue.hint ? sentence(issue.hint) : fallback(issue.jsonPointer),
-  }));
+): void {
+  for (const issue of issues) {
+    out.push({
+      manifest,
+      jsonPointer: issue.jsonPointer,
+      message: issue.message,
+      hint: issue.hint ? sentence(issue.hint) : fallback(issue.jsonPointer),
+    });
+  }
 }
 
 function sentence(s: string): string {
