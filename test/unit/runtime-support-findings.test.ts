@@ -104,7 +104,8 @@ describe('false warning: lifecycle markPodNotReady (the README tour CloneSet)', 
     });
     const cs = { ...cloneSet(), metadata: { name: 'web', namespace: 'default', uid: 'u' } };
     const pod = reconciler.newPod(cs as never, 'web-abcde', 'abcde', { metadata: { name: 'web-5f7d9' } } as never, {});
-    expect((pod.spec?.readinessGates ?? []).map((g) => g.conditionType)).toContain(CONDITION_KRUISE_POD_READY);
+    const gates = (pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates ?? [];
+    expect(gates.map((g) => g.conditionType)).toContain(CONDITION_KRUISE_POD_READY);
   });
 });
 
