@@ -286,6 +286,29 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     ]);
   });
 
+  it('activeDeadlineSeconds completes a CRR at its deadline while a long preStop still runs; the stop goes on', async () => {
+    // The hook outlasts the deadline by far: upstream completes the CRR at the deadline and the container is still
+    // recreated once the hook ends.
+    const preStop = { exec: { command: ['/bin/sh', '-c', 'sleep 8'] } };
+    const k = await runPod('slow-hook', [{ name: 'app', lifecycle: { preStop } }]);
+    const oldApp = k.cri.containerIds.get('app')!;
+    const created = Date.now();
+    await createCrr(k, 'slow-hook', [{ name: 'app' }], { activeDeadlineSeconds: 3 }, { terminationGracePeriodSeconds: 30 });
+    const crr = await waitCompleted('slow-hook', 20_000);
+    const completedAfterMs = Date.now() - created;
+    expect(crr.status?.message).toBe('recreating has exceeded the activeDeadlineSeconds');
+    expect(completedAfterMs, 'completed at the deadline, not after the 8 s hook').toBeLessThan(7_000);
+    expect(crr.metadata.labels?.['crr.apps.kruise.io/active']).toBeUndefined();
+    expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_RUNNING');
+    await waitFor(
+      'the stopped container exits once its hook ends',
+      async () => (await env.cri.containerStatus(oldApp)).state === 'CONTAINER_EXITED',
+      30_000,
+      200,
+    );
+    expect((await getCrr('slow-hook')).status?.phase).toBe('Completed');
+  });
+
   it('ttlSecondsAfterFinished deletes the CRR after it completed', async () => {
     const k = await runPod('ttl', ['app']);
     // Long enough that the Completed state is seen before the TTL removes it, on a loaded machine too.

@@ -154,6 +154,15 @@ export interface PodCrrInput {
 const minRequeue = (a: number | undefined, b: number | undefined): number | undefined =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
+/** The completion message of a CRR whose activeDeadlineSeconds passed (upstream's words). */
+export const DEADLINE_EXCEEDED = 'recreating has exceeded the activeDeadlineSeconds';
+
+/** Milliseconds left before `crr`'s activeDeadlineSeconds (counted from its creation) pass; undefined without one. */
+export function deadlineLeftMs(crr: ContainerRecreateRequest, nowMs: number): number | undefined {
+  const deadline = crr.spec.activeDeadlineSeconds;
+  return deadline === undefined ? undefined : ms(crr.metadata.creationTimestamp) + deadline * 1000 - nowMs;
+}
+
 /** TTL handling of finished CRRs: delete when due, else look again when it will be. */
 function ttlActions(crrs: readonly ContainerRecreateRequest[], nowMs: number): { actions: CrrAction[]; requeueAfterMs?: number } {
   const actions: CrrAction[] = [];
@@ -200,10 +209,9 @@ export function decidePodCrrs(input: PodCrrInput): CrrDecision {
   const podUid = picked.metadata.labels?.[CrrKeys.podUid];
   if (!pod || pod.deleting || (podUid && podUid !== pod.uid)) return done('pod has gone');
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return done(`pod is not active (phase ${pod.phase})`);
-  const deadline = picked.spec.activeDeadlineSeconds;
-  if (deadline !== undefined) {
-    const leftMs = ms(picked.metadata.creationTimestamp) + deadline * 1000 - nowMs;
-    if (leftMs <= 0) return done('recreating has exceeded the activeDeadlineSeconds');
+  const leftMs = deadlineLeftMs(picked, nowMs);
+  if (leftMs !== undefined) {
+    if (leftMs <= 0) return done(DEADLINE_EXCEEDED);
     requeueAfterMs = minRequeue(requeueAfterMs, leftMs);
   }
 

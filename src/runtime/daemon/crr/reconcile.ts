@@ -15,6 +15,8 @@ import {
   CrrKeys,
   KRUISE_POD_READY,
   afterKill,
+  deadlineLeftMs,
+  DEADLINE_EXCEEDED,
   decidePodCrrs,
   type ContainerRecreateState,
   type CrrAction,
@@ -181,6 +183,36 @@ export class CrrReconciler {
     );
   }
 
+  /**
+   * Completes `crr` when its activeDeadlineSeconds pass before `settle()` is called. `settle()` cancels the timer
+   * and tells, once any completion in flight has been written, whether the deadline completed the CRR.
+   */
+  private completeAtDeadline(crr: ApiCrr, namespace: string): { settle(): Promise<boolean> } {
+    const leftMs = deadlineLeftMs(crr, Date.now());
+    if (leftMs === undefined) return { settle: async () => false };
+    let completion: Promise<void> | undefined;
+    const timer = setTimeout(
+      () => {
+        completion = this.apply({ type: 'complete', crr: crr.metadata.name!, message: DEADLINE_EXCEEDED }, namespace, [], null).catch(
+          (err: unknown) =>
+            this.ctx.logger.warn(
+              { crr: `${namespace}/${crr.metadata.name}`, err: (err as Error).message },
+              'completing at the deadline failed',
+            ),
+        );
+      },
+      Math.max(0, leftMs),
+    );
+    return {
+      settle: async () => {
+        clearTimeout(timer);
+        if (!completion) return false;
+        await completion;
+        return true;
+      },
+    };
+  }
+
   private async apply(action: CrrAction, namespace: string, crrs: readonly ContainerRecreateRequest[], pod: Pod | null): Promise<void> {
     const log = this.ctx.logger;
     const client = this.ctx.client;
@@ -209,6 +241,9 @@ export class CrrReconciler {
         const crr = crrs.find((c) => c.metadata.name === action.crr)!;
         const container = crr.spec.containers[action.index]!;
         let error: string | undefined;
+        // A stop can take the whole grace period (preStop hooks). The deadline does not wait for it: the CRR is
+        // completed when it passes, as upstream's manager does, and the stop goes on.
+        const deadline = this.completeAtDeadline(crr, namespace);
         try {
           // The hook that runs is the pod's own (read from the API server in this reconcile), never the CRR's.
           const podContainer = pod?.spec?.containers.find((c) => c.name === container.name);
@@ -249,6 +284,7 @@ export class CrrReconciler {
           error = (err as Error).message;
           log.warn({ crr: `${namespace}/${action.crr}`, container: container.name, err: error }, 'stopping container failed');
         }
+        if (await deadline.settle()) return; // completed meanwhile: its states stay as they were at completion
         const states: ContainerRecreateState[] = afterKill(action.states, action.index, error);
         await this.patchStatus(action.crr, namespace, { containerRecreateStates: states });
         return;
