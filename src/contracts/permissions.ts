@@ -24,7 +24,12 @@
  * strict check, the coverage tests and the RBAC generator all read it from there.
  */
 import { KRUISE_GROUP } from './groups.js';
-import { KRUISE_CONFIGURATION_CONFIGMAP, MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from './names.js';
+import {
+  KRUISE_CONFIGURATION_CONFIGMAP,
+  MUTATING_WEBHOOK_CONFIGURATION,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_SECRET,
+} from './names.js';
 
 /** Kubernetes API verbs we use (no `*`). */
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -37,7 +42,10 @@ export interface PermissionRule {
   readonly resources: readonly string[];
   /** Verbs allowed on every listed resource. */
   readonly verbs: readonly Verb[];
-  /** Optional restriction to named objects (only for get/update/patch/delete). */
+  /**
+   * Optional restriction to named objects: get/update/patch/delete, and list/watch confined to one name by a
+   * `metadata.name` field selector (the API server authorizes those as requests on that name).
+   */
   readonly resourceNames?: readonly string[];
   /** Why the runtime needs it (documentation; not rendered into RBAC). */
   readonly why: string;
@@ -161,9 +169,9 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: ['admissionregistration.k8s.io'],
     resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
-    verbs: ['get', 'patch'],
+    verbs: ['get', 'list', 'watch', 'patch'],
     resourceNames: [MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION],
-    why: 'keep the caBundle of our own webhook configurations equal to the self-managed CA',
+    why: 'watch our own two webhook configurations (field selector metadata.name) and keep their caBundle holding the CAs the replicas serve; a stripped caBundle is restored on the event',
   },
 ];
 
@@ -177,8 +185,15 @@ export const MANAGER_NAMESPACED: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'create', 'update'],
-    why: 'webhook CA + serving certificate kept in a Secret in the runtime namespace, renewed before expiry',
+    verbs: ['create'],
+    why: 'webhook CA + serving certificate Secret created in the runtime namespace when missing (RBAC cannot restrict create by name)',
+  },
+  {
+    apiGroups: [''],
+    resources: ['secrets'],
+    verbs: ['get', 'list', 'watch', 'update'],
+    resourceNames: [WEBHOOK_CERT_SECRET],
+    why: 'the webhook certificate Secret, watched (field selector metadata.name) so every replica reloads the serving certificate on a change, and renewed or repaired by update',
   },
   {
     apiGroups: ['apps'],

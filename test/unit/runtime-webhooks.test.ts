@@ -264,7 +264,14 @@ describe('declared permissions', () => {
     for (const verb of ['create', 'update'] as const) {
       expect(findCoveringRule(secret(verb, 'team-a'), manager), verb).toBeUndefined();
       expect(findCoveringRule(secret(verb, 'kruise-daemon-config'), manager)!.why, verb).toMatch(/pull secrets copied/);
-      expect(findCoveringRule(secret(verb, 'kruise-system'), manager)!.why, verb).toMatch(/webhook CA/);
+    }
+    // In its own namespace: create (RBAC cannot name it), and list, watch, update the certificate Secret only.
+    expect(findCoveringRule(secret('create', 'kruise-system'), manager)!.why).toMatch(/webhook CA/);
+    expect(findCoveringRule(secret('update', 'kruise-system'), manager)).toBeUndefined();
+    for (const verb of ['list', 'watch', 'update'] as const) {
+      const access = { apiGroup: '', resource: 'secrets', verb, namespace: 'kruise-system', name: 'kruise-webhook-certs' };
+      expect(findCoveringRule(access, manager)!.why, verb).toMatch(/webhook certificate Secret/);
+      expect(findCoveringRule({ ...access, name: undefined }, manager), verb).toBeUndefined();
     }
     expect(findCoveringRule(secret('list'), manager)).toBeUndefined();
     expect(findCoveringRule(secret('delete', 'kruise-daemon-config'), manager)).toBeUndefined();

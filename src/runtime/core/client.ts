@@ -396,17 +396,18 @@ export class KubeClient {
     verb: Verb,
     method: HttpMethod,
     type: ResourceType,
-    where: { namespace?: string; name?: string; subresource?: string },
+    where: { namespace?: string; name?: string; subresource?: string; selectedName?: string },
     query: Record<string, string | number | boolean | undefined> = {},
     body?: unknown,
     contentType?: string,
   ): Promise<T> {
+    const name = where.name ?? where.selectedName;
     const access: ApiAccess = {
       apiGroup: type.group,
       resource: where.subresource ? `${type.resource}/${where.subresource}` : type.resource,
       verb,
       ...(type.namespaced && where.namespace !== undefined ? { namespace: where.namespace } : {}),
-      ...(where.name !== undefined ? { name: where.name } : {}),
+      ...(name !== undefined ? { name } : {}),
     };
     this.record(access);
     const cluster = this.kubeConfig.getCurrentCluster();
@@ -434,7 +435,7 @@ export class KubeClient {
 
   list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<T>> {
     const { namespace, ...q } = opts;
-    return this.send('list', HttpMethod.GET, type, { namespace }, q);
+    return this.send('list', HttpMethod.GET, type, { namespace, selectedName: nameFromFieldSelector(q.fieldSelector) }, q);
   }
 
   create<T extends KubeObject>(type: ResourceType, obj: T, namespace = obj.metadata.namespace): Promise<T> {
@@ -502,11 +503,13 @@ export class KubeClient {
     onDone: (err: unknown) => void,
   ): Promise<AbortController> {
     const { namespace, ...q } = opts;
+    const name = nameFromFieldSelector(q.fieldSelector);
     this.record({
       apiGroup: type.group,
       resource: type.resource,
       verb: 'watch',
       ...(type.namespaced && namespace !== undefined ? { namespace } : {}),
+      ...(name !== undefined ? { name } : {}),
     });
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
@@ -515,6 +518,17 @@ export class KubeClient {
     for (const [k, v] of Object.entries(q)) if (v !== undefined) url.searchParams.set(k, String(v));
     return this.transport.watch(url.toString(), WATCH_INACTIVITY_MS, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
   }
+}
+
+/**
+ * The object a list or watch is confined to by a `metadata.name=<name>` field selector. The API server's
+ * authorizer treats such a request as one on that name, so RBAC `resourceNames` can allow it; the access
+ * record carries the name so the declared-permission check agrees. Only a selector with that one term
+ * counts (a conservative subset of what the API server accepts).
+ */
+export function nameFromFieldSelector(selector: string | undefined): string | undefined {
+  const m = /^metadata\.name==?([^,=!]+)$/.exec(selector?.trim() ?? '');
+  return m?.[1];
 }
 
 function safeJson(text: string): unknown {
