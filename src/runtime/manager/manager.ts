@@ -10,7 +10,7 @@ import { InformerFactory } from '../core/informer.js';
 import { LeaderElector } from '../core/leader.js';
 import { createLogger } from '../core/log.js';
 import { RuntimeMetrics } from '../core/metrics.js';
-import { CertManager } from '../core/webhook/certmanager.js';
+import { CERT_MANAGER_READS, CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
 import { managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
 import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
@@ -64,7 +64,8 @@ export class Manager {
       this.client,
       this.logger,
       { resyncMs: opts.syncPeriodMs },
-      cachePlanOf([...CONTROLLERS, ...WEBHOOKS]),
+      // The certificate manager watches its Secret and the two webhook configurations through the same factory.
+      cachePlanOf([...CONTROLLERS, ...WEBHOOKS, { reads: CERT_MANAGER_READS }]),
     );
     this.health = new HealthServer(this.metrics);
     this.admission = new AdmissionServer(this.logger.child({ component: 'webhook' }), this.metrics);
@@ -131,6 +132,8 @@ export class Manager {
       for (const i of this.informers.all()) objects.set({ resource: i.type.resource }, i.size);
     }, 5_000).unref();
 
+    // Its informers must exist before the factory starts them.
+    if (o.webhookPort > 0) this.certs = this.createCertManager();
     this.informers.startAll();
 
     if (o.webhookPort > 0) await this.startWebhook();
@@ -156,14 +159,14 @@ export class Manager {
     }
   }
 
-  private async startWebhook(): Promise<void> {
+  private createCertManager(): CertManager {
     const o = this.opts;
     const hosts = [
       `${o.webhookServiceName}.${o.namespace}.svc`,
       `${o.webhookServiceName}.${o.namespace}.svc.cluster.local`,
       ...o.webhookCertHosts,
     ];
-    this.certs = new CertManager(this.client, {
+    return new CertManager(this.client, this.informers, {
       namespace: o.namespace,
       secretName: o.webhookSecretName,
       hosts,
@@ -174,15 +177,21 @@ export class Manager {
       mutatingConfig: o.mutatingWebhookConfiguration,
       validatingConfig: o.validatingWebhookConfiguration,
       caPropagationMs: 2_000,
+      ...(o.webhookPreviousCaGraceMs !== undefined ? { previousCaGraceMs: o.webhookPreviousCaGraceMs } : {}),
       readOnly: o.webhookCertMode === 'cert-manager',
       logger: this.logger.child({ component: 'webhook-certs' }),
       onCertificate: (cert, key) => this.admission.setCertificate(cert, key),
       ...(o.webhookCertIssuer ? { issuer: o.webhookCertIssuer } : {}),
     });
+  }
+
+  private async startWebhook(): Promise<void> {
+    const o = this.opts;
+    const certs = this.certs!;
     // The API server may be unreachable at start: keep trying without blocking informers.
     for (let attempt = 0; !this.stopping; attempt++) {
       try {
-        await this.certs.start();
+        await certs.start();
         break;
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'webhook certificates not ready; retrying');

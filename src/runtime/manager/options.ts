@@ -51,7 +51,13 @@ export interface ManagerOptions {
   webhookCaValidityMs: number;
   webhookCertValidityMs: number;
   webhookCertRenewBeforeMs: number;
+  /** Safety-net period of the certificate decisions (taken from the watches' caches; events act at once). */
   webhookCertCheckIntervalMs: number;
+  /**
+   * How long CAs replaced by a rotation stay in the caBundle beside the new one: longer than any replica
+   * takes to reload the Secret and serve the new certificate (see `CertManagerOptions.previousCaGraceMs`).
+   */
+  webhookPreviousCaGraceMs?: number;
   syncPeriodMs: number;
   workers: Record<string, number>;
   logLevel: string;
