@@ -96,6 +96,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.synced;
   }
 
+  /**
+   * The resourceVersion the cache has reached (its last list, watch event or bookmark): every event up to
+   * it has been delivered to the handlers.
+   */
+  get lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
   /** Resolves once the first list has filled the cache (rejects if `signal` aborts first). */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();

@@ -1,4 +1,5 @@
 import type { ControllerDefinition } from '../../core/controller.js';
+import { scaleExpectationHandlers } from '../../core/expectations.js';
 import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
@@ -49,15 +50,26 @@ export const cloneSetController: ControllerDefinition = {
     const pods = ctx.informers.for<Pod>(PODS);
     const pvcs = ctx.informers.for<KubeObject>(PERSISTENT_VOLUME_CLAIMS);
     const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
+    const reconciler = new CloneSetReconciler(ctx, sets, pods, pvcs, revisions, {
+      excludePreparingDelete: ctx.options.get(EXCLUDE_PREPARING_DELETE_OPTION),
+      partitionRollback: ctx.featureGates.get('CloneSetPartitionRollback') ?? false,
+    });
     sets.addHandlers({ add: (c) => enqueue(objectKey(c)), update: (c) => enqueue(objectKey(c)), delete: (c) => enqueue(objectKey(c)) });
-    const toOwner = (o: KubeObject) => {
+    /** The CloneSet key of an object whose controller is a CloneSet. */
+    const ownerKey = (o: KubeObject): string | undefined => {
       const ref = o.metadata.ownerReferences?.find((r) => r.controller);
-      if (ref?.kind === 'CloneSet' && ref.apiVersion.startsWith('apps.kruise.io/')) {
-        enqueue(`${o.metadata.namespace}/${ref.name}`);
+      return ref?.kind === 'CloneSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${o.metadata.namespace}/${ref.name}` : undefined;
+    };
+    const toOwner = (o: KubeObject) => {
+      const key = ownerKey(o);
+      if (key) {
+        enqueue(key);
         return true;
       }
-      return !!ref;
+      return !!o.metadata.ownerReferences?.some((r) => r.controller);
     };
+    // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
+    pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
     // An orphan is offered to every CloneSet of its namespace whose selector matches (adoption).
     const onPod = (p: Pod) => {
       if (toOwner(p)) return;
@@ -73,13 +85,13 @@ export const cloneSetController: ControllerDefinition = {
         // A pod released (owner changed) still concerns its previous owner.
         if (old !== p) toOwner(old);
       },
-      delete: onPod,
+      delete: (p) => {
+        reconciler.podVersions.forget(p);
+        onPod(p);
+      },
     });
     pvcs.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
     revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
-    return new CloneSetReconciler(ctx, sets, pods, pvcs, revisions, {
-      excludePreparingDelete: ctx.options.get(EXCLUDE_PREPARING_DELETE_OPTION),
-      partitionRollback: ctx.featureGates.get('CloneSetPartitionRollback') ?? false,
-    });
+    return reconciler;
   },
 };

@@ -49,7 +49,7 @@ import {
   type PodUpdate,
   type UpdateType,
 } from './decision.js';
-import { Expectations } from './expectations.js';
+import { EXPECTATION_TIMEOUT_MS, ResourceVersionExpectations, ScaleExpectations } from '../../core/expectations.js';
 import { availableInMs, condition, hasReadinessGate, isPodActive, isPodAtRevision, shortHash, type Lifecycle } from './pods.js';
 import { inPlaceSpec, newRevision, planUpdateRevision, revisionsToTruncate, templateOf, type Revision } from './revision.js';
 
@@ -111,7 +111,10 @@ interface RoundResult {
 
 /** Reads caches, calls the decisions, applies them idempotently (the I/O half of the CloneSet controller). */
 export class CloneSetReconciler implements Reconciler {
-  readonly expectations = new Expectations();
+  /** Pod creates and deletes in flight per CloneSet, met by the pod informer's events (index.ts feeds them). */
+  readonly scaleExpectations = new ScaleExpectations();
+  /** The version each pod write of ours returned, by pod uid: a reconcile waits until the cache has it. */
+  readonly podVersions = new ResourceVersionExpectations<Pod>((p) => p.metadata.uid, Date.now, EXPECTATION_TIMEOUT_MS);
   /** CloneSets whose pods this process has checked against a consistent list once (restart/leader safety). */
   private readonly verified = new Set<string>();
 
@@ -127,15 +130,14 @@ export class CloneSetReconciler implements Reconciler {
   async reconcile(key: string): Promise<ProcessResult> {
     const cs = this.sets.get(key);
     if (!cs) {
-      this.expectations.forget(key);
+      this.scaleExpectations.forget(key);
       this.verified.delete(key);
       return;
     }
     const ns = cs.metadata.namespace!;
-    const podByName = (name: string) => this.pods.get(`${ns}/${name}`);
 
-    const exp = this.expectations.scaleSatisfied(key, podByName);
-    if (exp.leaked > 0) this.ctx.logger.warn({ cloneset: key, leaked: exp.leaked }, 'scale expectations timed out; dropped');
+    const exp = this.scaleExpectations.satisfied(key, this.pods.lastSyncResourceVersion);
+    if (exp.leaked.length > 0) this.ctx.logger.warn({ cloneset: key, leaked: exp.leaked }, 'scale expectations timed out; dropped');
     if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS * 5 };
     if (!this.verified.has(key)) {
       // A fresh process (restart, new leader) may hold a cache that misses pods another replica created
@@ -147,7 +149,7 @@ export class CloneSetReconciler implements Reconciler {
     const selector = cs.spec.selector ?? {};
     const owned = await this.claimPods(cs, selector);
     if (owned === undefined) return { requeueAfterMs: CACHE_WAIT_MS };
-    for (const p of owned) if (!this.expectations.upToDate(p)) return { requeueAfterMs: CACHE_WAIT_MS };
+    for (const p of owned) if (!this.podVersions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
     const active = owned.filter(isPodActive);
     const pvcs = this.pvcs.list().filter((c) => c.metadata.namespace === ns && controllerRef(c)?.uid === cs.metadata.uid);
 
@@ -473,11 +475,12 @@ export class CloneSetReconciler implements Reconciler {
       }
     }
     const pod = this.newPod(cs, name, id, revision, claims);
-    this.expectations.expectCreate(key, name);
+    this.scaleExpectations.expect(key, 'create', name);
     try {
-      await this.ctx.client.create(PODS, pod, ns);
+      const created = await this.ctx.client.create(PODS, pod, ns);
+      this.scaleExpectations.created(key, name, created.metadata.resourceVersion);
     } catch (err) {
-      this.expectations.createFailed(key, name);
+      this.scaleExpectations.failed(key, 'create', name);
       this.ctx.events.emit(CLONESETS, cs, 'Warning', 'FailedCreate', `failed to create pod ${name}: ${(err as Error).message}`);
       throw err;
     }
@@ -538,16 +541,16 @@ export class CloneSetReconciler implements Reconciler {
     }
     const key = `${cs.metadata.namespace}/${cs.metadata.name}`;
     const ns = cs.metadata.namespace!;
-    this.expectations.expectDelete(key, p.metadata.name!, p.metadata.uid);
+    this.scaleExpectations.expect(key, 'delete', p.metadata.name!, p.metadata.uid);
     try {
       await this.ctx.client.delete(PODS, p.metadata.name!, ns);
     } catch (err) {
-      this.expectations.deleteFailed(key, p.metadata.name!);
+      this.scaleExpectations.failed(key, 'delete', p.metadata.name!);
       if (isNotFound(err)) return true;
       this.ctx.events.emit(CLONESETS, cs, 'Warning', 'FailedDelete', `failed to delete pod ${p.metadata.name}: ${(err as Error).message}`);
       throw err;
     }
-    this.expectations.podGone(p.metadata.uid);
+    this.podVersions.forget(p);
     this.ctx.events.emit(CLONESETS, cs, 'Normal', 'SuccessfulDelete', `succeed to delete pod ${p.metadata.name}`);
     const id = p.metadata.labels?.[LABEL_CLONESET_INSTANCE_ID];
     for (const c of pvcs) {
@@ -836,7 +839,7 @@ export class CloneSetReconciler implements Reconciler {
   ) {
     try {
       const res = await this.ctx.client.patch<Pod>(PODS, p.metadata.name!, p.metadata.namespace, patch, type);
-      this.expectations.wrote(res);
+      this.podVersions.record(res);
       return res;
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -854,7 +857,7 @@ export class CloneSetReconciler implements Reconciler {
         PatchStrategy.StrategicMergePatch,
         { subresource: 'status' },
       );
-      this.expectations.wrote(res);
+      this.podVersions.record(res);
       return res;
     } catch (err) {
       if (!isNotFound(err)) throw err;

@@ -10,6 +10,7 @@ import {
   type ProcessResult,
 } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
+import { ResourceVersionExpectations } from '../../core/expectations.js';
 import type { DaemonContext } from '../context.js';
 import {
   CrrKeys,
@@ -35,39 +36,6 @@ const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** How soon a reconcile that found the cache behind its own last write looks again (the write's event usually comes first). */
 export const STALE_CACHE_REQUEUE_MS = 100;
-
-/**
- * The resource version of the last write per object, compared with the cached copy: the cache satisfies the
- * expectation once it holds that version or a newer one (kube-apiserver versions are etcd revisions, so they
- * order as integers; a version that is not an integer is never held against the cache).
- */
-export class ResourceVersionExpectations {
-  private readonly versions = new Map<string, bigint>();
-
-  record(obj: { metadata?: { namespace?: string; name?: string; resourceVersion?: string } } | undefined): void {
-    const v = revision(obj?.metadata?.resourceVersion);
-    if (v !== undefined && obj?.metadata?.name) this.versions.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, v);
-  }
-
-  satisfiedBy(cached: { metadata: { namespace?: string; name?: string; resourceVersion?: string } }): boolean {
-    const key = `${cached.metadata.namespace ?? ''}/${cached.metadata.name ?? ''}`;
-    const want = this.versions.get(key);
-    if (want === undefined) return true;
-    const have = revision(cached.metadata.resourceVersion);
-    if (have !== undefined && have < want) return false;
-    this.versions.delete(key);
-    return true;
-  }
-
-  /** Drops the expectation of a deleted object. */
-  forget(obj: { metadata: { namespace?: string; name?: string } }): void {
-    this.versions.delete(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
-  }
-}
-
-function revision(rv: string | undefined): bigint | undefined {
-  return rv !== undefined && /^\d{1,30}$/.test(rv) ? BigInt(rv) : undefined;
-}
 
 export function podView(pod: Pod): PodView {
   const containers = new Map((pod.status?.containerStatuses ?? []).map((c) => [c.name, { containerID: c.containerID, ready: !!c.ready }]));
