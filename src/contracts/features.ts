@@ -744,6 +744,8 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_INPLACE_UPDATE_GRACE]: INERT,
   [K.ANNOTATION_CLONESET_VCT_HASH]: INERT,
   [K.ANNOTATION_SIDECARS_STOPPED_ON_NODE]: INERT,
+  [K.ANNOTATION_PULL_SECRET_SOURCE]: INERT,
+  [K.ANNOTATION_PULL_SECRET_REFERENCES]: INERT,
 });
 
 /** Labels of an object itself (`metadata.labels`) → what gives them behaviour. */

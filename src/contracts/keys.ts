@@ -151,3 +151,10 @@ export const ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM = 'apps.kruise.io/image-pr
 export const ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS = 'apps.kruise.io/image-predownload-timeout-seconds';
 /** CloneSet annotation (v1alpha1): updated ready pods required before the next batch's images are pre-pulled (upstream). */
 export const ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS = 'apps.kruise.io/image-predownload-min-updated-ready-pods';
+/** Pull-secret copy in the daemon-config namespace: `<namespace>/<name>` of the Secret it was copied from (upstream's key). */
+export const ANNOTATION_PULL_SECRET_SOURCE = 'imagepulljobs.kruise.io/source-key';
+/**
+ * Pull-secret copy: the unfinished ImagePullJobs (`<namespace>/<name>`, comma-separated) that use it; the copy is
+ * deleted when none is left (upstream's key).
+ */
+export const ANNOTATION_PULL_SECRET_REFERENCES = 'imagepulljobs.kruise.io/references';

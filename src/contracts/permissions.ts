@@ -215,8 +215,8 @@ export const MANAGER_DAEMON_CONFIG: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'create', 'update'],
-    why: 'ImagePullJob pull secrets copied for the daemons: read the copy, create it, update it when the source changed',
+    verbs: ['get', 'list', 'create', 'update', 'delete'],
+    why: 'ImagePullJob pull secrets copied for the daemons: read the copy, create it, update it when the source or the jobs using it change, list the copies of a finished or deleted job and delete a copy no unfinished job uses',
   },
 ];
 

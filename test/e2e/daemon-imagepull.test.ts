@@ -338,8 +338,47 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     const job = await waitFinished('private');
     expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
     expect(await env.cri.imageStatus(env.images.private)).not.toBeNull();
-    const copy = await adminClient().get<Secret>(SECRETS, `${ns}.good-cred`, CONFIG_NS);
-    expect(copy.type).toBe('kubernetes.io/dockerconfigjson');
+    // The finished job let go of the copy; no other job used it, so it is gone, as upstream does.
+    await waitFor(
+      'the pull secret copy is deleted',
+      async () =>
+        isNotFound(
+          await adminClient()
+            .get<Secret>(SECRETS, `${ns}.good-cred`, CONFIG_NS)
+            .catch((err: unknown) => err),
+        ),
+      10_000,
+      200,
+    );
+  });
+
+  it("a pull secret copy names its source and the unfinished jobs using it, and goes with the last of them (upstream's keys)", async () => {
+    await dockerSecret('shared-cred', env.authRegistry.host, REGISTRY_USER.username, REGISTRY_USER.password);
+    const annotations = async () =>
+      (
+        await adminClient()
+          .get<Secret>(SECRETS, `${ns}.shared-cred`, CONFIG_NS)
+          .catch(() => undefined)
+      )?.metadata.annotations;
+    // completionPolicy Never: the jobs stay unfinished until deleted.
+    for (const name of ['keeper-a', 'keeper-b'])
+      await createJob(name, { image: env.images.private, pullSecrets: ['shared-cred'], completionPolicy: { type: 'Never' } });
+    await waitFor(
+      'both jobs referenced',
+      async () => (await annotations())?.['imagepulljobs.kruise.io/references'] === `${ns}/keeper-a,${ns}/keeper-b`,
+      20_000,
+      200,
+    );
+    expect((await annotations())?.['imagepulljobs.kruise.io/source-key']).toBe(`${ns}/shared-cred`);
+    await adminClient().delete(IMAGE_PULL_JOBS, 'keeper-a', ns);
+    await waitFor(
+      'keeper-a released',
+      async () => (await annotations())?.['imagepulljobs.kruise.io/references'] === `${ns}/keeper-b`,
+      20_000,
+      200,
+    );
+    await adminClient().delete(IMAGE_PULL_JOBS, 'keeper-b', ns);
+    await waitFor('the copy is deleted with the last job', async () => (await annotations()) === undefined, 20_000, 200);
   });
 
   it('hostile: a Secret that is not a registry credential is never copied for the daemons', async () => {

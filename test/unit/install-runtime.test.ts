@@ -191,7 +191,7 @@ describe('RBAC', () => {
     const role = find(docs, 'Role', 'kruise-manager-secret-role')!;
     expect(role.metadata.namespace).toBe('kruise-daemon-config');
     expect(role.rules).toEqual(toPolicyRules(PERMISSIONS.MANAGER_DAEMON_CONFIG));
-    expect(secretRules(role)).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] }]);
+    expect(secretRules(role)).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] }]);
     const rb = find(docs, 'RoleBinding', 'kruise-manager-secret-role')!;
     expect(rb.metadata.namespace).toBe('kruise-daemon-config');
     expect(rb.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kruise-manager-secret-role' });

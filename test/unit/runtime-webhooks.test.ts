@@ -274,7 +274,10 @@ describe('declared permissions', () => {
       expect(findCoveringRule({ ...access, name: undefined }, manager), verb).toBeUndefined();
     }
     expect(findCoveringRule(secret('list'), manager)).toBeUndefined();
-    expect(findCoveringRule(secret('delete', 'kruise-daemon-config'), manager)).toBeUndefined();
+    // A pull-secret copy no unfinished job uses is deleted, in the daemon-config namespace only.
+    expect(findCoveringRule(secret('delete', 'kruise-daemon-config'), manager)!.why).toMatch(/pull secrets copied/);
+    expect(findCoveringRule(secret('delete', 'team-a'), manager)).toBeUndefined();
+    expect(findCoveringRule(secret('delete', 'kruise-system'), manager)).toBeUndefined();
     // The scope follows the configured namespace, not a fixed name.
     const moved = managerScopes({ runtime: 'kruise-system', daemonConfig: 'cfg' });
     expect(findCoveringRule(secret('create', 'kruise-daemon-config'), moved)).toBeUndefined();

@@ -4,6 +4,7 @@ import {
   decideJob,
   nodeResult,
   parallelismOf,
+  pullSecretReferences,
   secretCopyName,
   tagFor,
   type JobObject,
@@ -212,6 +213,18 @@ describe('decideJob', () => {
     });
   });
   it('secret copy names are namespace-qualified', () => expect(secretCopyName('team-a', 'regcred')).toBe('team-a.regcred'));
+
+  it.each<[string | undefined, string, boolean, string]>([
+    [undefined, 'a/j1', true, 'a/j1'],
+    ['a/j2', 'a/j1', true, 'a/j1,a/j2'],
+    ['a/j1,a/j2', 'a/j1', true, 'a/j1,a/j2'],
+    ['a/j1,a/j2', 'a/j1', false, 'a/j2'],
+    ['a/j1', 'a/j1', false, ''],
+    ['a/j2', 'a/j1', false, 'a/j2'],
+    [',a/j2,,', 'a/j3', true, 'a/j2,a/j3'],
+  ])('pull secret copy references %j, %s present=%s → %j', (refs, job, present, out) =>
+    expect(pullSecretReferences(refs, job, present)).toBe(out),
+  );
 });
 
 describe('decideNodeImage', () => {

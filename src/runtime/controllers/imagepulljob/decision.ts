@@ -235,6 +235,14 @@ export function decideJob(input: JobInput): JobDecision {
   };
 }
 
+/** `refs` (a references annotation: comma-separated job keys) with `job` in it (`present`) or out of it; sorted. */
+export function pullSecretReferences(refs: string | undefined, job: string, present: boolean): string {
+  const keys = new Set((refs ?? '').split(',').filter(Boolean));
+  if (present) keys.add(job);
+  else keys.delete(job);
+  return [...keys].sort().join(',');
+}
+
 /** Name of a job's pull secret copy in the daemon-config namespace (namespace-qualified: no clashes). */
 export function secretCopyName(jobNamespace: string, secret: string): string {
   return `${jobNamespace}.${secret}`.slice(0, 253);

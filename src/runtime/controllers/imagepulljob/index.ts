@@ -17,7 +17,12 @@ export const imagePullJobController: ControllerDefinition = {
   setup(ctx, enqueue) {
     const jobs = ctx.informers.for<ImagePullJobObject>(IMAGE_PULL_JOBS);
     const nodeImages = ctx.informers.for<NodeImageObject>(NODE_IMAGES);
-    jobs.addHandlers({ add: (j) => enqueue(objectKey(j)), update: (j) => enqueue(objectKey(j)) });
+    jobs.addHandlers({
+      add: (j) => enqueue(objectKey(j)),
+      update: (j) => enqueue(objectKey(j)),
+      // A deleted job lets go of its pull-secret copies.
+      delete: (j) => enqueue(objectKey(j)),
+    });
     const open = () => jobs.list().filter((j) => !j.status?.completionTime);
     nodeImages.addHandlers({
       // A new node may be a target of any running job.

@@ -1,4 +1,4 @@
-import { selectorMatches } from '../../../contracts/index.js';
+import { ANNOTATION_PULL_SECRET_REFERENCES, ANNOTATION_PULL_SECRET_SOURCE, selectorMatches } from '../../../contracts/index.js';
 import {
   IMAGE_PULL_JOBS,
   NODE_IMAGES,
@@ -13,7 +13,7 @@ import {
   type Reconciler,
   type Secret,
 } from '../../core/index.js';
-import { decideJob, pullSecretCopyRefusal, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
+import { decideJob, pullSecretCopyRefusal, pullSecretReferences, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
 
 export type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
@@ -61,61 +61,111 @@ export class ImagePullJobReconciler implements Reconciler {
     });
   }
 
-  /** Copies the job's pull secrets into the daemon-config namespace (create, or update when the data changed). */
+  /**
+   * Copies the job's pull secrets into the daemon-config namespace (create, or update when the data changed) and
+   * records the job in each copy's references, as upstream does: the copy lives as long as an unfinished job uses it.
+   */
   private async copySecrets(job: ImagePullJobObject): Promise<SecretCopyRef[]> {
     const refs: SecretCopyRef[] = [];
+    const ns = job.metadata.namespace!;
+    const key = `${ns}/${job.metadata.name}`;
     for (const name of job.spec.pullSecrets ?? []) {
-      const ns = job.metadata.namespace!;
       let source: Secret;
       try {
         source = await this.ctx.client.get<Secret>(SECRETS, name, ns);
       } catch (err) {
-        if (isNotFound(err))
-          throw new Error(
-            `ImagePullJob ${ns}/${job.metadata.name}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`,
-            { cause: err },
-          );
-        throw err;
+        if (!isNotFound(err)) throw err;
+        this.ctx.logger.warn(
+          { job: key, secret: name },
+          `ImagePullJob ${key}: spec.pullSecrets names Secret "${name}", which does not exist in namespace ${ns}; create it or fix the name`,
+        );
+        continue;
       }
       const refusal = pullSecretCopyRefusal(source);
       if (refusal) {
-        // Not retried: the job pulls without it, and its owner sees why.
         this.ctx.logger.warn(
-          { job: `${ns}/${job.metadata.name}`, secret: `${ns}/${name}`, type: source.type },
+          { job: key, secret: `${ns}/${name}`, type: source.type },
           'pull secret is not a registry credential; not copied',
         );
         this.ctx.events.emit(IMAGE_PULL_JOBS, job, 'Warning', 'PullSecretRefused', refusal);
         continue;
       }
       const copyName = secretCopyName(ns, name);
+      let existing: Secret | undefined;
+      try {
+        existing = await this.ctx.client.get<Secret>(SECRETS, copyName, this.configNamespace);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      const references = pullSecretReferences(existing?.metadata.annotations?.[ANNOTATION_PULL_SECRET_REFERENCES], key, true);
       const body: Secret = {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: copyName, namespace: this.configNamespace, labels: { [SECRET_SOURCE_NAMESPACE_LABEL]: ns } },
+        metadata: {
+          name: copyName,
+          namespace: this.configNamespace,
+          labels: { [SECRET_SOURCE_NAMESPACE_LABEL]: ns },
+          annotations: { [ANNOTATION_PULL_SECRET_SOURCE]: `${ns}/${name}`, [ANNOTATION_PULL_SECRET_REFERENCES]: references },
+        },
         type: source.type,
         data: source.data ?? {},
       };
-      try {
-        const existing = await this.ctx.client.get<Secret>(SECRETS, copyName, this.configNamespace);
-        if (JSON.stringify(existing.data ?? {}) !== JSON.stringify(body.data) || existing.type !== body.type) {
-          await this.ctx.client.update(SECRETS, {
-            ...body,
-            metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion },
-          });
-        }
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        await this.ctx.client.create(SECRETS, body, this.configNamespace);
-      }
+      if (!existing) await this.ctx.client.create(SECRETS, body, this.configNamespace);
+      else if (
+        JSON.stringify(existing.data ?? {}) !== JSON.stringify(body.data) ||
+        existing.type !== body.type ||
+        existing.metadata.annotations?.[ANNOTATION_PULL_SECRET_REFERENCES] !== references ||
+        existing.metadata.annotations?.[ANNOTATION_PULL_SECRET_SOURCE] !== `${ns}/${name}`
+      )
+        // resourceVersion: two jobs adding themselves to one copy at once conflict, and the loser retries.
+        await this.ctx.client.update(SECRETS, {
+          ...body,
+          metadata: { ...body.metadata, resourceVersion: existing.metadata.resourceVersion },
+        });
       refs.push({ namespace: this.configNamespace, name: copyName });
     }
     return refs;
   }
 
+  /** Removes job `key` from the references of the copies it used; a copy no job references any more is deleted. */
+  private async releaseSecretCopies(key: string): Promise<void> {
+    const ns = key.slice(0, key.indexOf('/'));
+    const copies = await this.ctx.client.list<Secret>(SECRETS, {
+      namespace: this.configNamespace,
+      labelSelector: `${SECRET_SOURCE_NAMESPACE_LABEL}=${ns}`,
+    });
+    for (const copy of copies.items) {
+      const before = copy.metadata.annotations?.[ANNOTATION_PULL_SECRET_REFERENCES];
+      if (!(before ?? '').split(',').includes(key)) continue;
+      const after = pullSecretReferences(before, key, false);
+      if (after === '') {
+        // Another job may have added itself since the list: delete only the copy as it was listed. A job that adds
+        // itself in the moment between this read and the delete recreates the copy on its next reconcile.
+        const current = await this.ctx.client.get<Secret>(SECRETS, copy.metadata.name!, this.configNamespace).catch((err) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+        if (current === undefined) continue;
+        if (current.metadata.resourceVersion !== copy.metadata.resourceVersion)
+          throw new Error(`pull secret copy ${this.configNamespace}/${copy.metadata.name} changed while ${key} let go of it; retrying`);
+        this.ctx.logger.info({ job: key, secret: copy.metadata.name }, 'deleting pull secret copy no unfinished job uses');
+        await this.ctx.client.delete(SECRETS, copy.metadata.name!, this.configNamespace).catch((err) => {
+          if (!isNotFound(err)) throw err;
+        });
+      } else {
+        await this.ctx.client.update(SECRETS, {
+          ...copy,
+          metadata: { ...copy.metadata, annotations: { ...copy.metadata.annotations, [ANNOTATION_PULL_SECRET_REFERENCES]: after } },
+        });
+      }
+    }
+  }
+
   async reconcile(key: string): Promise<ProcessResult> {
     const job = this.jobs.get(key);
-    if (!job || job.metadata.deletionTimestamp) return;
+    if (!job || job.metadata.deletionTimestamp) return this.releaseSecretCopies(key);
     const finished = !!job.status?.completionTime;
+    if (finished) await this.releaseSecretCopies(key);
     const decision = decideJob({
       job,
       targets: finished ? [] : await this.targets(job),
