@@ -5,7 +5,8 @@ import { HttpMethod } from '@kubernetes/client-node/dist/gen/http/http.js';
 import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
-import { createSecureContext } from 'node:tls';
+import type { Socket } from 'node:net';
+import { createSecureContext, TLSSocket } from 'node:tls';
 import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js';
 import { findCoveringRule } from '../../contracts/index.js';
 import { resourcePath, type ResourceType } from '../../contracts/index.js';
@@ -68,21 +69,61 @@ export interface KubeClientOptions {
   /** Per-request timeout for non-watch calls. */
   readonly requestTimeoutMs?: number;
   /**
-   * Write fence: when it returns false, create/update/patch/delete are refused before they are sent.
-   * Controllers get a client fenced on leadership, so a replica that lost its lease cannot write even
-   * from a reconcile that was already running.
+   * Write fence: create/update/patch/delete pass only while it is open. Controllers get a client fenced on
+   * leadership (`KubeClient.fenced`), so a replica that lost its lease, or can no longer prove it holds it,
+   * cannot write even from a reconcile that was already running.
    */
-  readonly fence?: () => boolean;
+  readonly fence?: WriteFence;
+}
+
+/**
+ * What a fenced client asks before each write, and what aborts its requests. `mayWrite` is asked when the
+ * call is made and again at the moment its bytes are handed to the connection (after credentials were
+ * awaited, after a new connection's TLS handshake), so a write decided before a process was frozen or cut
+ * off is judged by the clock at the moment it would leave.
+ */
+export interface WriteFence {
+  mayWrite(): boolean;
+  /**
+   * The signal of the current leadership term: when it aborts, every request of the fenced client still in
+   * flight (reads included, so the term's reconciles end at once) is aborted and its connection reset.
+   */
+  signal?(): AbortSignal | undefined;
+}
+
+/** Per-call options of a request. */
+export interface RequestOptions {
+  /** Aborts the request; the connection is reset, so bytes still queued are never delivered. */
+  readonly signal?: AbortSignal;
 }
 
 const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
 
-/** Thrown instead of sending a write through a closed fence. */
+/** Thrown instead of sending a write through a closed fence, and by writes aborted when the fence closed. */
 export class FencedError extends Error {
-  constructor(access: ApiAccess) {
-    super(`refused ${access.verb} ${access.resource}: this replica is not the leader`);
+  constructor(access: ApiAccess, why = 'this replica is not the leader') {
+    super(`refused ${access.verb} ${access.resource}${access.name ? ` ${access.name}` : ''}: ${why}`);
     this.name = 'FencedError';
   }
+}
+
+export const isFenced = (e: unknown): boolean => e instanceof FencedError;
+
+/**
+ * Closes a connection with a TCP reset instead of a FIN. A FIN-closed socket keeps what it has not yet
+ * delivered (a request stuck behind a partition) and the kernel retransmits it, so it may reach the API
+ * server after the partition heals, long after the fence closed; a reset drops it. A TLS socket's own
+ * `resetAndDestroy` refuses its handle type: the reset goes to the TCP handle under the TLS layer.
+ */
+export function resetConnection(socket: Socket | null | undefined): void {
+  if (!socket || socket.destroyed) return;
+  if (socket instanceof TLSSocket) {
+    const tcp = (socket as unknown as { _handle?: { _parent?: { reset?: (cb: () => void) => number } } })._handle?._parent;
+    if (typeof tcp?.reset === 'function') tcp.reset(() => undefined);
+    socket.destroy();
+    return;
+  }
+  socket.resetAndDestroy();
 }
 
 export interface ListOptions {
@@ -306,6 +347,7 @@ class Transport {
     body: string | undefined,
     contentType: string | undefined,
     timeoutMs: number,
+    control: SendControl = {},
   ): Promise<{ status: number; text: string }> {
     for (let attempt = 0; ; attempt++) {
       let refreshed = false;
@@ -313,7 +355,7 @@ class Transport {
         await this.refresh();
         refreshed = true;
       }
-      const res = await this.transmit(method, url, body, contentType, timeoutMs);
+      const res = await this.transmit(method, url, body, contentType, timeoutMs, control);
       if (res.status === 401 && !refreshed) continue;
       return res;
     }
@@ -322,7 +364,12 @@ class Transport {
   /**
    * One request on the shared agent. The socket's idle timeout bounds the wait for the answer's headers
    * and then for each body chunk (timeoutMs each) rather than an AbortSignal.timeout per call: a timer, a
-   * signal and its listeners per request showed in the profile under a burst.
+   * signal and its listeners per request showed in the profile under a burst. A caller's signal (a lease
+   * call's deadline, a leadership term) aborts the request and resets its connection.
+   *
+   * With `beforeSend`, nothing is written until the connection is usable (a keep-alive socket at once, a
+   * new one after its TCP connect and TLS handshake); `beforeSend` runs right then and may refuse the
+   * request, which is then never written at all.
    */
   private transmit(
     method: HttpMethod,
@@ -330,6 +377,7 @@ class Transport {
     body: string | undefined,
     contentType: string | undefined,
     timeoutMs: number,
+    { signal, beforeSend }: SendControl,
   ): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { ...this.auth!.headers, Accept: 'application/json' };
     if (body !== undefined) {
@@ -337,15 +385,76 @@ class Transport {
       headers['Content-Length'] = String(Buffer.byteLength(body));
     }
     return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
       const req = this.request(method, new URL(url), headers);
+      let settled = false;
+      const onAbort = () => {
+        const reason = abortReason(signal!);
+        settle(() => reject(reason));
+        resetConnection(req.socket);
+        req.destroy(reason);
+      };
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url}: no answer from the API server within ${timeoutMs} ms`)));
-      req.on('error', reject);
+      req.on('error', (err) => settle(() => reject(err)));
       req.on('response', (res) => {
-        readAll(res).then((text) => resolve({ status: res.statusCode!, text }), reject);
+        readAll(res).then(
+          (text) => settle(() => resolve({ status: res.statusCode!, text })),
+          (err: unknown) => settle(() => reject(err as Error)),
+        );
       });
-      req.end(body);
+      if (!beforeSend) {
+        req.end(body);
+        return;
+      }
+      const go = () => {
+        if (settled || req.destroyed) return;
+        try {
+          beforeSend();
+        } catch (err) {
+          // Never written: a plain destroy loses nothing, and a keep-alive socket that carried no bytes of
+          // this request is closed rather than handed back half-used.
+          req.destroy(err as Error);
+          return;
+        }
+        req.end(body);
+      };
+      req.once('socket', (socket: Socket) => {
+        if (socket instanceof TLSSocket ? socket.connecting || !isHandshakeDone(socket) : socket.connecting) {
+          socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', go);
+        } else go();
+      });
     });
   }
+}
+
+/** What a caller of `Transport.send` controls beyond the request itself. */
+interface SendControl {
+  readonly signal?: AbortSignal;
+  /** Runs at the moment the request would be written; throwing refuses it (nothing is sent). */
+  readonly beforeSend?: () => void;
+}
+
+/**
+ * Whether a client TLS socket finished its handshake (a reused keep-alive socket has). Node has no public
+ * flag (`getProtocol()` answers before the handshake too); `_secureEstablished` is the one its TLS layer sets.
+ */
+function isHandshakeDone(socket: TLSSocket): boolean {
+  return (socket as unknown as { _secureEstablished?: boolean })._secureEstablished !== false;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  return r instanceof Error ? r : new DOMException('request aborted', 'AbortError');
 }
 
 /**
@@ -367,8 +476,11 @@ export class KubeClient {
     if (options.onAccess) this.listeners.push(options.onAccess);
   }
 
-  /** A client sharing this one's transport and listeners whose writes pass only while `fence()` is true. */
-  fenced(fence: () => boolean): KubeClient {
+  /**
+   * A client sharing this one's transport and listeners whose writes pass only while `fence` is open, and
+   * whose requests are all aborted when the fence's term signal aborts.
+   */
+  fenced(fence: WriteFence): KubeClient {
     const c = new KubeClient(this.kubeConfig, { ...this.options, onAccess: undefined, fence });
     c.listeners.push(...this.listeners);
     c.transport = this.transport;
@@ -380,8 +492,9 @@ export class KubeClient {
     this.listeners.push(l);
   }
 
-  private record(access: ApiAccess): void {
-    if (this.options.fence && WRITE_VERBS.has(access.verb) && !this.options.fence()) throw new FencedError(access);
+  /** Refuses a call the declared permissions do not cover, or a write through a closed fence. */
+  private check(access: ApiAccess): void {
+    if (this.options.fence && WRITE_VERBS.has(access.verb) && !this.options.fence.mayWrite()) throw new FencedError(access);
     const p = this.options.permissions;
     if (p?.enforce && !findCoveringRule(access, p.scopes)) {
       throw new Error(
@@ -389,6 +502,14 @@ export class KubeClient {
           `${access.namespace ? ` in ${access.namespace}` : ''}: add a rule to src/contracts/permissions.ts`,
       );
     }
+  }
+
+  private record(access: ApiAccess): void {
+    this.check(access);
+    this.notify(access);
+  }
+
+  private notify(access: ApiAccess): void {
     for (const l of this.listeners) l(access);
   }
 
@@ -400,6 +521,7 @@ export class KubeClient {
     query: Record<string, string | number | boolean | undefined> = {},
     body?: unknown,
     contentType?: string,
+    opts: RequestOptions = {},
   ): Promise<T> {
     const name = where.name ?? where.selectedName;
     const access: ApiAccess = {
@@ -409,17 +531,29 @@ export class KubeClient {
       ...(type.namespaced && where.namespace !== undefined ? { namespace: where.namespace } : {}),
       ...(name !== undefined ? { name } : {}),
     };
-    this.record(access);
+    this.check(access);
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server + resourcePath(type, where.namespace, where.name, where.subresource));
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    const fence = this.options.fence;
+    const write = WRITE_VERBS.has(verb);
+    const term = fence?.signal?.();
+    const signal = term && opts.signal ? AbortSignal.any([term, opts.signal]) : (term ?? opts.signal);
     const { status, text } = await this.transport.send(
       method,
       url.toString(),
       body !== undefined ? goJson(body) : undefined,
       contentType,
       this.options.requestTimeoutMs ?? 30_000,
+      {
+        ...(signal ? { signal } : {}),
+        // Listeners hear of a call when it is written, so an access log shows what actually left the process.
+        beforeSend: () => {
+          if (write && fence && !fence.mayWrite()) throw new FencedError(access, 'the leader fence closed before it was sent');
+          this.notify(access);
+        },
+      },
     );
     const parsed = text ? safeJson(text) : undefined;
     if (status >= 300) {
@@ -429,8 +563,8 @@ export class KubeClient {
     return parsed as T;
   }
 
-  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string): Promise<T> {
-    return this.send('get', HttpMethod.GET, type, { namespace, name });
+  get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string, opts: RequestOptions = {}): Promise<T> {
+    return this.send('get', HttpMethod.GET, type, { namespace, name }, {}, undefined, undefined, opts);
   }
 
   list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<KubeList<T>> {
@@ -438,12 +572,12 @@ export class KubeClient {
     return this.send('list', HttpMethod.GET, type, { namespace, selectedName: nameFromFieldSelector(q.fieldSelector) }, q);
   }
 
-  create<T extends KubeObject>(type: ResourceType, obj: T, namespace = obj.metadata.namespace): Promise<T> {
-    return this.send('create', HttpMethod.POST, type, { namespace }, {}, obj);
+  create<T extends KubeObject>(type: ResourceType, obj: T, namespace = obj.metadata.namespace, opts: RequestOptions = {}): Promise<T> {
+    return this.send('create', HttpMethod.POST, type, { namespace }, {}, obj, undefined, opts);
   }
 
   /** PUT of the whole object (optimistic concurrency through metadata.resourceVersion). */
-  update<T extends KubeObject>(type: ResourceType, obj: T, subresource?: string): Promise<T> {
+  update<T extends KubeObject>(type: ResourceType, obj: T, subresource?: string, opts: RequestOptions = {}): Promise<T> {
     return this.send(
       'update',
       HttpMethod.PUT,
@@ -455,6 +589,8 @@ export class KubeClient {
       },
       {},
       obj,
+      undefined,
+      opts,
     );
   }
 

@@ -61,7 +61,8 @@ export interface Reconciler {
 /**
  * Runs one controller: its queue, workers and metrics. Workers run only while leading; keys added
  * meanwhile wait in the queue. `pause` drops the queue at once (a replica that lost its lease must not
- * act); the next `start` begins from a fresh queue that the caller refills with a cache resync.
+ * act) and resolves when the reconciles already running have ended; the next `start` begins from a fresh
+ * queue that the caller refills with a cache resync.
  */
 export class ControllerRunner {
   queue: WorkQueue;
@@ -82,11 +83,17 @@ export class ControllerRunner {
     return new WorkQueue({ onDepth: (d) => depth.set(d) });
   }
 
-  /** Stops the workers now (in-flight reconciles are fenced off by the client) and starts a fresh queue. */
-  pause(): void {
+  /**
+   * Stops the workers now and starts a fresh queue. The reconciles already running are fenced off by the
+   * client (their requests aborted, their writes refused); the promise resolves once they have ended, so a
+   * caller can keep the next term's workers from overlapping them.
+   */
+  pause(): Promise<void> {
     this.queue.shutDown();
+    const running = this.running ?? Promise.resolve();
     this.running = undefined;
     this.queue = this.newQueue();
+    return running;
   }
 
   enqueue(key: string): void {
@@ -102,6 +109,8 @@ export class ControllerRunner {
       queue,
       this.workers,
       async (key) => {
+        // Keys still queued when the queue shut down are dropped, not reconciled: the term that queued them is over.
+        if (queue.isShuttingDown()) return;
         const end = dur.startTimer();
         try {
           const r = await this.reconciler.reconcile(key);

@@ -3,6 +3,26 @@ import { isAlreadyExists, isConflict, isNotFound, type KubeClient } from './clie
 import { LEASES } from '../../contracts/index.js';
 import type { Lease } from './types.js';
 
+/**
+ * The elector's time: a monotonic clock (a frozen, then thawed process sees the time that passed; a wall-clock
+ * step does not move it) and its timers. Injected by tests.
+ */
+export interface ElectionClock {
+  /** Milliseconds on a monotonic scale (`performance.now()`). */
+  now(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+export const MONOTONIC_CLOCK: ElectionClock = {
+  now: () => performance.now(),
+  setTimer: (fn, ms) => setTimeout(fn, Math.max(0, ms)).unref(),
+  clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/** The lease calls the elector makes (a KubeClient; a fake in unit tests). */
+export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'update'>;
+
 export interface LeaderElectionOptions {
   readonly namespace: string;
   readonly name: string;
@@ -19,6 +39,7 @@ export interface LeaderElectionOptions {
   /** Called the moment leadership is lost; the caller must stop acting at once. The elector goes on as a standby. */
   readonly onStoppedLeading: () => void;
   readonly onNewLeader?: (identity: string) => void;
+  readonly clock?: ElectionClock;
 }
 
 /** Kubernetes MicroTime (RFC 3339 with microseconds). */
@@ -29,27 +50,45 @@ function microTime(d = new Date()): string {
 /**
  * Lease-based leader election (coordination.k8s.io/v1), following client-go's leaderelection: expiry is
  * judged by the local time at which the lease record was last seen to change (not by the holder's clock),
- * takeovers use optimistic concurrency on resourceVersion, and the leader steps down when it has not
- * renewed within `renewDeadline`. On a clean stop it releases the lease so a standby takes over at once.
+ * takeovers use optimistic concurrency on resourceVersion, each lease call is bounded by the time left to
+ * the renew deadline, and the leader steps down when no renew succeeded within `renewDeadline`. On a clean
+ * stop it releases the lease so a standby takes over at once.
+ *
+ * Leadership is also a time fence (`mayWrite`): it holds only while `now - lastRenew < renewDeadline`, where
+ * `lastRenew` is when the last successful renew was *sent* (the API server cannot have recorded it earlier,
+ * and another replica's view of it starts later still). A standby takes over no sooner than `leaseDuration`
+ * after it saw that record change, so every write checked against the fence leaves before anyone else can
+ * lead, whatever the event loop, a partition or SIGSTOP did in between: the check reads the clock at the
+ * moment of the write, not a flag a timer may not yet have cleared.
  */
 export class LeaderElector {
   private leading = false;
   private stopped = false;
-  private timer?: NodeJS.Timeout;
+  private timer?: unknown;
+  /** Fires when the fence closes, so the loss is acted on (term aborted, workers stopped) without waiting for a tick. */
+  private deadlineTimer?: unknown;
   private observed?: { record: string; at: number };
-  private lastRenew = 0;
+  /** Monotonic time at which the last successful acquire or renew was sent. */
+  private lastRenew = Number.NEGATIVE_INFINITY;
   private currentLeader = '';
+  private readonly clock: ElectionClock;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: LeaseClient,
     private readonly o: LeaderElectionOptions,
   ) {
     if (o.renewDeadlineMs >= o.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
     if (o.retryPeriodMs >= o.renewDeadlineMs) throw new Error('leader election: retryPeriod must be shorter than renewDeadline');
+    this.clock = o.clock ?? MONOTONIC_CLOCK;
   }
 
   isLeader(): boolean {
-    return this.leading;
+    return this.leading && this.mayWrite();
+  }
+
+  /** Whether a write may leave now: leading, and the last successful renew was sent less than `renewDeadline` ago. */
+  mayWrite(): boolean {
+    return this.leading && this.clock.now() - this.lastRenew < this.o.renewDeadlineMs;
   }
 
   leader(): string {
@@ -65,63 +104,100 @@ export class LeaderElector {
     if (this.stopped) return;
     // Jitter standby polling a little (client-go's JitterFactor 1.2) so replicas do not move in lockstep.
     const delay = this.leading ? this.o.retryPeriodMs : this.o.retryPeriodMs * (1 + Math.random() * 0.2);
-    this.timer = setTimeout(() => void this.tick(), delay);
-    this.timer.unref();
+    this.timer = this.clock.setTimer(() => void this.tick(), delay);
   }
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    // A tick late past the deadline (a frozen process thawing, a starved event loop) steps down before it asks.
+    if (this.leading && !this.mayWrite()) this.loseLeadership('could not renew the lease within the renew deadline');
+    const sent = this.clock.now();
+    // client-go bounds the attempt by the renew deadline: a call that hangs (a stalled connection) must not
+    // keep a leader believing in a lease it can no longer prove. A standby bounds its attempt the same way.
+    const until = (this.leading ? this.lastRenew : sent) + this.o.renewDeadlineMs;
+    const attempt = new AbortController();
+    const bound = this.clock.setTimer(
+      () => attempt.abort(new DOMException('lease call exceeded the renew deadline', 'TimeoutError')),
+      until - sent,
+    );
     let ok = false;
     try {
-      ok = await this.tryAcquireOrRenew();
+      ok = await this.tryAcquireOrRenew(attempt.signal);
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message }, 'leader election: lease call failed');
+    } finally {
+      this.clock.clearTimer(bound);
     }
     if (this.stopped) return;
-    const now = Date.now();
-    if (ok) {
-      this.lastRenew = now;
+    const now = this.clock.now();
+    if (ok && now - sent < this.o.renewDeadlineMs) {
+      this.lastRenew = sent;
+      this.armDeadline();
       if (!this.leading) {
         this.leading = true;
         this.o.logger.info({ identity: this.o.identity, lease: this.o.name }, 'became leader');
         this.o.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenew >= this.o.renewDeadlineMs) {
-      this.loseLeadership('could not renew the lease within the renew deadline');
-    } else if (this.leading && this.currentLeader !== this.o.identity) {
-      this.loseLeadership(`lease taken by ${this.currentLeader}`);
+    } else if (this.leading) {
+      if (ok) this.loseLeadership('the renew was answered after the renew deadline');
+      else if (this.currentLeader !== this.o.identity) this.loseLeadership(`lease taken by ${this.currentLeader}`);
+      else if (!this.mayWrite()) this.loseLeadership('could not renew the lease within the renew deadline');
     }
     this.schedule();
   }
 
+  private armDeadline(): void {
+    this.clock.clearTimer(this.deadlineTimer);
+    this.deadlineTimer = this.clock.setTimer(
+      () => {
+        this.deadlineTimer = undefined;
+        if (!this.leading) return;
+        if (this.mayWrite()) this.armDeadline();
+        else this.loseLeadership('could not renew the lease within the renew deadline');
+      },
+      this.lastRenew + this.o.renewDeadlineMs - this.clock.now(),
+    );
+  }
+
   /** Steps down at once, then keeps campaigning as a standby (no process restart needed). */
   private loseLeadership(why: string): void {
+    if (!this.leading) return;
     this.leading = false;
-    this.o.logger.error({ identity: this.o.identity, why }, 'lost leadership');
+    this.clock.clearTimer(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    this.o.logger.error(
+      { identity: this.o.identity, why, sinceLastRenewMs: Math.round(this.clock.now() - this.lastRenew) },
+      'lost leadership',
+    );
     this.o.onStoppedLeading();
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = new Date();
     const durationS = Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000));
     let lease: Lease;
     try {
-      lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace);
+      lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal });
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
-        await this.client.create<Lease>(LEASES, {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.o.name, namespace: this.o.namespace },
-          spec: {
-            holderIdentity: this.o.identity,
-            leaseDurationSeconds: durationS,
-            acquireTime: microTime(now),
-            renewTime: microTime(now),
-            leaseTransitions: 0,
+        await this.client.create<Lease>(
+          LEASES,
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.o.name, namespace: this.o.namespace },
+            spec: {
+              holderIdentity: this.o.identity,
+              leaseDurationSeconds: durationS,
+              acquireTime: microTime(now),
+              renewTime: microTime(now),
+              leaseTransitions: 0,
+            },
           },
-        });
+          this.o.namespace,
+          { signal },
+        );
         this.setLeader(this.o.identity);
         return true;
       } catch (e) {
@@ -131,12 +207,13 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
-    const record = JSON.stringify([holder, spec.renewTime, spec.leaseDurationSeconds]);
-    if (!this.observed || this.observed.record !== record) this.observed = { record, at: Date.now() };
+    // Any write to the lease changes its resourceVersion, whatever the holder's clock wrote into renewTime.
+    const record = JSON.stringify([lease.metadata.resourceVersion, holder, spec.renewTime, spec.leaseDurationSeconds]);
+    if (!this.observed || this.observed.record !== record) this.observed = { record, at: this.clock.now() };
     this.setLeader(holder);
     const heldByOther = holder !== '' && holder !== this.o.identity;
     const validForMs = (spec.leaseDurationSeconds ?? durationS) * 1000;
-    if (heldByOther && this.observed.at + validForMs > Date.now()) return false;
+    if (heldByOther && this.observed.at + validForMs > this.clock.now()) return false;
     const transitions = (spec.leaseTransitions ?? 0) + (holder === this.o.identity ? 0 : 1);
     const next: Lease = {
       ...lease,
@@ -149,10 +226,15 @@ export class LeaderElector {
       },
     };
     try {
-      const updated = await this.client.update<Lease>(LEASES, next);
+      const updated = await this.client.update<Lease>(LEASES, next, undefined, { signal });
       this.observed = {
-        record: JSON.stringify([this.o.identity, updated.spec?.renewTime, updated.spec?.leaseDurationSeconds]),
-        at: Date.now(),
+        record: JSON.stringify([
+          updated.metadata.resourceVersion,
+          this.o.identity,
+          updated.spec?.renewTime,
+          updated.spec?.leaseDurationSeconds,
+        ]),
+        at: this.clock.now(),
       };
       this.setLeader(this.o.identity);
       return true;
@@ -169,22 +251,38 @@ export class LeaderElector {
     }
   }
 
-  /** Stops campaigning; a leader releases the lease (holder cleared, 1 s duration) for a fast takeover. */
+  /**
+   * Stops campaigning; a leader that can still prove its lease releases it (holder cleared, 1 s duration) for
+   * a fast takeover, within the time its fence has left.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    if (!this.leading) return;
+    this.clock.clearTimer(this.timer);
+    this.clock.clearTimer(this.deadlineTimer);
+    const release = this.mayWrite();
+    const left = this.lastRenew + this.o.renewDeadlineMs - this.clock.now();
     this.leading = false;
+    if (!release) return;
+    const attempt = new AbortController();
+    const bound = this.clock.setTimer(() => attempt.abort(new DOMException('lease release timed out', 'TimeoutError')), left);
+    const signal = attempt.signal;
     try {
-      const lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace);
+      const lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal });
       if (lease.spec?.holderIdentity === this.o.identity) {
-        await this.client.update<Lease>(LEASES, {
-          ...lease,
-          spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: null, renewTime: microTime() },
-        });
+        await this.client.update<Lease>(
+          LEASES,
+          {
+            ...lease,
+            spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: null, renewTime: microTime() },
+          },
+          undefined,
+          { signal },
+        );
       }
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message }, 'leader election: could not release the lease');
+    } finally {
+      this.clock.clearTimer(bound);
     }
   }
 }

@@ -40,6 +40,12 @@ export class Manager {
   private elector?: LeaderElector;
   private leading = false;
   private stopping = false;
+  /** The current leadership term: aborting it aborts every request its reconciles still have in flight. */
+  private term = new AbortController();
+  /** Counts starts and ends of terms, so a start that waited is dropped if the lease was lost meanwhile. */
+  private termSeq = 0;
+  /** Resolves when the reconciles of the last term to end have ended. */
+  private previousTerm: Promise<unknown> = Promise.resolve();
   readonly identity: string;
   /** Parsed values of the options the registered controllers and webhooks declared. */
   readonly controllerOptions: ControllerOptionValues;
@@ -56,8 +62,9 @@ export class Manager {
         scopes: managerScopes({ runtime: electionNs, daemonConfig: this.controllerOptions.get(SHARED_OPTIONS.daemonConfigNamespace) }),
         enforce: opts.strictPermissions,
       },
+      // Each call as it is written (`at`: wall-clock ms), so a log shows what left the process and when.
       onAccess: opts.accessLogFile
-        ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a }) + '\n')
+        ? (a) => appendFileSync(opts.accessLogFile!, JSON.stringify({ set: 'MANAGER', ...a, at: Date.now() }) + '\n')
         : undefined,
     });
     this.informers = new InformerFactory(
@@ -83,8 +90,12 @@ export class Manager {
       );
     }
     const gates = parseFeatureGates(o.featureGates);
-    // Controllers write only while this replica leads: their client is fenced on leadership.
-    const fencedClient = this.client.fenced(() => this.leading);
+    // Controllers write only while this replica leads and can prove its lease at the moment of the write (the
+    // elector's time fence); a term's requests are aborted when it ends.
+    const fencedClient = this.client.fenced({
+      mayWrite: () => this.leading && (this.elector?.mayWrite() ?? true),
+      signal: () => this.term.signal,
+    });
     const ctx: ControllerContext = {
       client: fencedClient,
       informers: this.informers,
@@ -208,25 +219,43 @@ export class Manager {
     return this.leading;
   }
 
+  /**
+   * A new term begins once the previous term's reconciles have ended (their requests were aborted when it
+   * ended, so that is quick): two terms' workers never overlap, so nothing decided in an old term is
+   * written in a new one.
+   */
   private startLeading(): void {
     if (this.stopping) return;
-    this.leading = true;
-    this.metrics.isLeader.set(1);
-    for (const r of this.runners) r.start();
-    // Keys seen while standing by (or dropped when a previous term ended) are re-derived from the caches.
-    this.informers.resyncAll();
-    this.logger.info({ controllers: this.runners.map((r) => r.name) }, 'controllers started');
+    const seq = ++this.termSeq;
+    void this.previousTerm.then(() => {
+      if (seq !== this.termSeq || this.stopping || (this.elector && !this.elector.isLeader())) return;
+      this.term = new AbortController();
+      this.leading = true;
+      this.metrics.isLeader.set(1);
+      for (const r of this.runners) r.start();
+      // Keys seen while standing by (or dropped when a previous term ended) are re-derived from the caches.
+      this.informers.resyncAll();
+      this.logger.info({ controllers: this.runners.map((r) => r.name) }, 'controllers started');
+    });
   }
 
   /**
-   * The moment the lease is lost: writes are fenced off, queues dropped, workers stopped. Unlike upstream
-   * (which exits), the process stays up as a warm standby and campaigns again: an API server outage
-   * longer than the renew deadline then costs no restart, and caches stay warm.
+   * The moment the lease is lost: writes are fenced off, the term's requests in flight aborted (their
+   * connections reset), queues dropped, workers stopped. Unlike upstream (which exits), the process stays up
+   * as a warm standby and campaigns again: an API server outage longer than the renew deadline then costs
+   * no restart, and caches stay warm.
    */
   private lostLeadership(): void {
+    this.termSeq++;
     this.leading = false;
     this.metrics.isLeader.set(0);
-    for (const r of this.runners) r.pause();
+    this.term.abort(new Error('leadership lost: request aborted'));
+    const ended = Promise.all(this.runners.map((r) => r.pause()));
+    const slow = setTimeout(
+      () => this.logger.warn('reconciles of the lost term have not ended yet; the next term waits for them'),
+      this.opts.renewDeadlineMs,
+    ).unref();
+    this.previousTerm = ended.finally(() => clearTimeout(slow));
     this.logger.error('leadership lost: controllers stopped; standing by');
   }
 
