@@ -16,8 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS } from '../../src/api/registry.js';
-import { adminKubeConfig, createNamespace, kubeconfigPath, mergePatch } from '../harness/index.js';
-import { FaultProxy } from '../harness/fault-proxy.js';
+import { adminKubeConfig, createNamespace, FaultProxy, kubeconfigPath, mergePatch } from '../harness/index.js';
 import { accessCoverage, accessLogs, eventually, installCrds, startController, ControllerProcess } from './runtime/support.js';
 
 const G = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'clonesets' } as const;

@@ -13,6 +13,8 @@
 //   await restartApiServer();                              // or stopApiServer()/startApiServer(); etcd keeps data
 //   await canI(serviceAccountUser('kruise-system', 'kruise-manager'), { verb: 'list', resource: 'pods' });
 //   await kubectl(['get', 'pods', '-n', ns, '-o', 'json']); // the control plane's own kubectl
+//   const proxy = await FaultProxy.start(server);          // a client's loopback path to the apiserver that
+//   proxy.stall(); proxy.heal(); proxy.reset();            // partitions, resets or goes half-open (fault-proxy.ts)
 //
 // Pitfall: client-node's KubernetesObjectApi re-serializes objects through its models and drops keys
 // it does not model (a CRD's `x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`):
@@ -41,3 +43,5 @@ export { restartApiServer, startApiServer, stopApiServer } from './apiserver.js'
 export { findAssets, pinnedKubernetesVersion } from './assets.js';
 export { ControlPlane } from './controlplane.js';
 export { createCertificateAuthority } from './pki.js';
+export { FaultProxy } from './fault-proxy.js';
+export type { FaultProxyStats } from './fault-proxy.js';
