@@ -16,10 +16,18 @@ import { managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
 import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
+import { setMaxListeners } from 'node:events';
 import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 
 export { MANAGER_NODE_OPTIONS };
+
+/** A term's controller. Every request in flight listens on its signal: hundreds at once in a burst, not a leak. */
+function newTerm(): AbortController {
+  const term = new AbortController();
+  setMaxListeners(0, term.signal);
+  return term;
+}
 
 import type { ManagerOptions } from './options.js';
 export { DEFAULT_MANAGER_OPTIONS, type ManagerOptions } from './options.js';
@@ -41,7 +49,7 @@ export class Manager {
   private leading = false;
   private stopping = false;
   /** The current leadership term: aborting it aborts every request its reconciles still have in flight. */
-  private term = new AbortController();
+  private term = newTerm();
   /** Counts starts and ends of terms, so a start that waited is dropped if the lease was lost meanwhile. */
   private termSeq = 0;
   /** Resolves when the reconciles of the last term to end have ended. */
@@ -229,7 +237,7 @@ export class Manager {
     const seq = ++this.termSeq;
     void this.previousTerm.then(() => {
       if (seq !== this.termSeq || this.stopping || (this.elector && !this.elector.isLeader())) return;
-      this.term = new AbortController();
+      this.term = newTerm();
       this.leading = true;
       this.metrics.isLeader.set(1);
       for (const r of this.runners) r.start();
