@@ -38,6 +38,7 @@ import {
   parseJson,
   planScale,
   planUpdate,
+  progressingCondition,
   selectorString,
   shouldMarkInPlaceReady,
   statusCounts,
@@ -182,7 +183,9 @@ export class CloneSetReconciler implements Reconciler {
 
     const fresh = this.sets.get(key) ?? cs;
     const nowPods = owned.map((p) => this.pods.get(`${ns}/${p.metadata.name}`) ?? p).filter(isPodActive);
-    await this.writeStatus(fresh, nowPods, update.metadata.name!, current.metadata.name!, collisionCount, failures);
+    const deadlineIn = await this.writeStatus(fresh, nowPods, update.metadata.name!, current.metadata.name!, collisionCount, failures);
+    // A progressing rollout is looked at again when its deadline falls due, even if nothing else changes.
+    if (deadlineIn !== undefined) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, deadlineIn);
     await this.housekeeping(cs, owned, all, update, current);
 
     const minReady = cs.spec.minReadySeconds ?? 0;
@@ -876,7 +879,7 @@ export class CloneSetReconciler implements Reconciler {
     currentRevision: string,
     collisionCount: number,
     failures: { scale?: string; update?: string },
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const replicas = cs.spec.replicas ?? 1;
     const counts = statusCounts(
       pods,
@@ -887,18 +890,32 @@ export class CloneSetReconciler implements Reconciler {
       Date.now(),
     );
     const old = (cs.status ?? {}) as Record<string, unknown>;
-    const conditions = syncConditions((old.conditions ?? []) as CloneSetConditionLike[], failures, rfc3339());
+    const nowMs = Date.now();
+    const nextCurrent = nextCurrentRevision(currentRevision, updateRevision, counts, replicas);
+    // An unchanged Progressing condition comes back as the same object, so the comparison below only sees it
+    // when its status or reason changed (upstream's hasProgressingConditionChanged).
+    const progress = progressingCondition(
+      {
+        progressDeadlineSeconds: cs.spec.progressDeadlineSeconds,
+        specReplicas: replicas,
+        paused: cs.spec.updateStrategy?.paused === true,
+        status: { ...counts, currentRevision: nextCurrent, updateRevision },
+        conditions: syncConditions((old.conditions ?? []) as CloneSetConditionLike[], failures, rfc3339(nowMs)),
+      },
+      nowMs,
+    );
+    const conditions = progress.conditions;
     const status: Record<string, unknown> = {
       observedGeneration: cs.metadata.generation,
       ...counts,
       updateRevision,
-      currentRevision: nextCurrentRevision(currentRevision, updateRevision, counts, replicas),
+      currentRevision: nextCurrent,
       collisionCount,
       labelSelector: selectorString((cs.spec.selector ?? {}) as never),
       conditions: conditions.length ? conditions : null,
     };
     const differs = Object.entries(status).some(([k, v]) => JSON.stringify(old[k] ?? null) !== JSON.stringify(v ?? null));
-    if (!differs) return;
+    if (!differs) return progress.requeueAfterMs;
     try {
       await this.ctx.client.patch(CLONESETS, cs.metadata.name!, cs.metadata.namespace, { status }, PatchStrategy.MergePatch, {
         subresource: 'status',
@@ -906,6 +923,7 @@ export class CloneSetReconciler implements Reconciler {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+    return progress.requeueAfterMs;
   }
 
   private async housekeeping(cs: CloneSetObject, owned: Pod[], all: Revision[], update: Revision, current: Revision): Promise<void> {
