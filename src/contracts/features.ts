@@ -306,8 +306,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
     podWebhook: false,
   }),
   [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, UPSTREAM_ONLY),
-  // The bundled CloneSet controller writes no Progressing condition.
-  [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, UPSTREAM_ONLY),
+  // Both CloneSet controllers write the Progressing condition (upstream's reasons and deadline).
+  [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, BOTH),
   [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, UPSTREAM_ONLY),
   // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes for its daemon to run, and nothing
   // restarts a container whose probe fails; the bundled runtime ignores the annotation. Neither carries the promise out.
