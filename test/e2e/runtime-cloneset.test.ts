@@ -430,6 +430,53 @@ describe('CloneSet controller on the real API server', () => {
       'FailedScale cleared',
     );
   });
+
+  it('progressDeadlineSeconds: Progressing is updated, exceeded at the deadline, available, paused, partition available, removed', async () => {
+    type Cond = { type: string; status: string; reason?: string; message?: string; lastUpdateTime?: string };
+    const progressing = async () => ((await getCs('pds')).status?.conditions as Cond[] | undefined)?.find((c) => c.type === 'Progressing');
+    /** Waits for the reason, playing the kubelet or not (unscheduled pods never become ready). */
+    const waitFor = async (reason: string, withKubelet: boolean, timeoutMs = 30_000): Promise<Cond> => {
+      const pred = async () => {
+        const c = await progressing();
+        return c?.reason === reason ? c : undefined;
+      };
+      return withKubelet ? settle('pds', pred, reason, timeoutMs) : eventually(pred, timeoutMs, reason);
+    };
+
+    // No kubelet yet: the pods stay unscheduled, so nothing but the deadline can move the condition.
+    await create(cloneSet('pds', { replicas: 2, extra: { progressDeadlineSeconds: 8 } }));
+    const updated = await waitFor('CloneSetUpdated', false);
+    expect(updated).toMatchObject({ status: 'True', message: 'CloneSet is progressing' });
+
+    const exceeded = await waitFor('ProgressDeadlineExceeded', false);
+    const rev = (await getCs('pds')).status!.updateRevision as string;
+    expect(exceeded).toMatchObject({ status: 'False', message: `CloneSet revision ${rev} has timed out progressing` });
+    // Reported by the requeue at the deadline, measured from when the rollout was first seen progressing.
+    expect(Date.parse(exceeded.lastUpdateTime!) - Date.parse(updated.lastUpdateTime!)).toBeGreaterThanOrEqual(8_000);
+
+    expect(await waitFor('CloneSetAvailable', true)).toMatchObject({ status: 'True', message: 'CloneSet is available' });
+
+    // A paused rollout of a new template is reported as paused, and its pods keep the old image.
+    await patchSpec('pds', {
+      progressDeadlineSeconds: 600,
+      updateStrategy: { paused: true },
+      template: cloneSet('pds', { image: 'example.io/app:2' }).spec.template,
+    });
+    expect(await waitFor('CloneSetPaused', true)).toMatchObject({ status: 'True', message: 'CloneSet is paused' });
+    expect((await podsOf('pds')).map((p) => p.spec!.containers[0]!.image)).toEqual(['example.io/app:1', 'example.io/app:1']);
+
+    // Resumed with a partition keeping one pod back: once the other is updated and available, partition available.
+    await patchSpec('pds', { updateStrategy: { paused: false, partition: 1 } });
+    expect(await waitFor('ProgressPartitionAvailable', true)).toMatchObject({
+      status: 'True',
+      message: 'CloneSet has been paused due to partition ready',
+    });
+    expect((await podsOf('pds')).map((p) => p.spec!.containers[0]!.image).sort()).toEqual(['example.io/app:1', 'example.io/app:2']);
+
+    // MaxInt32 means no deadline: the condition goes.
+    await patchSpec('pds', { progressDeadlineSeconds: 2147483647 });
+    await eventually(async () => (await getCs('pds')).status && !(await progressing()), 20_000, 'Progressing removed');
+  });
 });
 
 describe('CloneSet controller across a leader change', () => {
