@@ -38,6 +38,8 @@ describe('CloneSet validation', () => {
     [{ updateStrategy: { type: 'OnDelete' } }, /OnDelete is not supported/],
     [{ updateStrategy: { type: 'InPlaceOnly', maxSurge: 1 } }, /maxSurge: must be 0 with InPlaceOnly/],
     [{ replicas: 3, updateStrategy: { maxUnavailable: '0%', maxSurge: 0 } }, /both below one pod/],
+    [{ progressDeadlineSeconds: 0 }, /progressDeadlineSeconds: must be greater than minReadySeconds \(0\)/],
+    [{ minReadySeconds: 10, progressDeadlineSeconds: 10 }, /must be greater than minReadySeconds \(10\)/],
   ])('refuses %j', (spec, message) => {
     expect(validateStrategy(cs(spec))).toMatchObject({ allowed: false, code: 422, message: expect.stringMatching(message) });
   });
@@ -46,6 +48,9 @@ describe('CloneSet validation', () => {
     [{ replicas: 30, updateStrategy: { maxUnavailable: 0, maxSurge: '10%' } }],
     // Scaled to 0 (the defaults round to 0 pods): nothing to update until it scales up.
     [{ replicas: 0, updateStrategy: { maxUnavailable: '20%', maxSurge: 0 } }],
+    [{ minReadySeconds: 10, progressDeadlineSeconds: 11 }],
+    // MaxInt32 means no deadline, whatever minReadySeconds is.
+    [{ minReadySeconds: 2147483647, progressDeadlineSeconds: 2147483647 }],
   ])('accepts %j', (spec) => {
     expect(validateStrategy(cs(spec))).toBeUndefined();
   });

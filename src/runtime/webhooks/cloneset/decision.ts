@@ -52,7 +52,7 @@ function deny(name: string | undefined, pointer: string, message: string, fix: s
   };
 }
 
-/** Strategy checks on CREATE and UPDATE (upstream's validation of v1alpha1 CloneSets). */
+/** Strategy and deadline checks on CREATE and UPDATE (upstream's validation of v1alpha1 CloneSets). */
 export function validateStrategy(obj: CloneSetLike): AdmissionResult | undefined {
   const us = obj.spec?.updateStrategy ?? {};
   const name = obj.metadata.name;
@@ -71,6 +71,17 @@ export function validateStrategy(obj: CloneSetLike): AdmissionResult | undefined
       '/spec/updateStrategy/maxSurge',
       'must be 0 with InPlaceOnly (no pod is ever recreated)',
       'remove maxSurge or use InPlaceIfPossible',
+    );
+  }
+  // A deadline no longer than minReadySeconds would expire before any pod could count as available.
+  const pds = obj.spec?.progressDeadlineSeconds;
+  const minReady = typeof obj.spec?.minReadySeconds === 'number' ? obj.spec.minReadySeconds : 0;
+  if (typeof pds === 'number' && pds !== 2147483647 && pds <= minReady) {
+    return deny(
+      name,
+      '/spec/progressDeadlineSeconds',
+      `must be greater than minReadySeconds (${minReady})`,
+      'raise progressDeadlineSeconds, or remove it (or set 2147483647) for no deadline',
     );
   }
   // With no replicas there is nothing to update (a CloneSet scaled to 0, or created at 0 and scaled later).
