@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { build, transformSync, type BuildOptions, type Plugin } from 'esbuild';
 import { CORE_KIND_VALIDATORS_FILE, coreKindValidatorsSource, precompiledValidatorsSource } from '../src/api/validate-standalone.js';
 import { PLUS_ENTRY_POINTS, plusPeerLoaderSource, type PlusPackage } from '../constructs/internal/plus-peer.js';
 
@@ -248,8 +248,10 @@ export async function buildCli(): Promise<void> {
     minify: true,
     banner: { js: REQUIRE_SHIM },
   });
-  // The core kinds' validators, required by the CLI only when a run meets a core kind (cold start unchanged).
-  writeFileSync(path.join(lib, 'cli', CORE_KIND_VALIDATORS_FILE), coreKindValidatorsSource());
+  // The core kinds' validators, required by the CLI only when a run meets a core kind (cold start unchanged);
+  // minified like the rest of the CLI.
+  const coreKinds = transformSync(coreKindValidatorsSource(), { minify: true, loader: 'js', format: 'cjs', target: LIBRARY_TARGET });
+  writeFileSync(path.join(lib, 'cli', CORE_KIND_VALIDATORS_FILE), coreKinds.code);
 }
 
 export function buildTypes(): void {

@@ -35,7 +35,37 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  * A new ajv instance with our options, keywords, formats and the core definitions. `code` adds code
  * generation options (the build passes `source`/`esm` to emit standalone validators).
  */
-export function createValidatorAjv(code: Record<string, unknown> = {}, extraDefinitions: Record<string, Json> = {}): Ajv {
+/** Schema keywords whose values are maps of sub-schemas by name: their keys are names, never keywords. */
+const SUBSCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions', '$defs', 'dependentSchemas']);
+
+/**
+ * `schema` without its `description` keywords, which validation never reads. Generated validator code embeds the
+ * schemas (verbose errors carry `parentSchema`), so the package build strips them there: most of the core kinds'
+ * bytes are documentation.
+ */
+export function withoutDescriptions<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map((s: unknown) => withoutDescriptions(s)) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'description' && typeof v === 'string') continue;
+    out[k] =
+      SUBSCHEMA_MAPS.has(k) && v !== null && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, sub]) => [name, withoutDescriptions(sub)]))
+        : withoutDescriptions(v);
+  }
+  return out as T;
+}
+
+/**
+ * The ajv instance of every validator. `describe: false` leaves the schemas' descriptions out (generated code for
+ * the package; see {@link withoutDescriptions}).
+ */
+export function createValidatorAjv(
+  code: Record<string, unknown> = {},
+  extraDefinitions: Record<string, Json> = {},
+  { describe = true }: { describe?: boolean } = {},
+): Ajv {
   const a = new Ajv({
     allErrors: true,
     verbose: true, // errors carry parentSchema (for "did you mean") and data (for messages)
@@ -50,7 +80,8 @@ export function createValidatorAjv(code: Record<string, unknown> = {}, extraDefi
   });
   a.addVocabulary(ANNOTATION_KEYWORDS);
   addFormats(a, [...VALIDATOR_FORMATS]);
-  a.addSchema({ $id: CORE_ID, definitions: { ...coreDefinitions(), ...extraDefinitions } });
+  const definitions = { ...coreDefinitions(), ...extraDefinitions };
+  a.addSchema({ $id: CORE_ID, definitions: describe ? definitions : withoutDescriptions(definitions) });
   return a;
 }
 

@@ -9,7 +9,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { _ } from 'ajv';
 import { KINDS } from './registry.js';
 import { CORE_KINDS } from './core-kinds.js';
-import { coreKindDefinitions, coreKindSchema, createValidatorAjv, validationSchema } from './validate-compile.js';
+import { coreKindDefinitions, coreKindSchema, createValidatorAjv, validationSchema, withoutDescriptions } from './validate-compile.js';
 
 const KIND_SCHEMA_ID = (kind: string) => `kruise-kind-${kind}`;
 
@@ -21,8 +21,12 @@ export function precompiledValidatorsSource(): string {
   const kinds = KINDS.map((def) => def.kind);
   if (new Set(kinds).size !== kinds.length) throw new Error(`kind names must be unique to key precompiled validators: ${kinds.join(', ')}`);
   // Generated code gets the format checks from ajv-formats' own module, as the run-time instance does.
-  const ajv = createValidatorAjv({ source: true, esm: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` });
-  for (const def of KINDS) ajv.addSchema({ ...validationSchema(def), $id: KIND_SCHEMA_ID(def.kind) });
+  const ajv = createValidatorAjv(
+    { source: true, esm: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
+    {},
+    { describe: false },
+  );
+  for (const def of KINDS) ajv.addSchema({ ...withoutDescriptions(validationSchema(def)), $id: KIND_SCHEMA_ID(def.kind) });
   // ajv's standalone module is CommonJS with a default export; under NodeNext the callable sits on .default.
   type Generate = (ajv: unknown, refs: Record<string, string>) => string;
   const generate = ((standaloneCode as unknown as { default?: Generate }).default ?? standaloneCode) as Generate;
@@ -63,6 +67,7 @@ export function coreKindValidatorsSource(): string {
   const ajv = createValidatorAjv(
     { source: true, optimize: true, formats: _`require("ajv-formats/dist/formats").fullFormats` },
     coreKindDefinitions(),
+    { describe: false },
   );
   for (const name of names) ajv.addSchema({ ...coreKindSchema(name), $id: `core-kind-${name}` });
   type Generate = (ajv: unknown, refs: Record<string, string>) => string;
