@@ -11,6 +11,7 @@ import type { ApiAccess, PermissionScope, Verb } from '../../contracts/index.js'
 import { findCoveringRule } from '../../contracts/index.js';
 import { resourcePath, type ResourceType } from '../../contracts/index.js';
 import type { KubeList, KubeObject } from './types.js';
+import { watchAbortAfterMs } from './watch-liveness.js';
 
 export { PatchStrategy };
 export type PatchType = (typeof PatchStrategy)[keyof typeof PatchStrategy];
@@ -153,7 +154,11 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
  */
 export const AUTH_REFRESH_MS = 10_000;
 
-/** Watches idle longer than client-node's 30 s default on quiet clusters; bookmarks keep them alive. */
+/**
+ * A watch without `timeoutSeconds` is ended when nothing arrived for this long (the API server then picks its
+ * own timeout, up to 30 min). The informer's watches carry a short `timeoutSeconds` and are judged by it
+ * instead (watch-liveness.ts): that is what notices a dead connection in well under a minute.
+ */
 const WATCH_INACTIVITY_MS = 5 * 60_000;
 
 /**
@@ -252,12 +257,13 @@ class Transport {
    * Starts a watch on the shared agent and splits its body into events itself (newline-delimited JSON):
    * client-node's Watch adapts a fetch body to a WHATWG stream, then to a Node stream, then to readline,
    * which cost more than the JSON parsing under a burst of pod updates. `onDone` is called once: null on
-   * a clean close, a `TimeoutError` when nothing arrived for `inactivityMs`, an error with `statusCode`
-   * on an HTTP error (410 Gone included), or the transport's error.
+   * a clean close, a `TimeoutError` when the watch outlived its deadline (`deadlineMs` after it was sent,
+   * or else nothing arrived for `inactivityMs`), an error with `statusCode` on an HTTP error (410 Gone
+   * included), or the transport's error. `onOpen` runs when the API server answered 200 (the watch is live).
    */
   async watch(
     url: string,
-    inactivityMs: number,
+    timing: WatchTiming,
     onEvent: (type: string, obj: KubeObject) => void,
     onDone: (err: unknown) => void,
   ): Promise<AbortController> {
@@ -271,21 +277,36 @@ class Transport {
       finished = true;
       clearTimeout(timer);
       controller.abort();
-      onDone(err && timedOut ? new DOMException('watch inactive', 'TimeoutError') : err);
+      onDone(timedOut ? new DOMException('watch inactive', 'TimeoutError') : err);
+    };
+    // Decided one turn of the event loop later: after a stall of this process, timers run before pending
+    // socket reads, and the server's on-time end may be waiting among them.
+    const expire = () => setImmediate(giveUp);
+    const giveUp = () => {
+      if (finished) return;
+      timedOut = true;
+      // Outlived the end the API server promised: the connection is presumed dead (half-open). Ended here
+      // rather than by the abort's stream events, which a TLS socket on a dead connection need not deliver.
+      // The idle keep-alive sockets are closed too: what silenced this one (a conntrack flush, a balancer
+      // failover) silenced them as well, and the next request on one would hang until its own timeout.
+      if (timing.deadlineMs !== undefined) this.dropIdleConnections();
+      finish(new DOMException('watch inactive', 'TimeoutError'));
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort(new DOMException('watch inactive', 'TimeoutError'));
-      }, inactivityMs);
+      timer = setTimeout(expire, timing.inactivityMs);
       timer.unref();
     };
-    arm();
+    if (timing.deadlineMs !== undefined) {
+      timer = setTimeout(expire, timing.deadlineMs);
+      timer.unref();
+    } else arm();
+    const rearm = timing.deadlineMs === undefined ? arm : () => undefined;
     const u = new URL(url);
     const req = this.request('GET', u, headers, controller.signal);
     req.on('error', finish);
     req.on('response', (res) => {
+      if (res.statusCode === 200) timing.onOpen?.();
       if (res.statusCode !== 200) {
         void readAll(res)
           .catch(() => '')
@@ -297,7 +318,7 @@ class Transport {
           });
         return;
       }
-      arm();
+      rearm();
       // Bytes of a line not yet ended; events are split at '\n' bytes (never inside a UTF-8 sequence).
       let partial: Buffer[] = [];
       const line = (buf: Buffer, start: number, end: number) => {
@@ -319,7 +340,7 @@ class Transport {
       };
       res.on('data', (chunk: Buffer) => {
         if (finished) return;
-        arm();
+        rearm();
         let start = 0;
         for (let nl = chunk.indexOf(10); nl !== -1 && !finished; nl = chunk.indexOf(10, start)) {
           if (partial.length > 0) {
@@ -338,6 +359,15 @@ class Transport {
     });
     req.end();
     return controller;
+  }
+
+  /**
+   * Closes the agent's idle keep-alive sockets (requests in flight keep theirs). A plain destroy: they hold
+   * no request bytes, so nothing could be delivered late, and it removes them from the agent's free list.
+   */
+  private dropIdleConnections(): void {
+    const free = (this.agent as (HttpAgent & { freeSockets?: Record<string, Socket[] | undefined> }) | undefined)?.freeSockets;
+    for (const sockets of Object.values(free ?? {})) for (const s of [...(sockets ?? [])]) s.destroy();
   }
 
   /** Sends one request; a 401 with cached credentials refreshes them and sends it once more. */
@@ -435,6 +465,15 @@ class Transport {
       });
     });
   }
+}
+
+/** When a watch is given up (`Transport.watch`). */
+interface WatchTiming {
+  /** Reset the watch this long after it was sent, whatever arrived (its server deadline plus a grace). */
+  readonly deadlineMs?: number;
+  /** Without a deadline: end the watch when nothing arrived for this long. */
+  readonly inactivityMs: number;
+  readonly onOpen?: () => void;
 }
 
 /** What a caller of `Transport.send` controls beyond the request itself. */
@@ -629,14 +668,17 @@ export class KubeClient {
   }
 
   /**
-   * Starts a watch; `onEvent` gets each event, `onDone` the end (null on a clean close). Returns the
-   * AbortController that stops it.
+   * Starts a watch; `onEvent` gets each event, `onDone` the end (null on a clean close; a `TimeoutError`
+   * when it was given up). Returns the AbortController that stops it. With `timeoutSeconds`, a watch the
+   * API server has not ended `WATCH_LIVENESS.abortAfterMs` after that timeout is presumed on a dead
+   * connection and reset (watch-liveness.ts); `onOpen` runs once the server accepted it.
    */
   async watch(
     type: ResourceType,
     opts: WatchOptions,
     onEvent: (type: WatchEventType, obj: KubeObject) => void,
     onDone: (err: unknown) => void,
+    hooks: { onOpen?: () => void; /** Overrides the deadline derived from `timeoutSeconds`. */ deadlineMs?: number } = {},
   ): Promise<AbortController> {
     const { namespace, ...q } = opts;
     const name = nameFromFieldSelector(q.fieldSelector);
@@ -652,7 +694,16 @@ export class KubeClient {
     const url = new URL(cluster.server + resourcePath(type, namespace));
     url.searchParams.set('watch', 'true');
     for (const [k, v] of Object.entries(q)) if (v !== undefined) url.searchParams.set(k, String(v));
-    return this.transport.watch(url.toString(), WATCH_INACTIVITY_MS, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
+    const timing: WatchTiming = {
+      inactivityMs: WATCH_INACTIVITY_MS,
+      ...(hooks.deadlineMs !== undefined
+        ? { deadlineMs: hooks.deadlineMs }
+        : q.timeoutSeconds !== undefined
+          ? { deadlineMs: watchAbortAfterMs(q.timeoutSeconds) }
+          : {}),
+      ...(hooks.onOpen ? { onOpen: hooks.onOpen } : {}),
+    };
+    return this.transport.watch(url.toString(), timing, (t, obj) => onEvent(t as WatchEventType, obj), onDone);
   }
 }
 

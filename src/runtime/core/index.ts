@@ -4,7 +4,8 @@
  *
  * - KubeClient: the only path to the API server; records (group, resource, verb) of every call and checks
  *   it against src/contracts/permissions.ts; explicit patch types (PatchStrategy).
- * - Informer / InformerFactory: shared list+watch caches with transforms, resync, 410 relist, backoff.
+ * - Informer / InformerFactory: shared list+watch caches with transforms, resync, 410 relist, backoff;
+ *   watches on dead connections noticed by their server deadline (watch-liveness.ts).
  * - WorkQueue / runWorkers: keyed, de-duplicating, rate-limited queue; ControllerRunner adds metrics.
  * - LeaderElector: coordination.k8s.io/v1 Lease election.
  * - HealthServer (/healthz, /readyz, /metrics), RuntimeMetrics (prom-client), createLogger (pino).
@@ -16,6 +17,7 @@ export * from '../../contracts/resources.js';
 export * from './types.js';
 export * from './backoff.js';
 export * from './informer.js';
+export * from './watch-liveness.js';
 export * from './queue.js';
 export * from './controller.js';
 export * from './leader.js';

@@ -4,6 +4,7 @@ import type { ResourceType } from '../../contracts/index.js';
 import { objectKey, type KubeObject } from './types.js';
 import { Backoff } from './backoff.js';
 import type { CachePlan } from './cache-plan.js';
+import { pickWatchTimeoutSeconds, WATCH_LIVENESS, watchAbortAfterMs, watchVerdict, type WatchLivenessSettings } from './watch-liveness.js';
 
 export type Transform<T extends KubeObject> = (obj: KubeObject) => T;
 
@@ -28,6 +29,10 @@ export interface InformerOptions<T extends KubeObject> {
   /** Minimum/maximum delay between retries after a failed list or watch. */
   readonly backoffMinMs?: number;
   readonly backoffMaxMs?: number;
+  /** When a watch is presumed dead (tests shorten it); default WATCH_LIVENESS. */
+  readonly liveness?: WatchLivenessSettings;
+  /** Monotonic milliseconds (injectable for tests); default performance.now. */
+  readonly now?: () => number;
 }
 
 /** Drops fields no reader uses, as client-go's cache transforms do (managedFields is the big one). */
@@ -46,7 +51,9 @@ export function stripManagedFields<T extends KubeObject>(obj: KubeObject): T {
  * List+watch reflector with an in-memory cache (client-go's shared informer, reduced to what we use):
  * paged list, watch from the list's resourceVersion with bookmarks, relist on 410 Gone (diffing so
  * vanished objects are delivered as deletes), restart with jittered exponential backoff on any other
- * watch or list error, periodic resync, `waitForSync`.
+ * watch or list error, periodic resync, `waitForSync`. Each watch asks the server to end it within 25–30 s;
+ * one left open past that is on a dead connection: it fails readiness (`watchProblem`), is reset and
+ * replaced by a new watch on a fresh connection (watch-liveness.ts).
  */
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
@@ -62,8 +69,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly syncWaiters: Array<() => void> = [];
   private readonly backoff: Backoff;
   private readonly transform: Transform<T>;
+  private readonly liveness: WatchLivenessSettings;
+  private readonly now: () => number;
+  /** The watch in flight (sent, not yet ended), judged by its server deadline. */
+  private current?: { sentAt: number; timeoutSeconds: number };
+  /** Why the last watch was given up as dead; cleared once a new watch is accepted or a list succeeds. */
+  private dead?: string;
   /** Counts for metrics/tests. */
-  readonly stats = { lists: 0, watches: 0, watchErrors: 0, relists410: 0 };
+  readonly stats = { lists: 0, watches: 0, watchErrors: 0, relists410: 0, deadWatches: 0 };
 
   constructor(
     private readonly client: KubeClient,
@@ -72,6 +85,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   ) {
     this.backoff = new Backoff(options.backoffMinMs ?? 250, options.backoffMaxMs ?? 30_000);
     this.transform = options.transform ?? stripManagedFields;
+    this.liveness = options.liveness ?? WATCH_LIVENESS;
+    this.now = options.now ?? (() => performance.now());
   }
 
   addHandlers(h: InformerHandlers<T>): void {
@@ -104,6 +119,20 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.resourceVersion;
   }
 
+  /**
+   * Why this informer's cache may be going stale for want of a live watch, or undefined: its watch outlived
+   * the server's deadline (presumed on a dead connection), or the last one was given up as dead and no new
+   * one was accepted yet. For readiness; a synced informer between two healthy watches has no problem.
+   */
+  watchProblem(now = this.now()): string | undefined {
+    if (this.stopped || !this.synced) return undefined;
+    if (this.dead) return this.dead;
+    const w = this.current;
+    if (!w || watchVerdict(w.sentAt, w.timeoutSeconds, now, this.liveness) === 'live') return undefined;
+    const late = Math.round((now - w.sentAt) / 1000 - w.timeoutSeconds);
+    return `watch of ${this.type.resource} open ${late}s past its ${w.timeoutSeconds}s server timeout: connection presumed dead`;
+  }
+
   /** Resolves once the first list has filled the cache (rejects if `signal` aborts first). */
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
@@ -128,6 +157,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   stop(): void {
     this.stopped = true;
+    this.current = undefined;
+    this.dead = undefined;
     this.generation++;
     this.abort?.abort();
     this.abort = undefined;
@@ -177,6 +208,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (this.stopped) return;
       this.replace(fresh);
       this.resourceVersion = rv;
+      this.dead = undefined;
       this.backoff.reset();
       if (!this.synced) {
         this.synced = true;
@@ -204,18 +236,28 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.stopped) return;
     this.stats.watches++;
     const gen = ++this.generation;
+    const timeoutSeconds = pickWatchTimeoutSeconds(this.liveness);
+    this.current = { sentAt: this.now(), timeoutSeconds };
     let finished = false;
     const finish = (err: unknown) => {
       if (finished || this.stopped || gen !== this.generation) return;
       finished = true;
-      if (err && isGone(err)) {
+      this.current = undefined;
+      if (err && isTimeout(err)) {
+        // The server did not end the watch by its deadline: the connection is dead (the client reset it).
+        // Watch again at once on a fresh connection, from the last resourceVersion (a 410 then relists).
+        this.stats.deadWatches++;
+        this.dead = `watch of ${this.type.resource} gave no sign of life ${timeoutSeconds}s after it was sent: connection presumed dead, watching again`;
+        this.log().warn({ resource: this.type.resource, timeoutSeconds }, 'watch connection presumed dead; watching again');
+        void this.watch();
+      } else if (err && isGone(err)) {
         this.stats.relists410++;
         void this.relist();
-      } else if (err && !isTimeout(err)) {
+      } else if (err) {
         this.stats.watchErrors++;
         this.retry(() => this.watch(), err, 'watch');
       } else {
-        // Clean close (server timeout or our inactivity timeout): resume from the last resourceVersion.
+        // Clean close (the server's timeout): resume from the last resourceVersion.
         void this.watch();
       }
     };
@@ -227,9 +269,9 @@ export class Informer<T extends KubeObject = KubeObject> {
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
           resourceVersion: this.resourceVersion,
+          // The server sends a bookmark before it ends the watch, so the next one resumes from a fresh version.
           allowWatchBookmarks: true,
-          // Spread reconnects like client-go (5-10 min) so replicas do not reconnect in lockstep.
-          timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+          timeoutSeconds,
         },
         (type, obj) => {
           if (finished || gen !== this.generation) return;
@@ -244,6 +286,12 @@ export class Informer<T extends KubeObject = KubeObject> {
           this.onWatchEvent(type, obj);
         },
         finish,
+        {
+          deadlineMs: watchAbortAfterMs(timeoutSeconds, this.liveness),
+          onOpen: () => {
+            if (gen === this.generation) this.dead = undefined;
+          },
+        },
       );
     } catch (err) {
       finish(err);
@@ -345,6 +393,12 @@ export class InformerFactory {
 
   allSynced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** The informers' watch problems (see `Informer.watchProblem`), joined; undefined when every watch is live. */
+  watchProblems(): string | undefined {
+    const problems = [...this.informers.values()].map((i) => i.watchProblem()).filter((p): p is string => p !== undefined);
+    return problems.length > 0 ? problems.join('; ') : undefined;
   }
 
   async waitForSync(signal?: AbortSignal): Promise<void> {

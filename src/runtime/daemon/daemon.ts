@@ -116,6 +116,8 @@ export class Daemon {
     );
     this.health.addLiveCheck('ping', () => undefined);
     this.health.addReadyCheck('informers-synced', () => (this.informers.allSynced() ? undefined : 'caches not synced'));
+    // A watch left open past its server deadline is on a dead connection: the caches go stale until it is replaced.
+    this.health.addReadyCheck('informers-watching', () => this.informers.watchProblems());
     this.health.addReadyCheck('cri', () => (this.criUp ? undefined : `CRI runtime at ${this.cri?.target} is unreachable`));
     this.ports.health = await this.health.listen(o.healthProbeAddr);
     this.informers.startAll();

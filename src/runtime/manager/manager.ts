@@ -129,6 +129,8 @@ export class Manager {
 
     this.health.addLiveCheck('ping', () => undefined);
     this.health.addReadyCheck('informers-synced', () => (this.informers.allSynced() ? undefined : 'caches not synced yet'));
+    // A watch left open past its server deadline is on a dead connection: the caches go stale until it is replaced.
+    this.health.addReadyCheck('informers-watching', () => this.informers.watchProblems());
     this.health.addReadyCheck('leader-election', () =>
       !o.enableLeaderElection || this.leading || this.elector ? undefined : 'leader election not running',
     );
