@@ -72,9 +72,15 @@ const COMPONENTS: readonly Component[] = [
 ];
 
 function serviceAccountOf(component: Component): { namespace: string; name: string } {
-  const workloads = objects.filter((o) => o.kind === component.workloadKind && o.apiVersion === 'apps/v1') as V1Deployment[];
+  // The runtime's own workloads: the examples in dist/ have Deployments of their own.
+  const workloads = objects.filter(
+    (o) =>
+      o.kind === component.workloadKind &&
+      o.apiVersion === 'apps/v1' &&
+      o.metadata?.labels?.['app.kubernetes.io/part-of'] === 'cdk8s-kruise',
+  ) as V1Deployment[];
   if (workloads.length !== 1) {
-    throw new Error(`expected one ${component.workloadKind} (the ${component.name}) in dist/, found ${workloads.length}`);
+    throw new Error(`expected one cdk8s-kruise ${component.workloadKind} (the ${component.name}) in dist/, found ${workloads.length}`);
   }
   const w = workloads[0]!;
   const name = w.spec?.template.spec?.serviceAccountName;
@@ -189,8 +195,9 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
 
 describe('manager ServiceAccount, spelled out', () => {
   // Secrets *get* is declared cluster-wide (ImagePullJob pull secrets live in any namespace); writing
-  // Secrets only in its own namespace (webhook certificate) and in kruise-daemon-config (the copies).
-  it('may not write secrets outside its namespaces, list or delete secrets, delete nodes, exec into pods, or escalate/bind/impersonate', async () => {
+  // Secrets only in its own namespace (webhook certificate) and in kruise-daemon-config (the copies, which it
+  // also lists and deletes there).
+  it('may not write, list or delete secrets outside its namespaces, delete nodes, exec into pods, or escalate/bind/impersonate', async () => {
     const sa = serviceAccountOf(COMPONENTS[0]!);
     const user = serviceAccountUser(sa.namespace, sa.name);
     for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
@@ -203,7 +210,7 @@ describe('manager ServiceAccount, spelled out', () => {
       { verb: 'list', resource: 'secrets' },
       { verb: 'list', resource: 'secrets', namespace: 'default' },
       { verb: 'delete', resource: 'secrets', namespace: 'default', name: 'any' },
-      { verb: 'delete', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'any' },
+      { verb: 'delete', resource: 'secrets', namespace: 'kube-system', name: 'any' },
       { verb: 'delete', resource: 'nodes', name: 'node-a' },
       { verb: 'create', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'any' },
       { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
@@ -222,6 +229,9 @@ describe('manager ServiceAccount, spelled out', () => {
       { verb: 'create', resource: 'secrets', namespace: 'kruise-daemon-config' },
       { verb: 'update', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
       { verb: 'get', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
+      // A finished or deleted ImagePullJob lets go of its copies: listed, and deleted when no job uses them.
+      { verb: 'list', resource: 'secrets', namespace: 'kruise-daemon-config' },
+      { verb: 'delete', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
     ];
     const refused = [];
     for (const check of granted) if (!(await canI(user, check)).allowed) refused.push(describeCheck(check));
