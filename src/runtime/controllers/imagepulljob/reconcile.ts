@@ -165,7 +165,8 @@ export class ImagePullJobReconciler implements Reconciler {
     const job = this.jobs.get(key);
     if (!job || job.metadata.deletionTimestamp) return this.releaseSecretCopies(key);
     const finished = !!job.status?.completionTime;
-    if (finished) await this.releaseSecretCopies(key);
+    // A finished job is reconciled again on every report of its tags: only one that had pull secrets lists copies.
+    if (finished && (job.spec.pullSecrets?.length ?? 0) > 0) await this.releaseSecretCopies(key);
     const decision = decideJob({
       job,
       targets: finished ? [] : await this.targets(job),
