@@ -1,9 +1,9 @@
 // Finds the control-plane binaries with envtest's precedence: TEST_ASSET_<NAME> for one binary, then
 // KUBEBUILDER_ASSETS, then the cache directory that test/prepare.d/10-controlplane.sh builds into.
 import { accessSync, constants, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectCacheDir } from './cache.js';
 
 const controlplaneModule = fileURLToPath(new URL('../controlplane/', import.meta.url));
 
@@ -24,8 +24,7 @@ export function pinnedKubernetesVersion(): string {
 /** Where the prepare step puts the binaries it builds (same rule as the shell script). */
 export function buildCacheDir(): string {
   if (process.env.CDK8S_KRUISE_CONTROLPLANE_DIR) return process.env.CDK8S_KRUISE_CONTROLPLANE_DIR;
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'controlplane', pinnedKubernetesVersion());
+  return projectCacheDir('controlplane', pinnedKubernetesVersion());
 }
 
 function executable(file: string): boolean {

@@ -21,12 +21,12 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort, type ControlPlane } from './controlplane.js';
 import { pinnedKruiseVersion } from './upstream-crds.js';
+import { projectCacheDir } from './cache.js';
 
 export { pinnedKruiseVersion };
 
@@ -58,8 +58,7 @@ export interface KruisePeerAssets {
 export function kruisePeerDir(): string {
   if (process.env.KRUISE_PEER_ASSETS) return process.env.KRUISE_PEER_ASSETS;
   if (process.env.CDK8S_KRUISE_PEER_DIR) return process.env.CDK8S_KRUISE_PEER_DIR;
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'kruise-peer', pinnedKruiseVersion());
+  return projectCacheDir('kruise-peer', pinnedKruiseVersion());
 }
 
 /** The prepared peer; throws with the command that prepares it when something is missing. */

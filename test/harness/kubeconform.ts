@@ -10,9 +10,9 @@
 // part of the group>` when there is a group, then `-<version>`), so one -schema-location covers every kind.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { loadAll } from 'js-yaml';
+import { projectCacheDir } from './cache.js';
 
 /** The kubeconform release the prepare step builds (test/prepare.d/25-kubeconform.sh reads it from here). */
 export const KUBECONFORM_VERSION = 'v0.7.0';
@@ -23,14 +23,12 @@ type Schema = { [k: string]: Json };
 /** Where the prepare step puts kubeconform: KUBECONFORM, else the build cache (same rule as the script). */
 export function kubeconformPath(): string {
   if (process.env.KUBECONFORM) return process.env.KUBECONFORM;
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'kubeconform', KUBECONFORM_VERSION, 'kubeconform');
+  return projectCacheDir('kubeconform', KUBECONFORM_VERSION, 'kubeconform');
 }
 
 /** Where generated schemas are cached, one directory per `key` (e.g. the Kubernetes and Kruise versions). */
 export function kubeconformSchemaCacheDir(key: string): string {
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'kubeconform', 'schemas', key);
+  return projectCacheDir('kubeconform', 'schemas', key);
 }
 
 /** The prepared kubeconform binary; throws with the command that prepares it when it is missing. */

@@ -2,9 +2,9 @@
 // TEST_ASSET_<NAME> for one binary, then CDK8S_KRUISE_NODE_ASSETS, then the cache directory that
 // test/prepare.d/15-node.sh builds into (same rule as that script).
 import { accessSync, constants } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { pinnedKubernetesVersion } from './assets.js';
+import { projectCacheDir } from './cache.js';
 
 export interface NodeAssets {
   readonly kubelet: string;
@@ -15,8 +15,7 @@ export interface NodeAssets {
 
 export function nodeBuildCacheDir(): string {
   if (process.env.CDK8S_KRUISE_NODE_DIR) return process.env.CDK8S_KRUISE_NODE_DIR;
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'node', pinnedKubernetesVersion());
+  return projectCacheDir('node', pinnedKubernetesVersion());
 }
 
 function resolve(name: string, envName: string): string {

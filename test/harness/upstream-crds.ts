@@ -2,10 +2,10 @@
 // github.com/openkruise/kruise module: the reference the compatibility tests compare our CRDs and schemas with.
 // Tests read them only from there, so a fresh clone that ran the README's test command has everything they need.
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { projectCacheDir } from './cache.js';
 
 const peerModule = fileURLToPath(new URL('../kruise-peer/', import.meta.url));
 
@@ -20,8 +20,7 @@ export function pinnedKruiseVersion(): string {
 /** Where 05-upstream-crds.sh puts the CRDs: CDK8S_KRUISE_UPSTREAM_CRDS, else the cache. */
 export function upstreamCrdDir(): string {
   if (process.env.CDK8S_KRUISE_UPSTREAM_CRDS) return process.env.CDK8S_KRUISE_UPSTREAM_CRDS;
-  const cacheHome = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cacheHome, 'cdk8s-kruise', 'upstream-crds', pinnedKruiseVersion());
+  return projectCacheDir('upstream-crds', pinnedKruiseVersion());
 }
 
 /** The directory, or an error naming the command that fills it. */
