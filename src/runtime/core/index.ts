@@ -11,10 +11,12 @@
  * - HealthServer (/healthz, /readyz, /metrics), RuntimeMetrics (prom-client), createLogger (pino).
  * - AdmissionServer + CertManager: HTTPS AdmissionReview v1 with self-managed, rotating certificates.
  * - installShutdown: SIGTERM/SIGINT handling.
+ * - meta: RFC 3339 times, owner references and owner lookups (`rfc3339`, `kruiseOwnerReference`, `controllerOf`).
  */
 export * from './client.js';
 export * from '../../contracts/resources.js';
 export * from './types.js';
+export * from './meta.js';
 export * from './backoff.js';
 export * from './informer.js';
 export * from './watch-liveness.js';
