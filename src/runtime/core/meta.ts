@@ -60,6 +60,6 @@ export function ownerOfKind(obj: KubeObject, kind: string): OwnerReference | und
 }
 
 /** Whether one of the references names the owner with `uid`. */
-export function ownedBy(refs: readonly { readonly uid: string }[] | undefined, uid: string): boolean {
+export function ownedBy(refs: readonly { readonly uid?: string }[] | undefined, uid: string): boolean {
   return (refs ?? []).some((o) => o.uid === uid);
 }

@@ -15,6 +15,8 @@ import {
   quickExitImage,
   sidecarTerminationCrrName,
 } from '../../api/pod-contracts.js';
+import { KRUISE_API_VERSION } from '../../contracts/index.js';
+import { podOwnerReference } from './meta.js';
 import type { Container, ContainerStatus, KubeObject, Pod } from './types.js';
 
 export type NodeKind = 'normal' | 'virtual-kubelet';
@@ -201,14 +203,12 @@ function exitPriorityOf(pod: Pod): Readonly<Record<string, number>> {
  */
 export function sidecarTerminationCrr(pod: Pod, name: string, containers: readonly string[]): KubeObject {
   return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
+    apiVersion: KRUISE_API_VERSION,
     kind: 'ContainerRecreateRequest',
     metadata: {
       name,
       namespace: pod.metadata.namespace!,
-      ownerReferences: [
-        { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name!, uid: pod.metadata.uid!, controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [podOwnerReference(pod, { controller: true, blockOwnerDeletion: true })],
     },
     spec: {
       podName: pod.metadata.name,

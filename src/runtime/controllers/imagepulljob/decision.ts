@@ -6,9 +6,9 @@
  */
 import type { ImagePullJob } from '../../../api/kinds/imagepulljob.js';
 import type { ImageTagSpec, NodeImage } from '../../../api/kinds/nodeimage.js';
-import { DEFAULT_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, splitImageRef } from '../../../contracts/index.js';
+import { DEFAULT_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS, KRUISE_API_VERSION, splitImageRef } from '../../../contracts/index.js';
+import { ownedBy, rfc3339 } from '../../core/meta.js';
 
-export const IMAGE_PULL_JOB_API_VERSION = 'apps.kruise.io/v1alpha1';
 /** Added to a tag's TTL under completion policy Always (upstream --default-ttlseconds-for-always-nodeimage). */
 export const DEFAULT_TAG_TTL_EXTRA_SECONDS = 300;
 /** Tag TTL under completion policy Never (about a day, as upstream). */
@@ -33,18 +33,13 @@ export interface NodeResult {
 }
 
 const ms = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : 0);
-const rfc3339 = (epochMs: number): string => new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-function ownedBy(tag: ImageTagSpec, uid: string): boolean {
-  return (tag.ownerReferences ?? []).some((o) => o.uid === uid);
-}
 
 /** Where this job stands on one node, from that node's NodeImage (spec tag vs status tag, same version). */
 export function nodeResult(job: JobObject, ni: NodeImage & { metadata: { name?: string } }): NodeResult {
   const node = ni.metadata.name!;
   const { image, tag } = splitImageRef(job.spec.image);
   const spec = ni.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
-  if (!spec || !ownedBy(spec, job.metadata.uid!)) return { node, state: 'none' };
+  if (!spec || !ownedBy(spec.ownerReferences, job.metadata.uid!)) return { node, state: 'none' };
   const status = ni.status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag);
   if (!status || (status.version ?? 0) !== (spec.version ?? 0)) return { node, state: 'active' };
   if (status.phase === 'Succeeded') return { node, state: 'succeeded' };
@@ -78,7 +73,7 @@ export function tagFor(job: JobObject, existing: ImageTagSpec | undefined, nowMs
     ? (cp?.ttlSecondsAfterFinished ?? cp?.activeDeadlineSeconds ?? timeout * (backoff + 1)) + DEFAULT_TAG_TTL_EXTRA_SECONDS
     : NEVER_TAG_TTL_SECONDS;
   const owner = {
-    apiVersion: IMAGE_PULL_JOB_API_VERSION,
+    apiVersion: KRUISE_API_VERSION,
     kind: 'ImagePullJob',
     name: job.metadata.name!,
     namespace: job.metadata.namespace!,

@@ -1,4 +1,5 @@
 import type { ControllerDefinition } from '../../core/controller.js';
+import { podOwnerReference } from '../../core/meta.js';
 import {
   CONFIGMAPS,
   PODS,
@@ -62,7 +63,7 @@ export const launchPriorityController: ControllerDefinition = {
               metadata: {
                 name: d.name,
                 namespace,
-                ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name!, uid: pod.metadata.uid! }],
+                ownerReferences: [podOwnerReference(pod)],
               },
             });
           } catch (err) {

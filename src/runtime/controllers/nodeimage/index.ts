@@ -1,5 +1,6 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { IMAGE_PULL_JOBS, NODE_IMAGES, NODES } from '../../../contracts/index.js';
+import { ownedBy } from '../../core/meta.js';
 import type { ImagePullJobObject, Node, NodeImageObject } from '../../core/types.js';
 import { NodeImageReconciler } from './reconcile.js';
 
@@ -25,9 +26,7 @@ export const nodeImageController: ControllerDefinition = {
     jobs.addHandlers({
       delete: (job) => {
         for (const ni of nodeImages.list()) {
-          const owned = Object.values(ni.spec?.images ?? {}).some((s) =>
-            s.tags.some((t) => t.ownerReferences?.some((o) => o.uid === job.metadata.uid)),
-          );
+          const owned = Object.values(ni.spec?.images ?? {}).some((s) => s.tags.some((t) => ownedBy(t.ownerReferences, job.metadata.uid!)));
           if (owned) enqueue(ni.metadata.name!);
         }
       },

@@ -9,6 +9,7 @@ import {
   type ProcessResult,
   type Reconciler,
 } from '../../core/index.js';
+import { KRUISE_API_VERSION } from '../../../contracts/index.js';
 import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import { decideNodeImage, type NodeView } from './decision.js';
 
@@ -44,7 +45,7 @@ export class NodeImageReconciler implements Reconciler {
       if (a.type === 'create') {
         await this.ctx.client
           .create(NODE_IMAGES, {
-            apiVersion: 'apps.kruise.io/v1alpha1',
+            apiVersion: KRUISE_API_VERSION,
             kind: 'NodeImage',
             metadata: { name: a.name, labels: a.labels },
             spec: {},

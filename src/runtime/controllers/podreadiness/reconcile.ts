@@ -1,6 +1,7 @@
 import { isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
+import { rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { PODS } from '../../../contracts/index.js';
 import type { Pod } from '../../core/types.js';
@@ -17,7 +18,7 @@ export class PodReadinessReconciler implements Reconciler {
     if (!pod) return;
     const types = conditionsToInitialise(pod);
     if (types.length === 0) return;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = rfc3339();
     try {
       // resourceVersion makes the patch conditional: if another writer (a hook marking the pod not ready)
       // changed the pod since the cache saw it, the API server answers Conflict and we decide again.

@@ -21,6 +21,7 @@ import {
   selectorMatches,
 } from '../../../contracts/index.js';
 import type { Container, ContainerStatus, Pod } from '../../core/types.js';
+import { rfc3339 } from '../../core/meta.js';
 
 /** Condition type on the SidecarSet status when matched pods cannot be upgraded. */
 export const CONDITION_ROLLOUT_STUCK = 'RolloutStuck';
@@ -352,7 +353,7 @@ export function decide(input: DecideInput): SidecarSetDecision {
     quota--;
   }
 
-  const now = new Date(input.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = rfc3339(input.nowMs);
   const native = usesNativeSidecars(set);
   const upgrades = chosen.map((pod): PodUpgrade => {
     const images: Record<string, string> = {};

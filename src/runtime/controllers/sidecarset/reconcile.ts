@@ -21,6 +21,7 @@ import { revisionsToPrune, type SidecarSetRevision } from './history.js';
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
+import { kruiseOwnerReference, rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import type { PodsBySidecarSet } from './pod-index.js';
@@ -35,10 +36,6 @@ import {
 } from './decision.js';
 
 type Set = SidecarSet & KubeObject;
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /** The hashes of a cached set object (cache objects are replaced, never edited, on every change). */
 const hashesOfSet = new WeakMap<Set, SetHashes>();
@@ -133,9 +130,7 @@ export class SidecarSetReconciler implements Reconciler {
             ? { [LABEL_SIDECARSET_CUSTOM_VERSION]: set.metadata.labels[LABEL_SIDECARSET_CUSTOM_VERSION] }
             : {}),
         },
-        ownerReferences: [
-          { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'SidecarSet', name: set.metadata.name!, uid: set.metadata.uid!, controller: true },
-        ],
+        ownerReferences: [kruiseOwnerReference(set, 'SidecarSet', { controller: true })],
       },
       revision: set.metadata.generation ?? 1,
       data: {

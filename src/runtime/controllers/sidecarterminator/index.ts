@@ -1,5 +1,6 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { CONTAINER_RECREATE_REQUESTS, NODES, PODS, SIDECAR_TERMINATION_CRR_PREFIX } from '../../../contracts/index.js';
+import { ownerOfKind } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Node, type Pod } from '../../core/types.js';
 import { isCandidate } from './decision.js';
 import { SidecarTerminatorReconciler } from './reconcile.js';
@@ -65,7 +66,7 @@ export const sidecarTerminator: ControllerDefinition = {
       delete: (crr) => {
         const name = crr.metadata.name ?? '';
         if (!name.startsWith(SIDECAR_TERMINATION_CRR_PREFIX)) return;
-        const owner = crr.metadata.ownerReferences?.find((o) => o.kind === 'Pod');
+        const owner = ownerOfKind(crr, 'Pod');
         if (owner) enqueue(`${crr.metadata.namespace}/${owner.name}`);
       },
     });

@@ -9,6 +9,7 @@ import {
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
+import { rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { CONTAINER_RECREATE_REQUESTS, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
@@ -119,7 +120,7 @@ export class SidecarTerminatorReconciler implements Reconciler {
           status: 'True',
           reason: EVENT_REASON_SIDECAR_TERMINATOR,
           message: CONDITION_SIDECAR_TERMINATED_MESSAGE,
-          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          lastTransitionTime: rfc3339(),
         },
       ],
     };

@@ -11,6 +11,7 @@ import {
 } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
 import { ResourceVersionExpectations } from '../../core/expectations.js';
+import { rfc3339 as now } from '../../core/meta.js';
 import type { DaemonContext } from '../context.js';
 import {
   CrrKeys,
@@ -30,9 +31,6 @@ import { bareContainerId, observePod } from './observe.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
 type ContainerRecreateRequest = ApiCrr & KubeObject;
-
-/** RFC 3339 without fractions, the form metav1.Time writes. */
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** How soon a reconcile that found the cache behind its own last write looks again (the write's event usually comes first). */
 export const STALE_CACHE_REQUEUE_MS = 100;

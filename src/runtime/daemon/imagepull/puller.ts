@@ -3,6 +3,7 @@ import type { ImageTagStatus } from '../../../api/kinds/nodeimage.js';
 import type { CriClient } from '../../cri/client.js';
 import type { AuthConfig } from '../../cri/types.js';
 import { clampTimerMs } from '../../core/timers.js';
+import { rfc3339 as now } from '../../core/meta.js';
 import { credentialsFor, inFlightKey, pullBackoffMs, type PullTask, type TagResult } from './decide.js';
 
 /** Reads a pull secret (from the daemon-config namespace); null when it does not exist. */
@@ -11,7 +12,6 @@ export type SecretReader = (
   name: string,
 ) => Promise<{ type?: string; data?: Record<string, string> } | null>;
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**

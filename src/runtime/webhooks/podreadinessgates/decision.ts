@@ -5,11 +5,12 @@
  * kubelet restarts containers). With gate KruisePodReadinessGate every pod gets `KruisePodReady`.
  */
 import { CONDITION_INPLACE_UPDATE_READY, CONDITION_KRUISE_POD_READY, KRUISE_GROUP } from '../../../contracts/index.js';
+import { controllerOf } from '../../core/meta.js';
 import type { Pod } from '../../core/types.js';
 
 /** True when the pod's controller owner reference is a Kruise workload (`apps.kruise.io/<version>`). */
 export function ownedByKruiseWorkload(pod: Pod): boolean {
-  const owner = pod.metadata.ownerReferences?.find((o) => o.controller === true);
+  const owner = controllerOf(pod);
   return owner !== undefined && owner.apiVersion.split('/')[0] === KRUISE_GROUP;
 }
 

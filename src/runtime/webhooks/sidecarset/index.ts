@@ -20,6 +20,7 @@ import {
 } from '../../../contracts/index.js';
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
+import { rfc3339 } from '../../core/meta.js';
 import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
 import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
@@ -190,7 +191,7 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
           namespace,
           namespaceLabels: namespaces.get(namespace)?.metadata.labels,
           sidecarSets: all,
-          now: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          now: rfc3339(),
           metadataKeyAllowed: keyAllowed,
           hashes,
           pinnedRevision:
