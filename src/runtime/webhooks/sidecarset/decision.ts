@@ -122,41 +122,12 @@ function transferredEnv(sidecar: SidecarContainer, pod: Pod, namespace: string):
   return out;
 }
 
-/** `$(NAME)` references in a subPathExpr, as the kubelet expands them. */
-const SUBPATH_EXPR_VAR = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
-
-/**
- * The env vars the app containers' shared volume mounts name in their `subPathExpr`, taken from the
- * container that has the mount: the kubelet expands a subPathExpr from the env of the container it mounts
- * into, so a sidecar sharing the mount without them cannot start (CreateContainerConfigError). Injected
- * sidecars (IS_INJECTED) are not app containers; a name no app container defines is left out, as upstream.
- */
-export function subPathExprEnv(pod: Pod): EnvVar[] {
-  const out: EnvVar[] = [];
-  for (const app of pod.spec?.containers ?? []) {
-    if ((app.env ?? []).some((e) => e.name === ENV_IS_INJECTED)) continue;
-    for (const m of (app.volumeMounts ?? []) as MountLike[]) {
-      if (m.mountPath === SERVICE_ACCOUNT_MOUNT || typeof m.subPathExpr !== 'string') continue;
-      for (const [, name] of m.subPathExpr.matchAll(SUBPATH_EXPR_VAR)) {
-        const e = app.env?.find((x) => x.name === name);
-        if (e && !out.some((x) => x.name === name)) out.push(e);
-      }
-    }
-  }
-  return out;
-}
-
 /** The pod container (or init container) a sidecar becomes in this pod. */
 function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, native: boolean): Container {
   const c: Record<string, unknown> = { ...(sidecar as unknown as Record<string, unknown>) };
   for (const f of SIDECAR_ONLY_FIELDS) delete c[f];
   const own = (sidecar.env ?? []) as EnvVar[];
-  // transferEnv first, then what shared mounts' subPathExprs need (upstream's merge order; first name wins).
-  const wanted = transferredEnv(sidecar, pod, namespace);
-  if (sidecar.shareVolumePolicy?.type === 'enabled') {
-    for (const e of subPathExprEnv(pod)) if (!wanted.some((w) => w.name === e.name)) wanted.push(e);
-  }
-  const transferred = wanted.filter((e) => !own.some((o) => o.name === e.name));
+  const transferred = transferredEnv(sidecar, pod, namespace).filter((e) => !own.some((o) => o.name === e.name));
   // Upstream's order: the sidecar's own env, IS_INJECTED, then the transferred ones.
   const env = [...own.filter((e) => e.name !== ENV_IS_INJECTED), { name: ENV_IS_INJECTED, value: 'true' }, ...transferred];
   c.env = env;
