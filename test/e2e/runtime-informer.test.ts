@@ -1,5 +1,5 @@
 // The runtime's informer against the real kube-apiserver: initial paged list, watch events, transform,
-// and resuming a broken watch from the last resourceVersion. (The 410 Gone relist path needs an etcd
+// an index kept current by real events, and resuming a broken watch from the last resourceVersion. (The 410 Gone relist path needs an etcd
 // compaction, which the shared control plane does not expose to tests; it is not exercised here.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
@@ -14,17 +14,23 @@ let ns: string;
 let informer: Informer<KubeObject>;
 const seen = { add: [] as string[], update: [] as string[], delete: [] as string[] };
 
-const cm = (name: string, data: Record<string, string> = {}) => ({
+const cm = (name: string, data: Record<string, string> = {}, labels?: Record<string, string>) => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
-  metadata: { name, namespace: ns },
+  metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
   data,
 });
+const byTier = (o: KubeObject) => (o.metadata.labels?.tier ? [o.metadata.labels.tier] : []);
+const tierNames = (tier: string) =>
+  informer
+    .byIndex('tier', tier)
+    .map((o) => o.metadata.name)
+    .sort();
 
 beforeAll(async () => {
   client = new KubeClient(loadKubeConfig(kubeconfigPath()));
   ns = await createNamespace('informer');
-  for (let i = 0; i < 7; i++) await client.create(CONFIGMAPS, cm(`pre-${i}`, { i: String(i) }));
+  for (let i = 0; i < 7; i++) await client.create(CONFIGMAPS, cm(`pre-${i}`, { i: String(i) }, i < 2 ? { tier: 'front' } : undefined));
   informer = new Informer(client, CONFIGMAPS, {
     namespace: ns,
     pageSize: 3,
@@ -36,6 +42,7 @@ beforeAll(async () => {
       return o;
     },
   });
+  informer.addIndex('tier', byTier);
   informer.addHandlers({
     add: (o) => seen.add.push(o.metadata.name!),
     update: (o) => seen.update.push(o.metadata.name!),
@@ -58,6 +65,18 @@ describe('informer on the real API server', () => {
     ).toEqual(Array.from({ length: 7 }, (_, i) => `pre-${i}`));
     expect(informer.get(`${ns}/pre-0`)?.metadata.managedFields).toBeUndefined();
     expect(informer.get(`${ns}/pre-0`)?.kind).toBe('ConfigMap');
+  });
+
+  it('keeps an index current through the list and real add, update and delete events', async () => {
+    expect(tierNames('front')).toEqual(['pre-0', 'pre-1']);
+    await client.create(CONFIGMAPS, cm('tiered', {}, { tier: 'front' }));
+    await eventually(async () => tierNames('front').includes('tiered'), 10_000, 'indexed on add');
+    const live = await client.get(CONFIGMAPS, 'tiered', ns);
+    await client.update(CONFIGMAPS, { ...live, metadata: { ...live.metadata, labels: { tier: 'back' } } });
+    await eventually(async () => tierNames('back').includes('tiered') && !tierNames('front').includes('tiered'), 10_000, 'moved on update');
+    await client.delete(CONFIGMAPS, 'tiered', ns);
+    await eventually(async () => tierNames('back').length === 0, 10_000, 'dropped on delete');
+    expect(tierNames('front')).toEqual(['pre-0', 'pre-1']);
   });
 
   it('delivers watch events for adds, updates and deletes', async () => {
@@ -94,5 +113,7 @@ describe('informer on the real API server', () => {
     expect(informer.stats.lists).toBe(listsBefore);
     expect(seen.delete).toContain('pre-1');
     expect(seen.add).toContain('while-broken');
+    // The delete replayed after the break left the index too.
+    expect(tierNames('front')).toEqual(['pre-0']);
   });
 });

@@ -8,6 +8,20 @@ import { pickWatchTimeoutSeconds, WATCH_LIVENESS, watchAbortAfterMs, watchVerdic
 
 export type Transform<T extends KubeObject> = (obj: KubeObject) => T;
 
+/**
+ * The index values of one cached object (e.g. its controller's uid, its node name); an object with none is
+ * not in the index. Pure and cheap: it runs for every stored object on every event.
+ */
+export type IndexFunc<T extends KubeObject> = (obj: T) => readonly string[];
+
+/** One named index: value → keys of the cached objects with that value, and each object's values. */
+interface Index<T extends KubeObject> {
+  /** Method syntax keeps `Informer<Pod>` assignable to `Informer<KubeObject>`, as the handlers' methods do. */
+  fn(obj: T): readonly string[];
+  readonly byValue: Map<string, Set<string>>;
+  readonly valuesOf: Map<string, readonly string[]>;
+}
+
 export interface InformerHandlers<T> {
   add?(obj: T): void;
   /** Also called on resync with `old === obj`. */
@@ -57,6 +71,7 @@ export function stripManagedFields<T extends KubeObject>(obj: KubeObject): T {
  */
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
+  private readonly indexes = new Map<string, Index<T>>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private resourceVersion = '';
   /** Bumped whenever a watch is replaced, so callbacks of an aborted watch are ignored. */
@@ -97,6 +112,82 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get(key: string): T | undefined {
     return this.store.get(key);
+  }
+
+  /**
+   * Adds a named index over the cache (controller-runtime's field index): from now on every add, update,
+   * delete and relist keeps it current before the handlers run, so a handler or reconcile reading
+   * `byIndex` sees the object it was called for. Objects already cached are indexed at once. Informers are
+   * shared, so two readers may register the same name with the same function; another function under a
+   * taken name is refused.
+   */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    const existing = this.indexes.get(name);
+    if (existing) {
+      if (existing.fn === fn) return;
+      throw new Error(`informer ${this.type.resource}: index ${JSON.stringify(name)} is already defined by another function`);
+    }
+    const index: Index<T> = { fn, byValue: new Map(), valuesOf: new Map() };
+    this.indexes.set(name, index);
+    for (const [key, obj] of this.store) this.indexObject(index, name, key, obj);
+  }
+
+  /** The cached objects whose index `name` holds `value` (in no particular order). */
+  byIndex(name: string, value: string): T[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`informer ${this.type.resource}: no index ${JSON.stringify(name)} (addIndex it before reading)`);
+    const keys = index.byValue.get(value);
+    if (!keys) return [];
+    const out: T[] = [];
+    for (const key of keys) {
+      const obj = this.store.get(key);
+      if (obj) out.push(obj);
+    }
+    return out;
+  }
+
+  /** Stores `obj` under `key` and moves it in every index to its current values. */
+  private put(key: string, obj: T): void {
+    this.store.set(key, obj);
+    for (const [name, index] of this.indexes) this.indexObject(index, name, key, obj);
+  }
+
+  /** Drops `key` from the store and every index. */
+  private remove(key: string): void {
+    this.store.delete(key);
+    for (const index of this.indexes.values()) this.unindex(index, key);
+  }
+
+  private indexObject(index: Index<T>, name: string, key: string, obj: T): void {
+    let values: readonly string[];
+    try {
+      values = [...new Set(index.fn(obj))];
+    } catch (err) {
+      // One object the function cannot read must not stop the cache; it is left out of this index.
+      this.log().error({ resource: this.type.resource, index: name, key, err: errText(err) }, 'index function threw');
+      values = [];
+    }
+    const before = index.valuesOf.get(key);
+    if (before && before.length === values.length && before.every((v, i) => v === values[i])) return;
+    this.unindex(index, key);
+    if (values.length === 0) return;
+    index.valuesOf.set(key, values);
+    for (const v of values) {
+      let keys = index.byValue.get(v);
+      if (!keys) index.byValue.set(v, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private unindex(index: Index<T>, key: string): void {
+    const before = index.valuesOf.get(key);
+    if (!before) return;
+    index.valuesOf.delete(key);
+    for (const v of before) {
+      const keys = index.byValue.get(v);
+      keys?.delete(key);
+      if (keys?.size === 0) index.byValue.delete(v);
+    }
   }
 
   list(): T[] {
@@ -222,8 +313,10 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private replace(fresh: Map<string, T>): void {
     const old = new Map(this.store);
+    // The cache takes the list's order, as before indexes existed.
     this.store.clear();
-    for (const [k, o] of fresh) this.store.set(k, o);
+    for (const k of old.keys()) if (!fresh.has(k)) this.remove(k);
+    for (const [k, o] of fresh) this.put(k, o);
     for (const [k, o] of fresh) {
       const prev = old.get(k);
       if (!prev) this.emit('add', o);
@@ -306,11 +399,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     const key = objectKey(obj);
     const prev = this.store.get(key);
     if (type === 'DELETED') {
-      this.store.delete(key);
+      this.remove(key);
       this.emit('delete', prev ?? obj);
       return;
     }
-    this.store.set(key, obj);
+    this.put(key, obj);
     if (prev) this.emit('update', obj, prev);
     else this.emit('add', obj);
   }
