@@ -6,7 +6,7 @@ import {
   type CriInstance,
 } from '../../../src/runtime/daemon/crr/node-local-decide.js';
 import type { Pod } from '../../../src/runtime/core/types.js';
-import { CRR, pod, rows, type Row } from '../sidecarterminator-table.js';
+import { CRR, pod, rows, type Row } from '../runtime/control/sidecar-termination-table.js';
 
 /** What CRI shows for a pod the kubelet reports as in the table: the inverse of podWithCriStatus. */
 function criOf(p: Pod): CriInstance[] {

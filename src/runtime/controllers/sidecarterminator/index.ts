@@ -2,7 +2,7 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import { CONTAINER_RECREATE_REQUESTS, NODES, PODS, SIDECAR_TERMINATION_CRR_PREFIX } from '../../../contracts/index.js';
 import { ownerOfKind } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Node, type Pod } from '../../core/types.js';
-import { isCandidate } from './decision.js';
+import { isCandidate } from '../../control/sidecar-termination.js';
 import { SidecarTerminatorReconciler } from './reconcile.js';
 
 /** Job Sidecar Terminator (gate SidecarTerminator, upstream `sidecarterminator-controller`). */

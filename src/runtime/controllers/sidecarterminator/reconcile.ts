@@ -13,7 +13,7 @@ import { rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { CONTAINER_RECREATE_REQUESTS, PODS } from '../../../contracts/index.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
-import { decide, sidecarTerminationCrr, type Decision, type ImageSwap, type NodeKind } from './decision.js';
+import { decide, sidecarTerminationCrr, type Decision, type ImageSwap, type NodeKind } from '../../control/sidecar-termination.js';
 
 type Act = Extract<Decision, { action: 'act' }>;
 

@@ -13,7 +13,7 @@
  *   manager, finding the CRR, creates none; when the record cannot be written (the CRR webhook down) the stopped
  *   sidecars are already terminated in the status the manager reads, and `decide` skips such a pod.
  */
-import { decide, isCandidate } from '../../core/sidecar-termination.js';
+import { decide, isCandidate } from '../../control/sidecar-termination.js';
 import type { ContainerStatus, Pod } from '../../core/types.js';
 
 /** One runtime instance of a pod's container, as CRI reports it. */

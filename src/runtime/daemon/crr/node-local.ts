@@ -10,7 +10,7 @@ import {
 import { ignoresExitCode } from '../../../api/pod-contracts.js';
 import { isAlreadyExists } from '../../core/client.js';
 import type { Informer } from '../../core/informer.js';
-import { isCandidate, sidecarTerminationCrr } from '../../core/sidecar-termination.js';
+import { isCandidate, sidecarTerminationCrr } from '../../control/sidecar-termination.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { DaemonContext } from '../context.js';
 import { criContainerEvents, type CriContainerEvents } from '../cri-events.js';

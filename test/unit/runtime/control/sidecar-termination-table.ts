@@ -1,13 +1,13 @@
 // The sidecar terminator's decision table, one for both callers of `decide`: the manager's controller
-// (runtime-sidecarterminator-decision.test.ts) and the node daemon's node-local terminator
+// (sidecar-termination.test.ts) and the node daemon's node-local terminator
 // (daemon/node-local-terminator.test.ts). Each row is a pod as the kubelet reports it and the decision expected.
 import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
-} from '../../src/api/pod-contracts.js';
-import type { Decision, NodeKind } from '../../src/runtime/core/sidecar-termination.js';
-import type { Container, ContainerStatus, Pod } from '../../src/runtime/core/types.js';
+} from '../../../../src/api/pod-contracts.js';
+import type { Decision, NodeKind } from '../../../../src/runtime/control/sidecar-termination.js';
+import type { Container, ContainerStatus, Pod } from '../../../../src/runtime/core/types.js';
 
 export const UID = '1111-2222';
 export const CRR = `sidecar-termination-${UID}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide, isCandidate, NODE_UNKNOWN_REQUEUE_MS } from '../../src/runtime/controllers/sidecarterminator/decision.js';
-import { crr, pod, QUICK, rows } from './sidecarterminator-table.js';
+import { decide, isCandidate, NODE_UNKNOWN_REQUEUE_MS } from '../../../../src/runtime/control/sidecar-termination.js';
+import { crr, pod, QUICK, rows } from './sidecar-termination-table.js';
 
 describe('sidecar terminator decision', () => {
   for (const r of rows) {

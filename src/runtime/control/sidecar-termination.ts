@@ -1,10 +1,10 @@
 /**
  * Job Sidecar Terminator: the pure decision (upstream's sidecar terminator semantics: kill-mode sidecars
  * are stopped through a CRR once every main container has finished, by the Never/OnFailure rules). No I/O: given the pod,
- * its node's kind and whether our CRR exists, it says what one reconcile must do. It lives in the runtime's core because
- * two callers share it: the manager's controller (pod status as the kubelet reported it) and the node daemon's node-local
- * terminator (the same pod with container states read from CRI). Table-tested in
- * test/unit/runtime-sidecarterminator-decision.test.ts and, through the daemon, test/unit/daemon/node-local-terminator.test.ts.
+ * its node's kind and whether our CRR exists, it says what one reconcile must do. It is a shared agreement (`control/`)
+ * because two units act on it: the manager's controller (pod status as the kubelet reported it) and the node daemon's
+ * node-local terminator (the same pod with container states read from CRI). Table-tested in
+ * test/unit/runtime/control/sidecar-termination.test.ts and, through the daemon, test/unit/daemon/node-local-terminator.test.ts.
  */
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
@@ -16,8 +16,8 @@ import {
   sidecarTerminationCrrName,
 } from '../../api/pod-contracts.js';
 import { KRUISE_API_VERSION } from '../../contracts/index.js';
-import { podOwnerReference } from './meta.js';
-import type { Container, ContainerStatus, KubeObject, Pod } from './types.js';
+import { podOwnerReference } from '../core/meta.js';
+import type { Container, ContainerStatus, KubeObject, Pod } from '../core/types.js';
 
 export type NodeKind = 'normal' | 'virtual-kubelet';
 
