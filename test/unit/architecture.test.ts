@@ -3,6 +3,7 @@
 //   src/cli                          (entry points: may import anything below)
 //   constructs   src/policy          (compiler)
 //   src/install                      (install manifests)      src/runtime (controller-manager, daemon)
+//                                                             units (controllers, webhooks, daemon) ─► control ─► core
 //   src/api                          (API model)
 //   src/contracts                    (facts everything stands on; imports nothing of ours)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -95,6 +96,47 @@ describe('architecture', () => {
       }
     }
     expect(offending).toEqual([]);
+  });
+
+  it('src/runtime/control holds agreements: it stands only on core, api and contracts, and core never reaches it', () => {
+    expect(
+      edges('src/runtime/control/', ['src/'], (_s, d) =>
+        ['src/runtime/control/', 'src/runtime/core/', 'src/api/', 'src/contracts/'].some((ok) => d.startsWith(ok)),
+      ),
+    ).toEqual([]);
+    expect(edges('src/runtime/core/', ['src/runtime/control/'])).toEqual([]);
+    // core is the framework: no domain unit, no manager or daemon, below it.
+    expect(
+      edges('src/runtime/core/', ['src/runtime/controllers/', 'src/runtime/webhooks/', 'src/runtime/daemon/', 'src/runtime/manager/']),
+    ).toEqual([]);
+  });
+
+  it('each file of src/runtime/control is shared by two or more runtime units', () => {
+    const units = ['src/runtime/controllers/', 'src/runtime/webhooks/', 'src/runtime/daemon/'];
+    const usersOf = new Map<string, Set<string>>();
+    for (const [src, { files }] of GRAPH) {
+      const unit = src.startsWith('src/runtime/daemon/') ? 'src/runtime/daemon/' : units.map((u) => unitOf(src, u)).find(Boolean);
+      if (!unit) continue;
+      for (const dst of files) if (dst.startsWith('src/runtime/control/')) usersOf.set(dst, (usersOf.get(dst) ?? new Set()).add(unit));
+    }
+    const control = [...GRAPH.keys()].filter((f) => f.startsWith('src/runtime/control/'));
+    expect(control.length).toBeGreaterThan(0);
+    const single = control
+      .filter((f) => (usersOf.get(f)?.size ?? 0) < 2)
+      .map((f) => `${f}: ${[...(usersOf.get(f) ?? [])].join(', ') || 'no unit'}`);
+    expect(single).toEqual([]);
+  });
+
+  it('no re-export shims: a runtime file that only re-exports another is an alias (import the original); index.ts barrels aside', () => {
+    const shims = [...GRAPH.keys()].filter((f) => {
+      if (!f.startsWith('src/runtime/') || f.endsWith('/index.ts')) return false;
+      const code = readFileSync(path.join(ROOT, f), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '')
+        .trim();
+      return code.length > 0 && code.split('\n').every((line) => /^export (?:\*|\{[^}]*\}) from ['"][^'"]+['"];?$/.test(line.trim()));
+    });
+    expect(shims).toEqual([]);
   });
 
   it('nothing imports upward into the CLI; the policy engine and constructs never import the runtime', () => {

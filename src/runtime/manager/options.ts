@@ -11,8 +11,7 @@ import {
 } from '../../contracts/index.js';
 import type { ObjectValidator } from '../core/controller.js';
 import type { CertIssuer } from '../core/webhook/certs.js';
-import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
-import { SIDECARSET_REVISION_NAMESPACE } from '../controllers/sidecarset/options.js';
+import { SHARED_OPTIONS, SIDECARSET_REVISION_NAMESPACE, type ControllerOption } from '../core/options.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
 
 /**
