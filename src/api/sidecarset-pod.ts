@@ -243,3 +243,64 @@ export function patchMetadataKeysRefused(
       }
     : { refused: [] };
 }
+
+/** RFC 7386 JSON merge patch. */
+function jsonMergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const base: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
+    if (v === null) delete base[k];
+    else base[k] = jsonMergePatch(base[k], v);
+  }
+  return base;
+}
+
+/** What applying a set's patchPodMetadata did: keys skipped by `allowed`, or why a MergePatchJson failed. */
+export interface PatchPodMetadataResult {
+  readonly skipped: readonly string[];
+  readonly error?: string;
+}
+
+/**
+ * Applies `set.spec.patchPodMetadata` to `annotations` (edited in place), as upstream does at injection and
+ * again at each in-place sidecar upgrade: Retain (the default) sets only absent keys, Overwrite sets the
+ * value, MergePatchJson merges the JSON value into the current one (absent: `{}`). A key `allowed` refuses is
+ * skipped; a MergePatchJson whose value or current value is not JSON stops with `error` (keys before it are
+ * applied).
+ */
+export function applyPatchPodMetadata(
+  set: Pick<SidecarSet, 'metadata' | 'spec'>,
+  annotations: Record<string, string>,
+  allowed: (key: string) => boolean = () => true,
+): PatchPodMetadataResult {
+  const skipped: string[] = [];
+  for (const [i, p] of (set.spec.patchPodMetadata ?? []).entries()) {
+    for (const [key, value] of Object.entries(p.annotations ?? {})) {
+      if (!allowed(key)) {
+        skipped.push(key);
+        continue;
+      }
+      const policy = p.patchPolicy ?? 'Retain';
+      if (policy === 'Retain') {
+        if (annotations[key] === undefined) annotations[key] = value;
+      } else if (policy === 'Overwrite') {
+        annotations[key] = value;
+      } else {
+        let patch: unknown;
+        let current: unknown = {};
+        try {
+          patch = JSON.parse(value);
+          if (annotations[key] !== undefined) current = JSON.parse(annotations[key]);
+        } catch {
+          return {
+            skipped,
+            error: `SidecarSet ${set.metadata.name}: spec.patchPodMetadata[${i}] (MergePatchJson) on annotation "${key}": the value and the pod's current value must both be JSON`,
+          };
+        }
+        annotations[key] = JSON.stringify(jsonMergePatch(current, patch));
+      }
+    }
+  }
+  return { skipped };
+}

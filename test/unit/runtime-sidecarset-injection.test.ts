@@ -133,6 +133,67 @@ describe('SidecarSet injection', () => {
     ]);
   });
 
+  it('a shared mount’s subPathExpr brings the env it names from the app container, after transferEnv; own env wins', () => {
+    const p = pod({
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'OD_NAME', value: 'od' },
+            { name: 'TZ', value: 'UTC' },
+          ],
+          volumeMounts: [{ name: 'data', mountPath: '/data', subPathExpr: 'foo/$(POD_NAME)/$(OD_NAME)/$(UNDEFINED)/$(TZ)' }],
+        },
+        // An earlier injected sidecar is no app container: its env is not taken.
+        {
+          name: 'old',
+          image: 'o',
+          env: [
+            { name: 'IS_INJECTED', value: 'true' },
+            { name: 'X', value: 'x' },
+          ],
+          volumeMounts: [{ name: 'data', mountPath: '/o', subPathExpr: '$(X)' }],
+        },
+      ],
+    });
+    const shared = { ...logtail, shareVolumePolicy: { type: 'enabled' as const }, env: [{ name: 'TZ', value: 'CET' }] };
+    run(p, [
+      set('logs', {
+        containers: [{ ...shared, transferEnv: [{ sourceContainerName: 'app', envName: 'OD_NAME' }] }],
+        volumes: [{ name: 'logs', emptyDir: {} }],
+      }),
+    ]);
+    const side = p.spec!.containers[0]!;
+    expect(side.env).toEqual([
+      { name: 'TZ', value: 'CET' },
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'OD_NAME', value: 'od' },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ]);
+    expect(side.volumeMounts).toContainEqual({
+      name: 'data',
+      mountPath: '/data',
+      subPathExpr: 'foo/$(POD_NAME)/$(OD_NAME)/$(UNDEFINED)/$(TZ)',
+    });
+  });
+
+  it('without shareVolumePolicy no subPathExpr env is copied', () => {
+    const p = pod({
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [{ name: 'A', value: '1' }],
+          volumeMounts: [{ name: 'data', mountPath: '/d', subPathExpr: '$(A)' }],
+        },
+      ],
+    });
+    run(p, [set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] })]);
+    expect(p.spec!.containers[0]!.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }]);
+  });
+
   it('transferEnv copies env by container name and through sourceContainerNameFrom', () => {
     const p = pod({}, { app: 'web', main: 'app' });
     run(p, [

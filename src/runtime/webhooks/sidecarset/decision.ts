@@ -8,6 +8,7 @@
 import type { SidecarContainer, SidecarSet } from '../../../api/kinds/sidecarset.js';
 import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
+  applyPatchPodMetadata,
   parseSidecarSetHashes,
   sidecarSetAtRevision,
   sidecarSetRevisionName,
@@ -122,12 +123,41 @@ function transferredEnv(sidecar: SidecarContainer, pod: Pod, namespace: string):
   return out;
 }
 
+/** `$(NAME)` references in a subPathExpr, as the kubelet expands them. */
+const SUBPATH_EXPR_VAR = /\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)/g;
+
+/**
+ * The env vars the app containers' shared volume mounts name in their `subPathExpr`, taken from the
+ * container that has the mount: the kubelet expands a subPathExpr from the env of the container it mounts
+ * into, so a sidecar sharing the mount without them cannot start (CreateContainerConfigError). Injected
+ * sidecars (IS_INJECTED) are not app containers; a name no app container defines is left out, as upstream.
+ */
+export function subPathExprEnv(pod: Pod): EnvVar[] {
+  const out: EnvVar[] = [];
+  for (const app of pod.spec?.containers ?? []) {
+    if ((app.env ?? []).some((e) => e.name === ENV_IS_INJECTED)) continue;
+    for (const m of (app.volumeMounts ?? []) as MountLike[]) {
+      if (m.mountPath === SERVICE_ACCOUNT_MOUNT || typeof m.subPathExpr !== 'string') continue;
+      for (const [, name] of m.subPathExpr.matchAll(SUBPATH_EXPR_VAR)) {
+        const e = app.env?.find((x) => x.name === name);
+        if (e && !out.some((x) => x.name === name)) out.push(e);
+      }
+    }
+  }
+  return out;
+}
+
 /** The pod container (or init container) a sidecar becomes in this pod. */
 function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, native: boolean): Container {
   const c: Record<string, unknown> = { ...(sidecar as unknown as Record<string, unknown>) };
   for (const f of SIDECAR_ONLY_FIELDS) delete c[f];
   const own = (sidecar.env ?? []) as EnvVar[];
-  const transferred = transferredEnv(sidecar, pod, namespace).filter((e) => !own.some((o) => o.name === e.name));
+  // transferEnv first, then what shared mounts' subPathExprs need (upstream's merge order; first name wins).
+  const wanted = transferredEnv(sidecar, pod, namespace);
+  if (sidecar.shareVolumePolicy?.type === 'enabled') {
+    for (const e of subPathExprEnv(pod)) if (!wanted.some((w) => w.name === e.name)) wanted.push(e);
+  }
+  const transferred = wanted.filter((e) => !own.some((o) => o.name === e.name));
   // Upstream's order: the sidecar's own env, IS_INJECTED, then the transferred ones.
   const env = [...own.filter((e) => e.name !== ENV_IS_INJECTED), { name: ENV_IS_INJECTED, value: 'true' }, ...transferred];
   c.env = env;
@@ -155,47 +185,14 @@ function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, 
   return c as Container;
 }
 
-/** RFC 7386 JSON merge patch. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const base: Record<string, unknown> =
-    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(patch as Record<string, unknown>)) {
-    if (v === null) delete base[k];
-    else base[k] = mergePatch(base[k], v);
-  }
-  return base;
-}
-
 function patchMetadata(set: SidecarSet, pod: Pod, allowed: InjectionInput['metadataKeyAllowed'], warnings: string[]): string | undefined {
-  for (const [i, p] of (set.spec.patchPodMetadata ?? []).entries()) {
-    for (const [key, value] of Object.entries(p.annotations ?? {})) {
-      if (!allowed(set, key)) {
-        warnings.push(
-          `SidecarSet ${set.metadata.name}: patchPodMetadata annotation "${key}" is not in the kruise-configuration whitelist (SidecarSet_PatchPodMetadata_WhiteList); not applied`,
-        );
-        continue;
-      }
-      const annotations = (pod.metadata.annotations ??= {});
-      const policy = p.patchPolicy ?? 'Retain';
-      if (policy === 'Retain') {
-        if (annotations[key] === undefined) annotations[key] = value;
-      } else if (policy === 'Overwrite') {
-        annotations[key] = value;
-      } else {
-        let patch: unknown;
-        let current: unknown = {};
-        try {
-          patch = JSON.parse(value);
-          if (annotations[key] !== undefined) current = JSON.parse(annotations[key]);
-        } catch {
-          return `SidecarSet ${set.metadata.name}: spec.patchPodMetadata[${i}] (MergePatchJson) on annotation "${key}": the value and the pod's current value must both be JSON`;
-        }
-        annotations[key] = JSON.stringify(mergePatch(current, patch));
-      }
-    }
+  const result = applyPatchPodMetadata(set, (pod.metadata.annotations ??= {}), (key) => allowed(set, key));
+  for (const key of result.skipped) {
+    warnings.push(
+      `SidecarSet ${set.metadata.name}: patchPodMetadata annotation "${key}" is not in the kruise-configuration whitelist (SidecarSet_PatchPodMetadata_WhiteList); not applied`,
+    );
   }
-  return undefined;
+  return result.error;
 }
 
 /** The containers a set injects (container and init names), to detect two sets injecting the same one. */
