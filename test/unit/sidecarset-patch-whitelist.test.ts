@@ -1,8 +1,10 @@
 // The kruise-configuration patchPodMetadata whitelist (upstream's semantics), pure: parsing hostile text
-// and deciding which of a SidecarSet's patched annotation keys are refused.
+// and deciding which of a SidecarSet's patched annotation keys are refused; and the webhooks' reads of it
+// (against a fake reader): fresh for every admission, coalesced, keeping the last value on a failed read.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import { parsePatchMetadataWhitelist, patchMetadataKeysRefused } from '../../src/api/sidecarset-pod.js';
+import { WhitelistSource } from '../../src/runtime/webhooks/sidecarset/index.js';
 
 const set = (labels: Record<string, string>, ...keys: string[]): SidecarSet =>
   ({
@@ -82,5 +84,70 @@ describe('patchPodMetadata whitelist', () => {
     const parsed = parsePatchMetadataWhitelist(text);
     expect('error' in parsed && parsed.error).toMatch(message);
     expect('error' in parsed && parsed.error).toMatch(/kruise-configuration key SidecarSet_PatchPodMetadata_WhiteList/);
+  });
+});
+
+describe('WhitelistSource: every admission sees a read sent after it arrived', () => {
+  const text = (expr: string) => ({
+    data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify({ rules: [{ allowedAnnotationKeyExprs: [expr] }] }) },
+  });
+  const exprs = (v: ReturnType<typeof parsePatchMetadataWhitelist> | undefined) =>
+    v && 'rules' in v ? v.rules.flatMap((r) => r.allowedAnnotationKeyExprs.map((x) => x.source)) : v;
+
+  /** A reader whose calls the test answers one at a time. */
+  function manualReader() {
+    const pending: Array<(v: { data?: Record<string, string> } | undefined | Error) => void> = [];
+    let calls = 0;
+    const read = () =>
+      new Promise<{ data?: Record<string, string> } | undefined>((resolve, reject) => {
+        calls++;
+        pending.push((v) => (v instanceof Error ? reject(v) : resolve(v)));
+      });
+    return { read, answer: (v: { data?: Record<string, string> } | undefined | Error) => pending.shift()!(v), calls: () => calls, pending };
+  }
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+
+  it('a change made just before a call is seen by it (no reuse of an earlier read)', async () => {
+    let current: { data?: Record<string, string> } | undefined;
+    const source = new WhitelistSource(async () => current);
+    expect(await source.get()).toBeUndefined();
+    current = text('^a$');
+    expect(exprs(await source.get())).toEqual(['^a$']);
+    current = undefined;
+    expect(await source.get()).toBeUndefined();
+  });
+
+  it('calls arriving during a read wait for one next read, shared by all of them', async () => {
+    const r = manualReader();
+    const source = new WhitelistSource(r.read);
+    const first = source.get();
+    await tick();
+    const late = [source.get(), source.get(), source.get()];
+    await tick();
+    expect(r.calls()).toBe(1);
+    r.answer(text('^old$'));
+    expect(exprs(await first)).toEqual(['^old$']);
+    await tick();
+    expect(r.calls()).toBe(2);
+    r.answer(text('^new$'));
+    for (const v of await Promise.all(late)) expect(exprs(v)).toEqual(['^new$']);
+    expect(r.calls()).toBe(2);
+  });
+
+  it('a failed read keeps the last value; before any value it refuses with the reason', async () => {
+    const r = manualReader();
+    const source = new WhitelistSource(r.read);
+    const failed = source.get();
+    await tick();
+    r.answer(new Error('connection refused'));
+    expect(await failed).toEqual({ error: 'ConfigMap kruise-configuration could not be read: connection refused' });
+    const ok = source.get();
+    await tick();
+    r.answer(text('^a$'));
+    expect(exprs(await ok)).toEqual(['^a$']);
+    const again = source.get();
+    await tick();
+    r.answer(new Error('timeout'));
+    expect(exprs(await again)).toEqual(['^a$']);
   });
 });

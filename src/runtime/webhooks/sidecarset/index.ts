@@ -97,52 +97,68 @@ class PinnedRevisions {
   }
 }
 
-/** How long a read of the kruise-configuration whitelist is reused: admins edit it rarely, pods come fast. */
-const WHITELIST_TTL_MS = 5000;
-
 /**
- * The patchPodMetadata whitelist from ConfigMap kruise-configuration in the runtime namespace, read at most
- * once per TTL (one GET, no cluster-wide ConfigMap watch). A failed read keeps the last value read.
+ * The patchPodMetadata whitelist from ConfigMap kruise-configuration in the runtime namespace, read fresh
+ * for every admission that needs it: an admin typically creates or edits the whitelist right before the
+ * SidecarSet that needs it (upstream reads it from a watched cache, so a second later it is seen), and a
+ * reused read would refuse that set. Calls are coalesced without going stale: a caller joins the read that
+ * starts after it arrived, so at most one GET runs and one waits, however many pods arrive meanwhile. A
+ * failed read keeps the last value read; before any value, every patch is refused with the reason.
  */
-class WhitelistSource {
+export class WhitelistSource {
   private value: PatchMetadataWhitelist | undefined;
   private loaded = false;
-  private expires = 0;
-  private inflight: Promise<void> | undefined;
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
 
-  constructor(
-    private readonly client: KubeClient,
-    private readonly namespace: string,
-  ) {}
+  constructor(private readonly read: () => Promise<{ data?: Record<string, string> } | undefined>) {}
 
   async get(): Promise<PatchMetadataWhitelist | undefined> {
-    if (Date.now() >= this.expires) await (this.inflight ??= this.load().finally(() => (this.inflight = undefined)));
+    if (!this.running) {
+      await this.start();
+    } else {
+      // The running read may have been sent before this call: wait for the next one.
+      await (this.queued ??= this.running.then(() => {
+        this.queued = undefined;
+        return this.start();
+      }));
+    }
     return this.value;
   }
 
-  private async load(): Promise<void> {
-    try {
-      const cm = await this.client.get<KubeObject & { data?: Record<string, string> }>(
-        CONFIGMAPS,
-        KRUISE_CONFIGURATION_CONFIGMAP,
-        this.namespace,
-      );
-      const text = cm.data?.[SIDECARSET_PATCH_METADATA_WHITELIST_KEY];
-      this.value = text === undefined ? undefined : parsePatchMetadataWhitelist(text);
-      this.loaded = true;
-    } catch (err) {
-      if (!isNotFound(err)) {
-        // Keep the last value; before any value, refuse every patch (fail closed) with the reason.
-        if (!this.loaded)
-          this.value = { error: `ConfigMap ${KRUISE_CONFIGURATION_CONFIGMAP} could not be read: ${(err as Error).message}` };
-        this.expires = Date.now() + 1000;
-        return;
-      }
-      this.value = undefined;
-      this.loaded = true;
-    }
-    this.expires = Date.now() + WHITELIST_TTL_MS;
+  private start(): Promise<void> {
+    const p = this.load().finally(() => {
+      if (this.running === p) this.running = undefined;
+    });
+    this.running = p;
+    return p;
   }
+
+  private async load(): Promise<void> {
+    let cm: { data?: Record<string, string> } | undefined;
+    try {
+      cm = await this.read();
+    } catch (err) {
+      // Keep the last value; before any value, refuse every patch (fail closed) with the reason.
+      if (!this.loaded) this.value = { error: `ConfigMap ${KRUISE_CONFIGURATION_CONFIGMAP} could not be read: ${(err as Error).message}` };
+      return;
+    }
+    const text = cm?.data?.[SIDECARSET_PATCH_METADATA_WHITELIST_KEY];
+    this.value = text === undefined ? undefined : parsePatchMetadataWhitelist(text);
+    this.loaded = true;
+  }
+}
+
+/** Reads ConfigMap kruise-configuration in `namespace`; undefined when it does not exist. */
+function configurationReader(client: KubeClient, namespace: string): () => Promise<{ data?: Record<string, string> } | undefined> {
+  return async () => {
+    try {
+      return await client.get<KubeObject & { data?: Record<string, string> }>(CONFIGMAPS, KRUISE_CONFIGURATION_CONFIGMAP, namespace);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
 }
 
 /** Pod webhook step: SidecarSet injection (first, so later steps see the injected containers). */
@@ -178,7 +194,7 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
         // The whitelist is read only when a SidecarSet that could match patches metadata.
         const patching = all.some((s) => (s.spec.patchPodMetadata ?? []).length > 0);
         const list = patching
-          ? await (whitelist ??= new WhitelistSource(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).get()
+          ? await (whitelist ??= new WhitelistSource(configurationReader(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE)))).get()
           : undefined;
         const refusedBySet = new Map<SidecarSet, ReadonlySet<string>>();
         const keyAllowed = (set: SidecarSet, key: string): boolean => {
@@ -230,7 +246,9 @@ export const sidecarSetValidationWebhook: WebhookDefinition = {
           const conflict = sidecarSetConflict(set, sets.list());
           if (conflict) return { allowed: false, code: 422, reason: 'Invalid', message: conflict };
           if ((set.spec.patchPodMetadata ?? []).length > 0) {
-            const list = await (whitelist ??= new WhitelistSource(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE))).get();
+            const list = await (whitelist ??= new WhitelistSource(
+              configurationReader(ctx.client, ctx.options.get(SIDECARSET_REVISION_NAMESPACE)),
+            )).get();
             const refusal = patchMetadataRefusal(set, list, metadataDefaultsAllowed);
             if (refusal) return { allowed: false, code: 422, reason: 'Invalid', message: refusal };
           }
