@@ -3,7 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import type { Pod } from '../../src/runtime/core/types.js';
-import { decide, partitionOf, PodFactsBySet, scaled, sidecarsConsistent } from '../../src/runtime/controllers/sidecarset/decision.js';
+import {
+  decide,
+  partitionOf,
+  patchedAnnotations,
+  PodFactsBySet,
+  scaled,
+  sidecarsConsistent,
+  upgradableCondition,
+} from '../../src/runtime/controllers/sidecarset/decision.js';
 import { sidecarSetHash } from '../../src/api/sidecarset-pod.js';
 import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
 
@@ -179,5 +187,84 @@ describe('pod facts kept between decisions', () => {
     expect(decide({ set: v2, pods, nowMs: NOW, podFacts: second }).status.updatedPods).toBe(0);
     facts.forget('logtail');
     expect(facts.for('logtail', sidecarSetHash(v2))).not.toBe(second);
+  });
+});
+
+describe('SidecarSetUpgradable pod condition (upstream keeps one verdict per set in the message)', () => {
+  const T0 = '2026-01-01T00:00:00Z';
+  const T1 = '2026-01-01T00:05:00Z';
+
+  it('a first verdict creates the condition; False while any recorded set cannot upgrade, True when all can', () => {
+    const notA = upgradableCondition(undefined, 'a', false, T0)!;
+    expect(notA).toEqual({
+      type: 'SidecarSetUpgradable',
+      status: 'False',
+      reason: 'UpdateImmutableField',
+      message: '{"a":false}',
+      lastTransitionTime: T0,
+    });
+    // Set b upgraded the pod; a still cannot: False, the transition time kept.
+    const bOk = upgradableCondition([notA], 'b', true, T1)!;
+    expect(bOk).toEqual({ ...notA, message: '{"a":false,"b":true}' });
+    // a upgraded it too: True, a new transition time.
+    expect(upgradableCondition([bOk], 'a', true, T1)).toEqual({
+      type: 'SidecarSetUpgradable',
+      status: 'True',
+      reason: 'AllSidecarsetUpgradable',
+      message: '{"a":true,"b":true}',
+      lastTransitionTime: T1,
+    });
+  });
+
+  it('nothing to write when the verdict is recorded already; keys are sorted as Go writes a map', () => {
+    const c = upgradableCondition(undefined, 'z', true, T0)!;
+    expect(upgradableCondition([{ type: 'Ready', status: 'True' }, c], 'z', true, T1)).toBeUndefined();
+    expect(upgradableCondition([c], 'a', true, T1)!.message).toBe('{"a":true,"z":true}');
+  });
+
+  it('a message that is not a JSON object counts as empty (never a crash on an edited pod)', () => {
+    for (const message of ['not json', '[1]', 'null', '"x"']) {
+      expect(upgradableCondition([{ type: 'SidecarSetUpgradable', status: 'True', message }], 's', false, T0)).toMatchObject({
+        status: 'False',
+        message: '{"s":false}',
+        lastTransitionTime: T0,
+      });
+    }
+  });
+});
+
+describe('patchPodMetadata applied again with an in-place upgrade', () => {
+  const patched = (patch: NonNullable<SidecarSet['spec']['patchPodMetadata']>, annotations: Record<string, string>) =>
+    patchedAnnotations({ ...v1, spec: { ...v1.spec, patchPodMetadata: patch } }, { metadata: { name: 'p', annotations } });
+
+  it('returns only the keys that change: MergePatchJson merges, Overwrite sets, Retain keeps a present value', () => {
+    expect(
+      patched(
+        [
+          { patchPolicy: 'MergePatchJson', annotations: { m: '{"logtail":2}' } },
+          { patchPolicy: 'Overwrite', annotations: { o: 'new', same: 'v' } },
+          { annotations: { r: 'set', absent: 'added' } },
+        ],
+        { m: '{"logtail":1,"other":1}', o: 'old', same: 'v', r: 'pod' },
+      ),
+    ).toEqual({ m: '{"logtail":2,"other":1}', o: 'new', absent: 'added' });
+  });
+
+  it('a pod value MergePatchJson cannot take is left unchanged', () => {
+    expect(patched([{ patchPolicy: 'MergePatchJson', annotations: { m: '{"a":1}' } }], { m: 'not json' })).toEqual({});
+  });
+
+  it('an upgrade carries the changed annotations in its patch', () => {
+    const withPatch = (n: number): SidecarSet => ({
+      ...set(`logtail:${n}`),
+      spec: {
+        ...set(`logtail:${n}`).spec,
+        patchPodMetadata: [{ patchPolicy: 'MergePatchJson', annotations: { key: `{"logtail":${n}}` } }],
+      },
+    });
+    const p = pod('a', withPatch(1));
+    expect(p.metadata.annotations!.key).toBe('{"logtail":1}');
+    const d = decide({ set: withPatch(2), pods: [p], nowMs: NOW });
+    expect(d.upgrades[0]!.annotations.key).toBe('{"logtail":2}');
   });
 });

@@ -6,6 +6,7 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
+  applyPatchPodMetadata,
   injectedSidecarSets,
   parseSidecarSetHashes,
   sidecarListOf,
@@ -18,9 +19,10 @@ import {
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
+  CONDITION_SIDECARSET_UPGRADABLE,
   selectorMatches,
 } from '../../../contracts/index.js';
-import type { Container, ContainerStatus, Pod } from '../../core/types.js';
+import type { Container, ContainerStatus, Pod, PodCondition } from '../../core/types.js';
 import { rfc3339 } from '../../core/meta.js';
 
 /** Condition type on the SidecarSet status when matched pods cannot be upgraded. */
@@ -380,6 +382,7 @@ export function decide(input: DecideInput): SidecarSetDecision {
       images,
       native,
       annotations: {
+        ...patchedAnnotations(set, pod),
         [ANNOTATION_SIDECARSET_HASH]: JSON.stringify(hashes),
         [ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]: JSON.stringify(states),
       },
@@ -402,4 +405,56 @@ export function decide(input: DecideInput): SidecarSetDecision {
     }
   }
   return { status, upgrades, notUpgradable, ...(stuck ? { stuck } : {}) };
+}
+
+/**
+ * The annotations the set's patchPodMetadata changes on `pod`, applied again with each in-place upgrade as
+ * upstream does (so a patch edited since injection reaches the pod with the next image). The keys were
+ * checked against the kruise-configuration whitelist when the set was admitted. A MergePatchJson the pod's
+ * value cannot take leaves the keys from it on unchanged (the webhook refused such pods at creation).
+ */
+export function patchedAnnotations(set: SidecarSet, pod: Pod): Record<string, string> {
+  const before = pod.metadata.annotations ?? {};
+  const after = { ...before };
+  applyPatchPodMetadata(set, after);
+  const changed: Record<string, string> = {};
+  for (const [k, v] of Object.entries(after)) if (before[k] !== v) changed[k] = v;
+  return changed;
+}
+
+/**
+ * Pod condition SidecarSetUpgradable after SidecarSet `setName` found the pod upgradable (it upgraded it) or
+ * not (more than images changed), as upstream keeps it: the message is a JSON object of set name → whether
+ * that set could upgrade the pod (keys sorted, as Go writes a map); the condition is True with reason
+ * AllSidecarsetUpgradable when every recorded set could, else False with reason UpdateImmutableField. The
+ * transition time moves only when the status changes. Undefined when nothing would change. A message that
+ * is not such an object (edited by hand) counts as empty.
+ */
+export function upgradableCondition(
+  conditions: readonly PodCondition[] | undefined,
+  setName: string,
+  upgradable: boolean,
+  now: string,
+): PodCondition | undefined {
+  const old = conditions?.find((c) => c.type === CONDITION_SIDECARSET_UPGRADABLE);
+  let kv: Record<string, unknown> = {};
+  try {
+    const parsed = old?.message ? (JSON.parse(old.message) as unknown) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) kv = { ...(parsed as Record<string, unknown>) };
+  } catch {
+    kv = {};
+  }
+  kv[setName] = upgradable;
+  const all = Object.values(kv).every((v) => v !== false);
+  const status = all ? 'True' : 'False';
+  const message = JSON.stringify(Object.fromEntries(Object.entries(kv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  const reason = all ? 'AllSidecarsetUpgradable' : 'UpdateImmutableField';
+  if (old && old.status === status && old.reason === reason && old.message === message) return undefined;
+  return {
+    type: CONDITION_SIDECARSET_UPGRADABLE,
+    status,
+    reason,
+    message,
+    lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : now,
+  };
 }

@@ -10,7 +10,6 @@ import {
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
-  CONDITION_SIDECARSET_UPGRADABLE,
   CONTROLLER_REVISIONS,
   LABEL_SIDECARSET_CUSTOM_VERSION,
   LABEL_SIDECARSET_NAME,
@@ -33,6 +32,7 @@ import {
   type PodUpgrade,
   type SetHashes,
   type StuckCondition,
+  upgradableCondition,
 } from './decision.js';
 
 type Set = SidecarSet & KubeObject;
@@ -206,8 +206,15 @@ export class SidecarSetReconciler implements Reconciler {
       metadata: { resourceVersion: u.pod.metadata.resourceVersion, annotations: u.annotations },
       spec: u.native ? { initContainers: list } : { containers: list },
     };
+    let patched: Pod;
     try {
-      await this.ctx.client.patch(PODS, u.pod.metadata.name!, u.pod.metadata.namespace, body, PatchStrategy.StrategicMergePatch);
+      patched = await this.ctx.client.patch<Pod>(
+        PODS,
+        u.pod.metadata.name!,
+        u.pod.metadata.namespace,
+        body,
+        PatchStrategy.StrategicMergePatch,
+      );
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
       throw err;
@@ -219,37 +226,46 @@ export class SidecarSetReconciler implements Reconciler {
       'SidecarSetUpgrade',
       `SidecarSet ${set.metadata.name} upgrades ${list.map((c) => `${c.name} to ${c.image}`).join(', ')} in place`,
     );
+    // Upgraded: this set may upgrade the pod (upstream records it in the SidecarSetUpgradable condition).
+    await this.setUpgradable(set, patched, true);
   }
 
-  private async markNotUpgradable(set: Set, pods: readonly Pod[]): Promise<void> {
-    const name = set.metadata.name!;
-    let marked = 0;
-    for (const p of pods) {
-      const has = (p.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECARSET_UPGRADABLE && c.status === 'False');
-      if (has) continue;
-      const condition = {
-        type: CONDITION_SIDECARSET_UPGRADABLE,
-        status: 'False',
-        reason: 'UpdateImmutableField',
-        message: JSON.stringify({ [name]: false }),
-        lastTransitionTime: rfc3339(Date.now()),
-      };
+  /**
+   * Records in the pod's SidecarSetUpgradable condition whether this set can upgrade it. The condition
+   * holds every set's verdict, so the patch is conditional on the pod version it was computed from and is
+   * computed again from a fresh read when another writer got in between. Returns whether it was written.
+   */
+  private async setUpgradable(set: Set, pod: Pod, upgradable: boolean): Promise<boolean> {
+    let current: Pod = pod;
+    for (let attempt = 0; ; attempt++) {
+      const condition = upgradableCondition(current.status?.conditions, set.metadata.name!, upgradable, rfc3339(Date.now()));
+      if (!condition) return false;
       try {
         await this.ctx.client.patch(
           PODS,
-          p.metadata.name!,
-          p.metadata.namespace,
-          { status: { conditions: [condition] } },
+          current.metadata.name!,
+          current.metadata.namespace,
+          { metadata: { resourceVersion: current.metadata.resourceVersion }, status: { conditions: [condition] } },
           PatchStrategy.StrategicMergePatch,
-          {
-            subresource: 'status',
-          },
+          { subresource: 'status' },
         );
-        marked++;
+        return true;
       } catch (err) {
-        if (!isNotFound(err)) throw err;
+        if (isNotFound(err)) return false;
+        if (!isConflict(err) || attempt >= 4) throw err;
+      }
+      try {
+        current = await this.ctx.client.get<Pod>(PODS, pod.metadata.name!, pod.metadata.namespace);
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
       }
     }
+  }
+
+  private async markNotUpgradable(set: Set, pods: readonly Pod[]): Promise<void> {
+    let marked = 0;
+    for (const p of pods) if (await this.setUpgradable(set, p, false)) marked++;
     if (marked > 0) {
       this.ctx.events.emit(
         SIDECARSETS,
