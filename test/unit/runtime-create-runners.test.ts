@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createRunners,
   type ControllerContext,
-  type RunnableDefinition,
+  type ControllerDefinition,
   type UnknownGatePolicy,
 } from '../../src/runtime/core/controller.js';
 import { parseFeatureGates, BUNDLED_RUNTIME_GATES } from '../../src/contracts/features.js';
@@ -31,7 +31,7 @@ function def(
   name: string,
   featureGate?: string,
   seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = [],
-): RunnableDefinition<ControllerContext> {
+): ControllerDefinition<ControllerContext> {
   return {
     name,
     featureGate,
@@ -45,7 +45,7 @@ function def(
 }
 
 function names(
-  defs: readonly RunnableDefinition<ControllerContext>[],
+  defs: readonly ControllerDefinition<ControllerContext>[],
   gates: ReadonlyMap<string, boolean>,
   unknownGate: UnknownGatePolicy,
 ): string[] {
@@ -107,7 +107,7 @@ describe('createRunners', () => {
     const { logger } = capture();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const blocking = (name: string, defaultWorkers: number): RunnableDefinition<ControllerContext> => ({
+    const blocking = (name: string, defaultWorkers: number): ControllerDefinition<ControllerContext> => ({
       name,
       defaultWorkers,
       reads: [],

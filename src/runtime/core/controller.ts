@@ -39,10 +39,11 @@ export interface ControllerContext {
 }
 
 /**
- * A controller as registered in src/runtime/manager/registry.ts: `setup` wires informer handlers that
- * call `enqueue(key)`; `reconcile(key)` reads caches, calls the pure decision and applies it idempotently.
+ * A controller as registered in src/runtime/manager/registry.ts (context `ControllerContext`) or in
+ * src/runtime/daemon/registry.ts (`DaemonContext`): `setup` wires informer handlers that call `enqueue(key)`;
+ * `reconcile(key)` reads caches, calls the pure decision and applies it idempotently.
  */
-export interface ControllerDefinition {
+export interface ControllerDefinition<C extends ControllerContext = ControllerContext> {
   readonly name: string;
   /** Feature gate that must be on, if any. */
   readonly featureGate?: string;
@@ -51,7 +52,7 @@ export interface ControllerDefinition {
   readonly reads: readonly CacheRead[];
   /** The options the controller reads (flags are built from these). */
   readonly options?: readonly ControllerOption<unknown>[];
-  setup(ctx: ControllerContext, enqueue: (key: string) => void): Reconciler;
+  setup(ctx: C, enqueue: (key: string) => void): Reconciler;
 }
 
 export interface Reconciler {
@@ -135,15 +136,6 @@ export class ControllerRunner {
   }
 }
 
-/** What `createRunners` needs of a controller definition; manager and daemon definitions both fit. */
-export interface RunnableDefinition<C extends ControllerContext> {
-  readonly name: string;
-  readonly featureGate?: string;
-  readonly defaultWorkers: number;
-  readonly reads: readonly CacheRead[];
-  setup(ctx: C, enqueue: (key: string) => void): Reconciler;
-}
-
 /**
  * What a definition whose `featureGate` is absent from the gates map gets. Both the manager and the
  * daemon build their map with parseFeatureGates, which holds every gate of BUNDLED_RUNTIME_GATES, so
@@ -166,7 +158,7 @@ export interface CreateRunnersOptions {
  * not yet started. The runner exists only after `setup` returns, so `enqueue` must not be called during it.
  */
 export function createRunners<C extends ControllerContext>(
-  defs: readonly RunnableDefinition<C>[],
+  defs: readonly ControllerDefinition<C>[],
   ctx: C,
   opts: CreateRunnersOptions,
 ): ControllerRunner[] {

@@ -1,7 +1,5 @@
-import type { ControllerContext, ProcessResult } from '../core/index.js';
+import type { ControllerContext } from '../core/index.js';
 import type { CriClient } from '../cri/client.js';
-import type { CacheRead } from '../core/cache-plan.js';
-import type { ControllerOption } from '../core/options.js';
 
 /** What a daemon controller gets: the manager's context plus its node and the node's CRI runtime. */
 export interface DaemonContext extends ControllerContext {
@@ -18,16 +16,4 @@ export interface DaemonContext extends ControllerContext {
   onStart(cb: () => Promise<void>): void;
   /** Registers work to run when the daemon stops (e.g. closing that socket). */
   onStop(cb: () => Promise<void>): void;
-}
-
-/** A daemon controller: like a manager controller, but set up with the daemon context. */
-export interface DaemonControllerDefinition {
-  readonly name: string;
-  readonly featureGate?: string;
-  readonly defaultWorkers: number;
-  /** Every resource the controller watches and the fields it reads from their caches. */
-  readonly reads: readonly CacheRead[];
-  /** The options the controller reads (flags are built from these). */
-  readonly options?: readonly ControllerOption<unknown>[];
-  setup(ctx: DaemonContext, enqueue: (key: string) => void): { reconcile(key: string): Promise<ProcessResult> };
 }

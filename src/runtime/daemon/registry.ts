@@ -3,12 +3,13 @@
  * src/runtime/manager/registry.ts). Each lives in its own folder under src/runtime/daemon/.
  */
 import { uniqueOptions, type ControllerOption } from '../core/options.js';
-import type { DaemonControllerDefinition } from './context.js';
+import type { ControllerDefinition } from '../core/controller.js';
+import type { DaemonContext } from './context.js';
 import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
 import { exitPriorityController } from './exitpriority/index.js';
 
-export const DAEMON_CONTROLLERS: readonly DaemonControllerDefinition[] = [
+export const DAEMON_CONTROLLERS: readonly ControllerDefinition<DaemonContext>[] = [
   containerRecreateController,
   imagePullController,
   exitPriorityController,

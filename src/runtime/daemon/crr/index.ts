@@ -1,7 +1,8 @@
 import type { ContainerRecreateRequest as ApiCrr } from '../../../api/kinds/containerrecreaterequest.js';
 import { CONTAINER_RECREATE_REQUESTS, PODS, type Pod } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
-import type { DaemonControllerDefinition } from '../context.js';
+import type { ControllerDefinition } from '../../core/controller.js';
+import type { DaemonContext } from '../context.js';
 import { CrrKeys } from './decide.js';
 import { CrrReconciler } from './reconcile.js';
 import { NodeLocalSidecarTerminator } from './node-local.js';
@@ -15,7 +16,7 @@ type ContainerRecreateRequest = ApiCrr & KubeObject;
  * labelled for this node; the key is `namespace/podName` so one pod's CRRs are never worked on by two
  * workers at once.
  */
-export const containerRecreateController: DaemonControllerDefinition = {
+export const containerRecreateController: ControllerDefinition<DaemonContext> = {
   name: 'daemon-containerrecreaterequest',
   defaultWorkers: 4,
   reads: [

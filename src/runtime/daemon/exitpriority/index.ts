@@ -1,5 +1,6 @@
 import { PODS, type Pod } from '../../core/index.js';
-import type { DaemonControllerDefinition } from '../context.js';
+import type { ControllerDefinition } from '../../core/controller.js';
+import type { DaemonContext } from '../context.js';
 import { criContainerEvents } from '../cri-events.js';
 import { ExitPriorityEndpoint } from './endpoint.js';
 import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './options.js';
@@ -9,7 +10,7 @@ import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './options.js';
  * upstream): serves the preStop hooks the pod webhook gave prioritised containers and answers each once the
  * lower exit levels of its pod have exited. Watches only this node's pods.
  */
-export const exitPriorityController: DaemonControllerDefinition = {
+export const exitPriorityController: ControllerDefinition<DaemonContext> = {
   name: 'daemon-exitpriority',
   featureGate: 'ContainerExitPriority',
   // A reconcile is one CRI ListContainers per waiting pod; four keep up with a node's worth of deletions.
