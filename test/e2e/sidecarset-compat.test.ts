@@ -177,10 +177,12 @@ const PODS: Record<string, { namespace: string; body: Pod }> = {
               { name: 'REGION', value: 'eu' },
               { name: 'ZONE', value: 'eu-1' },
               { name: 'OTHER', value: 'no' },
+              { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
             ],
             volumeMounts: [
               { name: 'logs', mountPath: '/logs' },
-              { name: 'data', mountPath: '/data' },
+              // Shared into the proxy (shareVolumePolicy): the env its subPathExpr names goes with it.
+              { name: 'data', mountPath: '/data', subPathExpr: 'd/$(POD_NAME)/$(REGION)/$(UNSET)' },
             ],
           },
         ],
@@ -347,6 +349,34 @@ const ACCEPTED = sidecarSet(
   { labels: { 'patch-allowed': 'true' } },
 );
 
+/**
+ * A whitelist edited right before a SidecarSet is honoured (upstream reads it from a watched cache): the set
+ * is refused, the key is whitelisted, and the same set sent at once is accepted. Returns both outcomes.
+ */
+async function freshWhitelistOutcomes(): Promise<{ before?: string; after?: string }> {
+  const set = sidecarSet(
+    'compat-fresh',
+    {
+      selector: { matchLabels: { app: 'fresh' } },
+      containers: [{ name: 'fresh', image: 'registry.example/f:1' }],
+      patchPodMetadata: [{ annotations: { 'fresh.example/k': 'v' } }],
+    },
+    { labels: { 'patch-allowed': 'true' } },
+  );
+  const create = () =>
+    k(['create', '--dry-run=server', '-f', '-'], set).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+  const before = await create();
+  const rules = JSON.parse(whitelist.data.SidecarSet_PatchPodMetadata_WhiteList) as { rules: Obj[] };
+  const widened = { rules: [...rules.rules, { allowedAnnotationKeyExprs: ['^fresh\\.example/'] }] };
+  await k(['apply', '-f', '-'], { ...whitelist, data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify(widened) } });
+  const after = await create();
+  await k(['apply', '-f', '-'], whitelist);
+  return { before, after };
+}
+
 /** Dry-run creates of REFUSED and ACCEPTED: the error text of each (undefined when accepted). */
 async function admissionOutcomes(): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = {};
@@ -465,6 +495,7 @@ const upstream: Record<string, Pod> = {};
 let upstreamAdmission: Record<string, string | undefined> = {};
 let ourAdmission: Record<string, string | undefined> = {};
 const bundled: Record<string, Pod> = {};
+let ourFreshWhitelist: { before?: string; after?: string } = {};
 let upstreamHistory: HistorySnapshots = {};
 let ourHistory: HistorySnapshots = {};
 
@@ -541,6 +572,7 @@ beforeAll(async () => {
   const deadline = Date.now() + 30_000;
   do ourAdmission = await admissionOutcomes();
   while (!ourAdmission.overlap && Date.now() < deadline);
+  ourFreshWhitelist = await freshWhitelistOutcomes();
   ourHistory = await historyScenario('bundled runtime');
 });
 
@@ -566,6 +598,11 @@ describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pin
     expect(ourAdmission['not-whitelisted']).toMatch(/"compat\.example\/x" not allowed/);
   });
 
+  it('our SidecarSet webhook honours a whitelist edited right before the set (read fresh, not a cached copy)', () => {
+    expect(ourFreshWhitelist.before).toMatch(/"fresh\.example\/k" not allowed/);
+    expect(ourFreshWhitelist.after).toBeUndefined();
+  });
+
   it('the comparison covers what it claims (guards against two equally empty results)', () => {
     const full = upstream.full!;
     expect(full.spec.containers.map((c) => c.name)).toEqual(['proxy', 'app', 'logtail']);
@@ -577,6 +614,14 @@ describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pin
       [ANNOTATION_SIDECARSET_INJECTED_LIST]: 'compat-main',
     });
     expect(JSON.parse(full.metadata.annotations!['compat.example/merge']!)).toEqual({ a: 1, b: 2 });
+    // transferEnv, then the env the shared mount's subPathExpr names (UNSET is defined nowhere: left out).
+    expect((full.spec.containers[0]!.env as Array<{ name: string }>).map((e) => e.name)).toEqual([
+      'OWN',
+      'IS_INJECTED',
+      'REGION',
+      'ZONE',
+      'POD_NAME',
+    ]);
     expect(upstream.replace!.spec.containers.map((c) => [c.name, c.image])).toEqual([
       ['sidecar', 'registry.example/sidecar:2'],
       ['app', 'registry.example/app:1'],
