@@ -6,6 +6,7 @@ import { loadAll } from 'js-yaml';
 import { parseAllDocuments, stringify } from 'yaml';
 import { CloneSetDefinition, validateObject, validatorFor } from '../src/api/index.js';
 import { benchArgs, median, ratio, repeat, timeMs } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs({ docs: 10000, reps: 7, warmup: 2 });
 const N = args.docs;
@@ -102,6 +103,13 @@ const result = {
     'validate / yaml parseAllDocuments': ratio(med.validate!, med['yaml parseAllDocuments']!, 3),
   },
 };
+await recordBench('bench:api', [
+  {
+    measure: `API model validator on ${N} CloneSets (valid; 10% with a typo)`,
+    figure: `${result.docsPerSecond.validate} / ${result.docsPerSecond['validate, 10% with a typo']} documents/s; first compile ${result.compileMs} ms`,
+    peer: `${result.ratios['validate / JSON.parse']}x / ${result.ratios['validate (10% typos) / JSON.parse']}x JSON.parse, ${result.ratios['validate / js-yaml loadAll']}x js-yaml loadAll (time)`,
+  },
+]);
 if (args.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 else {
   process.stdout.write(`validator benchmark: ${N} CloneSets (~${result.bytesPerDocYaml} B YAML each), median of ${REPS}\n`);

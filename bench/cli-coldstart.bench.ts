@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findKubeconform, KUBECONFORM_VERSION } from '../test/harness/kubeconform.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
+import { recordBench } from './record.js';
 import { requireGnuTime, runMeasured, type ProcessSample } from './support/process-sample.js';
 
 const TARGETS = { versionMs: 100, validateMs: 200, validateMb: 80 };
@@ -115,6 +116,24 @@ spec:
     },
     loadAverage: (await import('node:os')).loadavg().map((x) => +x.toFixed(1)),
   };
+  const version = result.medians['cdk8s-kruise --version'];
+  const validate = result.medians['cdk8s-kruise validate'];
+  await recordBench(
+    'bench:cli-coldstart',
+    [
+      {
+        measure: 'built CLI `--version`, whole process: wall, CPU, RSS',
+        figure: `${version.wallMs} ms, ${version.cpuMs} ms, ${version.rssMb} MB`,
+        peer: `${result.ratios.versionWall}x wall, ${result.ratios.versionRss}x RSS of kubeconform -v; ${result.ratios.versionOverNodeStart}x Node's own start`,
+      },
+      {
+        measure: 'built CLI `validate` of one CloneSet, whole process: wall, CPU, RSS',
+        figure: `${validate.wallMs} ms, ${validate.cpuMs} ms, ${validate.rssMb} MB (targets ≤ ${TARGETS.validateMs} ms, ≤ ${TARGETS.validateMb} MB)`,
+        peer: `${result.ratios.validateWall}x wall, ${result.ratios.validateRss}x RSS of kubeconform on the same file`,
+      },
+    ],
+    { conditions: `measured Node ${nodeVersion}${result.schedulingPolicy === 1 ? ', SCHED_FIFO' : ''}` },
+  );
   if (args.json) {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {

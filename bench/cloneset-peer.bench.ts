@@ -34,6 +34,7 @@ import { bypassProxyForLoopback, freePort } from '../test/harness/controlplane.j
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { findNodeAssets } from '../test/harness/node-assets.js';
 import { benchArgs, median, ratio } from './lib.js';
+import { loadDuringRun, recordBench } from './record.js';
 import {
   bundleOurCli,
   procCpuSeconds,
@@ -285,6 +286,28 @@ try {
   };
   mkdirSync(path.dirname(args.extra.out), { recursive: true });
   writeFileSync(args.extra.out, JSON.stringify(result, null, 2) + '\n');
+  const o = medians.ours;
+  const vs = (...ks: Figure[]) =>
+    Object.entries(ratios)
+      .map(([v, r]) => `${ks.map((k) => `${r[k]}x`).join(', ')} ${v}`)
+      .join('; ');
+  await recordBench(
+    'bench:cloneset-peer',
+    [
+      {
+        measure: `CloneSet 0 → ${args.replicas} pods: time, API requests, CPU`,
+        figure: `${o['scale ms']} ms, ${o['scale requests']} requests, ${o['scale CPU s']} CPU s`,
+        peer: vs('scale ms', 'scale requests', 'scale CPU s'),
+      },
+      {
+        measure: `ReCreate rollout of the ${args.replicas} pods: time, API requests, CPU`,
+        figure: `${o['recreate ms']} ms, ${o['recreate requests']} requests, ${o['recreate CPU s']} CPU s`,
+        peer: vs('recreate ms', 'recreate requests', 'recreate CPU s'),
+      },
+      { measure: 'controller RSS, highest sample', figure: `${o['RSS max MiB']} MiB`, peer: vs('RSS max MiB') },
+    ],
+    { conditions: loadDuringRun(result.loadAverage1m) },
+  );
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
     const row = (cells: (string | number)[]) => cells.map((c, i) => String(c).padStart(i ? 18 : 24)).join('');

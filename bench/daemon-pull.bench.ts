@@ -20,6 +20,7 @@ import { startCriEnvironment } from '../test/cri-harness/index.js';
 import { findAssets } from '../test/harness/assets.js';
 import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs({ reps: 9 }, { 'daemon-log': { type: 'string', default: 'error' } });
 const REPS = args.reps;
@@ -155,6 +156,16 @@ try {
     p90Ms: +percentile(times[n]!, 0.9).toFixed(1),
     ratioToCtr: ratio(median(times[n]!), base),
   }));
+  await recordBench(
+    'bench:daemon-pull',
+    rows
+      .filter((r) => r.way !== 'ctr')
+      .map((r) => ({
+        measure: `cold pull of ${image} (${(size / 1e6).toFixed(2)} MB), ${r.way}`,
+        figure: `median ${r.medianMs} ms, p90 ${r.p90Ms} ms`,
+        peer: `${r.ratioToCtr}x ctr pull`,
+      })),
+  );
   if (args.json) console.log(JSON.stringify({ image, bytes: size, reps: REPS, rows }, null, 2));
   else {
     console.log(`cold pull of ${image} (${(size / 1e6).toFixed(2)} MB in containerd's store), ${REPS} reps each, interleaved`);

@@ -16,6 +16,7 @@ import { buildLayer, type LayerEntry } from '../src/image/layer.js';
 import { baseEntries, nodeLicense } from '../src/image/rootfs.js';
 import { CA_BUNDLE_PATH } from '../src/image/spec.js';
 import { benchArgs, median, ratio, repeatAsync } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs({ reps: 3 });
 const REPS = args.reps;
@@ -79,6 +80,13 @@ const result = {
   oursCompressedBytes: sizes.ours,
   sizeRatio: ratio(sizes.ours!, sizes.baseline!, 3),
 };
+await recordBench('bench:image', [
+  {
+    measure: 'image layers (base + app) written and compressed: time, compressed size',
+    figure: `${result.oursMs} ms, ${(result.oursCompressedBytes! / 1e6).toFixed(2)} MB`,
+    peer: `${result.timeRatio}x time, ${result.sizeRatio}x size of GNU tar | gzip -9 -n`,
+  },
+]);
 if (args.json) console.log(JSON.stringify(result));
 else {
   console.log(`image layers (base + app), median of ${REPS}:`);

@@ -9,6 +9,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { stringify } from 'yaml';
 import { JobSidecarTermination, KruiseRuntime } from '../constructs/index.js';
 import { benchArgs, median, ratio, timeVariants } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs({ workloads: 2000, reps: 5, warmup: 1 });
 const N = args.workloads;
@@ -75,6 +76,18 @@ const result = {
   runtimeAloneMs: Math.round(median(times.alone)),
   install: { crds: crds.length, crdBytes: bytes(crds), runtimeObjects: runtime.length, runtimeBytes: bytes(runtime) },
 };
+await recordBench('bench:install', [
+  {
+    measure: `synth of an app of ${N} workloads with KruiseRuntime; the runtime alone (empty app)`,
+    figure: `${result.withRuntimeMs} ms; ${result.runtimeAloneMs} ms`,
+    peer: `${result.ratio}x the app without KruiseRuntime (${result.baselineMs} ms)`,
+  },
+  {
+    measure: 'install size for an app that needs every part (daemon, pod webhook)',
+    figure: `${result.install.crds} CRDs (${result.install.crdBytes} bytes of YAML), ${result.install.runtimeObjects} runtime objects (${result.install.runtimeBytes} bytes)`,
+    peer: '(size, no peer)',
+  },
+]);
 if (args.json) console.log(JSON.stringify(result));
 else {
   console.log(`app of ${N} workloads, median of ${REPS}:`);

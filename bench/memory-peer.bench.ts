@@ -16,6 +16,7 @@ import { KubeClient, loadKubeConfig, NAMESPACES, PODS } from '../src/runtime/cor
 import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, ratio } from './lib.js';
+import { loadDuringRun, recordBench } from './record.js';
 import { jobPod, pool } from './support/job-pods.js';
 import {
   bundleOurCli,
@@ -162,6 +163,22 @@ try {
   };
   mkdirSync(path.dirname(args.extra.out), { recursive: true });
   writeFileSync(args.extra.out, JSON.stringify(result, null, 2) + '\n');
+  await recordBench(
+    'bench:memory-peer',
+    [
+      {
+        measure: 'manager VmRSS (anonymous) on its first start, which issues the webhook certificates',
+        figure: `${firstStart.ours.rssMiB} MiB (${firstStart.ours.anonMiB})`,
+        peer: `${ratio(firstStart.ours.rssMiB, firstStart.upstream.rssMiB)}x upstream (anonymous ${ratio(firstStart.ours.anonMiB, firstStart.upstream.anonMiB)}x)`,
+      },
+      ...table.map((t) => ({
+        measure: `manager VmRSS (anonymous) after a restart, ${t.pods.toLocaleString('en-US')} pods cached, every controller on`,
+        figure: `${t.medians.ours} MiB (${t.anonMedians.ours})`,
+        peer: `${t.ratio}x upstream (anonymous ${t.anonRatio}x)`,
+      })),
+    ],
+    { conditions: loadDuringRun(result.loadAverage1m) },
+  );
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
     console.log(`Manager RSS (MiB, max of ${args.samples} samples after ${args.settle} s), median of ${args.rounds} alternating rounds`);

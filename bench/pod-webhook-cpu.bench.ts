@@ -14,6 +14,7 @@ import { admissionResponse, type AdmissionResult } from '../src/runtime/core/web
 import { POD_MUTATORS } from '../src/runtime/manager/registry.js';
 import { NAMESPACES, SIDECARSETS, POD_MUTATING_PATH } from '../src/contracts/index.js';
 import { benchArgs } from './lib.js';
+import { recordBench } from './record.js';
 import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
 
 const args = benchArgs({ reviews: 20_000 }, {});
@@ -127,4 +128,11 @@ const out = {
   bodyBytes: bodies[0]!.length,
   load1: Math.round(loadavg()[0]! * 100) / 100,
 };
+await recordBench('bench:pod-webhook-cpu', [
+  {
+    measure: 'pod webhook answer path in process (parse → every pod mutator → JSON patch → answer): CPU, wall per review',
+    figure: `${(out.cpuUsPerReview / 1000).toFixed(3)} ms, ${(out.wallUsPerReview / 1000).toFixed(3)} ms`,
+    peer: '(no peer: the figure isolates our share of bench:pod-webhook-peer)',
+  },
+]);
 console.log(args.json ? JSON.stringify(out) : `pod webhook answer path: ${JSON.stringify(out)}`);

@@ -35,6 +35,7 @@ import { KubeClient, loadKubeConfig, NAMESPACES, PODS, SIDECARSETS, type Pod } f
 import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
+import { loadDuringRun, recordBench } from './record.js';
 import { BENCH_SIDECARSET_NAME, BENCH_SIDECARSET_SPEC } from './support/pod-webhook-fixtures.js';
 import {
   bundleOurCli,
@@ -393,7 +394,7 @@ try {
     }
   }
   if (!VARIANTS.includes('none')) console.log(JSON.stringify(results));
-  else report(results);
+  else await report(results);
 } finally {
   await current?.stop().catch(() => undefined);
   await plane.stop();
@@ -419,7 +420,7 @@ function pooledAdded(v: Variant): { creates: number; p50: number; p99: number; c
   };
 }
 
-function report(results: Record<Variant, PhaseResult[]>): void {
+async function report(results: Record<Variant, PhaseResult[]>): Promise<void> {
   const vsNone = (v: Variant, q: 'p50' | 'p99') => results[v].map((r, i) => r2(r[q] - results.none[i]![q]));
   const ran = ALL_VARIANTS.filter((v) => v !== 'none' && results[v].length);
   const medianOf = (v: Variant, f: (r: PhaseResult) => number) => (results[v].length ? r2(median(results[v].map(f))) : null);
@@ -468,6 +469,29 @@ function report(results: Record<Variant, PhaseResult[]>): void {
   const out = { ...summary, ratios, targets: { oursAddedP99AtMostMs: 5, addedP99RatioAtMost: 1.0 } };
   mkdirSync(path.dirname(args.extra.out), { recursive: true });
   writeFileSync(args.extra.out, JSON.stringify(out, null, 2) + '\n');
+  if (added.ours) {
+    const floor = added.noop
+      ? `; a webhook that allows every pod unchanged (the machine's floor) adds ${added.noop.p50} / ${added.noop.p99} ms`
+      : '';
+    await recordBench(
+      'bench:pod-webhook-peer',
+      [
+        {
+          measure:
+            `latency the pod webhook adds to a create (SidecarSet injection), ${args.rate} creates/s for ${args.seconds} s, ` +
+            `over control creates of the same moment, ${added.ours.creates.toLocaleString('en-US')} a side`,
+          figure: `p50 ${added.ours.p50} ms, p99 ${added.ours.p99} ms`,
+          peer: `${ratios.addedP50OursOverUpstream ?? '-'}x / ${ratios.addedP99OursOverUpstream ?? '-'}x upstream${floor}`,
+        },
+        {
+          measure: 'webhook process RSS; CPU per pod',
+          figure: `${m.ours.rssMaxMiB} MiB; ${m.ours.cpuMsPerPod} ms`,
+          peer: `${ratios.rssOursOverUpstream ?? '-'}x; ${ratios.cpuOursOverUpstream ?? '-'}x upstream`,
+        },
+      ],
+      { conditions: `${loadDuringRun(ALL_VARIANTS.flatMap((v) => results[v].map((r) => r.load1)))}; webhooks: ${summary.webhookCalls}` },
+    );
+  }
   if (args.json) {
     console.log(JSON.stringify(out));
     return;

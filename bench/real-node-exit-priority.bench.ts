@@ -22,6 +22,7 @@ import { KubeletLabels } from '../src/runtime/cri/types.js';
 import { RealNode } from '../test/harness/real-node.js';
 import { installRuntime } from '../test/harness/runtime-install.js';
 import { DEFAULT_RUNTIME_NAMESPACE } from '../src/contracts/index.js';
+import { loadDuringRun, recordBench } from './record.js';
 
 const { values } = parseArgs({
   options: {
@@ -262,6 +263,28 @@ async function main(): Promise<void> {
     };
     const load = { before: loadBefore.map((x) => +x.toFixed(2)), after: loadAfter.map((x) => +x.toFixed(2)) };
     const out = { pods: PODS, concurrency: CONCURRENCY, load, ...report, prioritySplit: { level1: split(1), level2: split(2) } };
+    {
+      const p = report.priority!;
+      const native = report.native!;
+      await recordBench(
+        'bench:real-node-exit-priority',
+        [
+          {
+            measure: "real node: exit-priority overhead per level (log-agent / envoy) beyond the containers' own exit",
+            figure: `p50 ${p.overheadLevel1Ms.p50} / ${p.overheadLevel2Ms.p50} ms, p99 ${p.overheadLevel1Ms.p99} / ${p.overheadLevel2Ms.p99} ms`,
+            peer:
+              `native sidecars p50 ${native.overheadLevel1Ms.p50} / ${native.overheadLevel2Ms.p50} ms, ` +
+              `p99 ${native.overheadLevel1Ms.p99} / ${native.overheadLevel2Ms.p99} ms`,
+          },
+          {
+            measure: 'real node: pod gone after delete, two levels of 1 s exits',
+            figure: `p50 ${p.podGoneMs.p50} ms`,
+            peer: `+${p.podGoneMs.p50 - report.none!.podGoneMs.p50} ms over the same pod without priorities (${report.none!.podGoneMs.p50} ms), 2 s of which are the levels' own exits`,
+          },
+        ],
+        { conditions: loadDuringRun([load.before[0]!, load.after[0]!]) },
+      );
+    }
     if (values.json) console.log(JSON.stringify(out, null, 2));
     else {
       for (const shape of SHAPES) {

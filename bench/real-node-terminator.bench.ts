@@ -31,6 +31,7 @@ import { findAssets } from '../test/harness/assets.js';
 import { RealNode } from '../test/harness/real-node.js';
 import { installRuntime } from '../test/harness/runtime-install.js';
 import { seedJob } from '../test/node/jobs.js';
+import { loadDuringRun, recordBench } from './record.js';
 
 const { values } = parseArgs({
   options: {
@@ -370,6 +371,32 @@ async function main(): Promise<void> {
       },
     } as unknown as Record<Metric, Record<Mode, { p50: number; p99: number; n: number }>> & Record<string, unknown>;
     cri.close();
+    {
+      const t = report.sidecarTermMs;
+      const j = report.jobCompleteMs;
+      const n = (x: number) => Math.round(x).toLocaleString('en-US');
+      const r = (a: number, b: number) => (a / b).toFixed(3);
+      await recordBench(
+        'bench:real-node',
+        [
+          {
+            measure: "real node: a Job's main container exits → its sidecar gets SIGTERM, node-local stop",
+            figure: `p50 ${n(t['node-local'].p50)} ms, p99 ${n(t['node-local'].p99)} ms`,
+            peer:
+              `${r(t['node-local'].p50, t.crr.p50)}x / ${r(t['node-local'].p99, t.crr.p99)}x the CRR path (${n(t.crr.p50)} / ${n(t.crr.p99)} ms); ` +
+              `native sidecars ${n(t['native-a'].p50)} / ${n(t['native-a'].p99)} ms`,
+          },
+          {
+            measure: 'real node: main container exits → Job Complete',
+            figure: `p50 ${n(j['node-local'].p50)} ms, p99 ${n(j['node-local'].p99)} ms`,
+            peer:
+              `${r(j['node-local'].p50, j.crr.p50)}x / ${r(j['node-local'].p99, j.crr.p99)}x the CRR path; ` +
+              `native sidecars ${n(j['native-a'].p50)} / ${n(j['native-a'].p99)} ms`,
+          },
+        ],
+        { conditions: loadDuringRun(Object.values(load).flat()) },
+      );
+    }
     if (values.json) {
       console.log(JSON.stringify(report, null, 2));
     } else {

@@ -39,6 +39,7 @@ import { ControlPlane, bypassProxyForLoopback } from '../test/harness/controlpla
 import { ControllerProcess } from '../test/e2e/runtime/process.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, percentile as pct } from './lib.js';
+import { recordBench } from './record.js';
 import { jobPod, pool, rssBytes, statusOf } from './support/job-pods.js';
 import { bundleOurCli } from './support/peer-runners.js';
 
@@ -249,6 +250,18 @@ try {
     workers: args.extra.workers ?? 'default',
     targets: { p99Ms: 100, rssMiB: 150 },
   };
+  await recordBench('bench:sidecarterminator', [
+    {
+      measure: `the manager's sidecar termination alone, ${N} Job pods finishing together: status write → CRR seen`,
+      figure: `p50 ${result.controller.p50Ms} ms, p99 ${result.controller.p99Ms} ms (target p99 ≤ 100 ms); all CRRs ${result.burst.allCrrsMs} ms`,
+      peer: `${result.ratioToCrrCreate.p50}x / ${result.ratioToCrrCreate.p99}x a CRR create on the same API server (p50 ${result.baselineCrrCreate.p50Ms} / p99 ${result.baselineCrrCreate.p99Ms} ms)`,
+    },
+    {
+      measure: `manager RSS with ${result.memory.cachedPods} pods cached`,
+      figure: `${result.memory.rssMiB} MiB (target ≤ 150)`,
+      peer: `${result.memory.ratioToIdle}x the idle manager (${result.memory.idleRssMiB} MiB)`,
+    },
+  ]);
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
     console.log(

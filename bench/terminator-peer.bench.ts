@@ -43,6 +43,7 @@ import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { MANAGER_NODE_OPTIONS } from '../src/runtime/manager/manager.js';
 import { benchArgs, median, percentile, ratio } from './lib.js';
+import { loadDuringRun, recordBench } from './record.js';
 import { jobPod, pool, statusOf } from './support/job-pods.js';
 import {
   bundleOurCli,
@@ -297,6 +298,34 @@ try {
   };
   mkdirSync(path.dirname(args.extra.out), { recursive: true });
   writeFileSync(args.extra.out, JSON.stringify(result, null, 2) + '\n');
+  if (VARIANTS.includes('ours')) {
+    const o = medians.ours;
+    const vs = (...ks: (typeof keys)[number][]) =>
+      Object.entries(ratios)
+        .map(([v, r]) => `${ks.map((k) => `${r[k]}x`).join(' / ')} ${v}`)
+        .join('; ') || '(no upstream variant in this run)';
+    await recordBench(
+      'bench:terminator-peer',
+      [
+        {
+          measure: `Job sidecar termination as shipped, ${args.sequential} sequential pods: status write acknowledged → CRR seen`,
+          figure: `p50 ${o.seqP50} ms, p99 ${o.seqP99} ms`,
+          peer: vs('seqP50', 'seqP99'),
+        },
+        {
+          measure: `the same, a ${args.pods}-pod burst: p50, p99, last CRR`,
+          figure: `p50 ${o.burstP50} ms, p99 ${o.burstP99} ms, last CRR ${o.burstMakespanMs} ms`,
+          peer: vs('burstP50', 'burstP99', 'burstMakespanMs'),
+        },
+        {
+          measure: 'manager CPU over the run; webhook wait per CRR',
+          figure: `${o.cpuSeconds} CPU s; ${o.webhookMsPerCrr} ms`,
+          peer: vs('cpuSeconds', 'webhookMsPerCrr'),
+        },
+      ],
+      { conditions: `${loadDuringRun(result.loadAverage1m)}; webhooks: ${result.webhookCalls}` },
+    );
+  }
   if (args.json) console.log(JSON.stringify(result, null, 2));
   else {
     const cols = [

@@ -27,6 +27,7 @@ import {
 import { findKruisePeerAssets } from '../test/harness/kruise-peer.js';
 import { uncoveredKubeconformFindings } from '../test/harness/kubeconform-compare.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
+import { recordBench } from './record.js';
 import { validateInput } from './support/validate-docs.js';
 import { requireGnuTime, runMeasured, type ProcessSample } from './support/process-sample.js';
 
@@ -128,6 +129,22 @@ try {
   };
   mkdirSync(path.dirname(path.resolve(repo, args.extra.out)), { recursive: true });
   writeFileSync(path.resolve(repo, args.extra.out), JSON.stringify(result, null, 2) + '\n');
+  const o = result.medians['cdk8s-kruise validate'];
+  await recordBench(
+    'bench:validate-kubeconform',
+    [
+      {
+        measure: `built CLI validate of ${args.docs} documents (${(result.bytes / 1e6).toFixed(1)} MB, schemas for every kind), whole process: wall, CPU, peak RSS`,
+        figure:
+          `${o.wallMs} ms, ${o.cpuMs} ms, ${o.rssMb} MB; ` +
+          (coverage.uncovered.length
+            ? `${coverage.uncovered.length} kubeconform findings not among ours`
+            : 'every kubeconform finding among ours'),
+        peer: `${ratios.wall}x, ${ratios.cpu}x, ${ratios.rss}x kubeconform ${KUBECONFORM_VERSION} (targets wall ≤ ${TARGETS.wall}x, RSS ≤ ${TARGETS.rss}x)`,
+      },
+    ],
+    { conditions: `measured Node ${nodeVersion}; 1-minute load ${result.loadAverage1m.min}–${result.loadAverage1m.max} during the run` },
+  );
   if (args.json) {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {

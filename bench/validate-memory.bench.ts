@@ -12,6 +12,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { benchArgs, ratio } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs({ mb: 50, limitMb: 512 }, { node: { type: 'string', default: process.execPath } });
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -118,6 +119,15 @@ try {
 }
 const nodeVersion = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
 const loadAverage = loadavg().map((x) => +x.toFixed(1));
+await recordBench(
+  'bench:validate-memory',
+  Object.entries(results).map(([format, r]) => ({
+    measure: `built CLI validate of ${args.mb} MB of erroring YAML (${bigDocs} documents), ${format} report: peak RSS`,
+    figure: `${r.peakMb} MB (target ≤ ${args.limitMb} MB), ${r.seconds} s`,
+    peer: `${r.ratio}x a 1 MB slice (${r.baselineMb} MB)`,
+  })),
+  { conditions: `measured Node ${nodeVersion}` },
+);
 if (args.json) {
   process.stdout.write(
     JSON.stringify({ node: nodeVersion, loadAverage, mb: args.mb, documents: bigDocs, limitMb: args.limitMb, results }, null, 2) + '\n',

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_UNKNOWN_FIELDS_LISTED } from '../src/api/validate.js';
 import { benchArgs, median, ratio, repeat } from './lib.js';
+import { recordBench } from './record.js';
 import { requireGnuTime, runMeasured, type ProcessSample } from './support/process-sample.js';
 
 const TARGETS = { largeSeconds: 2, largeOverSmall: 3 };
@@ -98,6 +99,15 @@ try {
     loadAverage: loadavg().map((x) => +x.toFixed(1)),
   };
 
+  await recordBench('bench:validate-unknown-keys', [
+    {
+      measure: `built CLI validate of one CloneSet with ${sizes.large.toLocaleString('en-US')} unknown fields: wall, CPU, peak RSS`,
+      figure: `${result.medians.large.wallSeconds} s, ${result.medians.large.cpuSeconds} s, ${result.medians.large.rssMb} MB`,
+      peer:
+        `${result.ratios.largeOverSmallWall}x wall, ${result.ratios.largeOverSmallCpu}x CPU of the same with ` +
+        `${sizes.small.toLocaleString('en-US')} keys (target ≤ ${TARGETS.largeOverSmall}x; ≤ ${TARGETS.largeSeconds} s)`,
+    },
+  ]);
   if (args.json) {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } else {

@@ -20,6 +20,7 @@ import { MANAGER_NODE_OPTIONS } from '../src/contracts/node-options.js';
 import { SidecarSetDefinition } from '../src/api/registry.js';
 import { kindWebhookPath } from '../src/install/webhooks.js';
 import { benchArgs, percentile, ratio } from './lib.js';
+import { recordBench } from './record.js';
 
 const args = benchArgs(
   { slow: 1500, partial: 200, seconds: 20, rate: 50, 'partial-mb': 2.9, 'attacker-nice': 19 },
@@ -238,6 +239,20 @@ const result = {
   machine: { loadAverage: loadavg(), cpus: availableParallelism() },
   targets: { stayedUp, rssUnder512Mi: peakMiB < CONTAINER_LIMIT_MIB, p99Under50ms: percentile(stressed.latencies, 0.99) < 50 },
 };
+{
+  const v = result.validReviews;
+  await recordBench('bench:webhook-stress', [
+    {
+      measure:
+        `admission server under ${args.slow} slow and ${args.partial} partial ${args['partial-mb']} MB-body connections for ` +
+        `${args.seconds} s: valid reviews at ${args.rate}/s`,
+      figure:
+        `p99 ${v.stress.p99Ms} ms, max ${v.stress.maxMs} ms, ${v.stress.failed} of ${v.stress.answered + v.stress.failed} failed; ` +
+        `peak RSS ${result.server.peakRssMiB} MiB (limit ${CONTAINER_LIMIT_MIB}); ${stayedUp ? 'stayed up' : 'DID NOT stay up'}`,
+      peer: `${v.p99StressOverBaseline}x the same server unattacked (p99 ${v.baseline.p99Ms} ms)`,
+    },
+  ]);
+}
 if (args.json) console.log(JSON.stringify(result, null, 2));
 else {
   const v = result.validReviews;

@@ -16,7 +16,7 @@ export const sidecarTerminator: ControllerDefinition = {
   // Service-addressed webhook) keeping at most 25 idle connections per host: past 25 creates in flight it
   // opens new TLS connections (bench/terminator-peer.bench.ts: ~4,500 in the burst with 50 workers, under
   // 100 with 20, ~10% less manager CPU). Fewer workers still lost: the webhook wait per CRR stayed the same,
-  // so throughput halved and the burst queued (bench/notes/terminator-burst-2026-11-24.md).
+  // so throughput halved and the burst queued (bench/terminator-peer.bench.ts, 2026-11-24).
   defaultWorkers: 50,
   reads: [
     {
