@@ -21,7 +21,7 @@ import { CONDITION_KRUISE_POD_READY, POD_MUTATING_PATH } from '../../src/contrac
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import { validateManifests, type Finding } from '../../src/policy/index.js';
 import { policyObjectValidator } from '../../src/cli/policy-validator.js';
-import { CloneSetReconciler } from '../../src/runtime/controllers/cloneset/reconcile.js';
+import { newPod } from '../../src/runtime/controllers/cloneset/scale-decision.js';
 import { validateWith } from '../../src/runtime/webhooks/kruisevalidation/decision.js';
 import { kruiseValidationWebhook } from '../../src/runtime/webhooks/kruisevalidation/index.js';
 import { post, review, startAdmissionServer, type RunningServer } from './support/admission-server.js';
@@ -98,12 +98,8 @@ describe('false warning: lifecycle markPodNotReady (the README tour CloneSet)', 
   });
 
   it('is carried out because the bundled CloneSet controller gives the pods it creates the KruisePodReady gate', () => {
-    const reconciler = new CloneSetReconciler({} as never, {} as never, {} as never, {} as never, {} as never, {
-      excludePreparingDelete: false,
-      partitionRollback: false,
-    });
     const cs = { ...cloneSet(), metadata: { name: 'web', namespace: 'default', uid: 'u' } };
-    const pod = reconciler.newPod(cs as never, 'web-abcde', 'abcde', { metadata: { name: 'web-5f7d9' } } as never, {});
+    const pod = newPod(cs as never, 'web-abcde', 'abcde', { metadata: { name: 'web-5f7d9' } } as never, {}, '2026-01-01T00:00:00Z');
     const gates = (pod.spec as { readinessGates?: Array<{ conditionType: string }> } | undefined)?.readinessGates ?? [];
     expect(gates.map((g) => g.conditionType)).toContain(CONDITION_KRUISE_POD_READY);
   });

@@ -1,10 +1,12 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { scaleExpectationHandlers } from '../../core/expectations.js';
 import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
+import { controllerOf } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
-import { CloneSetReconciler, type CloneSetObject } from './reconcile.js';
-import type { Revision } from './revision.js';
+import type { CloneSetObject } from './pods.js';
+import { CloneSetReconciler, INDEX_NAMESPACE } from './reconcile.js';
+import type { Revision } from './revision-decision.js';
 
 /**
  * CloneSet controller (no gate, upstream `cloneset-controller`): pods, PVCs and revisions of every
@@ -57,7 +59,7 @@ export const cloneSetController: ControllerDefinition = {
     sets.addHandlers({ add: (c) => enqueue(objectKey(c)), update: (c) => enqueue(objectKey(c)), delete: (c) => enqueue(objectKey(c)) });
     /** The CloneSet key of an object whose controller is a CloneSet. */
     const ownerKey = (o: KubeObject): string | undefined => {
-      const ref = o.metadata.ownerReferences?.find((r) => r.controller);
+      const ref = controllerOf(o);
       return ref?.kind === 'CloneSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${o.metadata.namespace}/${ref.name}` : undefined;
     };
     const toOwner = (o: KubeObject) => {
@@ -66,16 +68,15 @@ export const cloneSetController: ControllerDefinition = {
         enqueue(key);
         return true;
       }
-      return !!o.metadata.ownerReferences?.some((r) => r.controller);
+      return controllerOf(o) !== undefined;
     };
     // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
     pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
     // An orphan is offered to every CloneSet of its namespace whose selector matches (adoption).
     const onPod = (p: Pod) => {
       if (toOwner(p)) return;
-      for (const c of sets.list()) {
-        if (c.metadata.namespace === p.metadata.namespace && selectorMatches(c.spec.selector ?? {}, p.metadata.labels ?? {}))
-          enqueue(objectKey(c));
+      for (const c of sets.byIndex(INDEX_NAMESPACE, p.metadata.namespace ?? '')) {
+        if (selectorMatches(c.spec.selector ?? {}, p.metadata.labels ?? {})) enqueue(objectKey(c));
       }
     };
     pods.addHandlers({

@@ -2,6 +2,7 @@
  * Pure predicates over pods for the CloneSet controller: lifecycle state and hooks, readiness and
  * availability, revision match, the scale-in order. Upstream's semantics (Kruise v1.9) unless noted.
  */
+import type { CloneSet } from '../../../api/kinds/cloneset.js';
 import type { LifecycleState } from '../../../api/pod-contracts.js';
 import {
   ANNOTATION_POD_DELETION_COST,
@@ -10,7 +11,10 @@ import {
   LABEL_LIFECYCLE_STATE,
   LABEL_SPECIFIED_DELETE,
 } from '../../../contracts/index.js';
-import type { Pod, PodCondition } from '../../core/types.js';
+import type { KubeObject, Pod, PodCondition } from '../../core/types.js';
+
+/** A CloneSet as the informer caches it. */
+export type CloneSetObject = CloneSet & KubeObject;
 
 /** A lifecycle hook as the CloneSet spec writes it. */
 export interface Hook {

@@ -3,6 +3,7 @@
  * policy rules cannot make on one object alone (an immutable selector, what InPlaceOnly lets change), plus
  * the strategy combinations upstream's webhook refuses. Each refusal names the field and how to fix it.
  */
+import { CLONESET_DEFAULT_MAX_UNAVAILABLE, CLONESET_DEFAULT_REVISION_HISTORY_LIMIT } from '../../../contracts/index.js';
 import type { AdmissionResult, JsonPatchOp } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
 
@@ -23,14 +24,20 @@ export function defaultCloneSet(obj: CloneSetLike): JsonPatchOp[] {
   if (!spec || typeof spec !== 'object') return [];
   const ops: JsonPatchOp[] = [];
   if (spec.replicas === undefined) ops.push({ op: 'add', path: '/spec/replicas', value: 1 });
-  if (spec.revisionHistoryLimit === undefined) ops.push({ op: 'add', path: '/spec/revisionHistoryLimit', value: 10 });
+  if (spec.revisionHistoryLimit === undefined)
+    ops.push({ op: 'add', path: '/spec/revisionHistoryLimit', value: CLONESET_DEFAULT_REVISION_HISTORY_LIMIT });
   const us = spec.updateStrategy;
   if (us === undefined) {
-    ops.push({ op: 'add', path: '/spec/updateStrategy', value: { type: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 } });
+    ops.push({
+      op: 'add',
+      path: '/spec/updateStrategy',
+      value: { type: 'ReCreate', partition: 0, maxUnavailable: CLONESET_DEFAULT_MAX_UNAVAILABLE, maxSurge: 0 },
+    });
   } else if (typeof us === 'object' && us !== null) {
     if (us.type === undefined) ops.push({ op: 'add', path: '/spec/updateStrategy/type', value: 'ReCreate' });
     if (us.partition === undefined) ops.push({ op: 'add', path: '/spec/updateStrategy/partition', value: 0 });
-    if (us.maxUnavailable === undefined) ops.push({ op: 'add', path: '/spec/updateStrategy/maxUnavailable', value: '20%' });
+    if (us.maxUnavailable === undefined)
+      ops.push({ op: 'add', path: '/spec/updateStrategy/maxUnavailable', value: CLONESET_DEFAULT_MAX_UNAVAILABLE });
     if (us.maxSurge === undefined) ops.push({ op: 'add', path: '/spec/updateStrategy/maxSurge', value: 0 });
   }
   return ops;

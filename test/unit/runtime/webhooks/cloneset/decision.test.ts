@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultCloneSet, validateCloneSetUpdate, validateStrategy } from '../../src/runtime/webhooks/cloneset/decision.js';
-import type { KubeObject } from '../../src/runtime/core/types.js';
+import { defaultCloneSet, validateCloneSetUpdate, validateStrategy } from '../../../../../src/runtime/webhooks/cloneset/decision.js';
+import type { KubeObject } from '../../../../../src/runtime/core/types.js';
 
 function cs(spec: Record<string, unknown>): KubeObject {
   return {

@@ -1,0 +1,233 @@
+/**
+ * CloneSet Update, the I/O half (upstream's `sync/cloneset_update.go`): refreshes every pod (grace expiry,
+ * lifecycle step, in-place readiness, the first KruisePodReady), then carries out the updates
+ * update-decision.ts picks: a recreate mark, PreparingUpdate, or an in-place patch.
+ */
+import {
+  ANNOTATION_INPLACE_UPDATE_GRACE,
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
+  CONDITION_INPLACE_UPDATE_READY,
+  CONDITION_KRUISE_POD_READY,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_LIFECYCLE_STATE,
+  LABEL_POD_TEMPLATE_HASH,
+  LABEL_SPECIFIED_DELETE,
+  PODS,
+} from '../../../contracts/index.js';
+import type { ControllerContext } from '../../core/controller.js';
+import { rfc3339 } from '../../core/meta.js';
+import { objectKey, type Pod, type PodCondition } from '../../core/types.js';
+import { nextLifecycleState } from './lifecycle-decision.js';
+import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from './pod-writes.js';
+import { condition, hasReadinessGate, isPodAtRevision, shortHash, type CloneSetObject, type Lifecycle } from './pods.js';
+import { inPlaceSpec, templateOf, type Revision } from './revision-decision.js';
+import { calculateDiffs, type DiffInput } from './scale-decision.js';
+import {
+  inPlaceCompleted,
+  inPlaceState,
+  parseJson,
+  planUpdate,
+  shouldMarkInPlaceReady,
+  type InPlaceUpdateGrace,
+  type InPlaceUpdateState,
+  type PodUpdate,
+  type UpdateType,
+} from './update-decision.js';
+
+/** What a round asks of the queue (the soonest requeue any step wants). */
+export interface RoundResult {
+  requeueAfterMs?: number;
+}
+
+export class UpdateSync {
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly writes: PodWrites,
+  ) {}
+
+  async update(cs: CloneSetObject, d: DiffInput, all: Revision[], result: RoundResult): Promise<void> {
+    const lifecycle = cs.spec.lifecycle as Lifecycle | undefined;
+    let changed = false;
+    const refreshErrors = await forEachLimit(d.pods, WRITE_CONCURRENCY, async (p) => {
+      const r = await this.refresh(cs, p, d.updateRevision, lifecycle);
+      changed = changed || r.changed;
+      if (r.requeueAfterMs !== undefined) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, r.requeueAfterMs);
+    });
+    if (refreshErrors.length) throw new Error(refreshErrors.join('; '));
+    if (changed) return;
+    const us = cs.spec.updateStrategy ?? {};
+    const byName = new Map(all.map((r) => [r.metadata.name!, r]));
+    const revOf = (p: Pod) => all.find((r) => isPodAtRevision(p, r.metadata.name!));
+    const plan = planUpdate({
+      pods: d.pods,
+      diffs: calculateDiffs(d),
+      updateRevision: d.updateRevision,
+      currentRevision: d.currentRevision,
+      type: (us.type ?? 'ReCreate') as UpdateType,
+      paused: us.paused,
+      minReadySeconds: d.minReadySeconds,
+      lifecycle,
+      priority: us.priorityStrategy as never,
+      scatter: us.scatterStrategy,
+      canInPlace: (p, target) => {
+        const from = revOf(p);
+        const to = byName.get(target);
+        return !!from && !!to && inPlaceSpec(templateOf(from), templateOf(to)) !== undefined;
+      },
+      nowMs: d.nowMs,
+    });
+    if (plan.length) {
+      this.ctx.logger.debug(
+        { cloneset: objectKey(cs), updateNum: calculateDiffs(d).updateNum, plan: plan.map((u) => `${u.pod.metadata.name}:${u.action}`) },
+        'cloneset update',
+      );
+    }
+    const errors = await forEachLimit(plan, WRITE_CONCURRENCY, async (u) => {
+      const delay = await this.applyUpdate(cs, u, byName, revOf, lifecycle);
+      if (delay !== undefined) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, delay);
+    });
+    if (errors.length) throw new Error(errors.join('; '));
+  }
+
+  private async applyUpdate(
+    cs: CloneSetObject,
+    u: PodUpdate,
+    byName: Map<string, Revision>,
+    revOf: (p: Pod) => Revision | undefined,
+    lifecycle: Lifecycle | undefined,
+  ): Promise<number | undefined> {
+    switch (u.action) {
+      case 'wait':
+        return undefined;
+      case 'error':
+        throw new Error(u.message);
+      case 'recreate':
+        await this.writes.patchPod(u.pod, { metadata: { labels: { [LABEL_SPECIFIED_DELETE]: 'true' } } });
+        return undefined;
+      case 'prepare-update': {
+        const hook = lifecycle?.inPlaceUpdate;
+        const extra: { labels?: Record<string, string>; finalizers?: string[] } = {};
+        if (u.readdHandlers && hook) {
+          if (hook.labelsHandler) extra.labels = { ...hook.labelsHandler };
+          if (hook.finalizersHandler?.length) {
+            extra.finalizers = [...new Set([...(u.pod.metadata.finalizers ?? []), ...hook.finalizersHandler])];
+          }
+        }
+        await this.writes.setState(cs, u.pod, 'PreparingUpdate', extra);
+        return undefined;
+      }
+      case 'in-place': {
+        const from = revOf(u.pod);
+        const to = byName.get(u.target)!;
+        const spec = inPlaceSpec(templateOf(from), templateOf(to))!;
+        return this.inPlaceUpdate(cs, u.pod, to.metadata.name!, spec);
+      }
+    }
+  }
+
+  /** Marks InPlaceUpdateReady False, then one pod patch: revision labels, state Updating, state annotation, images (or the grace annotation). */
+  private async inPlaceUpdate(
+    cs: CloneSetObject,
+    p: Pod,
+    revision: string,
+    spec: NonNullable<ReturnType<typeof inPlaceSpec>>,
+  ): Promise<number | undefined> {
+    const now = rfc3339();
+    let resourceVersion = p.metadata.resourceVersion;
+    if (hasReadinessGate(p, CONDITION_INPLACE_UPDATE_READY)) {
+      const conds: PodCondition[] = [
+        { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'StartInPlaceUpdate', lastTransitionTime: now },
+      ];
+      if (condition(p, 'ContainersReady')?.status === 'True') {
+        conds.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', lastTransitionTime: now });
+      }
+      // The pod patch below is conditional on the version this status write produced.
+      resourceVersion = (await this.writes.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
+    }
+    const grace = cs.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0;
+    const state: InPlaceUpdateState = inPlaceState(p, revision, spec.containerImages, now);
+    const annotations: Record<string, string | null> = {
+      ...spec.annotations,
+      [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
+      [ANNOTATION_LIFECYCLE_TIMESTAMP]: now,
+    };
+    const patch: Record<string, unknown> = {
+      metadata: {
+        resourceVersion,
+        labels: {
+          ...spec.labels,
+          [LABEL_CONTROLLER_REVISION_HASH]: revision,
+          [LABEL_POD_TEMPLATE_HASH]: shortHash(revision),
+          [LABEL_LIFECYCLE_STATE]: 'Updating',
+        },
+        annotations,
+      },
+    };
+    const images = Object.entries(spec.containerImages).map(([name, image]) => ({ name, image }));
+    if (grace > 0 && images.length) {
+      const g: InPlaceUpdateGrace = { revision, containerImages: { ...spec.containerImages }, graceSeconds: grace };
+      annotations[ANNOTATION_INPLACE_UPDATE_GRACE] = JSON.stringify(g);
+    } else if (images.length) {
+      patch.spec = { containers: images };
+    }
+    const res = await this.writes.patchPod(p, patch);
+    if (res) this.ctx.events.emit(PODS, p, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${p.metadata.name} in-place`);
+    return grace > 0 && images.length ? grace * 1000 : undefined;
+  }
+
+  /** The per-round refresh of one pod: grace expiry, lifecycle transition, in-place readiness, KruisePodReady init. */
+  private async refresh(
+    cs: CloneSetObject,
+    p: Pod,
+    updateRevision: string,
+    lifecycle: Lifecycle | undefined,
+  ): Promise<{ changed: boolean; requeueAfterMs?: number }> {
+    const graceRaw = p.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_GRACE];
+    if (graceRaw) {
+      const g = parseJson<InPlaceUpdateGrace>(graceRaw);
+      const st = parseJson<InPlaceUpdateState>(p.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE]);
+      if (!g || !isPodAtRevision(p, g.revision)) {
+        await this.writes.patchPod(p, { metadata: { annotations: { [ANNOTATION_INPLACE_UPDATE_GRACE]: null } } });
+        return { changed: true };
+      }
+      const since = st?.updateTimestamp ? Date.parse(st.updateTimestamp) : Date.now();
+      const left = since + g.graceSeconds * 1000 - Date.now();
+      if (left > 0) return { changed: false, requeueAfterMs: Math.ceil(left / 1000) * 1000 };
+      await this.writes.patchPod(p, {
+        metadata: { resourceVersion: p.metadata.resourceVersion, annotations: { [ANNOTATION_INPLACE_UPDATE_GRACE]: null } },
+        spec: { containers: Object.entries(g.containerImages).map(([name, image]) => ({ name, image })) },
+      });
+      return { changed: true };
+    }
+    const next = nextLifecycleState({ pod: p, lifecycle, updateRevision, inPlaceCompleted: inPlaceCompleted(p) });
+    if (next) {
+      await this.writes.setState(cs, p, next);
+      return { changed: true };
+    }
+    if (!p.metadata.labels?.[LABEL_POD_TEMPLATE_HASH] && p.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH]) {
+      await this.writes.patchPod(p, {
+        metadata: { labels: { [LABEL_POD_TEMPLATE_HASH]: shortHash(p.metadata.labels[LABEL_CONTROLLER_REVISION_HASH]) } },
+      });
+      return { changed: true };
+    }
+    const conds: PodCondition[] = [];
+    // The False write carried a reason; the True condition has none (a strategic merge keeps fields not set to null).
+    if (shouldMarkInPlaceReady(p)) {
+      conds.push({
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'True',
+        reason: null,
+        message: null,
+        lastTransitionTime: rfc3339(),
+      } as never);
+    }
+    // The pod webhook of upstream adds the KruisePodReady gate and its readiness controller sets it True;
+    // we add the gate at creation, so the first True is ours too.
+    if (hasReadinessGate(p, CONDITION_KRUISE_POD_READY) && !condition(p, CONDITION_KRUISE_POD_READY)) {
+      conds.push({ type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: rfc3339() });
+    }
+    if (conds.length) await this.writes.patchPodStatus(p, conds);
+    return { changed: false };
+  }
+}
