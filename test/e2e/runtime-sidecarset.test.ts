@@ -1,7 +1,9 @@
 // The SidecarSet controller on the real API server (the test plays the kubelet): status counts, the
 // ControllerRevision and the set's hash annotations, an image-only change upgraded in place one pod at a
-// time (maxUnavailable 1: the next pod waits until the kubelet reports the new image), and a change beyond
-// the image refused with the pod condition, an event and the RolloutStuck status condition; and the
+// time (maxUnavailable 1: the next pod waits until the kubelet reports the new image; patchPodMetadata applied
+// again with the upgrade; pod condition SidecarSetUpgradable True), and a change beyond the image refused with
+// the pod condition (False), an event and the RolloutStuck status condition; two sets on one pod keep one
+// verdict each in SidecarSetUpgradable (False until both could upgrade it); and the
 // revision history: revisionHistoryLimit prunes the oldest unused ControllerRevisions, never one a pod runs,
 // a pin names or the latest, and a revision the set returns to counts as the newest again.
 import { CoreV1Api, CustomObjectsApi, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -33,16 +35,22 @@ async function getSet(): Promise<SidecarSet & { status?: Record<string, any> }> 
   return (await custom.getClusterCustomObject({ ...sidecarsets, name: NAME })) as SidecarSet;
 }
 
-async function patchContainers(containers: object[]): Promise<void> {
-  await custom.patchClusterCustomObject({ ...sidecarsets, name: NAME, body: { spec: { containers } } }, mergePatch);
+async function patchContainers(containers: object[], extra: object = {}): Promise<void> {
+  await custom.patchClusterCustomObject({ ...sidecarsets, name: NAME, body: { spec: { containers, ...extra } } }, mergePatch);
 }
 
-/** Plays the kubelet: Running and Ready, each container reporting the image its spec names. */
+const upgradable = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'SidecarSetUpgradable');
+
+/**
+ * Plays the kubelet: Running and Ready, each container reporting the image its spec names; conditions the
+ * kubelet does not own (SidecarSetUpgradable) are kept, as the kubelet keeps them.
+ */
 async function runPod(name: string): Promise<void> {
   const pod = await core.readNamespacedPod({ name, namespace: ns });
   await setPodStatus(pod, {
     phase: 'Running',
     containerStatuses: pod.spec!.containers.map((c) => ({ name: c.name, state: { running: {} } })),
+    conditions: (pod.status?.conditions ?? []).filter((c) => c.type === 'SidecarSetUpgradable'),
   });
 }
 
@@ -70,7 +78,7 @@ beforeAll(async () => {
   // Pods as the pod webhook injects them (its pure step; the webhook itself is proven in runtime-pod-webhook).
   for (const i of [0, 1, 2]) {
     const pod: Pod = {
-      metadata: { name: `web-${i}`, labels: { app: 'e2e-web' } },
+      metadata: { name: `web-${i}`, labels: { app: 'e2e-web' }, annotations: { 'e2e.example/key': '{"logtail":1,"kept":true}' } },
       spec: { containers: [{ name: 'app', image: 'nginx:1' }] },
     };
     injectSidecarSets({
@@ -114,7 +122,10 @@ describe('SidecarSet controller on the real API server', () => {
   });
 
   it('upgrades the image in place one pod at a time, waiting for the kubelet to run the new image', async () => {
-    await patchContainers([container('logtail:2')]);
+    // patchPodMetadata is applied again with each in-place upgrade (upstream does), here merged into a pod value.
+    await patchContainers([container('logtail:2')], {
+      patchPodMetadata: [{ patchPolicy: 'MergePatchJson', annotations: { 'e2e.example/key': '{"logtail":2}' } }],
+    });
     const first = await eventually(
       async () => {
         const upgraded = (await pods()).filter((p) => image(p) === 'logtail:2');
@@ -147,6 +158,11 @@ describe('SidecarSet controller on the real API server', () => {
       30_000,
       'converged',
     );
+    for (const p of await pods()) {
+      expect(JSON.parse(p.metadata!.annotations!['e2e.example/key']!)).toEqual({ logtail: 2, kept: true });
+      // Upgraded by the only set that injected it: every set could upgrade it.
+      expect(upgradable(p)).toMatchObject({ status: 'True', reason: 'AllSidecarsetUpgradable', message: JSON.stringify({ [NAME]: true }) });
+    }
   });
 
   it('refuses a change beyond the image: pod condition, event, RolloutStuck', async () => {
@@ -168,12 +184,79 @@ describe('SidecarSet controller on the real API server', () => {
     });
     for (const p of await pods()) {
       expect(p.spec!.containers.find((c) => c.name === 'logtail')!.args).toBeUndefined();
-      expect(p.status!.conditions).toContainEqual(
-        expect.objectContaining({ type: 'SidecarSetUpgradable', status: 'False', reason: 'UpdateImmutableField' }),
-      );
+      expect(upgradable(p)).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', message: JSON.stringify({ [NAME]: false }) });
     }
     const events = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${NAME}` });
     expect(events.items.map((e) => e.reason)).toContain('NotUpgradablePods');
+  });
+});
+
+describe('SidecarSetUpgradable with two SidecarSets on one pod (upstream keeps one verdict per set)', () => {
+  const A = `multi-a-e2e-${process.pid}`;
+  const B = `multi-b-e2e-${process.pid}`;
+  const POD = 'multi-0';
+  const setBody = (name: string, c: object) =>
+    ({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name },
+      spec: { selector: { matchLabels: { app: 'e2e-multi' } }, containers: [c] },
+    }) as SidecarSet;
+  const patchSet = (name: string, c: object) =>
+    custom.patchClusterCustomObject({ ...sidecarsets, name, body: { spec: { containers: [c] } } }, mergePatch);
+  const multiPod = () => core.readNamespacedPod({ name: POD, namespace: ns });
+  const sidecar = (p: V1Pod, n: string) => p.spec!.containers.find((c) => c.name === n)!;
+  const condition = (what: string, want: (c: ReturnType<typeof upgradable>) => boolean) =>
+    eventually(
+      async () => {
+        const c = upgradable(await multiPod());
+        return want(c) ? c : undefined;
+      },
+      30_000,
+      what,
+    );
+
+  afterAll(async () => {
+    for (const name of [A, B]) await custom.deleteClusterCustomObject({ ...sidecarsets, name }).catch(() => undefined);
+  });
+
+  it('False while one set cannot upgrade the pod, even after the other upgraded it; True once both have', async () => {
+    const sets: SidecarSet[] = [];
+    for (const [name, c] of [
+      [A, { name: 'agent-a', image: 'agent-a:1', command: ['run'] }],
+      [B, { name: 'agent-b', image: 'agent-b:1' }],
+    ] as const) {
+      sets.push((await custom.createClusterCustomObject({ ...sidecarsets, body: setBody(name, c) })) as SidecarSet);
+    }
+    const pod: Pod = { metadata: { name: POD, labels: { app: 'e2e-multi' } }, spec: { containers: [{ name: 'app', image: 'nginx:1' }] } };
+    injectSidecarSets({
+      pod,
+      namespace: ns,
+      namespaceLabels: {},
+      sidecarSets: sets,
+      now: new Date().toISOString(),
+      metadataKeyAllowed: () => false,
+    });
+    await bindPod(await core.createNamespacedPod({ namespace: ns, body: pod as V1Pod }), node);
+    await runPod(POD);
+
+    // A changes beyond the image: it cannot upgrade the pod.
+    await patchSet(A, { name: 'agent-a', image: 'agent-a:1', command: ['run', '--other'] });
+    const notA = await condition('A not upgradable', (c) => c?.status === 'False');
+    expect(notA).toMatchObject({ reason: 'UpdateImmutableField', message: JSON.stringify({ [A]: false }) });
+
+    // B changes only its image: B upgrades the pod, but A still cannot, so the condition stays False.
+    await patchSet(B, { name: 'agent-b', image: 'agent-b:2' });
+    const bDone = await condition('B upgraded', (c) => c?.message === JSON.stringify({ [A]: false, [B]: true }));
+    expect(sidecar(await multiPod(), 'agent-b').image).toBe('agent-b:2');
+    expect(bDone).toMatchObject({ status: 'False', reason: 'UpdateImmutableField', lastTransitionTime: notA!.lastTransitionTime });
+    await runPod(POD);
+
+    // A goes back to its injected command with a new image: now A upgrades the pod too, and every set could.
+    await patchSet(A, { name: 'agent-a', image: 'agent-a:2', command: ['run'] });
+    const all = await condition('both upgraded', (c) => c?.status === 'True');
+    expect(all).toMatchObject({ reason: 'AllSidecarsetUpgradable', message: JSON.stringify({ [A]: true, [B]: true }) });
+    expect(sidecar(await multiPod(), 'agent-a').image).toBe('agent-a:2');
   });
 });
 
