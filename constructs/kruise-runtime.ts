@@ -16,6 +16,7 @@ import {
   type ResolvedGates,
 } from '../src/install/feature-gates.js';
 import { RuntimeImage } from '../src/install/image.js';
+import { sidecarSetTargets, type SidecarSetTarget } from '../src/install/pod-webhook-needs.js';
 import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
 import { bundledServesPods, runtimeSupport } from '../src/install/runtime-support.js';
 import { AppFeature, BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
@@ -60,6 +61,24 @@ export enum RuntimeLogLevel {
   WARN = 'warn',
   INFO = 'info',
   DEBUG = 'debug',
+}
+
+/** Which pods the API server refuses while the runtime does not answer its pod webhook. */
+export enum PodWebhookFailClosed {
+  /**
+   * Only the pods that would be created wrong without the runtime: pods the app's SidecarSets select (in their
+   * `spec.namespace`; a `namespaceSelector` is not seen, so in every namespace), pods with exit or launch priorities,
+   * and pods of Kruise workloads. Every other pod is admitted unmutated, so a runtime that cannot start (image that
+   * cannot be pulled, crash loop, deleted Service) blocks nothing else. Needs Kubernetes 1.30 or newer (webhook
+   * `matchConditions`).
+   */
+  NEEDED = 'needed',
+  /**
+   * Every pod the webhook covers (all namespaces but kube-system, the runtime's own and those labelled
+   * `kruise.cdk8s.io/pod-webhook: disabled`), as upstream registers it: for SidecarSets applied outside this app that
+   * must never be skipped. A runtime that does not answer then blocks every pod creation in those namespaces.
+   */
+  ALL_PODS = 'all',
 }
 
 /** Kind of cert-manager issuer. */
@@ -226,10 +245,16 @@ export interface KruiseRuntimeProps {
   readonly certificates?: WebhookCertificates;
   /**
    * Register the pod mutating webhook even if nothing in the app needs it (e.g. SidecarSets are applied
-   * by another tool).
+   * by another tool). Pods only such SidecarSets select are injected while the runtime answers; to refuse them
+   * while it does not, set `podWebhookFailClosed` to `PodWebhookFailClosed.ALL_PODS`.
    * @default false - registered only when the app has a SidecarSet, exit or launch priorities
    */
   readonly alwaysRegisterPodWebhook?: boolean;
+  /**
+   * Which pods are refused while the runtime does not answer the pod webhook (the others are admitted unmutated).
+   * @default PodWebhookFailClosed.NEEDED
+   */
+  readonly podWebhookFailClosed?: PodWebhookFailClosed;
   /**
    * Add Argo CD `argocd.argoproj.io/sync-wave` annotations: CRDs in wave -2, the runtime in wave -1
    * (the app's resources stay in wave 0).
@@ -352,6 +377,8 @@ export class KruiseRuntime extends Chart {
   private readonly objects = new Map<string, RenderedObject>();
   private rendered = new Map<string, KubeObject>();
   private lastReport?: KruiseRuntimeReport;
+  /** The app's SidecarSets at the last analysis: the pods they select are refused while the runtime is down. */
+  private sidecarSets: SidecarSetTarget[] = [];
   private printedFor?: string;
 
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
@@ -391,6 +418,12 @@ export class KruiseRuntime extends Chart {
     if (props.alwaysRegisterPodWebhook && this.target === RuntimeTarget.BUNDLED && !bundledServesPods()) {
       throw new Error(
         `${this.node.path}: alwaysRegisterPodWebhook: this version of the bundled runtime does not serve the pod webhook (/mutate-pod); registering it would make every pod creation fail`,
+      );
+    }
+    const failClosed: unknown = props.podWebhookFailClosed;
+    if (failClosed !== undefined && !Object.values(PodWebhookFailClosed).includes(failClosed as PodWebhookFailClosed)) {
+      throw new Error(
+        `${this.node.path}: podWebhookFailClosed must be PodWebhookFailClosed.NEEDED or PodWebhookFailClosed.ALL_PODS, got ${JSON.stringify(failClosed)}`,
       );
     }
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
@@ -455,6 +488,7 @@ export class KruiseRuntime extends Chart {
   private analyze(shared = false): KruiseRuntimeReport {
     const objects = this.appObjects(shared);
     const uses = detectFeatures(objects);
+    this.sidecarSets = sidecarSetTargets(objects.map((o) => o.object));
     const bundled = this.target === RuntimeTarget.BUNDLED;
     // What the app needs depends on how the target carries each feature out (the feature table's per-runtime needs).
     const runtime = bundled ? 'bundled' : 'upstream';
@@ -546,6 +580,10 @@ export class KruiseRuntime extends Chart {
       webhook: {
         timeoutSeconds: p.webhookTimeout?.toSeconds() ?? 10,
         pods: report?.podWebhook ?? p.alwaysRegisterPodWebhook === true,
+        podFailClosed:
+          (p.podWebhookFailClosed ?? PodWebhookFailClosed.NEEDED) === PodWebhookFailClosed.ALL_PODS
+            ? { mode: 'all' }
+            : { mode: 'needed', sidecarSets: this.sidecarSets },
         certificates: (p.certificates ?? WebhookCertificates.selfManaged())._spec,
       },
       featureGates: bundledFeatureGatesFlag(gates),

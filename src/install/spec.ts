@@ -3,6 +3,8 @@
  * props plus what the app uses into an `InstallSpec`; the builders turn an `InstallSpec` into manifests.
  */
 
+import type { PodFailClosed } from './pod-webhook-needs.js';
+
 /** Kubernetes ResourceRequirements as rendered. */
 export interface ResourceRequirements {
   requests?: { cpu?: string; memory?: string };
@@ -55,6 +57,11 @@ export interface InstallSpec {
     readonly timeoutSeconds: number;
     /** Register the pod mutating webhook (SidecarSet injection, exit priority, launch priority). */
     readonly pods: boolean;
+    /**
+     * Which pods the pod webhook refuses when the runtime does not answer (`failurePolicy: Fail`); every other pod is
+     * admitted unmutated. Absent: every pod it covers (one `Fail` entry), as upstream registers it.
+     */
+    readonly podFailClosed?: PodFailClosed;
     readonly certificates: CertificateSpec;
   };
   /** `--feature-gates` value for manager and daemon. */

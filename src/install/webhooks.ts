@@ -11,6 +11,7 @@ import {
 } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { bundledWebhookPaths } from './runtime-support.js';
+import { podNeedsWebhookExpression } from './pod-webhook-needs.js';
 
 export { kindWebhookPath, POD_MUTATING_PATH };
 import { MANAGER_SELECTOR, NAMES, meta, type InstallSpec, type ServedKind } from './spec.js';
@@ -69,24 +70,45 @@ function webhookName(prefix: string, kind: string): string {
   return `${prefix}${kind.toLowerCase()}.kb.io`;
 }
 
+/** Name of the pod webhook entry that admits, unmutated, the pods that need no runtime when the runtime does not answer. */
+export const POD_WEBHOOK_BEST_EFFORT = 'mpod-best-effort.kb.io';
+
+/**
+ * The pod webhook entries. Strict (`podFailClosed` absent or `all`): one `Fail` entry for every pod. Otherwise two
+ * entries on the same path, in this order: `mpod.kb.io` (`Fail`) for the pods that need the runtime and
+ * `mpod-best-effort.kb.io` (`Ignore`) for the rest. Their match conditions are each other's negation and the first
+ * one's only grows under the webhook's mutations, so each pod is reviewed once (see pod-webhook-needs.ts).
+ */
+function podWebhooks(spec: InstallSpec): Record<string, unknown>[] {
+  const entry = (name: string, failurePolicy: 'Fail' | 'Ignore', matchConditions?: { name: string; expression: string }[]) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy,
+    matchPolicy: 'Equivalent',
+    reinvocationPolicy: 'Never',
+    timeoutSeconds: spec.webhook.timeoutSeconds,
+    namespaceSelector: podNamespaceSelector(spec),
+    rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
+    ...(matchConditions ? { matchConditions } : {}),
+    clientConfig: clientConfig(spec, POD_MUTATING_PATH),
+  });
+  const policy = spec.webhook.podFailClosed;
+  // Fail: a pod created without its SidecarSet sidecars or exit-priority wiring is worse than a retried create; the
+  // namespaceSelector keeps kube-system and the runtime itself out of reach.
+  if (!policy || policy.mode === 'all') return [entry('mpod.kb.io', 'Fail')];
+  const needs = podNeedsWebhookExpression(policy.sidecarSets);
+  return [
+    entry('mpod.kb.io', 'Fail', [{ name: 'needs-runtime', expression: needs }]),
+    // Ignore: a pod that uses no feature of the app is admitted as it is when the runtime does not answer (a
+    // SidecarSet applied outside the app still injects whenever the runtime answers).
+    entry(POD_WEBHOOK_BEST_EFFORT, 'Ignore', [{ name: 'needs-no-runtime', expression: `!(${needs})` }]),
+  ];
+}
+
 export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   const webhooks: Record<string, unknown>[] = [];
-  if (spec.webhook.pods) {
-    webhooks.push({
-      name: 'mpod.kb.io',
-      admissionReviewVersions: ['v1'],
-      sideEffects: 'None',
-      // Fail: a pod created without its SidecarSet sidecars or exit-priority wiring is worse than a
-      // retried create; the namespaceSelector keeps kube-system and the runtime itself out of reach.
-      failurePolicy: 'Fail',
-      matchPolicy: 'Equivalent',
-      reinvocationPolicy: 'Never',
-      timeoutSeconds: spec.webhook.timeoutSeconds,
-      namespaceSelector: podNamespaceSelector(spec),
-      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],
-      clientConfig: clientConfig(spec, POD_MUTATING_PATH),
-    });
-  }
+  if (spec.webhook.pods) webhooks.push(...podWebhooks(spec));
   const served = bundledWebhookPaths(spec.kinds);
   for (const k of spec.kinds.filter((x) => served.mutating.includes(kindWebhookPath('mutate', x)))) {
     webhooks.push({

@@ -240,6 +240,7 @@ describe('webhooks', () => {
     const { runtime } = appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
     expect(find(synthRuntime(runtime), 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual([
       'mpod.kb.io',
+      'mpod-best-effort.kb.io',
       'mcloneset.kb.io',
       'mcontainerrecreaterequest.kb.io',
     ]);
