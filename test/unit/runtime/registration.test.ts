@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CONTROLLERS, WEBHOOKS } from '../../../src/runtime/manager/registry.js';
+import { AppFeature, needsOf } from '../../../src/contracts/index.js';
+import { CONTROLLERS, POD_MUTATORS, WEBHOOKS } from '../../../src/runtime/manager/registry.js';
 import { DAEMON_CONTROLLERS } from '../../../src/runtime/daemon/registry.js';
 
 const runtime = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/runtime');
@@ -52,6 +53,22 @@ describe('every unit folder is registered', () => {
     const defs = (await Promise.all(unitIndexes('daemon').map(exported))).flat().filter(isControllerDefinition);
     expect(defs.length).toBeGreaterThanOrEqual(3);
     for (const d of defs) expect(DAEMON_CONTROLLERS, `${d.name} is in DAEMON_CONTROLLERS`).toContain(d);
+  });
+});
+
+describe('a pod mutator is installed for the features it carries out', () => {
+  it("each pod mutator's gate is a gate of a feature the bundled runtime carries out that needs the pod webhook", () => {
+    // Otherwise the install would never register /mutate-pod for an app using only that feature.
+    const needing = Object.values(AppFeature)
+      .map((f) => needsOf(f, 'bundled'))
+      .filter((n) => n.podWebhook);
+    for (const m of POD_MUTATORS) {
+      expect(m.featureGate, `${m.name} is gated`).toBeDefined();
+      expect(
+        needing.some((n) => n.gates.includes(m.featureGate!)),
+        `a feature gated by ${m.featureGate} needs the pod webhook (src/contracts/features.ts)`,
+      ).toBe(true);
+    }
   });
 });
 
