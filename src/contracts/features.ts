@@ -22,20 +22,20 @@ export enum GateStage {
   CDK8S_KRUISE = 'cdk8s-kruise',
 }
 
-export interface GateSpec {
-  readonly name: string;
+export interface GateSpec<N extends string = FeatureGateName> {
+  readonly name: N;
   readonly default: boolean;
   readonly stage: GateStage;
   /** True when upstream OpenKruise knows this gate. */
   readonly upstream: boolean;
 }
 
-function gate(name: string, def: boolean, stage: GateStage): GateSpec {
+function gate<N extends string>(name: N, def: boolean, stage: GateStage): GateSpec<N> {
   return { name, default: def, stage, upstream: stage !== GateStage.CDK8S_KRUISE };
 }
 
 /** Every gate, with upstream's defaults at v1.9.x. */
-export const FEATURE_GATES: readonly GateSpec[] = [
+export const FEATURE_GATES = [
   gate('PodWebhook', true, GateStage.BETA),
   gate('KruiseDaemon', true, GateStage.BETA),
   gate('DaemonWatchingPod', true, GateStage.BETA),
@@ -75,12 +75,23 @@ export const FEATURE_GATES: readonly GateSpec[] = [
   // Ours: exit priority never shipped upstream (its proposal was closed), so the bundled runtime gates it itself.
   // On by default: it is the bundled runtime's own feature, with nothing upstream to stay compatible with.
   gate('ContainerExitPriority', true, GateStage.CDK8S_KRUISE),
-];
+] as const;
 
-const GATES_BY_NAME = new Map(FEATURE_GATES.map((g) => [g.name, g]));
+/** A gate's name: only names of this table type-check, so a misspelt gate is a type error, not a gate that is never on. */
+export type FeatureGateName = (typeof FEATURE_GATES)[number]['name'];
+
+/** The gates of one process and whether each is on (`parseFeatureGates`). */
+export type FeatureGates = ReadonlyMap<FeatureGateName, boolean>;
+
+const GATES_BY_NAME: ReadonlyMap<string, GateSpec> = new Map(FEATURE_GATES.map((g) => [g.name, g]));
 
 export function gateSpec(name: string): GateSpec | undefined {
   return GATES_BY_NAME.get(name);
+}
+
+/** Whether `name` is a gate of the table (for names read from flags, annotations or user config). */
+export function isFeatureGateName(name: string): name is FeatureGateName {
+  return GATES_BY_NAME.has(name);
 }
 
 /**
@@ -88,9 +99,9 @@ export function gateSpec(name: string): GateSpec | undefined {
  * `forces` is set to `to`.
  */
 export interface GateCascade {
-  readonly parent: string;
+  readonly parent: FeatureGateName;
   readonly when: boolean;
-  readonly forces: readonly string[];
+  readonly forces: readonly FeatureGateName[];
   readonly to: boolean;
 }
 
@@ -130,11 +141,11 @@ export const GATE_CASCADES: readonly GateCascade[] = [
 ];
 
 /** Gates that must be on for `gate` to stay on (the parents of every "parent=false forces gate off" cascade). */
-export function prerequisitesOf(gateName: string): string[] {
-  const out: string[] = [];
+export function prerequisitesOf(gateName: string): FeatureGateName[] {
+  const out: FeatureGateName[] = [];
   const visit = (g: string) => {
     for (const c of GATE_CASCADES) {
-      if (!c.when && !c.to && c.forces.includes(g) && !out.includes(c.parent)) {
+      if (!c.when && !c.to && (c.forces as readonly string[]).includes(g) && !out.includes(c.parent)) {
         out.push(c.parent);
         visit(c.parent);
       }
@@ -232,7 +243,7 @@ export type RuntimeName = 'bundled' | 'upstream';
 /** What a runtime needs to carry out one feature. */
 export interface RuntimeNeeds {
   /** Gates that must be on (their cascade parents are added by the install's gate resolution). */
-  readonly gates: readonly string[];
+  readonly gates: readonly FeatureGateName[];
   /** The node daemon must run (CRI work or per-node watches). */
   readonly daemon: boolean;
   /** The pod mutating webhook must be registered. */
@@ -242,7 +253,7 @@ export interface RuntimeNeeds {
 /** What one app feature needs, and who carries it out. */
 export interface FeatureSpec {
   /** Gates that must be on (their cascade parents are added by the install's gate resolution). */
-  readonly gates: readonly string[];
+  readonly gates: readonly FeatureGateName[];
   /** The node daemon must run (CRI work or per-node watches). */
   readonly needsDaemon: boolean;
   /** The pod mutating webhook must be registered. */
@@ -257,7 +268,7 @@ export interface FeatureSpec {
 }
 
 function feature(
-  gates: readonly string[],
+  gates: readonly FeatureGateName[],
   needs: { daemon?: boolean; podWebhook?: boolean },
   carriedOutBy: { bundled: boolean; upstream: boolean },
   bundledNeeds?: RuntimeNeeds,
@@ -355,7 +366,7 @@ export function needsOf(f: AppFeature, runtime?: RuntimeName): RuntimeNeeds {
  * The gates the bundled runtime knows, with upstream's defaults: those of the features it carries out and
  * the cascade parents that can switch them off. It refuses any other name in `--feature-gates`.
  */
-export const BUNDLED_RUNTIME_GATES: Readonly<Record<string, boolean>> = Object.freeze(
+export const BUNDLED_RUNTIME_GATES: Readonly<Partial<Record<FeatureGateName, boolean>>> = Object.freeze(
   Object.fromEntries(
     [
       ...new Set(
@@ -373,9 +384,9 @@ export const BUNDLED_RUNTIME_GATES: Readonly<Record<string, boolean>> = Object.f
  */
 export function parseFeatureGates(
   spec: string | undefined,
-  known: Readonly<Record<string, boolean>> = BUNDLED_RUNTIME_GATES,
-): Map<string, boolean> {
-  const gates = new Map(Object.entries(known));
+  known: Readonly<Partial<Record<FeatureGateName, boolean>>> = BUNDLED_RUNTIME_GATES,
+): Map<FeatureGateName, boolean> {
+  const gates = new Map(Object.entries(known) as [FeatureGateName, boolean][]);
   for (const part of (spec ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -383,7 +394,7 @@ export function parseFeatureGates(
     const m = /^([A-Za-z0-9]+)=(true|false)$/i.exec(part);
     if (!m) throw new Error(`--feature-gates: "${part}" is not Name=true|false (e.g. --feature-gates=SidecarTerminator=true)`);
     const name = m[1]!;
-    if (!(name in known)) {
+    if (!(name in known) || !isFeatureGateName(name)) {
       throw new Error(`--feature-gates: unknown gate "${name}"; this runtime knows ${Object.keys(known).join(', ')}`);
     }
     gates.set(name, m[2]!.toLowerCase() === 'true');

@@ -20,7 +20,7 @@ const dist = path.resolve(import.meta.dirname, '../../dist');
 function distFeatureGates(): string {
   const gates = /--feature-gates=(\S+)/.exec(readFileSync(path.join(dist, '10-runtime.yaml'), 'utf8'))?.[1];
   if (!gates) throw new Error('no --feature-gates in dist/10-runtime.yaml');
-  const upstream = new Set(FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
+  const upstream = new Set<string>(FEATURE_GATES.filter((g) => g.upstream).map((g) => g.name));
   return gates
     .split(',')
     .filter((g) => upstream.has(g.split('=')[0]!))

@@ -10,7 +10,7 @@ import {
   type ControllerDefinition,
   type UnknownGatePolicy,
 } from '../../src/runtime/core/controller.js';
-import { parseFeatureGates, BUNDLED_RUNTIME_GATES } from '../../src/contracts/features.js';
+import { parseFeatureGates, BUNDLED_RUNTIME_GATES, type FeatureGateName } from '../../src/contracts/features.js';
 import { createLogger } from '../../src/runtime/core/log.js';
 import { RuntimeMetrics } from '../../src/runtime/core/metrics.js';
 import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
@@ -23,13 +23,13 @@ function capture(): { logger: ReturnType<typeof createLogger>; lines: () => Reco
 }
 
 /** Only featureGates and logger are read by createRunners; the definitions below use nothing else. */
-function context(gates: ReadonlyMap<string, boolean>, logger: ReturnType<typeof createLogger>): ControllerContext {
+function context(gates: ReadonlyMap<FeatureGateName, boolean>, logger: ReturnType<typeof createLogger>): ControllerContext {
   return { featureGates: gates, logger, options: {} } as unknown as ControllerContext;
 }
 
 function def(
   name: string,
-  featureGate?: string,
+  featureGate?: FeatureGateName,
   seen: { ctx?: ControllerContext; enqueue?: (k: string) => void }[] = [],
 ): ControllerDefinition<ControllerContext> {
   return {
@@ -46,7 +46,7 @@ function def(
 
 function names(
   defs: readonly ControllerDefinition<ControllerContext>[],
-  gates: ReadonlyMap<string, boolean>,
+  gates: ReadonlyMap<FeatureGateName, boolean>,
   unknownGate: UnknownGatePolicy,
 ): string[] {
   const { logger } = capture();
@@ -56,11 +56,17 @@ function names(
 }
 
 describe('createRunners', () => {
-  const gates = new Map([
-    ['On', true],
-    ['Off', false],
+  // Gate names are typed by the feature table; which are on here is this test's own choice.
+  const gates = new Map<FeatureGateName, boolean>([
+    ['PodWebhook', true],
+    ['SidecarTerminator', false],
   ]);
-  const defs = [def('ungated'), def('gate-on', 'On'), def('gate-off', 'Off'), def('gate-unknown', 'NotInMap')];
+  const defs = [
+    def('ungated'),
+    def('gate-on', 'PodWebhook'),
+    def('gate-off', 'SidecarTerminator'),
+    def('gate-unknown', 'ImagePullJobGate'),
+  ];
 
   it("manager policy 'skip': a controller runs only when its gate is on; a gate missing from the map counts as off", () => {
     expect(names(defs, gates, 'skip')).toEqual(['ungated', 'gate-on']);
@@ -70,10 +76,16 @@ describe('createRunners', () => {
     expect(names(defs, gates, 'run')).toEqual(['ungated', 'gate-on', 'gate-unknown']);
   });
 
+  it('a gate name outside the feature table is a type error (and, forced through, never on)', () => {
+    // @ts-expect-error 'SidecarTerminater' is not a gate of src/contracts/features.ts
+    const misspelt = def('typo', 'SidecarTerminater');
+    expect(names([misspelt], gates, 'skip')).toEqual([]);
+  });
+
   it('logs each controller left off with its gate, and does not set it up', () => {
     const { logger, lines } = capture();
     const seen: { ctx?: ControllerContext }[] = [];
-    createRunners([def('gate-off', 'Off', seen)], context(gates, logger), {
+    createRunners([def('gate-off', 'SidecarTerminator', seen)], context(gates, logger), {
       workers: {},
       metrics: new RuntimeMetrics(),
       logger,
@@ -81,7 +93,7 @@ describe('createRunners', () => {
     });
     expect(seen).toHaveLength(0);
     expect(lines()).toContainEqual(
-      expect.objectContaining({ msg: 'controller disabled by feature gate', controller: 'gate-off', gate: 'Off' }),
+      expect.objectContaining({ msg: 'controller disabled by feature gate', controller: 'gate-off', gate: 'SidecarTerminator' }),
     );
   });
 

@@ -1,4 +1,4 @@
-import { BUNDLED_RUNTIME_GATES } from '../../contracts/index.js';
+import { BUNDLED_RUNTIME_GATES, type FeatureGateName } from '../../contracts/index.js';
 import type { RuntimeControllerPart, RuntimePart } from '../../runtime/core/parts.js';
 import { DAEMON_CONTROLLER_PARTS } from '../../runtime/daemon/parts.js';
 import { MANAGER_CONTROLLER_PARTS, MANAGER_WEBHOOK_PARTS } from '../../runtime/manager/parts.js';
@@ -14,7 +14,7 @@ export const CONTROLLER_DESCRIPTION = `Run the controller-manager (leader-electe
 /** `cdk8s-kruise daemon`'s one-line description. */
 export const DAEMON_DESCRIPTION = `Run the node daemon, over the node's CRI runtime: ${topics(DAEMON_CONTROLLER_PARTS)}`;
 
-function gateNote(gate: string | undefined): string {
+function gateNote(gate: FeatureGateName | undefined): string {
   if (!gate) return '';
   return ` [gate ${gate}, ${BUNDLED_RUNTIME_GATES[gate] ? 'on' : 'off'} by default]`;
 }

@@ -25,7 +25,7 @@ interface GateConfig {
   readonly runtime: 'bundled' | 'upstream';
 }
 
-const KNOWN = new Set(FEATURE_GATES.map((g) => g.name));
+const KNOWN = new Set<string>(FEATURE_GATES.map((g) => g.name));
 
 function gateConfigs(manifests: readonly Manifest[]): GateConfig[] {
   const out: GateConfig[] = [];

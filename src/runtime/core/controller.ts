@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { FeatureGateName, FeatureGates } from '../../contracts/features.js';
 import { CachePlan, type CacheRead } from './cache-plan.js';
 import type { ControllerOption, ControllerOptionValues } from './options.js';
 import type { EventRecorder } from './events.js';
@@ -27,7 +28,7 @@ export interface ControllerContext {
   readonly informers: InformerFactory;
   readonly events: EventRecorder;
   readonly logger: Logger;
-  readonly featureGates: ReadonlyMap<string, boolean>;
+  readonly featureGates: FeatureGates;
   /** Parsed values of the options the process's controllers declared; read with the declaring option. */
   readonly options: ControllerOptionValues;
   /**
@@ -46,7 +47,7 @@ export interface ControllerContext {
 export interface ControllerDefinition<C extends ControllerContext = ControllerContext> {
   readonly name: string;
   /** Feature gate that must be on, if any. */
-  readonly featureGate?: string;
+  readonly featureGate?: FeatureGateName;
   readonly defaultWorkers: number;
   /** Every resource the controller watches and the fields it reads from their caches. */
   readonly reads: readonly CacheRead[];
@@ -180,7 +181,7 @@ export function createRunners<C extends ControllerContext>(
 /** A webhook as registered in src/runtime/manager/registry.ts; `setup` returns its HTTP handlers. */
 export interface WebhookDefinition {
   readonly name: string;
-  readonly featureGate?: string;
+  readonly featureGate?: FeatureGateName;
   /** Resources whose caches the webhook reads, and the fields it reads (empty when it reads none). */
   readonly reads: readonly CacheRead[];
   /** Handlers; several definitions may serve one path (each with a distinct `order`), composed into one chain. */

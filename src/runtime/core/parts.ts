@@ -1,3 +1,5 @@
+import type { FeatureGateName } from '../../contracts/features.js';
+
 /**
  * What a registered controller or webhook does, as the CLI describes it (`cdk8s-kruise controller --help`,
  * `daemon --help`). The lists live beside the registries (`manager/parts.ts`, `daemon/parts.ts`) so the CLI
@@ -8,7 +10,7 @@ export interface RuntimePart {
   /** The registered name. */
   readonly name: string;
   /** The feature gate it runs under, as registered. */
-  readonly gate?: string;
+  readonly gate?: FeatureGateName;
   /** What it does, for the command's help. */
   readonly does: string;
 }
