@@ -300,7 +300,7 @@ const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = {
  * No CPU limit for the daemon: it idles, then must act within milliseconds of a container's exit (node-local sidecar
  * stop, exit-priority hooks). A CFS quota throttles exactly that burst: at 200m the daemon stalls until the next
  * 100 ms period once it has used its 20 ms (with the earlier 20 ms CRI poll this doubled the node-local stop's p50;
- * bench/notes/node-local-terminator-2026-11-24.md), and a limit protects nothing for a process that idles. The
+ * bench/real-node-terminator.bench.ts, 2026-11-24), and a limit protects nothing for a process that idles. The
  * request gives it a fair CPU share under contention; memory stays capped.
  */
 const DEFAULT_DAEMON_RESOURCES: ResourceRequirements = {
