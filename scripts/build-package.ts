@@ -17,6 +17,9 @@
  *   user never installs them.
  * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (`npm run build:plugin`, CommonJS as cdk8s-cli
  *   requires).
+ * - `lib/image/` — the image kit `cdk8s-kruise image build` builds the runtime image from: the app layer as
+ *   the project's image build writes it (gzip blob) and what the base layer and the config need
+ *   (src/image/kit.ts). About 0.8 MB; read only by that command.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,8 @@ import { fileURLToPath } from 'node:url';
 import { build, transformSync, type BuildOptions, type Plugin } from 'esbuild';
 import { CORE_KIND_VALIDATORS_FILE, coreKindValidatorsSource, precompiledValidatorsSource } from '../src/api/validate-standalone.js';
 import { PLUS_ENTRY_POINTS, plusPeerLoaderSource, type PlusPackage } from '../constructs/internal/plus-peer.js';
+import { KIT_DIR_IN_PACKAGE } from '../src/image/kit.js';
+import { writeImageKit } from '../src/image/kit-write.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = path.join(repoRoot, 'lib');
@@ -264,10 +269,15 @@ export function buildPlugin(): void {
   execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repoRoot, stdio: 'inherit' });
 }
 
+/** The image kit (`lib/image/`), from the same sources and with the same timestamps as `npm run image`. */
+export async function buildImageKit(): Promise<void> {
+  await writeImageKit(repoRoot, path.join(repoRoot, KIT_DIR_IN_PACKAGE));
+}
+
 async function main(): Promise<void> {
-  for (const dir of ['esm', 'cjs', 'cli', 'types']) rmSync(path.join(lib, dir), { recursive: true, force: true });
+  for (const dir of ['esm', 'cjs', 'cli', 'types', 'image']) rmSync(path.join(lib, dir), { recursive: true, force: true });
   mkdirSync(lib, { recursive: true });
-  await Promise.all([buildLibrary(), buildCli()]);
+  await Promise.all([buildLibrary(), buildCli(), buildImageKit()]);
   buildTypes();
   buildPlusVariantTypes();
   buildPlugin();

@@ -5,9 +5,12 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { appEntries, readPackageJson, stageEntries } from './app.js';
-import { buildImage, dockerArchive, writeLayout, type Image } from './oci.js';
+import { assembleRuntimeImage, describeImage, type BuildResult, type ImageMetadata } from './assemble.js';
+import { dockerArchive, writeLayout, type Image } from './oci.js';
 import { baseEntries, nodeLicense } from './rootfs.js';
-import { CA_BUNDLE_PATH, IMAGE_ENTRYPOINT, IMAGE_ENV, IMAGE_NAME, IMAGE_USER, IMAGE_WORKDIR } from './spec.js';
+import { CA_BUNDLE_PATH, IMAGE_NAME } from './spec.js';
+
+export type { BuildResult, ImageMetadata } from './assemble.js';
 
 /** Options of one offline image build. */
 export interface BuildOptions {
@@ -17,26 +20,8 @@ export interface BuildOptions {
   readonly outDir: string;
   /** Seconds since the epoch for every timestamp; defaults to SOURCE_DATE_EPOCH, then the HEAD commit time. */
   readonly sourceDateEpoch?: number;
-}
-
-/** What a build produced, with the sizes a build reports (compressed and uncompressed). */
-export interface BuildResult {
-  readonly manifestDigest: string;
-  readonly reference: string;
-  readonly layoutDir: string;
-  readonly archivePath: string;
-  /** Sum of the gzip layer blobs (what a registry stores and a node pulls). */
-  readonly compressedBytes: number;
-  /** Sum of the uncompressed layer tars (roughly the unpacked root filesystem). */
-  readonly uncompressedBytes: number;
-  readonly layers: ReadonlyArray<{
-    readonly digest: string;
-    readonly compressedBytes: number;
-    readonly uncompressedBytes: number;
-    readonly files: number;
-  }>;
-  readonly sourceDateEpoch: number;
-  readonly seconds: number;
+  /** The `revision` label; defaults to the HEAD commit. */
+  readonly revision?: string;
 }
 
 /** The repository root, found from this module whether it runs from src/ (tsx) or lib/src/ (tsc). */
@@ -83,60 +68,41 @@ export function npmNodeBinary(repoRoot: string): { path: string; version: string
   return { path, version, arch: arch === 'x64' ? 'amd64' : arch! };
 }
 
+/** The metadata of a checkout's build: package.json, git and the npm `node` devDependency. */
+export function checkoutMetadata(repoRoot: string, options: { sourceDateEpoch?: number; revision?: string } = {}): ImageMetadata {
+  const pkg = readPackageJson(repoRoot);
+  const node = npmNodeBinary(repoRoot);
+  const revision = options.revision ?? git(repoRoot, ['rev-parse', 'HEAD']);
+  return {
+    version: pkg.version,
+    ...(pkg.license ? { license: pkg.license } : {}),
+    ...(revision ? { revision } : {}),
+    sourceDateEpoch: options.sourceDateEpoch ?? resolveSourceDateEpoch(repoRoot),
+    architecture: node.arch,
+    nodeVersion: node.version,
+  };
+}
+
 export async function buildRuntimeImage(options: BuildOptions): Promise<{ image: Image; result: BuildResult }> {
   const started = process.hrtime.bigint();
   const { repoRoot } = options;
-  const pkg = readPackageJson(repoRoot);
-  const epoch = options.sourceDateEpoch ?? resolveSourceDateEpoch(repoRoot);
-  const created = new Date(epoch * 1000);
-  const node = npmNodeBinary(repoRoot);
-  const revision = git(repoRoot, ['rev-parse', 'HEAD']);
-  const labels: Record<string, string> = {
-    'org.opencontainers.image.title': IMAGE_NAME,
-    'org.opencontainers.image.version': pkg.version,
-    'org.opencontainers.image.licenses': pkg.license ?? 'NOASSERTION',
-    'org.opencontainers.image.base.name': 'scratch',
-    ...(revision ? { 'org.opencontainers.image.revision': revision } : {}),
-  };
-  const image = await buildImage({
-    name: IMAGE_NAME,
-    tag: pkg.version,
-    architecture: node.arch,
-    created,
-    runtime: { User: IMAGE_USER, Entrypoint: IMAGE_ENTRYPOINT, Env: IMAGE_ENV, WorkingDir: IMAGE_WORKDIR, Labels: labels },
-    layers: [
-      {
-        entries: baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }),
-        createdBy: `cdk8s-kruise image: base (Node ${node.version} from npm, stripped; shared libraries, CA certificates, nonroot user)`,
-      },
-      {
-        entries: await appEntries(repoRoot),
-        createdBy: `cdk8s-kruise image: app (esbuild bundle of src/cli/main.ts, ${pkg.name}@${pkg.version})`,
-      },
-    ],
+  const meta = checkoutMetadata(repoRoot, {
+    ...(options.sourceDateEpoch !== undefined ? { sourceDateEpoch: options.sourceDateEpoch } : {}),
+    ...(options.revision !== undefined ? { revision: options.revision } : {}),
   });
+  const node = npmNodeBinary(repoRoot);
+  const image = await assembleRuntimeImage(
+    meta,
+    baseEntries({ nodeBinary: node.path, nodeLicense: nodeLicense(repoRoot, node.version), caBundle: CA_BUNDLE_PATH }),
+    await appEntries(repoRoot),
+  );
   const layoutDir = join(options.outDir, 'oci');
-  const archivePath = join(options.outDir, `${IMAGE_NAME}-${pkg.version}.docker.tar`);
+  const archivePath = join(options.outDir, `${IMAGE_NAME}-${meta.version}.docker.tar`);
   mkdirSync(options.outDir, { recursive: true });
   writeLayout(image, layoutDir);
-  writeFileSync(archivePath, await dockerArchive(image, created));
+  writeFileSync(archivePath, await dockerArchive(image, new Date(meta.sourceDateEpoch * 1000)));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const result: BuildResult = {
-    manifestDigest: image.manifestDigest,
-    reference: `${IMAGE_NAME}:${pkg.version}`,
-    layoutDir,
-    archivePath,
-    compressedBytes: image.layers.reduce((n, l) => n + l.blob.length, 0),
-    uncompressedBytes: image.layers.reduce((n, l) => n + l.tarSize, 0),
-    layers: image.layers.map((l) => ({
-      digest: l.digest,
-      compressedBytes: l.blob.length,
-      uncompressedBytes: l.tarSize,
-      files: l.paths.length,
-    })),
-    sourceDateEpoch: epoch,
-    seconds,
-  };
+  const result = describeImage(image, { layoutDir, archivePath }, meta.sourceDateEpoch, seconds);
   writeFileSync(join(options.outDir, 'build.json'), `${JSON.stringify(result, null, 2)}\n`);
   return { image, result };
 }

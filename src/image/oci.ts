@@ -27,11 +27,13 @@ export interface RuntimeConfig {
   readonly Labels: Record<string, string>;
 }
 
-/** One layer to build, with the history line image tools show for it. */
-export interface LayerSpec {
-  readonly entries: readonly LayerEntry[];
-  readonly createdBy: string;
-}
+/**
+ * One layer, with the history line image tools show for it: entries to write, or a layer already
+ * written (the app layer the npm package ships, whose bytes must not depend on the zlib of the Node
+ * that assembles the image).
+ */
+export type LayerSpec =
+  { readonly entries: readonly LayerEntry[]; readonly createdBy: string } | { readonly layer: Layer; readonly createdBy: string };
 
 /** A finished image: every blob in memory, keyed by digest. */
 export interface Image {
@@ -69,7 +71,7 @@ export async function buildImage(inputs: ImageInputs): Promise<Image> {
   const blobs = new Map<string, Buffer>();
   const layers: Layer[] = [];
   for (const spec of inputs.layers) {
-    const layer = await buildLayer(spec.entries, inputs.created);
+    const layer = 'layer' in spec ? spec.layer : await buildLayer(spec.entries, inputs.created);
     layers.push(layer);
     blobs.set(layer.digest, layer.blob);
   }

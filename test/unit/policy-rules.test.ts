@@ -86,6 +86,19 @@ metadata:
   annotations: ${annotations}
 spec: {}
 `;
+const managerRunning = (image: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: kruise-controller-manager
+  namespace: kruise-system
+  labels: {app.kubernetes.io/part-of: cdk8s-kruise}
+spec:
+  template:
+    spec:
+      containers:
+        - image: ${image}
+          name: manager
+`;
 const protectedConfigMap = `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -441,6 +454,13 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/containers/0/upgradeStrategy/upgradeType',
     line: 18,
     message: /uses SidecarSet hot upgrade .*which the bundled runtime does not carry out/,
+  },
+  'KRUISE-RUNTIME-004': {
+    pass: managerRunning('registry.example/platform/cdk8s-kruise:0.1.0'),
+    fail: managerRunning('ghcr.io/cdk8s-kruise/cdk8s-kruise:0.1.0'),
+    pointer: '/spec/template/spec/containers/0/image',
+    line: 11,
+    message: /runtime image ghcr\.io\/cdk8s-kruise\/cdk8s-kruise:0\.1\.0 is the default/,
   },
   'KRUISE-RUNTIME-002': {
     pass: bundledManager(),

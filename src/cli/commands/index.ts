@@ -6,6 +6,7 @@ import { register as schema } from './schema.js';
 import { register as controller } from './controller.js';
 import { register as daemon } from './daemon.js';
 import { register as apply } from './apply.js';
+import { register as image } from './image.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -13,7 +14,7 @@ import { register as apply } from './apply.js';
  */
 type Registrar = (program: Command) => void;
 
-const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply];
+const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply, image];
 
 export function registerCommands(program: Command): void {
   for (const register of registrars) register(program);
