@@ -92,7 +92,9 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['configmaps'],
     verbs: ['get', 'create', 'patch'],
-    why: 'container launch priority: the <pod>-barrier ConfigMap (owned by the pod) is read, created, and given its p_<priority> keys by merge patch',
+    why:
+      'container launch priority: the <pod>-barrier ConfigMap (owned by the pod) is read, created, and given its p_<priority> keys by merge patch; ' +
+      "RBAC cannot restrict a create by name, so the install's admission policy kruise-manager-configmap-scope lets these writes reach barriers only",
   },
   {
     apiGroups: [''],
@@ -228,7 +230,8 @@ export const DAEMON: readonly PermissionRule[] = [
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
     why:
       "informer on this node's CRRs (label selector); annotate unready-acquired, drop the active label; delete after ttlSecondsAfterFinished; " +
-      'node-local sidecar terminator creates the sidecar-termination-<pod uid> CRR to record a stop it made (AlreadyExists tolerated)',
+      'node-local sidecar terminator creates the sidecar-termination-<pod uid> CRR to record a stop it made (AlreadyExists tolerated); ' +
+      "the install's admission policy kruise-daemon-node-scope binds every CRR write to the node of the daemon's token",
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -248,7 +251,7 @@ export const DAEMON: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: 'unreadyGracePeriodSeconds: condition KruisePodReady=False before the kill, True again after',
+    why: "unreadyGracePeriodSeconds: condition KruisePodReady=False before the kill, True again after (pods on the daemon's node only, by kruise-daemon-node-scope)",
   },
   {
     apiGroups: [''],

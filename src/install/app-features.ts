@@ -78,6 +78,8 @@ const METADATA_ONLY_KINDS = new Set([
   'apiextensions.k8s.io/v1/CustomResourceDefinition',
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration',
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
 ]);
 
 /** True when only the metadata of an object of this type can use a feature. */

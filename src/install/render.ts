@@ -1,6 +1,7 @@
 import type { KubeObject } from './types.js';
 import type { InstallSpec } from './spec.js';
 import { namespaces } from './namespace.js';
+import { admissionPolicies } from './admission-policies.js';
 import { daemonRbac, managerRbac } from './rbac.js';
 import { controllerManagerDeployment, controllerManagerPdb } from './controller-manager.js';
 import { daemonSet } from './daemon.js';
@@ -16,6 +17,8 @@ export function renderRuntime(spec: InstallSpec): KubeObject[] {
     ...namespaces(spec),
     ...managerRbac(spec),
     ...(spec.daemon ? daemonRbac(spec) : []),
+    // The policies narrowing RBAC come with it, before any workload can use the rights.
+    ...admissionPolicies(spec),
     webhookService(spec),
     webhookCertificate(spec),
     controllerManagerPdb(spec),

@@ -10,6 +10,7 @@ import {
   WEBHOOK_CERT_SECRET,
 } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
+import { serviceAccountUsername } from './admission-policies.js';
 import { bundledWebhookPaths } from './runtime-support.js';
 import { podNeedsWebhookExpression } from './pod-webhook-needs.js';
 
@@ -106,6 +107,23 @@ function podWebhooks(spec: InstallSpec): Record<string, unknown>[] {
   ];
 }
 
+/**
+ * The daemon's own metadata writes on a ContainerRecreateRequest it is carrying out skip the CRR webhook: with the
+ * manager down (scaled to 0, crashing) a Fail webhook would otherwise stop every CRR in flight. What the webhook
+ * checks on UPDATE (spec and node/pod labels immutable) the daemon's ValidatingAdmissionPolicy checks for these
+ * writes in the API server itself (admission-policies.ts). The daemon's creates still pass the webhook, which sets
+ * the node-name label that policy binds to the daemon's node.
+ */
+function daemonUpdatesSkipped(spec: InstallSpec, k: ServedKind): Record<string, unknown> {
+  if (!spec.daemon || k.kind !== 'ContainerRecreateRequest') return {};
+  const daemon = serviceAccountUsername(spec.namespace, NAMES.daemonServiceAccount);
+  return {
+    matchConditions: [
+      { name: 'not-a-kruise-daemon-update', expression: `request.operation != 'UPDATE' || request.userInfo.username != '${daemon}'` },
+    ],
+  };
+}
+
 export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   const webhooks: Record<string, unknown>[] = [];
   if (spec.webhook.pods) webhooks.push(...podWebhooks(spec));
@@ -121,6 +139,7 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       namespaceSelector: namespaceSelector(spec),
       // A kind validated by its mutating webhook (no validating one) needs its UPDATEs reviewed here too.
       rules: [kindRule(k, BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind) ? ['CREATE', 'UPDATE'] : ['CREATE'])],
+      ...daemonUpdatesSkipped(spec, k),
       clientConfig: clientConfig(spec, kindWebhookPath('mutate', k)),
     });
   }

@@ -10,17 +10,45 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findCoveringRule,
+  MUTATING_WEBHOOK_CONFIGURATION,
   PERMISSIONS,
+  VALIDATING_WEBHOOK_CONFIGURATION,
   type ApiAccess,
   type PermissionRule,
   type PermissionScope,
   type Verb,
 } from '../../src/contracts/index.js';
-import { canI, createNamespace, describeCheck, kubectl, serverSideApply, serviceAccountUser, type AccessCheck } from '../harness/index.js';
+import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
+import { kindWebhookPath } from '../../src/install/webhooks.js';
+import {
+  bindPod,
+  canI,
+  createNamespace,
+  createNode,
+  describeCheck,
+  kubectl,
+  rawRequest,
+  serverSideApply,
+  serviceAccountUser,
+  setPodStatus,
+  type AccessCheck,
+  type RawResponse,
+} from '../harness/index.js';
+import { eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const distDir = path.join(repoRoot, 'dist');
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+// The admission policies that narrow what RBAC grants are applied with it (their test is at the end).
+const RBAC_KINDS = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 const ALL_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
 
 function distObjects(): KubernetesObject[] {
@@ -236,5 +264,242 @@ describe('manager ServiceAccount, spelled out', () => {
     const refused = [];
     for (const check of granted) if (!(await canI(user, check)).allowed) refused.push(describeCheck(check));
     expect(refused).toEqual([]);
+  });
+});
+
+/**
+ * RBAC grants the daemon CRR writes and pod-status patches cluster-wide and the manager ConfigMap writes
+ * cluster-wide (it cannot narrow a create by name or any write by a field of the object); the install's
+ * ValidatingAdmissionPolicies narrow them. Proved with real requests as the two ServiceAccounts (impersonated, the
+ * daemon with the node-name extra a pod-bound token carries), the CRR webhook of dist/ served by the real runtime.
+ */
+describe('admission policies from dist/ confine the daemon to its node and the manager to launch barriers', () => {
+  const id = `${process.pid}`;
+  const nodeA = `lp-node-a-${id}`;
+  const nodeB = `lp-node-b-${id}`;
+  // The runtime's RBAC names its two configurations (resourceNames), so the test uses the real names.
+  const mutatingName = MUTATING_WEBHOOK_CONFIGURATION;
+  const validatingName = VALIDATING_WEBHOOK_CONFIGURATION;
+  let ns: string;
+  let ctl: ControllerProcess | undefined;
+  let daemonUser: string;
+  let managerUser: string;
+
+  /** A request as `user`; `node` adds the node-name extra of a pod-bound ServiceAccount token. */
+  const as = (user: string, method: string, path: string, body?: unknown, node?: string): Promise<RawResponse> =>
+    rawRequest(method, path, {
+      body: body === undefined ? undefined : JSON.stringify(body),
+      contentType: method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+      headers: {
+        'Impersonate-User': user,
+        ...(node ? { 'Impersonate-Extra-authentication.kubernetes.io%2fnode-name': node } : {}),
+      },
+    });
+  const crrs = () => `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/containerrecreaterequests`;
+  const crrBody = (name: string, podName: string) => ({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ContainerRecreateRequest',
+    metadata: { name },
+    spec: { podName, containers: [{ name: 'envoy' }] },
+  });
+
+  async function runningPod(name: string, node: string): Promise<string> {
+    const res = await rawRequest('POST', `/api/v1/namespaces/${ns}/pods`, {
+      body: JSON.stringify({
+        metadata: { name },
+        spec: {
+          containers: [
+            { name: 'app', image: 'a:1' },
+            { name: 'envoy', image: 'e:1' },
+          ],
+        },
+      }),
+      contentType: 'application/json',
+    });
+    expect(res.status, res.body).toBe(201);
+    const pod = JSON.parse(res.body) as { metadata: { name: string; namespace: string; uid: string } };
+    await bindPod(pod, node);
+    await setPodStatus(pod, {
+      phase: 'Running',
+      containerStatuses: [
+        { name: 'app', state: { running: {} } },
+        { name: 'envoy', state: { running: {} } },
+      ],
+    });
+    // The harness's fake kubelet reports no containerIDs; a real kubelet does (the CRR webhook needs them).
+    const ids = await rawRequest('PATCH', `/api/v1/namespaces/${ns}/pods/${name}/status`, {
+      body: JSON.stringify([
+        { op: 'add', path: '/status/containerStatuses/0/containerID', value: `containerd://${name}-app` },
+        { op: 'add', path: '/status/containerStatuses/1/containerID', value: `containerd://${name}-envoy` },
+      ]),
+      contentType: 'application/json-patch+json',
+    });
+    expect(ids.status, ids.body).toBe(200);
+    return pod.metadata.uid;
+  }
+
+  beforeAll(async () => {
+    for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
+    daemonUser = serviceAccountUser(serviceAccountOf(COMPONENTS[1]!).namespace, serviceAccountOf(COMPONENTS[1]!).name);
+    managerUser = serviceAccountUser(serviceAccountOf(COMPONENTS[0]!).namespace, serviceAccountOf(COMPONENTS[0]!).name);
+    ns = await createNamespace('least-privilege');
+    await createNode(nodeA);
+    await createNode(nodeB);
+    await runningPod('on-a', nodeA);
+    await runningPod('on-b', nodeB);
+
+    // dist/'s CRR webhook entry as it is (rules, failurePolicy, matchConditions), pointed at the runtime on loopback
+    // and confined to this test's namespace.
+    const mutating = objects.find((o) => o.kind === 'MutatingWebhookConfiguration') as { webhooks: Record<string, unknown>[] };
+    const crrHook = mutating.webhooks.find((w) => w.name === 'mcontainerrecreaterequest.kb.io');
+    if (!crrHook) throw new Error('dist/ registers no CRR webhook');
+    const port = await freePort();
+    const runtimeNs = await createNamespace('lp-runtime');
+    // Configurations another file left behind would be merged into, not replaced by, an apply.
+    await kubectl(['delete', '--ignore-not-found', 'mutatingwebhookconfiguration', mutatingName]);
+    await kubectl(['delete', '--ignore-not-found', 'validatingwebhookconfiguration', validatingName]);
+    await serverSideApply(
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name: mutatingName },
+        webhooks: [
+          {
+            ...crrHook,
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+            clientConfig: { url: `https://127.0.0.1:${port}${kindWebhookPath('mutate', ContainerRecreateRequestDefinition)}` },
+          },
+        ],
+      } as KubernetesObject,
+      { fieldManager: 'cdk8s-kruise-e2e-rbac' },
+    );
+    await serverSideApply(
+      { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: validatingName } },
+      { fieldManager: 'cdk8s-kruise-e2e-rbac' },
+    );
+    ctl = await startController(runtimeNs, [
+      '--webhook-port',
+      String(port),
+      '--webhook-host',
+      '127.0.0.1',
+      '--webhook-cert-host',
+      '127.0.0.1',
+      '--mutating-webhook-configuration',
+      mutatingName,
+      '--validating-webhook-configuration',
+      validatingName,
+    ]);
+    await ctl.waitReady();
+  });
+
+  afterAll(async () => {
+    await ctl?.stop('SIGTERM');
+    await kubectl(['delete', '--ignore-not-found', '--wait=false', 'mutatingwebhookconfiguration', mutatingName]);
+    await kubectl(['delete', '--ignore-not-found', '--wait=false', 'validatingwebhookconfiguration', validatingName]);
+  });
+
+  it('the daemon creates and carries out CRRs of pods on its own node only; with the runtime down its metadata writes still pass', async () => {
+    // The policies and the webhook are picked up asynchronously: wait until a CRR on the daemon's own node passes.
+    let last: RawResponse | undefined;
+    const own = await eventually(
+      async () => {
+        last = await as(daemonUser, 'POST', crrs(), crrBody('restart-on-a', 'on-a'), nodeA);
+        return last.status === 201 ? (JSON.parse(last.body) as { metadata: { labels: Record<string, string> } }) : undefined;
+      },
+      30_000,
+      "the daemon's CRR on its own node",
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last answer: HTTP ${last?.status} ${last?.body}`);
+    });
+    expect(own.metadata.labels['crr.apps.kruise.io/node-name']).toBe(nodeA);
+
+    // A pod on another node: the webhook labels the CRR with the pod's node, the policy refuses it. A label the
+    // daemon sets itself is overwritten from the pod.
+    const other = await as(daemonUser, 'POST', crrs(), crrBody('restart-on-b', 'on-b'), nodeA);
+    expect(other.status, other.body).toBe(403);
+    expect(other.body).toContain(`the kruise daemon of node ${nodeA} may only write ContainerRecreateRequests of pods on its node`);
+    const forged = crrBody('forged-on-b', 'on-b') as ReturnType<typeof crrBody> & { metadata: { labels?: Record<string, string> } };
+    forged.metadata.labels = { 'crr.apps.kruise.io/node-name': nodeA };
+    expect((await as(daemonUser, 'POST', crrs(), forged, nodeA)).status).toBe(403);
+    // No node in the token (a legacy or unbound token): nothing.
+    const unbound = await as(daemonUser, 'POST', crrs(), crrBody('restart-unbound', 'on-a'));
+    expect(unbound.status, unbound.body).toBe(403);
+    expect(unbound.body).toContain('must use a token bound to its pod');
+
+    // The daemon of node B may neither advance, annotate nor delete node A's CRR.
+    const ownPath = `${crrs()}/restart-on-a`;
+    expect((await as(daemonUser, 'PATCH', `${ownPath}/status`, { status: { phase: 'Completed' } }, nodeB)).status).toBe(403);
+    expect((await as(daemonUser, 'PATCH', ownPath, { metadata: { annotations: { x: 'y' } } }, nodeB)).status).toBe(403);
+    expect((await as(daemonUser, 'DELETE', ownPath, undefined, nodeB)).status).toBe(403);
+
+    // The manager goes away (scaled to 0): its Fail webhook now refuses every CRR update but the daemon's own.
+    await ctl!.stop('SIGTERM');
+    ctl = undefined;
+    const admin = await rawRequest('PATCH', ownPath, {
+      body: JSON.stringify({ metadata: { annotations: { by: 'admin' } } }),
+      contentType: 'application/merge-patch+json',
+    });
+    expect(admin.status, 'the webhook is down and Fail: an admin update is refused').toBeGreaterThanOrEqual(500);
+    const meta = await as(
+      daemonUser,
+      'PATCH',
+      ownPath,
+      { metadata: { annotations: { 'crr.apps.kruise.io/unready-acquired': 'true' } } },
+      nodeA,
+    );
+    expect(meta.status, meta.body).toBe(200);
+    const status = await as(daemonUser, 'PATCH', `${ownPath}/status`, { status: { phase: 'Completed' } }, nodeA);
+    expect(status.status, status.body).toBe(200);
+    // What the webhook would have refused on that path, the policy refuses: the spec and the node/pod labels stay.
+    const spec = await as(daemonUser, 'PATCH', ownPath, { spec: { podName: 'on-b' } }, nodeA);
+    expect(spec.status, spec.body).toBe(403);
+    const relabel = await as(daemonUser, 'PATCH', ownPath, { metadata: { labels: { 'crr.apps.kruise.io/node-name': nodeB } } }, nodeA);
+    expect(relabel.status, relabel.body).toBe(403);
+    expect((await as(daemonUser, 'DELETE', ownPath, undefined, nodeA)).status).toBe(200);
+  });
+
+  it('the daemon writes the status of pods on its own node only', async () => {
+    const patch = { status: { conditions: [{ type: 'KruisePodReady', status: 'False' }] } };
+    const onA = `/api/v1/namespaces/${ns}/pods/on-a/status`;
+    const onB = `/api/v1/namespaces/${ns}/pods/on-b/status`;
+    await eventually(async () => (await as(daemonUser, 'PATCH', onB, patch, nodeA)).status === 403, 30_000, 'pod-status policy live');
+    const own = await as(daemonUser, 'PATCH', onA, patch, nodeA);
+    expect(own.status, own.body).toBe(200);
+  });
+
+  it('the manager writes launch-priority barriers only: not kube-system/coredns, nor any other ConfigMap', async () => {
+    const coredns = await rawRequest('POST', '/api/v1/namespaces/kube-system/configmaps', {
+      body: JSON.stringify({ metadata: { name: 'coredns' }, data: { Corefile: '.:53 {}' } }),
+      contentType: 'application/json',
+    });
+    expect([201, 409]).toContain(coredns.status);
+    const corednsPath = '/api/v1/namespaces/kube-system/configmaps/coredns';
+    const refused = await eventually(
+      async () => {
+        const res = await as(managerUser, 'PATCH', corednsPath, { data: { Corefile: '. { forward . 6.6.6.6 }' } });
+        return res.status === 403 ? res : undefined;
+      },
+      30_000,
+      'the ConfigMap policy refusing the manager',
+    );
+    expect(refused.body).toContain('the kruise manager writes only launch-priority barriers');
+    // RBAC alone would have let it through: the refusal is the policy's.
+    expect((await canI(managerUser, { verb: 'patch', resource: 'configmaps', namespace: 'kube-system', name: 'coredns' })).allowed).toBe(
+      true,
+    );
+    const cms = `/api/v1/namespaces/${ns}/configmaps`;
+    expect((await as(managerUser, 'POST', '/api/v1/namespaces/kube-system/configmaps', { metadata: { name: 'x' } })).status).toBe(403);
+    expect((await as(managerUser, 'POST', cms, { metadata: { name: 'settings' }, data: { a: 'b' } })).status).toBe(403);
+
+    // A barrier: <pod>-barrier, owned by that pod, p_<priority> keys. A barrier named for another pod is refused.
+    const pod = JSON.parse((await rawRequest('GET', `/api/v1/namespaces/${ns}/pods/on-a`)).body) as { metadata: { uid: string } };
+    const owner = [{ apiVersion: 'v1', kind: 'Pod', name: 'on-a', uid: pod.metadata.uid }];
+    expect((await as(managerUser, 'POST', cms, { metadata: { name: 'on-b-barrier', ownerReferences: owner } })).status).toBe(403);
+    const created = await as(managerUser, 'POST', cms, { metadata: { name: 'on-a-barrier', ownerReferences: owner } });
+    expect(created.status, created.body).toBe(201);
+    const release = await as(managerUser, 'PATCH', `${cms}/on-a-barrier`, { data: { 'p_-100': 'true' } });
+    expect(release.status, release.body).toBe(200);
+    expect((await as(managerUser, 'PATCH', `${cms}/on-a-barrier`, { data: { Corefile: 'x' } })).status).toBe(403);
+    expect((await as(managerUser, 'PATCH', `${cms}/on-a-barrier`, { metadata: { ownerReferences: null } })).status).toBe(403);
   });
 });

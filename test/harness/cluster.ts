@@ -66,7 +66,7 @@ export interface RawResponse {
 export async function rawRequest(
   method: string,
   path: string,
-  options: { body?: string; contentType?: string; kubeConfig?: KubeConfig } = {},
+  options: { body?: string; contentType?: string; kubeConfig?: KubeConfig; headers?: Readonly<Record<string, string>> } = {},
 ): Promise<RawResponse> {
   const kc = options.kubeConfig ?? adminKubeConfig();
   const url = new URL(path, kc.getCurrentCluster()!.server);
@@ -75,7 +75,12 @@ export async function rawRequest(
     hostname: url.hostname,
     port: url.port,
     path: url.pathname + url.search,
-    headers: { accept: 'application/json', ...(options.contentType ? { 'content-type': options.contentType } : {}) },
+    headers: {
+      accept: 'application/json',
+      ...(options.contentType ? { 'content-type': options.contentType } : {}),
+      // e.g. Impersonate-User / Impersonate-Extra-<key>: what client-node's impersonation cannot express (extras).
+      ...options.headers,
+    },
   };
   await kc.applyToHTTPSOptions(request);
   return new Promise((resolve, reject) => {

@@ -217,7 +217,7 @@ describe('RBAC', () => {
   });
 
   it('binds each role to its own ServiceAccount in the runtime namespace', () => {
-    for (const b of docs.filter((d) => d.kind.endsWith('Binding'))) {
+    for (const b of docs.filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding')) {
       expect(b.subjects).toHaveLength(1);
       expect(b.subjects[0].namespace).toBe('kruise-system');
       expect(b.roleRef.name).toBe(b.metadata.name);
@@ -229,6 +229,41 @@ describe('RBAC', () => {
         .map((d) => d.metadata.name)
         .sort(),
     ).toEqual(['kruise-daemon', 'kruise-manager']);
+  });
+});
+
+describe('admission policies narrowing RBAC', () => {
+  // An app with a CRR: the install has a daemon and serves CRRs.
+  const docs = synthRuntime(
+    appWith({}, (c) => kruiseObject(c, 'ContainerRecreateRequest', { podName: 'p', containers: [{ name: 'a' }] })).runtime,
+  );
+
+  it("binds the daemon's CRR and pod-status writes to its node, the manager's ConfigMap writes to barriers; the daemon's only with a daemon", () => {
+    const policies = docs.filter((d) => d.kind === 'ValidatingAdmissionPolicy').map((d) => d.metadata.name);
+    expect(policies.sort()).toEqual(['kruise-daemon-node-scope', 'kruise-manager-configmap-scope']);
+    for (const name of policies) {
+      expect(find(docs, 'ValidatingAdmissionPolicyBinding', name)!.spec).toEqual({ policyName: name, validationActions: ['Deny'] });
+    }
+    const daemon = find(docs, 'ValidatingAdmissionPolicy', 'kruise-daemon-node-scope')!;
+    expect(daemon.spec.matchConditions).toEqual([
+      { name: 'kruise-daemon', expression: "request.userInfo.username == 'system:serviceaccount:kruise-system:kruise-daemon'" },
+    ]);
+    const none = synthRuntime(appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: {} })).runtime);
+    expect(none.filter((d) => d.kind === 'ValidatingAdmissionPolicy').map((d) => d.metadata.name)).toEqual([
+      'kruise-manager-configmap-scope',
+    ]);
+  });
+
+  it("the CRR webhook leaves the daemon's updates to the policy, and reviews its creates", () => {
+    const m = find(docs, 'MutatingWebhookConfiguration')!;
+    const crr = m.webhooks.find((w: { name: string }) => w.name === 'mcontainerrecreaterequest.kb.io');
+    expect(crr.matchConditions).toEqual([
+      {
+        name: 'not-a-kruise-daemon-update',
+        expression: "request.operation != 'UPDATE' || request.userInfo.username != 'system:serviceaccount:kruise-system:kruise-daemon'",
+      },
+    ]);
+    expect(crr.rules[0].operations).toEqual(['CREATE', 'UPDATE']);
   });
 });
 
