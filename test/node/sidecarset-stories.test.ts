@@ -1,5 +1,6 @@
 // SidecarSets on a real node with the runtime installed from dist/ and its image: the pod webhook injects
-// the logtail sidecar into a Deployment's and a CloneSet's new pods (never into opted-out namespaces), the SidecarSet
+// the logtail sidecar into a Deployment's and a CloneSet's new pods (never into opted-out namespaces; sharing the
+// app's volume mounted with a subPathExpr, whose env comes along), the SidecarSet
 // controller upgrades the sidecar image in place one pod at a time (same pods, only the sidecar restarted),
 // paused and partition hold the rollout, a native-sidecar Job completes on its own, and with the runtime
 // scaled to zero kube-system and the runtime's namespace still admit pods.
@@ -46,7 +47,17 @@ function webTemplate(): object {
     metadata: { labels: { app: 'webserver' } },
     spec: {
       terminationGracePeriodSeconds: 2,
-      containers: [{ name: 'app', image: node().images.busybox, command: LOOP, volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+      containers: [
+        {
+          name: 'app',
+          image: node().images.busybox,
+          command: LOOP,
+          // A per-pod subdirectory: the kubelet expands $(POD_NAME) from the env of each container mounting it,
+          // so the sidecar sharing this mount needs POD_NAME too (the webhook brings it along).
+          env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+          volumeMounts: [{ name: 'data', mountPath: '/data', subPathExpr: '$(POD_NAME)' }],
+        },
+      ],
       volumes: [{ name: 'data', emptyDir: {} }],
     },
   };
@@ -117,6 +128,11 @@ describe('SidecarSet on a real node', () => {
       expect(p.spec!.volumes!.map((v) => v.name)).toContain('log-volume');
       // shareVolumePolicy: the sidecar also mounts the app container's volume.
       expect(p.spec!.containers[0]!.volumeMounts!.map((m) => m.mountPath)).toEqual(expect.arrayContaining(['/var/log/app', '/data']));
+      // The shared mount's subPathExpr names POD_NAME: the sidecar got it, and it runs (no CreateContainerConfigError).
+      expect(p.spec!.containers[0]!.env).toContainEqual({
+        name: 'POD_NAME',
+        valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } },
+      });
       expect(p.metadata!.annotations!['kruise.io/sidecarset-injected-list']).toBe(SET);
       expect(p.status!.containerStatuses!.find((c) => c.name === 'logtail')!.state?.running).toBeDefined();
     }
