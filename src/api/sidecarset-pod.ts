@@ -16,6 +16,7 @@ import {
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_NATIVE_SIDECARS,
+  ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
 } from '../contracts/keys.js';
 import { SIDECARSET_PATCH_METADATA_WHITELIST_KEY } from '../contracts/names.js';
 import { isEmptySelector, selectorMatches, type LabelSelectorLike } from '../contracts/validators.js';
@@ -303,4 +304,49 @@ export function applyPatchPodMetadata(
     }
   }
   return { skipped };
+}
+
+/** JSON of a string map with its keys sorted, as Go writes a map. */
+export function sortedJson(map: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+}
+
+/** Whether a SidecarSet container is upgraded hot: two pod containers take turns, so the sidecar never stops. */
+export function isHotUpgrade(sidecar: Pick<SidecarContainer, 'upgradeStrategy'>): boolean {
+  return sidecar.upgradeStrategy?.upgradeType === 'HotUpgrade';
+}
+
+/** The two pod containers of a HotUpgrade sidecar: `<name>-1` (working at injection) and `<name>-2`. */
+export function hotUpgradeContainerNames(sidecar: string): readonly [string, string] {
+  return [`${sidecar}-1`, `${sidecar}-2`];
+}
+
+/** Pod annotation whose value a hot-upgrade container reads as SIDECARSET_VERSION (its version; "0" while it idles). */
+export const hotUpgradeVersionAnnotation = (container: string): string => `version.sidecarset.kruise.io/${container}`;
+/** Pod annotation read as SIDECARSET_VERSION_ALT (the version of its partner container). */
+export const hotUpgradeVersionAltAnnotation = (container: string): string => `versionalt.sidecarset.kruise.io/${container}`;
+
+/** A pod's record of which container of each hot-upgrade pair works (`{"<sidecar>": "<sidecar>-1"}`); bad text counts as empty. */
+export function workingHotUpgradeContainers(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  try {
+    const v = JSON.parse(annotations?.[ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] ?? '{}') as unknown;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
+
+/** The working and the idle container of a hot-upgrade sidecar in a pod: the record's choice, else `<name>-2` works. */
+export function hotUpgradeRoles(
+  sidecar: string,
+  annotations: Readonly<Record<string, string>> | undefined,
+): { working: string; idle: string } {
+  const [one, two] = hotUpgradeContainerNames(sidecar);
+  return workingHotUpgradeContainers(annotations)[sidecar] === one ? { working: one, idle: two } : { working: two, idle: one };
+}
+
+/** The pod containers a set's sidecars occupy: the name, or both names of a HotUpgrade pair. */
+export function sidecarContainerNamesInPod(set: Pick<SidecarSet, 'spec'>): string[] {
+  return (set.spec.containers ?? []).flatMap((c) => (isHotUpgrade(c) ? [...hotUpgradeContainerNames(c.name)] : [c.name]));
 }

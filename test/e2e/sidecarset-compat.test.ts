@@ -142,6 +142,19 @@ const SETS: Obj[] = [
     selector: { matchLabels: { replace: 'yes' } },
     containers: [{ name: 'sidecar', image: 'registry.example/sidecar:2', podInjectPolicy: 'AfterAppContainer' }],
   }),
+  // HotUpgrade: the sidecar becomes a working and an idle container, with version annotations and env.
+  sidecarSet('compat-hot', {
+    selector: { matchLabels: { app: 'hot' } },
+    namespace: ns,
+    containers: [
+      {
+        name: 'envoy',
+        image: 'registry.example/envoy:1',
+        env: [{ name: 'OWN', value: 'x' }],
+        upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'registry.example/envoy-empty:1' },
+      },
+    ],
+  }),
   sidecarSet(
     'compat-native',
     {
@@ -221,6 +234,13 @@ const PODS: Record<string, { namespace: string; body: Pod }> = {
       spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
     },
   },
+  hot: {
+    namespace: ns,
+    body: {
+      metadata: { name: 'hot', labels: { app: 'hot' } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] },
+    },
+  },
   native: {
     namespace: ns,
     body: {
@@ -236,6 +256,7 @@ const EXPECTED_INJECTED: Record<string, string | undefined> = {
   'other-ns': 'compat-selected-ns',
   replace: 'compat-replace',
   unmatched: undefined,
+  hot: 'compat-hot',
   native: 'compat-native',
 };
 
@@ -583,7 +604,7 @@ afterAll(async () => {
 });
 
 describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pinnedKruiseVersion()}`, () => {
-  it.each(['full', 'other-ns', 'replace', 'unmatched'])('pod "%s" is injected identically', (name) => {
+  it.each(['full', 'other-ns', 'replace', 'unmatched', 'hot'])('pod "%s" is injected identically', (name) => {
     expect(comparable(bundled[name]!)).toEqual(comparable(upstream[name]!));
   });
 
@@ -628,6 +649,11 @@ describe(`SidecarSet injection: bundled runtime vs upstream kruise-manager ${pin
     ]);
     expect(upstream['other-ns']!.spec.containers.map((c) => c.name)).toEqual(['app', 'agent']);
     expect(upstream.unmatched!.spec.containers.map((c) => c.name)).toEqual(['app']);
+    expect(upstream.hot!.spec.containers.map((c) => [c.name, c.image])).toEqual([
+      ['envoy-1', 'registry.example/envoy:1'],
+      ['envoy-2', 'registry.example/envoy-empty:1'],
+      ['app', 'registry.example/app:1'],
+    ]);
   });
 
   it('revisionHistoryLimit keeps the same set versions after each step (pod, pin and latest spared; a returned-to version counts as newest)', () => {

@@ -5,6 +5,7 @@ import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import {
   decide,
+  hotUpgradeTarget,
   partitionOf,
   patchedAnnotations,
   PodFactsBySet,
@@ -266,5 +267,113 @@ describe('patchPodMetadata applied again with an in-place upgrade', () => {
     expect(p.metadata.annotations!.key).toBe('{"logtail":1}');
     const d = decide({ set: withPatch(2), pods: [p], nowMs: NOW });
     expect(d.upgrades[0]!.annotations.key).toBe('{"logtail":2}');
+  });
+});
+
+describe('HotUpgrade: the new version starts in the idle container, then the old one goes back to the empty image', () => {
+  const hotSet = (image: string, resourceVersion: string): SidecarSet => ({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'mesh', generation: 1, resourceVersion },
+    spec: {
+      selector: { matchLabels: { app: 'web' } },
+      containers: [{ name: 'envoy', image, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' } }],
+    },
+  });
+  /** Applies a PodUpgrade as the API server would, then plays the kubelet: every container runs its spec image. */
+  const apply = (p: Pod, u: { images: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>> }): Pod => {
+    const next: Pod = JSON.parse(JSON.stringify(p));
+    Object.assign(next.metadata.annotations!, u.annotations);
+    for (const c of next.spec!.containers) if (u.images[c.name]) c.image = u.images[c.name];
+    next.status!.containerStatuses = next.spec!.containers.map((c) => ({
+      name: c.name,
+      image: `docker.io/library/${c.image}`,
+      imageID: `sha256:${c.image}`,
+      ready: true,
+    }));
+    return next;
+  };
+  const images = (p: Pod) => Object.fromEntries(p.spec!.containers.map((c) => [c.name, c.image]));
+  const annotation = (p: Pod, k: string) => p.metadata.annotations![k];
+
+  it('upgrade, handover, and back again, with the version annotations the containers read', () => {
+    const v1 = hotSet('envoy:1', '100');
+    let p = pod('a', v1);
+    expect(images(p)).toEqual({ 'envoy-1': 'envoy:1', 'envoy-2': 'empty:1', app: 'nginx' });
+    expect(decide({ set: v1, pods: [p], nowMs: NOW }).status).toEqual({
+      matchedPods: 1,
+      updatedPods: 1,
+      readyPods: 1,
+      updatedReadyPods: 1,
+    });
+
+    const v2 = hotSet('envoy:2', '200');
+    const d1 = decide({ set: v2, pods: [p], nowMs: NOW });
+    expect(d1.upgrades).toHaveLength(1);
+    expect(d1.upgrades[0]!.images).toEqual({ 'envoy-2': 'envoy:2' });
+    expect(d1.upgrades[0]!.annotations).toMatchObject({
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"envoy":"envoy-2"}',
+      'version.sidecarset.kruise.io/envoy-2': '200',
+      'versionalt.sidecarset.kruise.io/envoy-2': '1',
+      'versionalt.sidecarset.kruise.io/envoy-1': '200',
+    });
+    p = apply(p, d1.upgrades[0]!);
+
+    // Both versions run: not ready for the set until the old one is reset; the handover comes first.
+    const d2 = decide({ set: v2, pods: [p], nowMs: NOW });
+    expect(d2.status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 0, updatedReadyPods: 0 });
+    expect(d2.handovers).toHaveLength(1);
+    expect(d2.handovers![0]!.images).toEqual({ 'envoy-1': 'empty:1' });
+    expect(d2.handovers![0]!.annotations).toMatchObject({
+      'version.sidecarset.kruise.io/envoy-1': '0',
+      'versionalt.sidecarset.kruise.io/envoy-2': '0',
+    });
+    p = apply(p, d2.handovers![0]!);
+    expect(images(p)).toEqual({ 'envoy-1': 'empty:1', 'envoy-2': 'envoy:2', app: 'nginx' });
+    const d3 = decide({ set: v2, pods: [p], nowMs: NOW });
+    expect(d3.handovers ?? []).toEqual([]);
+    expect(d3.status).toEqual({ matchedPods: 1, updatedPods: 1, readyPods: 1, updatedReadyPods: 1 });
+
+    // Back to envoy:1: it starts in envoy-1 this time.
+    const v3 = hotSet('envoy:1', '300');
+    const d4 = decide({ set: v3, pods: [p], nowMs: NOW });
+    expect(d4.upgrades[0]!.images).toEqual({ 'envoy-1': 'envoy:1' });
+    expect(d4.upgrades[0]!.annotations).toMatchObject({
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"envoy":"envoy-1"}',
+      'version.sidecarset.kruise.io/envoy-1': '300',
+      'versionalt.sidecarset.kruise.io/envoy-1': '200',
+      'versionalt.sidecarset.kruise.io/envoy-2': '300',
+    });
+    p = apply(p, d4.upgrades[0]!);
+    p = apply(p, decide({ set: v3, pods: [p], nowMs: NOW }).handovers![0]!);
+    expect(images(p)).toEqual({ 'envoy-1': 'envoy:1', 'envoy-2': 'empty:1', app: 'nginx' });
+    expect(annotation(p, 'version.sidecarset.kruise.io/envoy-2')).toBe('0');
+  });
+
+  it('no handover while the new version is not ready or the kubelet still runs the old image', () => {
+    const v1 = hotSet('envoy:1', '100');
+    const v2 = hotSet('envoy:2', '200');
+    const started = apply(pod('a', v1), decide({ set: v2, pods: [pod('a', v1)], nowMs: NOW }).upgrades[0]!);
+    const notReady: Pod = JSON.parse(JSON.stringify(started));
+    notReady.status!.containerStatuses!.find((c) => c.name === 'envoy-2')!.ready = false;
+    notReady.status!.conditions = [{ type: 'Ready', status: 'False' }];
+    expect(decide({ set: v2, pods: [notReady], nowMs: NOW }).handovers ?? []).toEqual([]);
+    const stale: Pod = JSON.parse(JSON.stringify(started));
+    const st = stale.status!.containerStatuses!.find((c) => c.name === 'envoy-2')!;
+    st.image = 'docker.io/library/empty:1';
+    st.imageID = 'sha256:empty:1';
+    expect(decide({ set: v2, pods: [stale], nowMs: NOW }).handovers ?? []).toEqual([]);
+  });
+
+  it('the container to upgrade: the one on the empty image, else the not-ready one, else the idle one', () => {
+    const v1 = hotSet('envoy:1', '100');
+    const p = pod('a', v1);
+    expect(hotUpgradeTarget('envoy', 'empty:1', p, v1)).toEqual({ target: 'envoy-2', other: 'envoy-1' });
+    const both: Pod = JSON.parse(JSON.stringify(p));
+    both.spec!.containers.find((c) => c.name === 'envoy-2')!.image = 'envoy:0';
+    both.status!.containerStatuses!.find((c) => c.name === 'envoy-1')!.ready = false;
+    expect(hotUpgradeTarget('envoy', 'empty:1', both, v1)).toEqual({ target: 'envoy-1', other: 'envoy-2' });
+    both.status!.containerStatuses!.find((c) => c.name === 'envoy-1')!.ready = true;
+    expect(hotUpgradeTarget('envoy', 'empty:1', both, v1)).toEqual({ target: 'envoy-2', other: 'envoy-1' });
   });
 });

@@ -179,6 +179,45 @@ describe('SidecarSet injection', () => {
     });
   });
 
+  it('HotUpgrade: <name>-1 works with the image, <name>-2 idles on hotUpgradeEmptyImage, both read their versions from annotations', () => {
+    const p = pod();
+    p.metadata.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] = '{"zz":"zz-2"}';
+    run(p, [
+      set('hot', {
+        containers: [
+          {
+            name: 'envoy',
+            image: 'envoy:1',
+            env: [{ name: 'OWN', value: '1' }],
+            upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'envoy-empty:1' },
+          },
+        ],
+      }),
+    ]);
+    const [one, two] = p.spec!.containers;
+    expect([one!.name, one!.image, two!.name, two!.image]).toEqual(['envoy-1', 'envoy:1', 'envoy-2', 'envoy-empty:1']);
+    expect(one).not.toHaveProperty('upgradeStrategy');
+    const version = (c: string) => [
+      { name: 'SIDECARSET_VERSION', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['version.sidecarset.kruise.io/${c}']` } } },
+      {
+        name: 'SIDECARSET_VERSION_ALT',
+        valueFrom: { fieldRef: { fieldPath: `metadata.annotations['versionalt.sidecarset.kruise.io/${c}']` } },
+      },
+    ];
+    expect(one!.env).toEqual([{ name: 'OWN', value: '1' }, { name: 'IS_INJECTED', value: 'true' }, ...version('envoy-1')]);
+    expect(two!.env).toEqual([{ name: 'OWN', value: '1' }, { name: 'IS_INJECTED', value: 'true' }, ...version('envoy-2')]);
+    expect(p.metadata.annotations).toMatchObject({
+      'version.sidecarset.kruise.io/envoy-1': '1',
+      'versionalt.sidecarset.kruise.io/envoy-1': '0',
+      'version.sidecarset.kruise.io/envoy-2': '0',
+      'versionalt.sidecarset.kruise.io/envoy-2': '1',
+      // Added to what the pod recorded, keys sorted.
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"envoy":"envoy-1","zz":"zz-2"}',
+    });
+    // The hash annotations list the sidecar by its SidecarSet name, as upstream.
+    expect(JSON.parse(p.metadata.annotations!['kruise.io/sidecarset-hash']!).hot.sidecarList).toEqual(['envoy']);
+  });
+
   it('without shareVolumePolicy no subPathExpr env is copied', () => {
     const p = pod({
       containers: [

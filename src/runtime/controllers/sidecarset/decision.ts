@@ -7,7 +7,15 @@ import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
   applyPatchPodMetadata,
+  hotUpgradeContainerNames,
+  hotUpgradeRoles,
+  hotUpgradeVersionAltAnnotation,
+  hotUpgradeVersionAnnotation,
   injectedSidecarSets,
+  isHotUpgrade,
+  sidecarContainerNamesInPod,
+  sortedJson,
+  workingHotUpgradeContainers,
   parseSidecarSetHashes,
   sidecarListOf,
   sidecarSetHash,
@@ -19,6 +27,7 @@ import {
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
+  ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   CONDITION_SIDECARSET_UPGRADABLE,
   selectorMatches,
 } from '../../../contracts/index.js';
@@ -55,6 +64,8 @@ export interface StuckCondition {
 export interface SidecarSetDecision {
   readonly status: SidecarSetStatusCounts;
   readonly upgrades: readonly PodUpgrade[];
+  /** HotUpgrade handovers: the old version's container back to the empty image (decided before any upgrade). */
+  readonly handovers?: readonly PodUpgrade[];
   /** Matched, not updated pods whose sidecars changed in more than their images. */
   readonly notUpgradable: readonly Pod[];
   readonly stuck?: StuckCondition;
@@ -77,8 +88,9 @@ export function partitionOf(v: number | string | undefined, replicas: number): n
   return Math.max(0, Math.min(p, replicas));
 }
 
+/** The pod containers of the set's sidecars (both of a HotUpgrade pair). */
 function sidecarNames(set: SidecarSet): string[] {
-  return (set.spec.containers ?? []).map((c) => c.name);
+  return sidecarContainerNamesInPod(set);
 }
 
 function podContainers(pod: Pod, native: boolean): Container[] {
@@ -300,7 +312,12 @@ export function decide(input: DecideInput): SidecarSetDecision {
     let f = input.podFacts?.get(p);
     if (f === undefined) {
       const m = isMatchedPod(set, p, injected);
-      f = { matched: m, updated: m && entry(p)?.hash === hash, ready: m && isPodReady(p) && sidecarsConsistent(set, p) };
+      f = {
+        matched: m,
+        updated: m && entry(p)?.hash === hash,
+        // A pod whose hot upgrade has not handed over yet (both containers run a version) is not ready, as upstream.
+        ready: m && isPodReady(p) && sidecarsConsistent(set, p) && !hotUpgrading(set, p),
+      };
       input.podFacts?.set(p, f);
     }
     return f;
@@ -315,6 +332,13 @@ export function decide(input: DecideInput): SidecarSetDecision {
     readyPods: matched.filter(isReady).length,
     updatedReadyPods: updated.filter(isReady).length,
   };
+  // Pods whose new sidecar version runs (and is ready) in the idle container: the old one goes back to the
+  // empty image before anything else is upgraded, as upstream hands over first.
+  const handovers = matched.flatMap((p) => {
+    const h = hotUpgradeHandover(set, p);
+    return h ? [h] : [];
+  });
+  if (handovers.length > 0) return { status, upgrades: [], notUpgradable: [], handovers };
   const strategy = set.spec.updateStrategy ?? {};
   if (strategy.type === 'NotUpdate' || strategy.paused || updated.length >= matched.length) {
     return { status, upgrades: [], notUpgradable: [] };
@@ -359,7 +383,19 @@ export function decide(input: DecideInput): SidecarSetDecision {
   const native = usesNativeSidecars(set);
   const upgrades = chosen.map((pod): PodUpgrade => {
     const images: Record<string, string> = {};
-    for (const c of set.spec.containers ?? []) if (c.image) images[c.name] = c.image;
+    const hot: Record<string, string> = {};
+    for (const c of set.spec.containers ?? []) {
+      if (!c.image) continue;
+      if (!isHotUpgrade(c)) {
+        images[c.name] = c.image;
+        continue;
+      }
+      const { target, other } = hotUpgradeTarget(c.name, c.upgradeStrategy?.hotUpgradeEmptyImage, pod, set);
+      // The new version starts in the idle container; the working one keeps serving until the handover.
+      if (podContainers(pod, native).find((x) => x.name === other)?.image === c.image) continue;
+      images[target] = c.image;
+      hot[c.name] = target;
+    }
     const hashes = parseSidecarSetHashes(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_HASH]);
     hashes[name] = {
       updateTimestamp: now,
@@ -383,6 +419,7 @@ export function decide(input: DecideInput): SidecarSetDecision {
       native,
       annotations: {
         ...patchedAnnotations(set, pod),
+        ...hotUpgradeStartAnnotations(pod, hot, set.metadata.resourceVersion ?? ''),
         [ANNOTATION_SIDECARSET_HASH]: JSON.stringify(hashes),
         [ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]: JSON.stringify(states),
       },
@@ -457,4 +494,111 @@ export function upgradableCondition(
     message,
     lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : now,
   };
+}
+
+/**
+ * Which container of a HotUpgrade pair gets the new image (upstream's choice): the one on the empty image; else
+ * the one not ready while its partner is; else the idle one of the pod's record. `other` keeps serving meanwhile.
+ */
+export function hotUpgradeTarget(
+  sidecar: string,
+  emptyImage: string | undefined,
+  pod: Pod,
+  set: SidecarSet,
+): { readonly target: string; readonly other: string } {
+  const [one, two] = hotUpgradeContainerNames(sidecar);
+  const native = usesNativeSidecars(set);
+  const image = (n: string) => podContainers(pod, native).find((c) => c.name === n)?.image;
+  if (image(one) === emptyImage) return { target: one, other: two };
+  if (image(two) === emptyImage) return { target: two, other: one };
+  const ready = (n: string) => podStatuses(pod, native).find((st) => st.name === n)?.ready === true;
+  if (ready(one) && !ready(two)) return { target: two, other: one };
+  if (!ready(one) && ready(two)) return { target: one, other: two };
+  const { working, idle } = hotUpgradeRoles(sidecar, pod.metadata.annotations);
+  return { target: idle, other: working };
+}
+
+/**
+ * The annotations an upgrade that starts new versions in idle containers writes (`started`: sidecar → the
+ * container now starting): the record names it the working one, its SIDECARSET_VERSION is the set's
+ * resourceVersion and its SIDECARSET_VERSION_ALT the version its partner runs; the partner's ALT becomes the new
+ * version, so each side knows the other during the handover.
+ */
+export function hotUpgradeStartAnnotations(pod: Pod, started: Readonly<Record<string, string>>, version: string): Record<string, string> {
+  if (Object.keys(started).length === 0) return {};
+  const before = pod.metadata.annotations ?? {};
+  const record = workingHotUpgradeContainers(before);
+  const out: Record<string, string> = {};
+  for (const [sidecar, target] of Object.entries(started)) {
+    const [one, two] = hotUpgradeContainerNames(sidecar);
+    const partner = target === one ? two : one;
+    record[sidecar] = target;
+    out[hotUpgradeVersionAnnotation(target)] = version;
+    out[hotUpgradeVersionAltAnnotation(target)] = before[hotUpgradeVersionAnnotation(partner)] ?? '0';
+    out[hotUpgradeVersionAltAnnotation(partner)] = version;
+  }
+  out[ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson(record);
+  return out;
+}
+
+/** Whether some HotUpgrade pair of the set in the pod runs two versions (the idle one is off the empty image). */
+export function hotUpgrading(set: SidecarSet, pod: Pod): boolean {
+  const native = usesNativeSidecars(set);
+  return (set.spec.containers ?? []).some((c) => {
+    if (!isHotUpgrade(c)) return false;
+    const { idle } = hotUpgradeRoles(c.name, pod.metadata.annotations);
+    const image = podContainers(pod, native).find((x) => x.name === idle)?.image;
+    return image !== undefined && image !== c.upgradeStrategy?.hotUpgradeEmptyImage;
+  });
+}
+
+/**
+ * The handover of a pod in hot upgrade, once the kubelet runs what the spec names (the idle containers aside) and
+ * the pod, or every container but the idle ones, is ready: each idle container of the old version goes back to the
+ * empty image, its SIDECARSET_VERSION and its partner's ALT become "0". Undefined when there is nothing to hand over.
+ */
+export function hotUpgradeHandover(set: SidecarSet, pod: Pod): PodUpgrade | undefined {
+  if (!hotUpgrading(set, pod)) return undefined;
+  const native = usesNativeSidecars(set);
+  const idle = new Set((set.spec.containers ?? []).filter(isHotUpgrade).map((c) => hotUpgradeRoles(c.name, pod.metadata.annotations).idle));
+  const working = { ...set, spec: { ...set.spec, containers: (set.spec.containers ?? []).filter((c) => !isHotUpgrade(c)) } } as SidecarSet;
+  const statuses = podStatuses(pod, native);
+  const allButIdleReady = statuses.length > 0 && statuses.every((st) => idle.has(st.name) || st.ready === true);
+  const consistentButIdle = sidecarsConsistentExcept(set, pod, idle) && sidecarsConsistent(working, pod);
+  if (!consistentButIdle || !(isPodReady(pod) || allButIdleReady)) return undefined;
+  const images: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
+  for (const c of set.spec.containers ?? []) {
+    if (!isHotUpgrade(c)) continue;
+    const roles = hotUpgradeRoles(c.name, pod.metadata.annotations);
+    const empty = c.upgradeStrategy?.hotUpgradeEmptyImage ?? '';
+    if (podContainers(pod, native).find((x) => x.name === roles.idle)?.image === empty) continue;
+    images[roles.idle] = empty;
+    annotations[hotUpgradeVersionAnnotation(roles.idle)] = '0';
+    annotations[hotUpgradeVersionAltAnnotation(roles.working)] = '0';
+  }
+  const states = parseStates(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE]);
+  const name = set.metadata.name!;
+  const last = { ...(states[name]?.lastContainerStatuses ?? {}) };
+  for (const n of Object.keys(images)) {
+    const imageID = statuses.find((st) => st.name === n)?.imageID as string | undefined;
+    last[n] = imageID ? { imageID } : {};
+  }
+  states[name] = { ...states[name], lastContainerStatuses: last };
+  annotations[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE] = JSON.stringify(states);
+  return { pod, images, native, annotations };
+}
+
+/** sidecarsConsistent for the set's containers, leaving out the pod containers in `except`. */
+function sidecarsConsistentExcept(set: SidecarSet, pod: Pod, except: ReadonlySet<string>): boolean {
+  const native = usesNativeSidecars(set);
+  const containers = podContainers(pod, native).filter((c) => !except.has(c.name));
+  const statuses = podStatuses(pod, native).filter((st) => !except.has(st.name));
+  const hotOnly = { ...set, spec: { ...set.spec, containers: (set.spec.containers ?? []).filter(isHotUpgrade) } } as SidecarSet;
+  const view: Pod = {
+    ...pod,
+    spec: { ...pod.spec!, ...(native ? { initContainers: containers } : { containers }) },
+    status: { ...pod.status, ...(native ? { initContainerStatuses: statuses } : { containerStatuses: statuses }) },
+  };
+  return sidecarsConsistent(hotOnly, view);
 }

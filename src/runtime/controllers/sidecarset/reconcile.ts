@@ -100,6 +100,8 @@ export class SidecarSetReconciler implements Reconciler {
     const hashes = hashesOf(set);
     const d = decide({ set, pods, nowMs, revision, hashes, podFacts: this.podFacts.for(key, hashes.hash) });
 
+    for (const h of d.handovers ?? []) await this.handOver(set, h);
+    if ((d.handovers ?? []).length > 0) return { requeueAfterMs: 1000 };
     for (const u of d.upgrades) await this.upgrade(set, u);
     if (d.upgrades.length > 0) {
       const { hash } = hashesOf(set);
@@ -199,13 +201,42 @@ export class SidecarSetReconciler implements Reconciler {
     await this.ctx.client.patch(SIDECARSETS, set.metadata.name!, undefined, { metadata: { annotations: want } }, PatchStrategy.MergePatch);
   }
 
-  private async upgrade(set: Set, u: PodUpgrade): Promise<void> {
+  /** The patch of a PodUpgrade: its images and annotations, conditional on the pod version decided from. */
+  private podPatch(u: PodUpgrade): object {
     const list = Object.entries(u.images).map(([name, image]) => ({ name, image }));
-    const body = {
+    return {
       // Conditional on the version we decided from: a pod changed meanwhile is decided again.
       metadata: { resourceVersion: u.pod.metadata.resourceVersion, annotations: u.annotations },
-      spec: u.native ? { initContainers: list } : { containers: list },
+      ...(list.length > 0 ? { spec: u.native ? { initContainers: list } : { containers: list } } : {}),
     };
+  }
+
+  /** HotUpgrade handover: the old version's container back to the empty image, once the new one serves. */
+  private async handOver(set: Set, h: PodUpgrade): Promise<void> {
+    try {
+      await this.ctx.client.patch(
+        PODS,
+        h.pod.metadata.name!,
+        h.pod.metadata.namespace,
+        this.podPatch(h),
+        PatchStrategy.StrategicMergePatch,
+      );
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return;
+      throw err;
+    }
+    this.ctx.events.emit(
+      PODS,
+      h.pod,
+      'Normal',
+      'ResetContainerSucceed',
+      `SidecarSet ${set.metadata.name}: hot upgrade handed over; ${Object.keys(h.images).join(', ')} back to the empty image`,
+    );
+  }
+
+  private async upgrade(set: Set, u: PodUpgrade): Promise<void> {
+    const list = Object.entries(u.images).map(([name, image]) => ({ name, image }));
+    const body = this.podPatch(u);
     let patched: Pod;
     try {
       patched = await this.ctx.client.patch<Pod>(

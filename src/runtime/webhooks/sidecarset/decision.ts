@@ -9,6 +9,12 @@ import type { SidecarContainer, SidecarSet } from '../../../api/kinds/sidecarset
 import type { SidecarSetHashEntry } from '../../../api/pod-contracts.js';
 import {
   applyPatchPodMetadata,
+  hotUpgradeContainerNames,
+  hotUpgradeVersionAltAnnotation,
+  hotUpgradeVersionAnnotation,
+  isHotUpgrade,
+  sortedJson,
+  workingHotUpgradeContainers,
   parseSidecarSetHashes,
   sidecarSetAtRevision,
   sidecarSetRevisionName,
@@ -23,7 +29,10 @@ import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,
   ANNOTATION_SIDECARSET_INJECTED_LIST,
+  ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
   ENV_IS_INJECTED,
+  ENV_SIDECARSET_VERSION,
+  ENV_SIDECARSET_VERSION_ALT,
   selectorMatches,
 } from '../../../contracts/index.js';
 import type { Container, EnvVar, Pod } from '../../core/types.js';
@@ -185,6 +194,37 @@ function buildContainer(sidecar: SidecarContainer, pod: Pod, namespace: string, 
   return c as Container;
 }
 
+/**
+ * A HotUpgrade sidecar becomes two containers, as upstream injects it: `<name>-1` runs the sidecar's image and
+ * works, `<name>-2` runs `hotUpgradeEmptyImage` and idles until an upgrade starts the new version in it. Each reads
+ * its own version and its partner's from pod annotations (SIDECARSET_VERSION / SIDECARSET_VERSION_ALT, "1" for the
+ * working one, "0" for the idle one), so the two can hand over without a restart; the pod records which one works.
+ */
+function hotUpgradePair(sidecar: SidecarContainer, built: Container, pod: Pod): Container[] {
+  const annotations = (pod.metadata.annotations ??= {});
+  const [working, idle] = hotUpgradeContainerNames(sidecar.name);
+  const versionEnv = (name: string): EnvVar[] => [
+    {
+      name: ENV_SIDECARSET_VERSION,
+      valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${hotUpgradeVersionAnnotation(name)}']` } },
+    },
+    {
+      name: ENV_SIDECARSET_VERSION_ALT,
+      valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${hotUpgradeVersionAltAnnotation(name)}']` } },
+    },
+  ];
+  annotations[hotUpgradeVersionAnnotation(working)] = '1';
+  annotations[hotUpgradeVersionAltAnnotation(working)] = '0';
+  annotations[hotUpgradeVersionAnnotation(idle)] = '0';
+  annotations[hotUpgradeVersionAltAnnotation(idle)] = '1';
+  const record = { ...workingHotUpgradeContainers(pod.metadata.annotations), [sidecar.name]: working };
+  annotations[ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER] = sortedJson(record);
+  return [
+    { ...built, name: working, env: [...(built.env ?? []), ...versionEnv(working)] },
+    { ...built, name: idle, image: sidecar.upgradeStrategy?.hotUpgradeEmptyImage ?? '', env: [...(built.env ?? []), ...versionEnv(idle)] },
+  ];
+}
+
 function patchMetadata(set: SidecarSet, pod: Pod, allowed: InjectionInput['metadataKeyAllowed'], warnings: string[]): string | undefined {
   const result = applyPatchPodMetadata(set, (pod.metadata.annotations ??= {}), (key) => allowed(set, key));
   for (const key of result.skipped) {
@@ -298,10 +338,11 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
       inits.push(buildContainer(ic, original, namespace, false));
     }
     for (const sc of set.spec.containers ?? []) {
-      const c = buildContainer(sc, original, namespace, native);
+      const built = buildContainer(sc, original, namespace, native);
+      const cs = isHotUpgrade(sc) ? hotUpgradePair(sc, built, pod) : [built];
       const where = sc.podInjectPolicy === 'AfterAppContainer' ? 'after' : 'before';
-      if (native) (where === 'after' ? nativeAfter : nativeBefore).push(c);
-      else (where === 'after' ? after : before).push(c);
+      if (native) (where === 'after' ? nativeAfter : nativeBefore).push(...cs);
+      else (where === 'after' ? after : before).push(...cs);
     }
     const used = new Set<string>();
     for (const c of [...(set.spec.containers ?? []), ...(set.spec.initContainers ?? [])]) {
