@@ -4,7 +4,7 @@ import { secretNames, type SecretReference } from './internal/plus-objects.js';
 import { Construct } from 'constructs';
 import type { ImagePullJobSpec } from '../src/api/kinds/imagepulljob.js';
 import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
-import { imageReferenceError } from './job-sidecar-termination.js';
+import { imageReferenceMessage } from './internal/image-reference.js';
 
 /** Which nodes an ImagePullJob pulls on, by node name or node labels. */
 export class ImagePullJobNodeSelector {
@@ -185,7 +185,7 @@ export class ImagePullJob extends kplus.Resource {
   ) {
     super(scope, id);
     const where = this.node.path;
-    const imageError = imageReferenceError(props.image);
+    const imageError = imageReferenceMessage(props.image);
     if (imageError) throw new Error(`[${where}] image: ${imageError}.`);
     if (props.selector && props.podSelector) {
       throw new Error(`[${where}] selector (nodes) and podSelector are mutually exclusive; set only one.`);

@@ -1,10 +1,16 @@
 import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
-import { checkImage, imageReferenceError } from './internal/image-reference.js';
+import { checkImage, imageReferenceMessage } from './internal/image-reference.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import { describeConstruct, isPlusPodOwner, type NamedContainer } from './internal/plus-objects.js';
 
-export { imageReferenceError };
+export { imageReferenceMessage };
+
+/**
+ * @deprecated Use {@link imageReferenceMessage} (the same function). This name is kept for existing imports of
+ * `cdk8s-kruise/constructs`; inside the project `imageReferenceError` is the contract layer's reason-only check.
+ */
+export const imageReferenceError: (image: string) => string | undefined = imageReferenceMessage;
 
 /** How a sidecar is stopped once the Job's main containers are done. */
 export class SidecarTerminationMode {
@@ -24,7 +30,7 @@ export class SidecarTerminationMode {
    * @param image a valid image reference that exits immediately with code 0.
    */
   public static quickExitImage(image: string): SidecarTerminationMode {
-    const error = imageReferenceError(image);
+    const error = imageReferenceMessage(image);
     if (error) throw new Error(`SidecarTerminationMode.quickExitImage: ${error}`);
     return new SidecarTerminationMode(image);
   }

@@ -2,9 +2,11 @@ import { imageReferenceProblem } from '../../src/contracts/validators.js';
 
 /**
  * Checks an OCI image reference (`[registry[:port]/]path[:tag][@digest]`, the grammar of
- * `distribution/reference`, shared with the policy rules). Returns an error message, or `undefined` when valid.
+ * `distribution/reference`, shared with the policy rules). Returns a whole message for a construct's error (the
+ * reference, the reason, the corrected reference or the expected form), or `undefined` when valid. The contract
+ * layer's `imageReferenceError` gives the reason alone.
  */
-export function imageReferenceError(image: string): string | undefined {
+export function imageReferenceMessage(image: string): string | undefined {
   const problem = imageReferenceProblem(image);
   if (problem === undefined) return undefined;
   if (typeof image !== 'string' || image.length === 0) return problem.reason;
@@ -19,6 +21,6 @@ export function imageReferenceError(image: string): string | undefined {
 /** Throws when `image` is given and is not a valid image reference, prefixed with `where` (construct path and field). */
 export function checkImage(image: string | undefined, where: string): void {
   if (image === undefined) return;
-  const error = imageReferenceError(image);
+  const error = imageReferenceMessage(image);
   if (error) throw new Error(`${where}: ${error}.`);
 }
