@@ -26,7 +26,8 @@ export function parseDuration(value: string): number {
   return total;
 }
 
-function parseBool(value: string): boolean {
+/** A boolean flag's value (`--leader-elect=false`); also read by the daemon command. */
+export function parseBool(value: string): boolean {
   if (/^(true|1|yes)$/i.test(value)) return true;
   if (/^(false|0|no)$/i.test(value)) return false;
   throw new InvalidArgumentError(`"${value}" is not a boolean (true|false)`);

@@ -1,15 +1,9 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { DAEMON_CONTROLLER_OPTIONS, DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from '../../runtime/daemon/options.js';
 import { requireRuntimeNode } from '../node-support.js';
 import { addControllerOptions, givenControllerOptions } from './controller-options.js';
-import { formatDuration, parseDuration } from './controller.js';
+import { formatDuration, parseBool, parseDuration } from './controller.js';
 import { DAEMON_DESCRIPTION, DAEMON_HELP } from './runtime-help.js';
-
-function parseBool(value: string): boolean {
-  if (/^(true|1|yes)$/i.test(value)) return true;
-  if (/^(false|0|no)$/i.test(value)) return false;
-  throw new InvalidArgumentError(`"${value}" is not a boolean (true|false)`);
-}
 
 /** `cdk8s-kruise daemon`: the per-node daemon the KruiseRuntime DaemonSet runs. */
 export function register(program: Command): void {
