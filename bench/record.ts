@@ -47,10 +47,12 @@ export function replaceBenchRows(doc: string, script: string, rows: readonly str
   const start = lines.indexOf(TABLE_START);
   const end = lines.indexOf(TABLE_END);
   if (start < 0 || end < start) throw new Error(`the benchmarks document has no table between "${TABLE_START}" and "${TABLE_END}"`);
-  const prefix = `| ${scriptCell(script)} |`;
+  // Prettier pads the first column, so a row of the script is `| <script cell>` then spaces then `|`.
+  const prefix = `| ${scriptCell(script)}`;
+  const isRow = (l: string) => l.startsWith(prefix) && l.slice(prefix.length).trimStart().startsWith('|');
   const table = lines.slice(start + 1, end);
-  const first = table.findIndex((l) => l.startsWith(prefix));
-  const kept = table.filter((l) => !l.startsWith(prefix));
+  const first = table.findIndex(isRow);
+  const kept = table.filter((l) => !isRow(l));
   // A script with no rows yet goes after the table's last row (Prettier keeps blank lines beside the markers).
   const at = first >= 0 ? first : kept.findLastIndex((l) => l.startsWith('|')) + 1;
   kept.splice(at, 0, ...rows);

@@ -32,6 +32,13 @@ describe('the benchmarks table writer', () => {
     expect(after).toBe(doc([row('bench:a', '1'), row('bench:b', '9'), row('bench:c', '4')]));
   });
 
+  it('finds its rows when Prettier has padded the columns, and not those of a script whose name extends it', () => {
+    const padded = (script: string, figure: string) =>
+      row(script, figure).replace(`\`npm run ${script}\` |`, `\`npm run ${script}\`      |`);
+    const before = doc([padded('bench:a', '1'), padded('bench:a-b', '2')]);
+    expect(replaceBenchRows(before, 'bench:a', [row('bench:a', '9')])).toBe(doc([row('bench:a', '9'), padded('bench:a-b', '2')]));
+  });
+
   it("appends a script's first rows after the table's last row, inside the markers", () => {
     const after = replaceBenchRows(doc([row('bench:a', '1')]), 'bench:new', [row('bench:new', '5'), row('bench:new', '6')]);
     expect(after).toBe(doc([row('bench:a', '1'), row('bench:new', '5'), row('bench:new', '6')]));
