@@ -16,6 +16,8 @@ export interface ContainerdOptions {
    * under containerd's own state directory, and runc keeps its state in a private root.
    */
   readonly cni?: { readonly binDir: string; readonly confDir: string };
+  /** The CRI plugin's registry `config_path`: `<dir>/<host>/hosts.toml` files redirecting pulls (mirrors). */
+  readonly registryConfigPath?: string;
 }
 
 /**
@@ -70,6 +72,9 @@ export class TestContainerd {
         '  [plugins."io.containerd.grpc.v1.cri".cni]',
         `    bin_dir = "${options.cni?.binDir ?? join(dir, 'cni-bin')}"`,
         `    conf_dir = "${options.cni?.confDir ?? join(dir, 'cni-conf')}"`,
+        ...(options.registryConfigPath
+          ? ['  [plugins."io.containerd.grpc.v1.cri".registry]', `    config_path = "${options.registryConfigPath}"`]
+          : []),
         '',
       ].join('\n'),
     );

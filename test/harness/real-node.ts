@@ -22,6 +22,7 @@ import { CriClient } from '../../src/runtime/cri/client.js';
 import { TestContainerd } from '../cri-harness/containerd.js';
 import { buildLayout, push } from '../cri-harness/images.js';
 import { TestRegistry } from '../cri-harness/registry.js';
+import { MIRRORED_HOSTS, pushUpstreamStandIns, writeMirrorHosts } from '../cri-harness/upstream-images.js';
 import { freePort, waitFor } from '../cri-harness/util.js';
 import { bypassProxyForLoopback, ControlPlane } from './controlplane.js';
 import { findNodeAssets, type NodeAssets } from './node-assets.js';
@@ -83,6 +84,11 @@ export interface RealNodeInfo {
   readonly registry: string;
   readonly images: RealNodeImages;
   readonly podLogsDir: string;
+  /**
+   * Registry hosts the node's containerd resolves through the loopback registry, which holds offline stand-ins
+   * for the images upstream OpenKruise's e2e suite names (test/cri-harness/upstream-images.ts).
+   */
+  readonly mirroredHosts: readonly string[];
 }
 
 interface Component {
@@ -149,6 +155,7 @@ export class RealNode {
       registry: this.registry!.host,
       images: this.images!,
       podLogsDir: this.podLogsDir,
+      mirroredHosts: MIRRORED_HOSTS,
     };
   }
 
@@ -181,7 +188,10 @@ export class RealNode {
     await push(busybox, this.images.busybox);
     await push(busybox2, this.images.busybox2);
     await push(busybox2, this.images.pullOnly);
-    step('loopback registry with offline-built images');
+    await pushUpstreamStandIns(work, layout, this.registry.host);
+    const registryConfig = path.join(this.dir, 'registry-hosts');
+    await writeMirrorHosts(registryConfig, this.registry.host);
+    step('loopback registry with offline-built images, mirroring ' + MIRRORED_HOSTS.join(', '));
 
     const cniConf = path.join(this.dir, 'cni-conf');
     await mkdir(cniConf, { recursive: true });
@@ -189,6 +199,7 @@ export class RealNode {
     this.containerd = await TestContainerd.create(path.join(this.hostRunDir, 'containerd'), {
       sandboxImage: this.images.pause,
       cni: { binDir: '/usr/lib/cni', confDir: cniConf },
+      registryConfigPath: registryConfig,
     });
     const cri = new CriClient(this.containerd.socket);
     try {

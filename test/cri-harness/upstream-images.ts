@@ -1,0 +1,111 @@
+// Offline stand-ins for the images upstream OpenKruise's e2e suite names (test/conformance runs it on the real
+// node), and the containerd registry mirrors that make those names resolve to the harness's loopback registry.
+// Several specs use `:latest` without a pull policy (pull Always), so the names must resolve on every pull:
+// pre-loading images into containerd would not do. Nothing leaves the machine: a name under a mirrored host
+// that is not pushed here (the suite's deliberately unpullable image) fails with the registry's 404.
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { push } from './images.js';
+
+const run = promisify(execFile);
+
+/** Registry hosts whose names the suite uses; each gets a containerd `hosts.toml` pointing at the loopback registry. */
+export const MIRRORED_HOSTS = ['docker.io', 'registry.k8s.io', 'invalid.registry.k8s.io'] as const;
+
+/**
+ * Image names the runnable upstream specs pull (through k8s.io/kubernetes/test/utils/image, or hard-coded),
+ * as `<host>/<repository>:<tag>`. Each group shares one image (one digest); different groups differ, because
+ * specs compare image IDs across tags (an update to another tag must change the ID), while one CloneSet spec
+ * requires nginx:alpine and nginx:mainline-alpine to be the same image.
+ */
+export const UPSTREAM_IMAGE_GROUPS: readonly (readonly string[])[] = [
+  ['registry.k8s.io/e2e-test-images/httpd:2.4.38-4'],
+  ['registry.k8s.io/e2e-test-images/httpd:2.4.39-4'],
+  ['registry.k8s.io/e2e-test-images/agnhost:2.53'],
+  ['registry.k8s.io/e2e-test-images/nginx:1.14-4'],
+  ['registry.k8s.io/e2e-test-images/nginx:1.15-4'],
+  ['registry.k8s.io/e2e-test-images/busybox:1.36.1-1'],
+  ['registry.k8s.io/e2e-test-images/redis:5.0.5-3'],
+  ['docker.io/library/busybox:latest'],
+  ['docker.io/library/nginx:latest'],
+  ['docker.io/library/nginx:alpine', 'docker.io/library/nginx:mainline-alpine'],
+  ['docker.io/library/nginx:1.21.1'],
+  ['docker.io/library/nginx:1.21'],
+  ['docker.io/library/nginx:1.20.1'],
+  ['docker.io/library/nginx:1.20'],
+  ['docker.io/library/nginx:1.19.10'],
+  ['docker.io/openkruise/hotupgrade-sample:sidecarv1'],
+  ['docker.io/openkruise/hotupgrade-sample:empty'],
+];
+
+/**
+ * Runs until TERM, INT or QUIT and exits 0, as nginx, httpd and redis do. The image's Cmd (not Entrypoint), like
+ * busybox's `sh`: specs that set `args` only replace it. The text matches the cleanup pattern of the node stories'
+ * stand-in containers.
+ */
+const SERVE = ['/bin/sh', '-c', 'trap "exit 0" INT QUIT; trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
+
+/**
+ * Builds the stand-ins with umoci from Debian's busybox-static (every applet linked, `/bin/bash` running busybox
+ * sh, since one spec runs `bash -c`; `/migrate.sh` for the hot-upgrade sample's postStart) and pushes each name
+ * under its upstream repository path (`<registry>/<repository>:<tag>`, the path a mirror asks for).
+ */
+export async function pushUpstreamStandIns(workDir: string, layout: string, registryHost: string): Promise<void> {
+  const base = `${layout}:upstream-stand-in-base`;
+  await mkdir(workDir, { recursive: true });
+  await run('umoci', ['init', '--layout', layout]).catch(() => undefined);
+  await run('umoci', ['new', '--image', base]);
+  const bundle = join(workDir, 'bundle-upstream-stand-in');
+  await run('umoci', ['unpack', '--image', base, bundle]);
+  const rootfs = join(bundle, 'rootfs');
+  for (const dir of ['bin', 'tmp', 'etc', 'var/run', 'usr/bin', 'usr/sbin', 'sbin']) await mkdir(join(rootfs, dir), { recursive: true });
+  await chmod(join(rootfs, 'tmp'), 0o1777);
+  await writeFile(join(rootfs, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+  await writeFile(join(rootfs, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
+  await copyFile('/bin/busybox', join(rootfs, 'bin', 'busybox'));
+  await chmod(join(rootfs, 'bin', 'busybox'), 0o755);
+  const { stdout } = await run('/bin/busybox', ['--list']);
+  for (const applet of stdout.split('\n').filter((a) => a && a !== 'busybox' && a !== 'bash'))
+    await symlink('busybox', join(rootfs, 'bin', applet)).catch(() => undefined);
+  await writeFile(join(rootfs, 'bin', 'bash'), '#!/bin/busybox sh\nexec /bin/busybox sh "$@"\n', { mode: 0o755 });
+  await writeFile(join(rootfs, 'migrate.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  await run('umoci', ['repack', '--image', base, bundle]);
+  await run('umoci', [
+    'config',
+    '--image',
+    base,
+    '--config.entrypoint=',
+    ...SERVE.map((c) => `--config.cmd=${c}`),
+    '--config.env=PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+  ]);
+  for (const [index, names] of UPSTREAM_IMAGE_GROUPS.entries()) {
+    // A label of its own gives each group its own config, hence its own image ID, over the one shared layer.
+    const tag = `upstream-stand-in-${index}`;
+    await run('umoci', ['config', '--image', base, '--tag', tag, `--config.label=cdk8s-kruise.stand-in-for=${names[0]}`]);
+    for (const name of names) await push(`${layout}:${tag}`, `${registryHost}/${repositoryPath(name)}`);
+  }
+  await run('umoci', ['gc', '--layout', layout]);
+}
+
+/** `docker.io/library/nginx:latest` → `library/nginx:latest`: the path under the mirrored host. */
+function repositoryPath(name: string): string {
+  const host = MIRRORED_HOSTS.find((h) => name.startsWith(`${h}/`));
+  if (!host) throw new Error(`${name} is not under a mirrored registry host (${MIRRORED_HOSTS.join(', ')})`);
+  return name.slice(host.length + 1);
+}
+
+/**
+ * Writes containerd's registry `config_path` directory: `<dir>/<host>/hosts.toml` for each mirrored host, pulling
+ * and resolving from the plain-HTTP loopback registry only (no fallback to the real host).
+ */
+export async function writeMirrorHosts(dir: string, registryHost: string): Promise<void> {
+  for (const host of MIRRORED_HOSTS) {
+    await mkdir(join(dir, host), { recursive: true });
+    await writeFile(
+      join(dir, host, 'hosts.toml'),
+      `server = "http://${registryHost}"\n\n[host."http://${registryHost}"]\n  capabilities = ["pull", "resolve"]\n`,
+    );
+  }
+}
