@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { composeAdmission, POD_MUTATOR_ORDER, type OrderedAdmissionHandler } from '../../src/runtime/core/webhook/compose.js';
+import { POD_MUTATOR_ORDER } from '../../src/runtime/control/admission-order.js';
+import { composeAdmission, type OrderedAdmissionHandler } from '../../src/runtime/core/webhook/compose.js';
 import type { AdmissionRequest, AdmissionResult } from '../../src/runtime/core/webhook/server.js';
 import { podMutator } from '../../src/runtime/core/webhook/pod-mutator.js';
 import type { KubeObject, Pod } from '../../src/runtime/core/types.js';

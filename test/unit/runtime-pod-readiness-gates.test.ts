@@ -1,7 +1,8 @@
 // The pod webhook's readiness-gate step (pure decision) and the pod-mutator adapter that turns an edited
 // copy into the step's patch, composed on /mutate-pod as the manager composes it.
 import { describe, expect, it } from 'vitest';
-import { composeAdmission, POD_MUTATOR_ORDER } from '../../src/runtime/core/webhook/compose.js';
+import { POD_MUTATOR_ORDER } from '../../src/runtime/control/admission-order.js';
+import { composeAdmission } from '../../src/runtime/core/webhook/compose.js';
 import { podMutator } from '../../src/runtime/core/webhook/pod-mutator.js';
 import type { AdmissionRequest } from '../../src/runtime/core/webhook/server.js';
 import type { Pod } from '../../src/runtime/core/types.js';

@@ -95,15 +95,3 @@ export function composeAdmission(handlers: readonly OrderedAdmissionHandler[]): 
   }
   return out;
 }
-
-/**
- * The fixed order of the pod webhook's mutators on `/mutate-pod`: SidecarSet injection first (later
- * steps must see the injected containers), then the readiness gates of pods owned by Kruise workloads,
- * then container launch and exit priority (they wire every container, injected ones included).
- */
-export const POD_MUTATOR_ORDER = Object.freeze({
-  sidecarSetInjection: 100,
-  readinessGates: 200,
-  launchPriority: 300,
-  exitPriority: 400,
-});

@@ -18,7 +18,7 @@ export type PodMutation = void | { readonly deny: string; readonly code?: number
  */
 export type PodMutateFn = (pod: Pod, req: AdmissionRequest) => PodMutation | Promise<PodMutation>;
 
-/** An ordered handler on `/mutate-pod` from a pod mutator; `order` comes from `POD_MUTATOR_ORDER`. */
+/** An ordered handler on `/mutate-pod` from a pod mutator; `order` is its place in the chain (lower runs first). */
 export function podMutator(name: string, order: number, mutate: PodMutateFn): OrderedAdmissionHandler {
   return {
     name,

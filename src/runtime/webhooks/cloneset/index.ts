@@ -1,4 +1,5 @@
 import { CLONESETS, kindWebhookPath } from '../../../contracts/index.js';
+import { VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import type { KubeObject } from '../../core/types.js';
 import { defaultCloneSet, validateCloneSetUpdate, validateStrategy } from './decision.js';
@@ -27,7 +28,7 @@ export const cloneSetWebhook: WebhookDefinition = {
         name: 'vcloneset',
         path: kindWebhookPath('validate', CLONESETS),
         type: 'validating',
-        order: 200,
+        order: VALIDATING_CHAIN_ORDER.kindChecks,
         async handle(req) {
           if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
           const obj = req.object as KubeObject;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ANNOTATION_CONTAINER_EXIT_PRIORITY } from '../../../contracts/index.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
+import { POD_MUTATOR_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import { wireExitPriority } from './decision.js';
 

@@ -1,4 +1,5 @@
 import { KRUISE_KINDS, kindWebhookPath, kruiseResource, type KruiseKindName } from '../../../contracts/index.js';
+import { VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import type { OrderedAdmissionHandler } from '../../core/webhook/compose.js';
 import type { AdmissionResult } from '../../core/webhook/server.js';
@@ -30,8 +31,8 @@ export const kruiseValidationWebhook: WebhookDefinition = {
       name: `v${k.kind.toLowerCase()}`,
       path: kindWebhookPath('validate', k),
       type: 'validating',
-      // First on its path: kinds with their own checks (CloneSet) chain after the shared rules.
-      order: 100,
+      // First on its path: kinds with their own checks (CloneSet, SidecarSet) chain after the shared rules.
+      order: VALIDATING_CHAIN_ORDER.policyRules,
       async handle(req) {
         if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
         return (await load())(req.object as KubeObject);

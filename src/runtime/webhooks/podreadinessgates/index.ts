@@ -1,5 +1,5 @@
 import type { WebhookDefinition } from '../../core/controller.js';
-import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
+import { POD_MUTATOR_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import { addReadinessGates } from './decision.js';
 

@@ -22,7 +22,7 @@ import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { rfc3339 } from '../../core/meta.js';
 import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
-import { POD_MUTATOR_ORDER } from '../../core/webhook/compose.js';
+import { POD_MUTATOR_ORDER, VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
 import { injectSidecarSets, type SidecarSetHashes } from './decision.js';
@@ -238,7 +238,7 @@ export const sidecarSetValidationWebhook: WebhookDefinition = {
         name: 'vsidecarset',
         path: kindWebhookPath('validate', SIDECARSETS),
         type: 'validating',
-        order: 200,
+        order: VALIDATING_CHAIN_ORDER.kindChecks,
         async handle(req) {
           if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
           const set = req.object as unknown as SidecarSet;
