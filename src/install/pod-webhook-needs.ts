@@ -90,7 +90,11 @@ export function selectorExpression(selector: LabelSelectorLike): string | undefi
   return terms.join(' && ');
 }
 
-/** The markers and owners every install treats as needing the webhook, whatever the app contains. */
+/**
+ * The markers and owners every install treats as needing the webhook, whatever the app contains. Every field is
+ * tested with `has` first: an evaluation error would refuse the request through the Fail entry, and a malformed pod
+ * must meet the API server's own validation message instead.
+ */
 function markerTerms(): string[] {
   return [
     // Exit priority: the preStop wiring to the node daemon.
@@ -98,9 +102,9 @@ function markerTerms(): string[] {
     // Launch priority: the barrier env. The annotation counts whatever its value, so that no mutation of it can
     // take a pod out of the expression.
     hasKey(ANNOTATIONS, ANNOTATION_CONTAINER_LAUNCH_PRIORITY),
-    `object.spec.containers.exists(c, has(c.env) && c.env.exists(e, e.name == ${lit(ENV_CONTAINER_PRIORITY)}))`,
+    `(has(object.spec) && has(object.spec.containers) && object.spec.containers.exists(c, has(c.env) && c.env.exists(e, has(e.name) && e.name == ${lit(ENV_CONTAINER_PRIORITY)})))`,
     // Pods of Kruise workloads: the readiness gates in-place updates and lifecycle hooks rely on.
-    `(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && o.apiVersion.startsWith(${lit(`${KRUISE_GROUP}/`)})))`,
+    `(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && has(o.apiVersion) && o.apiVersion.startsWith(${lit(`${KRUISE_GROUP}/`)})))`,
   ];
 }
 

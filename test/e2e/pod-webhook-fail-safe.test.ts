@@ -159,6 +159,13 @@ describe('install applied, manager absent', () => {
     await expect(core.createNamespacedPod({ namespace: otherNs, body: owned })).rejects.toThrow(/mpod\.kb\.io/);
   });
 
+  it("leaves a malformed pod to the API server's own validation (no match-condition error)", async () => {
+    const empty = { metadata: { name: 'no-containers' }, spec: { containers: [] } };
+    await expect(core.createNamespacedPod({ namespace: otherNs, body: empty as V1Pod, dryRun: 'All' })).rejects.toThrow(
+      /spec\.containers: Required value/,
+    );
+  });
+
   it('keeps both answers with the webhook Service deleted', async () => {
     const service = docsOf(runtimeFile).find((d) => d.kind === 'Service');
     expect(service).toBeDefined();
