@@ -9,6 +9,7 @@ import {
 } from '../../../contracts/index.js';
 import { ignoresExitCode } from '../../../api/pod-contracts.js';
 import { isAlreadyExists } from '../../core/client.js';
+import { objectUid, UID_INDEX } from '../../core/indexes.js';
 import type { Informer } from '../../core/informer.js';
 import { isCandidate, sidecarTerminationCrr } from '../../control/sidecar-termination.js';
 import type { KubeObject, Pod } from '../../core/types.js';
@@ -59,6 +60,8 @@ export class NodeLocalSidecarTerminator {
     private readonly enqueue: (key: string) => void,
   ) {
     this.events = criContainerEvents(ctx.cri, ctx.logger);
+    // A container change names its pod by uid: found through the index, not by walking the node's pods.
+    pods.addIndex(UID_INDEX, objectUid);
     const onPod = (p: Pod) => {
       if (this.waiting(p)) enqueue(`${p.metadata.namespace}/${p.metadata.name}`);
       this.listenWhileWaiting();
@@ -84,7 +87,7 @@ export class NodeLocalSidecarTerminator {
     if (wanted && !this.unsubscribe) {
       this.unsubscribe = this.events.subscribe((change) => {
         if (change.type !== 'stopped' || !change.podUid) return;
-        const pod = this.pods.list().find((p) => p.metadata.uid === change.podUid);
+        const pod = this.pods.byIndex(UID_INDEX, change.podUid)[0];
         if (pod && this.waiting(pod)) {
           if (!this.learnt.has(change.podUid)) this.learnt.set(change.podUid, Date.now());
           this.actNow(pod);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { exitLevelDeadlineMs, parseExitPriorityHookPath } from '../../../api/pod-contracts.js';
 import { PODS, isNotFound, type Informer, type Pod, type ProcessResult, type Reconciler } from '../../core/index.js';
+import { objectUid, UID_INDEX } from '../../core/indexes.js';
 import { KubeletLabels } from '../../cri/types.js';
 import type { DaemonContext } from '../context.js';
 import { SAFETY_POLL_MS, type ContainerChange, type CriContainerEvents } from '../cri-events.js';
@@ -61,7 +62,9 @@ export class ExitPriorityEndpoint implements Reconciler {
     private readonly enqueue: (key: string) => void,
     private readonly maxWaits: number,
     private readonly events: CriContainerEvents,
-  ) {}
+  ) {
+    pods.addIndex(UID_INDEX, objectUid);
+  }
 
   /** A container of a pod with held hooks stopped: look at that pod now. */
   private readonly onChange = (c: ContainerChange): void => {
@@ -188,7 +191,7 @@ export class ExitPriorityEndpoint implements Reconciler {
   private async deletionOf(pod: Pod, signal: AbortSignal): Promise<Pod> {
     const until = Date.now() + DELETION_SEEN_MS;
     while (Date.now() < until && !signal.aborted) {
-      const cached = this.pods.list().find((p) => p.metadata.uid === pod.metadata.uid);
+      const cached = this.pods.byIndex(UID_INDEX, pod.metadata.uid ?? '')[0];
       if (cached?.metadata.deletionTimestamp) return cached;
       await sleep(EXIT_POLL_MS);
     }

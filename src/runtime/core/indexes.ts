@@ -1,0 +1,14 @@
+/**
+ * Cache indexes more than one reader of a shared informer uses. An informer refuses a second function under a
+ * taken index name, so readers that share an index take its name and function from here (one identity).
+ */
+import type { IndexFunc } from './informer.js';
+import type { KubeObject, Pod } from './types.js';
+
+/** Pods by the node they are bound to (`spec.nodeName`); unscheduled pods are not in it. */
+export const POD_NODE_NAME_INDEX = 'spec.nodeName';
+export const podNodeName: IndexFunc<Pod> = (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []);
+
+/** Objects by uid, for readers that learn a uid (from a container's labels, an event) and need the object. */
+export const UID_INDEX = 'metadata.uid';
+export const objectUid: IndexFunc<KubeObject> = (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []);
