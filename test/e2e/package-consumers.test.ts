@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestRegistry } from '../cri-harness/registry.js';
 import { readmeTour } from '../harness/readme-tour.js';
 
 const run = promisify(execFile);
@@ -206,14 +207,23 @@ beforeAll(async () => {
     'lib/types/constructs/index.d.ts',
     'lib/cli/cdk8s-kruise.mjs',
     'lib/cdk8s-plugin.cjs',
+    'lib/image/kit.json',
+    'lib/image/app-layer.tar.gz',
   ]) {
     expect(paths, required).toContain(required);
   }
-  // Nothing test-, build- or image-only.
-  expect(paths.filter((p) => !/^(lib\/(esm|cjs|cli|types)\/|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual(
-    [],
-  );
-  expect(paths.filter((p) => /\.map$|\.test\.|\/image\/|\/generate(-types)?\.|build-package/.test(p))).toEqual([]);
+  // Nothing test- or build-only; of the image, only the kit `cdk8s-kruise image build` reads.
+  expect(
+    paths.filter(
+      (p) =>
+        !/^(lib\/(esm|cjs|cli|types)\/|lib\/image\/(kit\.json|app-layer\.tar\.gz)$|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(
+          p,
+        ),
+    ),
+  ).toEqual([]);
+  expect(
+    paths.filter((p) => /\.map$|\.test\.|\/image\/(?!(kit\.json|app-layer\.tar\.gz)$)|\/generate(-types)?\.|build-package/.test(p)),
+  ).toEqual([]);
 }, SLOW);
 
 afterAll(() => {
@@ -221,6 +231,76 @@ afterAll(() => {
 });
 
 describe('the packed package in fresh apps', () => {
+  it(
+    'the image command from the tarball (scripts/release-image.sh) pushes the image `npm run image` builds, with its SBOM, to a loopback registry',
+    async () => {
+      const dir = path.join(work, 'image');
+      mkdirSync(dir, { recursive: true });
+      await sh(dir, 'tar', ['-xzf', tarball, 'package/lib/image/kit.json']);
+      const kit = JSON.parse(readFileSync(path.join(dir, 'package', 'lib', 'image', 'kit.json'), 'utf8')) as {
+        metadata: { sourceDateEpoch: number; revision?: string; nodeVersion: string };
+      };
+      // The repository's build of the same sources, timestamps and revision, on the Node `npm run image` uses.
+      const script = path.join(dir, 'repository-build.mts');
+      writeFileSync(
+        script,
+        `import { buildRuntimeImage } from ${JSON.stringify(path.join(repoRoot, 'src', 'image', 'build.ts'))};\n` +
+          `const { result } = await buildRuntimeImage({ repoRoot: ${JSON.stringify(repoRoot)}, outDir: ${JSON.stringify(path.join(dir, 'repo'))}, ` +
+          `sourceDateEpoch: ${kit.metadata.sourceDateEpoch}${kit.metadata.revision ? `, revision: ${JSON.stringify(kit.metadata.revision)}` : ''} });\n` +
+          'console.log(result.manifestDigest);\n',
+      );
+      const repoBuild = await sh(repoRoot, path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [script], {
+        PATH: `${path.join(repoRoot, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+      });
+      const expected = repoBuild.stdout.trim();
+      expect(expected).toMatch(/^sha256:[a-f0-9]{64}$/);
+
+      const registry = await TestRegistry.create(path.join(dir, 'registry'));
+      try {
+        const started = Date.now();
+        const release = await sh(repoRoot, 'bash', ['scripts/release-image.sh', tarball, `${registry.host}/platform/cdk8s-kruise`], {
+          EXPECT_DIGEST: expected,
+          DOCKER_CONFIG: path.join(dir, 'no-docker-config'),
+        });
+        const seconds = (Date.now() - started) / 1000;
+        const [reference, sbomLine] = release.stdout.trim().split('\n');
+        expect(reference).toBe(`${registry.host}/platform/cdk8s-kruise:0.1.0@${expected}`);
+        const built = /built (sha256:\S+): ([\d.]+) MB compressed, ([\d.]+) MB uncompressed, in ([\d.]+) s/.exec(release.stderr);
+        expect(built?.[1]).toBe(expected);
+        process.stderr.write(
+          `image from the package: ${built?.[2]} MB compressed, ${built?.[3]} MB uncompressed, built in ${built?.[4]} s; release-image.sh (install + build + push) ${seconds.toFixed(1)} s\n`,
+        );
+        // What the registry holds, read back by an independent client.
+        const inspected = JSON.parse(
+          (await sh(dir, 'skopeo', ['inspect', '--tls-verify=false', `docker://${registry.host}/platform/cdk8s-kruise:0.1.0`])).stdout,
+        ) as { Digest: string };
+        expect(inspected.Digest).toBe(expected);
+        // The SBOM: an OCI artifact whose subject is the image, under the referrers fallback tag.
+        expect(sbomLine).toMatch(new RegExp(`^sbom ${registry.host}/platform/cdk8s-kruise:sha256-${expected.slice(7)}\\.sbom@sha256:`));
+        const accept = { accept: 'application/vnd.oci.image.manifest.v1+json' };
+        const artifact = (await (
+          await fetch(`http://${registry.host}/v2/platform/cdk8s-kruise/manifests/sha256-${expected.slice(7)}.sbom`, { headers: accept })
+        ).json()) as { artifactType: string; subject: { digest: string }; layers: Array<{ digest: string; mediaType: string }> };
+        expect(artifact.artifactType).toBe('application/spdx+json');
+        expect(artifact.subject.digest).toBe(expected);
+        const spdx = (await (
+          await fetch(`http://${registry.host}/v2/platform/cdk8s-kruise/blobs/${artifact.layers[0]!.digest}`)
+        ).json()) as {
+          spdxVersion: string;
+          packages: Array<{ name: string; versionInfo: string }>;
+        };
+        expect(spdx.spdxVersion).toBe('SPDX-2.3');
+        const names = spdx.packages.map((p) => `${p.name}@${p.versionInfo}`);
+        expect(names).toContain(`node@${kit.metadata.nodeVersion.slice(1)}`);
+        expect(names.some((n) => n.startsWith('libc6@'))).toBe(true);
+        expect(names.some((n) => n.startsWith('yaml@'))).toBe(true);
+      } finally {
+        await registry.stop();
+      }
+    },
+    SLOW,
+  );
+
   it(
     'the `cdk8s init typescript-app` CommonJS layout: tsc (node10), cdk8s synth via ts-node with the plugin, jest + ts-jest, npx validate',
     async () => {
