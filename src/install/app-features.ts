@@ -80,6 +80,8 @@ const METADATA_ONLY_KINDS = new Set([
   'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration',
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
+  'flowcontrol.apiserver.k8s.io/v1/FlowSchema',
+  'flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration',
 ]);
 
 /** True when only the metadata of an object of this type can use a feature. */

@@ -2,6 +2,7 @@ import type { KubeObject } from './types.js';
 import type { InstallSpec } from './spec.js';
 import { namespaces } from './namespace.js';
 import { admissionPolicies } from './admission-policies.js';
+import { flowControl } from './flow-control.js';
 import { daemonRbac, managerRbac } from './rbac.js';
 import { controllerManagerDeployment, controllerManagerPdb } from './controller-manager.js';
 import { daemonSet } from './daemon.js';
@@ -19,6 +20,8 @@ export function renderRuntime(spec: InstallSpec): KubeObject[] {
     ...(spec.daemon ? daemonRbac(spec) : []),
     // The policies narrowing RBAC come with it, before any workload can use the rights.
     ...admissionPolicies(spec),
+    // The runtime's requests get their own API priority levels before it sends any.
+    ...flowControl(spec),
     webhookService(spec),
     webhookCertificate(spec),
     controllerManagerPdb(spec),

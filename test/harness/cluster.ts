@@ -60,6 +60,8 @@ export function apiErrorMessage(error: unknown): string {
 export interface RawResponse {
   readonly status: number;
   readonly body: string;
+  /** Response headers, names in lower case (e.g. APF's `x-kubernetes-pf-flowschema-uid`). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /** Sends one request to the shared apiserver as admin; `path` is e.g. `/api/v1/namespaces`. */
@@ -87,7 +89,7 @@ export async function rawRequest(
     const req = https.request(request, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(options.body);

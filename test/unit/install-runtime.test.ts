@@ -267,6 +267,28 @@ describe('admission policies narrowing RBAC', () => {
   });
 });
 
+describe('API priority and fairness', () => {
+  it("puts the manager's Lease calls and the runtime's other requests into levels of their own; the daemon's only with a daemon", () => {
+    const docs = synthRuntime(
+      appWith({}, (c) => kruiseObject(c, 'ContainerRecreateRequest', { podName: 'p', containers: [{ name: 'a' }] })).runtime,
+    );
+    const lease = find(docs, 'FlowSchema', 'kruise-leader-election')!;
+    expect(lease.spec.priorityLevelConfiguration).toEqual({ name: 'kruise-leader-election' });
+    expect(lease.spec.rules[0].resourceRules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], namespaces: ['kruise-system'] },
+    ]);
+    const runtime = find(docs, 'FlowSchema', 'kruise-runtime')!;
+    // After the lease schema, before the built-in service-accounts schema (9000) that feeds workload-low.
+    expect(lease.spec.matchingPrecedence).toBeLessThan(runtime.spec.matchingPrecedence);
+    expect(runtime.spec.matchingPrecedence).toBeLessThan(9000);
+    const names = (fs: Obj) => fs.spec.rules[0].subjects.map((s: Obj) => s.serviceAccount.name);
+    expect(names(runtime)).toEqual(['kruise-manager', 'kruise-daemon']);
+    expect(find(docs, 'PriorityLevelConfiguration', 'kruise-leader-election')!.spec.limited.lendablePercent).toBe(0);
+    const noDaemon = synthRuntime(appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: {} })).runtime);
+    expect(names(find(noDaemon, 'FlowSchema', 'kruise-runtime')!)).toEqual(['kruise-manager']);
+  });
+});
+
 describe('webhooks', () => {
   it('registers the pod webhook only when a feature of the app needs it (or when asked to)', () => {
     const without = find(synthRuntime(appWith().runtime), 'MutatingWebhookConfiguration')!;
