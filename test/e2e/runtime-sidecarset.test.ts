@@ -3,7 +3,8 @@
 // time (maxUnavailable 1: the next pod waits until the kubelet reports the new image; patchPodMetadata applied
 // again with the upgrade; pod condition SidecarSetUpgradable True), and a change beyond the image refused with
 // the pod condition (False), an event and the RolloutStuck status condition; two sets on one pod keep one
-// verdict each in SidecarSetUpgradable (False until both could upgrade it); and the
+// verdict each in SidecarSetUpgradable (False until both could upgrade it); a HotUpgrade sidecar hands over
+// from its working to its idle container; and the
 // revision history: revisionHistoryLimit prunes the oldest unused ControllerRevisions, never one a pod runs,
 // a pin names or the latest, and a revision the set returns to counts as the newest again.
 import { CoreV1Api, CustomObjectsApi, AppsV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -257,6 +258,85 @@ describe('SidecarSetUpgradable with two SidecarSets on one pod (upstream keeps o
     const all = await condition('both upgraded', (c) => c?.status === 'True');
     expect(all).toMatchObject({ reason: 'AllSidecarsetUpgradable', message: JSON.stringify({ [A]: true, [B]: true }) });
     expect(sidecar(await multiPod(), 'agent-a').image).toBe('agent-a:2');
+  });
+});
+
+describe('SidecarSet HotUpgrade on the real API server', () => {
+  const HOT = `hot-e2e-${process.pid}`;
+  const POD = 'hot-0';
+  const envoy = (image: string) => ({
+    name: 'envoy',
+    image,
+    upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty:1' },
+  });
+  const hotPod = () => core.readNamespacedPod({ name: POD, namespace: ns });
+  const images = (p: V1Pod) => Object.fromEntries(p.spec!.containers.map((c) => [c.name, c.image]));
+  const working = (p: V1Pod) => JSON.parse(p.metadata!.annotations!['kruise.io/sidecarset-working-hotupgrade-container']!).envoy;
+
+  afterAll(async () => {
+    await custom.deleteClusterCustomObject({ ...sidecarsets, name: HOT }).catch(() => undefined);
+  });
+
+  it('the new version starts in the idle container; once it runs, the old one goes back to the empty image', async () => {
+    const set = (await custom.createClusterCustomObject({
+      ...sidecarsets,
+      body: {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'SidecarSet',
+        metadata: { name: HOT },
+        spec: { selector: { matchLabels: { app: 'e2e-hot' } }, containers: [envoy('envoy:1')] },
+      },
+    })) as SidecarSet;
+    const pod: Pod = { metadata: { name: POD, labels: { app: 'e2e-hot' } }, spec: { containers: [{ name: 'app', image: 'nginx:1' }] } };
+    injectSidecarSets({
+      pod,
+      namespace: ns,
+      namespaceLabels: {},
+      sidecarSets: [set],
+      now: new Date().toISOString(),
+      metadataKeyAllowed: () => false,
+    });
+    await bindPod(await core.createNamespacedPod({ namespace: ns, body: pod as V1Pod }), node);
+    await runPod(POD);
+    expect(images(await hotPod())).toEqual({ 'envoy-1': 'envoy:1', 'envoy-2': 'empty:1', app: 'nginx:1' });
+
+    await custom.patchClusterCustomObject({ ...sidecarsets, name: HOT, body: { spec: { containers: [envoy('envoy:2')] } } }, mergePatch);
+    const started = await eventually(
+      async () => {
+        const p = await hotPod();
+        return images(p)['envoy-2'] === 'envoy:2' ? p : undefined;
+      },
+      30_000,
+      'new version in envoy-2',
+    );
+    expect(working(started)).toBe('envoy-2');
+    // Both run until the kubelet reports the new one: the old one keeps serving.
+    expect(images(started)['envoy-1']).toBe('envoy:1');
+    expect(started.metadata!.annotations!['versionalt.sidecarset.kruise.io/envoy-2']).toBe('1');
+
+    await runPod(POD);
+    const handedOver = await eventually(
+      async () => {
+        const p = await hotPod();
+        return images(p)['envoy-1'] === 'empty:1' ? p : undefined;
+      },
+      30_000,
+      'handover',
+    );
+    expect(images(handedOver)).toEqual({ 'envoy-1': 'empty:1', 'envoy-2': 'envoy:2', app: 'nginx:1' });
+    expect(handedOver.metadata!.annotations).toMatchObject({
+      'version.sidecarset.kruise.io/envoy-1': '0',
+      'versionalt.sidecarset.kruise.io/envoy-2': '0',
+    });
+    await runPod(POD);
+    await eventually(
+      async () => {
+        const st = ((await custom.getClusterCustomObject({ ...sidecarsets, name: HOT })) as SidecarSet & { status?: any }).status;
+        return st?.matchedPods === 1 && st.updatedPods === 1 && st.updatedReadyPods === 1 ? true : undefined;
+      },
+      30_000,
+      'status converged',
+    );
   });
 });
 
