@@ -562,7 +562,7 @@ export const PER_DOCUMENT_RULES: ReadonlySet<string> = new Set([
   'KRUISE-SIDECARSET-004',
   'KRUISE-SIDECARSET-006',
   'KRUISE-RUNTIME-002',
-  'KRUISE-RUNTIME-004',
+  'KRUISE-IMAGE-002',
 ]);
 // Small batches: their objects die young (scavenged) instead of being promoted, which is what grows the heap.
 const RULE_BATCH = 200;

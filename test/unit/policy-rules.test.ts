@@ -455,7 +455,7 @@ const CASES: Record<string, Case> = {
     line: 18,
     message: /uses SidecarSet hot upgrade .*which the bundled runtime does not carry out/,
   },
-  'KRUISE-RUNTIME-004': {
+  'KRUISE-IMAGE-002': {
     pass: managerRunning('registry.example/platform/cdk8s-kruise:0.1.0'),
     fail: managerRunning('ghcr.io/cdk8s-kruise/cdk8s-kruise:0.1.0'),
     pointer: '/spec/template/spec/containers/0/image',

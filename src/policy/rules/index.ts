@@ -7,6 +7,7 @@ import { IMAGE_RULES } from './images.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
+import { RUNTIME_IMAGE_RULES } from './runtime-image.js';
 import { RUNTIME_SUPPORT_RULES } from './runtime-support.js';
 import { SCHEMA_RULES } from './schema.js';
 import { SIDECAR_TERMINATOR_RULES } from './sidecar-terminator.js';
@@ -26,6 +27,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...CRR_RULES,
   ...FEATURE_GATE_RULES,
   ...RUNTIME_SUPPORT_RULES,
+  ...RUNTIME_IMAGE_RULES,
 ]);
 
 const BY_ID = new Map(RULES.map((r) => [r.id, r]));

@@ -1,7 +1,6 @@
 import { noRuntimeCarriesOut, RUNTIME_SUPPORT_RULE_IDS } from '../../api/feature-uses.js';
 import { detectFeatures } from '../../install/app-features.js';
 import { unsupportedUses } from '../../install/runtime-support.js';
-import { DEFAULT_REGISTRY, IMAGE_REPOSITORY } from '../../install/image.js';
 import { COMMON_LABELS } from '../../install/spec.js';
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../../contracts/keys.js';
 import { NAMES } from '../../contracts/names.js';
@@ -96,40 +95,4 @@ export const ignoredGateOverrides: Rule = {
   },
 };
 
-/** The command that builds the runtime image from the installed package and pushes it (README, docs/runtime.md). */
-export const IMAGE_BUILD_COMMAND = 'npx cdk8s-kruise image build --push';
-
-export const unpublishedRuntimeImage: Rule = {
-  id: 'KRUISE-RUNTIME-004',
-  severity: 'info',
-  title: 'The runtime image is the unpublished default',
-  doc:
-    `The bundled runtime's controller-manager Deployment runs ${DEFAULT_REGISTRY}/${IMAGE_REPOSITORY}:<version> when ` +
-    'KruiseRuntime is given no image. That image is not published for every version, so a cluster may fail to pull ' +
-    `it. Build the image of this version and push it to your registry with \`${IMAGE_BUILD_COMMAND} <registry>/${IMAGE_REPOSITORY}:<version>\`, ` +
-    'then set RuntimeImage.bundled({ registry, digest }) or RuntimeImage.fromReference(...). A note, not a warning: ' +
-    'an output that names the default on purpose (a mirror rewrites it) is not wrong.',
-  check(manifests) {
-    const out: RuleFinding[] = [];
-    for (const m of manifests) {
-      if (!isBundledManager(m)) continue;
-      const containers = obj(obj(obj(obj(m.object.spec).template).spec)).containers;
-      (Array.isArray(containers) ? containers : []).forEach((c, i) => {
-        const image = obj(c).image;
-        if (typeof image !== 'string' || !image.startsWith(`${DEFAULT_REGISTRY}/${IMAGE_REPOSITORY}:`) || image.includes('@')) return;
-        const tag = image.slice(image.lastIndexOf(':') + 1);
-        out.push({
-          manifest: m,
-          jsonPointer: `/spec/template/spec/containers/${i}/image`,
-          message: `the runtime image ${image} is the default, which may not be published; the cluster may not be able to pull it`,
-          hint:
-            `Build and push it: ${IMAGE_BUILD_COMMAND} <registry>/${IMAGE_REPOSITORY}:${tag}, then ` +
-            "new KruiseRuntime(app, 'kruise', { image: RuntimeImage.bundled({ registry: '<registry>', digest: '<digest it prints>' }) }).",
-        });
-      });
-    }
-    return out;
-  },
-};
-
-export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, bundledRuntimeRefusal, ignoredGateOverrides, unpublishedRuntimeImage];
+export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, bundledRuntimeRefusal, ignoredGateOverrides];
