@@ -477,6 +477,39 @@ describe('CloneSet controller on the real API server', () => {
     await patchSpec('pds', { progressDeadlineSeconds: 2147483647 });
     await eventually(async () => (await getCs('pds')).status && !(await progressing()), 20_000, 'Progressing removed');
   });
+  it('adopts an orphan pod its selector matches and releases a pod relabelled out of it, reading only its namespace', async () => {
+    const otherNs = await createNamespace('cloneset-other');
+    const bare = (name: string, namespace: string) => ({
+      metadata: { name, namespace, labels: { app: 'adopt' } },
+      spec: { containers: [{ name: 'main', image: 'example.io/app:1' }] },
+    });
+    // An orphan in the CloneSet's namespace, and a pod with the same labels in another namespace, exist first.
+    await core.createNamespacedPod({ namespace: ns, body: bare('adopt-orphan', ns) });
+    await core.createNamespacedPod({ namespace: otherNs, body: bare('adopt-elsewhere', otherNs) });
+    // Paused: the adopted pod, of no revision of the CloneSet, is not recreated by the update meanwhile.
+    await create(cloneSet('adopt', { replicas: 1, extra: { updateStrategy: { paused: true } } }));
+    const uid = (await getCs('adopt')).metadata.uid;
+    const ownedBy = (p: V1Pod) => !!p.metadata!.ownerReferences?.some((o) => o.uid === uid && o.controller);
+    // The orphan is adopted and fills the one replica: no pod is created.
+    await eventually(async () => ownedBy(await core.readNamespacedPod({ name: 'adopt-orphan', namespace: ns })), 20_000, 'orphan adopted');
+    await settle('adopt', async () => (await getCs('adopt')).status?.availableReplicas === 1, 'the adopted pod available');
+    expect((await podsOf('adopt')).map((p) => p.metadata!.name)).toEqual(['adopt-orphan']);
+    // Relabelled out of the selector, it loses its owner reference and a new pod takes its place.
+    await core.patchNamespacedPod({ name: 'adopt-orphan', namespace: ns, body: { metadata: { labels: { app: 'released' } } } }, mergePatch);
+    await eventually(async () => !ownedBy(await core.readNamespacedPod({ name: 'adopt-orphan', namespace: ns })), 20_000, 'pod released');
+    const pods = await settle(
+      'adopt',
+      async () => {
+        const ps = await podsOf('adopt');
+        const replaced = ps.length === 1 && ps[0]!.metadata!.name !== 'adopt-orphan';
+        return replaced && (await getCs('adopt')).status?.availableReplicas === 1 ? ps : undefined;
+      },
+      'the released pod replaced',
+    );
+    expect(pods).toHaveLength(1);
+    expect(pods.every(ownedBy)).toBe(true);
+    expect((await core.readNamespacedPod({ name: 'adopt-elsewhere', namespace: otherNs })).metadata!.ownerReferences ?? []).toEqual([]);
+  });
 });
 
 describe('CloneSet controller across a leader change', () => {
