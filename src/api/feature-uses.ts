@@ -257,8 +257,6 @@ export function featureUsesIn(obj: Record<string, unknown>): FeatureUseAt[] {
 export const RUNTIME_SUPPORT_RULE_IDS = Object.freeze({
   /** A use the target runtime does not carry out (or that no runtime does): a warning. */
   unsupported: 'KRUISE-RUNTIME-001',
-  /** A use the bundled runtime refuses rather than leave inert: an error. */
-  refused: 'KRUISE-RUNTIME-003',
 });
 
 /** Extra advice for features that have a compile-time alternative to a runtime. */
@@ -273,12 +271,6 @@ const NO_RUNTIME_ADVICE: Partial<Record<AppFeature, string>> = {
     "Under upstream OpenKruise with gate EnhancedLivenessProbe the pod webhook removes the containers' liveness probes and nothing " +
     'restarts a container whose probe fails; the bundled runtime ignores the annotation. Remove it to keep the kubelet liveness probes.',
 };
-
-/**
- * Features the bundled runtime refuses instead of leaving inert: emitting them would change how pods are
- * built or upgraded in a way the app relies on, so the synth stops rather than warn.
- */
-const BUNDLED_REFUSED: ReadonlySet<AppFeature> = new Set([AppFeature.SIDECARSET_HOT_UPGRADE]);
 
 const KIND_LEVEL: ReadonlySet<AppFeature> = new Set([...Object.values(KIND_FEATURES), AppFeature.OTHER_KRUISE_KIND]);
 
@@ -302,8 +294,7 @@ export interface SupportJudgement {
   readonly advice: string;
   /**
    * An error rather than a warning: under the upstream target a feature only the bundled runtime carries out (upstream's
-   * webhooks refuse or ignore it); under the bundled target the features that would change how pods are built or
-   * upgraded (`BUNDLED_REFUSED`). A feature no runtime carries out is a warning under both.
+   * webhooks refuse or ignore it). A feature no runtime carries out is a warning under both.
    */
   readonly refused: boolean;
   /** Neither runtime carries the feature out: reported whatever the target. */
@@ -338,8 +329,8 @@ export function judgeUse(use: FeatureUseAt, target: RuntimeName, subject: UseSub
   } else {
     advice = `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`;
   }
-  const refused = noRuntime ? false : target === 'upstream' ? carriedOutBy.bundled : BUNDLED_REFUSED.has(use.feature);
-  const runtime = target === 'upstream' ? 'upstream OpenKruise' : refused ? 'the bundled runtime' : 'this version of the bundled runtime';
+  const refused = !noRuntime && target === 'upstream' && carriedOutBy.bundled;
+  const runtime = target === 'upstream' ? 'upstream OpenKruise' : 'this version of the bundled runtime';
   const which = noRuntime ? 'which no runtime carries out' : `which ${runtime} does not carry out`;
   return {
     feature: use.feature,
@@ -382,8 +373,7 @@ export function unsupportedUseWarnings(obj: Record<string, unknown>, target: Run
   const out: string[] = [];
   const judged = featureUsesIn(obj).flatMap((use) => judgeUse(use, target, subject) ?? []);
   for (const j of outermost(judged)) {
-    const rule = j.refused && target === 'bundled' ? RUNTIME_SUPPORT_RULE_IDS.refused : RUNTIME_SUPPORT_RULE_IDS.unsupported;
-    out.push(`${rule} ${j.pointer || '/'}: ${j.summary}. Fix: ${j.advice}`);
+    out.push(`${RUNTIME_SUPPORT_RULE_IDS.unsupported} ${j.pointer || '/'}: ${j.summary}. Fix: ${j.advice}`);
   }
   return out;
 }

@@ -163,7 +163,7 @@ export enum AppFeature {
   SIDECAR_TERMINATOR_QUICK_EXIT = 'job sidecar termination (quick-exit image)',
   /** A SidecarSet (injected by the pod mutating webhook). */
   SIDECARSET = 'SidecarSet injection',
-  /** A SidecarSet container with upgradeStrategy.upgradeType HotUpgrade (refused under the bundled target). */
+  /** A SidecarSet container with upgradeStrategy.upgradeType HotUpgrade. */
   SIDECARSET_HOT_UPGRADE = 'SidecarSet hot upgrade',
   /** A SidecarSet with patchPodMetadata (needs a whitelist or the defaults-allowed gate). */
   SIDECARSET_PATCH_POD_METADATA = 'SidecarSet patchPodMetadata',
@@ -292,7 +292,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_KILL]: feature(['SidecarTerminator'], { daemon: true }, BOTH),
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
   [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
-  [AppFeature.SIDECARSET_HOT_UPGRADE]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  // The bundled pod webhook injects the working/idle pair and the controller hands over between them, as upstream.
+  [AppFeature.SIDECARSET_HOT_UPGRADE]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   // The bundled pod webhook patches the annotations its kruise-configuration whitelist (or, without one, the gate) allows,
   // and the SidecarSet controller re-applies them on upgrade, as upstream does.
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, BOTH),

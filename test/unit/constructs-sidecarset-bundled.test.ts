@@ -1,5 +1,5 @@
 // SidecarSet under the bundled runtime: the native-sidecar opt-in (refused below Kubernetes 1.29 or with no
-// known version) and HotUpgrade (a synth error naming the SidecarSet and the field, never ignored).
+// known version) and HotUpgrade (carried out by the bundled runtime as by upstream: synthesized under both targets).
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
@@ -40,19 +40,18 @@ describe('SidecarSet nativeSidecars', () => {
 });
 
 describe('SidecarSet HotUpgrade under the bundled runtime', () => {
-  it('is a synth error naming the SidecarSet and the field; under target openkruise it is fine', () => {
-    const bundled = Testing.app();
-    new KruiseRuntime(bundled, 'kruise');
-    const chart = new Chart(bundled, 'app');
-    logtail(chart, { containers: [{ name: 'envoy', image: 'envoy:1', upgradeStrategy: SidecarUpgradeStrategy.hotUpgrade('empty:1') }] });
-    expect(() => bundled.synth()).toThrow(
-      /SidecarSet app-logtail-[0-9a-f]+ \(app\/logtail\/Resource\) uses SidecarSet hot upgrade at \/spec\/containers\/0\/upgradeStrategy\/upgradeType, which the bundled runtime does not carry out\. Use target openkruise/,
-    );
-
-    const upstream = Testing.app();
-    new KruiseRuntime(upstream, 'kruise', { target: RuntimeTarget.OPENKRUISE });
-    const c2 = new Chart(upstream, 'app');
-    logtail(c2, { containers: [{ name: 'envoy', image: 'envoy:1', upgradeStrategy: SidecarUpgradeStrategy.hotUpgrade('empty:1') }] });
-    expect(() => upstream.synth()).not.toThrow();
+  it('synthesizes under both targets with the upgrade strategy as written, and no runtime-support finding', () => {
+    for (const target of [RuntimeTarget.BUNDLED, RuntimeTarget.OPENKRUISE]) {
+      const a = Testing.app();
+      new KruiseRuntime(a, 'kruise', { target });
+      const chart = new Chart(a, 'app');
+      logtail(chart, { containers: [{ name: 'envoy', image: 'envoy:1', upgradeStrategy: SidecarUpgradeStrategy.hotUpgrade('empty:1') }] });
+      const set = (Testing.synth(chart) as Array<Record<string, any>>).find((o) => o.kind === 'SidecarSet')!;
+      expect(set.spec.containers[0].upgradeStrategy, String(target)).toEqual({
+        upgradeType: 'HotUpgrade',
+        hotUpgradeEmptyImage: 'empty:1',
+      });
+      expect(() => a.synth()).not.toThrow();
+    }
   });
 });

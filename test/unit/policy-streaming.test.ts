@@ -162,7 +162,6 @@ describe('streaming validate', () => {
     expect(gated.map((r) => r.id).sort()).toEqual([
       'KRUISE-GATE-001',
       'KRUISE-RUNTIME-001',
-      'KRUISE-RUNTIME-003',
       'KRUISE-SIDECARSET-002',
       'KRUISE-SIDECARSET-005',
       'KRUISE-SIDECARSET-007',

@@ -31,20 +31,7 @@ export const bundledRuntimeSupport: Rule = {
   retain: retainForBundledSupport,
   // Without the bundled runtime, only a use no runtime carries out is judged: nothing else can be found.
   activatedBy: (m) => isBundledManager(m) || featureUsesOf(m.object).some((u) => noRuntimeCarriesOut(u.feature)),
-  check: (manifests) => bundledSupportFindings(manifests, false),
-};
-
-export const bundledRuntimeRefusal: Rule = {
-  id: RUNTIME_SUPPORT_RULE_IDS.refused,
-  severity: 'error',
-  title: 'Resource uses a feature the bundled runtime in the same output refuses',
-  doc:
-    'Some features change how pods are built or upgraded in a way an app relies on (a SidecarSet with ' +
-    'upgradeStrategy HotUpgrade); the bundled runtime does not carry them out and, rather than leave them inert, ' +
-    'the synth stops. With the bundled runtime in the same output, validate reports such uses as errors too.',
-  retain: retainForBundledSupport,
-  activatedBy: isBundledManager,
-  check: (manifests) => bundledSupportFindings(manifests, true),
+  check: (manifests) => bundledSupportFindings(manifests),
 };
 
 function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefined {
@@ -52,17 +39,15 @@ function retainForBundledSupport(m: Manifest): Record<string, unknown> | undefin
 }
 
 /**
- * The uses of features the bundled runtime does not carry out: the refused ones, or the others. Without the bundled
- * runtime in the output only the uses no runtime carries out are reported (they are wrong under any target).
+ * The uses of features the bundled runtime does not carry out. Without the bundled runtime in the output only the
+ * uses no runtime carries out are reported (they are wrong under any target).
  */
-function bundledSupportFindings(manifests: readonly Manifest[], refused: boolean): RuleFinding[] {
+function bundledSupportFindings(manifests: readonly Manifest[]): RuleFinding[] {
   const bundled = manifests.some(isBundledManager);
-  if (!bundled && refused) return [];
   const all = detectFeatures(manifests.map((m, i) => ({ object: m.object as never, path: String(i) })));
   const uses = bundled ? all : all.filter((u) => noRuntimeCarriesOut(u.feature));
   const out: RuleFinding[] = [];
   for (const x of unsupportedUses(uses, 'bundled')) {
-    if (x.refused !== refused) continue;
     const manifest = manifests[Number(x.use.resource.path)];
     if (manifest) out.push({ manifest, jsonPointer: x.use.pointer, message: x.problem, hint: x.advice });
   }
@@ -95,4 +80,4 @@ export const ignoredGateOverrides: Rule = {
   },
 };
 
-export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, bundledRuntimeRefusal, ignoredGateOverrides];
+export const RUNTIME_SUPPORT_RULES = [bundledRuntimeSupport, ignoredGateOverrides];
