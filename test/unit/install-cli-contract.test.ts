@@ -14,7 +14,7 @@ import {
 import { register as registerController } from '../../src/cli/commands/controller.js';
 import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../../src/runtime/core/options.js';
-import { managerControllerOptions } from '../../src/runtime/manager/registry.js';
+import { MANAGER_CONTROLLER_OPTIONS } from '../../src/runtime/manager/options.js';
 import { parseFeatureGates } from '../../src/contracts/features.js';
 import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
 
@@ -96,6 +96,6 @@ describe('manifest command lines vs the runtime CLI', () => {
     const { manager, daemon } = containers({ daemonConfigNamespace: 'pull-secrets' });
     expect(parse(registerDaemon, 'daemon', daemon.args).daemonConfigNamespace).toBe('pull-secrets');
     const env = Object.fromEntries((manager.env as Obj[]).map((e) => [e.name, e.value]));
-    expect(new ControllerOptionValues(managerControllerOptions(), {}, env).get(SHARED_OPTIONS.daemonConfigNamespace)).toBe('pull-secrets');
+    expect(new ControllerOptionValues(MANAGER_CONTROLLER_OPTIONS, {}, env).get(SHARED_OPTIONS.daemonConfigNamespace)).toBe('pull-secrets');
   });
 });

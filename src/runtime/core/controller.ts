@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { FeatureGateName, FeatureGates } from '../../contracts/features.js';
 import { CachePlan, type CacheRead } from './cache-plan.js';
-import type { ControllerOption, ControllerOptionValues } from './options.js';
+import type { ControllerOptionValues } from './options.js';
 import type { EventRecorder } from './events.js';
 import type { InformerFactory } from './informer.js';
 import type { KubeClient } from './client.js';
@@ -51,8 +51,6 @@ export interface ControllerDefinition<C extends ControllerContext = ControllerCo
   readonly defaultWorkers: number;
   /** Every resource the controller watches and the fields it reads from their caches. */
   readonly reads: readonly CacheRead[];
-  /** The options the controller reads (flags are built from these). */
-  readonly options?: readonly ControllerOption<unknown>[];
   setup(ctx: C, enqueue: (key: string) => void): Reconciler;
 }
 

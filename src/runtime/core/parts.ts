@@ -1,4 +1,5 @@
 import type { FeatureGateName } from '../../contracts/features.js';
+import type { ControllerOption } from './options.js';
 
 /**
  * What a registered controller or webhook does, as the CLI describes it (`cdk8s-kruise controller --help`,
@@ -18,4 +19,9 @@ export interface RuntimePart {
 /** A controller also names its subject in a few words, for the command's one-line description. */
 export interface RuntimeControllerPart extends RuntimePart {
   readonly topic: string;
+  /**
+   * The options the controller reads with `ctx.options.get` (declared here once: the CLI builds the process's flags
+   * from them, and the process parses exactly these; reading another one throws).
+   */
+  readonly options?: readonly ControllerOption<unknown>[];
 }

@@ -18,10 +18,10 @@ import { CriClient } from '../cri/client.js';
 import { resolveCriEndpoint } from '../cri/endpoint.js';
 import { daemonScopes } from '../../contracts/index.js';
 import type { DaemonContext } from './context.js';
-import { DAEMON_CONTROLLERS, daemonControllerOptions } from './registry.js';
+import { DAEMON_CONTROLLERS } from './registry.js';
 import { ControllerOptionValues } from '../core/options.js';
 
-import type { DaemonOptions } from './options.js';
+import { DAEMON_CONTROLLER_OPTIONS, type DaemonOptions } from './options.js';
 export { DEFAULT_DAEMON_OPTIONS, type DaemonOptions } from './options.js';
 
 /**
@@ -95,7 +95,7 @@ export class Daemon {
       events: new EventRecorder(this.client, 'kruise-daemon', this.logger),
       logger: this.logger,
       featureGates: gates,
-      options: new ControllerOptionValues(daemonControllerOptions(), {
+      options: new ControllerOptionValues(DAEMON_CONTROLLER_OPTIONS, {
         ...o.controllerOptions,
         daemonConfigNamespace: o.configNamespace,
         maxPullWorkers: o.maxPullWorkers,

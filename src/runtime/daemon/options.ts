@@ -1,22 +1,13 @@
 // The node daemon's options and defaults, apart from the Daemon so the CLI can declare the `daemon`
 // flags without loading the runtime's libraries (they load only when the command runs).
 import { DAEMON_CONFIG_NAMESPACE, RUNTIME_ENV } from '../../contracts/index.js';
-import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
-import { MAX_PULL_WORKERS } from './imagepull/options.js';
-import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './exitpriority/options.js';
-import { NODE_LOCAL_SIDECAR_TERMINATOR } from './crr/options.js';
+import { uniqueOptions, type ControllerOption } from '../core/options.js';
+import { DAEMON_CONTROLLER_PARTS } from './parts.js';
 
-/**
- * The options the daemon's registered controllers declare, listed here so the CLI builds the flags
- * without loading the controllers; a unit test holds it equal to the registry's declarations.
- */
-export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
-  SHARED_OPTIONS.daemonConfigNamespace,
-  MAX_PULL_WORKERS,
-  EXIT_PRIORITY_ADDR,
-  MAX_EXIT_PRIORITY_WAITS,
-  NODE_LOCAL_SIDECAR_TERMINATOR,
-];
+/** Every option the daemon's controllers read, each once, from their parts (the CLI builds the flags from it). */
+export const DAEMON_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = uniqueOptions(
+  DAEMON_CONTROLLER_PARTS.flatMap((p) => p.options ?? []),
+);
 
 /** Everything `cdk8s-kruise daemon` can be told (flags in src/cli/commands/daemon.ts). */
 export interface DaemonOptions {

@@ -2,7 +2,6 @@
  * The one place the node daemon's controllers are registered (the manager's are in
  * src/runtime/manager/registry.ts). Each lives in its own folder under src/runtime/daemon/.
  */
-import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import type { ControllerDefinition } from '../core/controller.js';
 import type { DaemonContext } from './context.js';
 import { containerRecreateController } from './crr/index.js';
@@ -14,8 +13,3 @@ export const DAEMON_CONTROLLERS: readonly ControllerDefinition<DaemonContext>[] 
   imagePullController,
   exitPriorityController,
 ];
-
-/** Every option the daemon's controllers declare, each once (the CLI's daemon flags are built from it). */
-export function daemonControllerOptions(): ControllerOption<unknown>[] {
-  return uniqueOptions(DAEMON_CONTROLLERS.flatMap((d) => d.options ?? []));
-}

@@ -13,7 +13,7 @@ import { RuntimeMetrics } from '../core/metrics.js';
 import { CERT_MANAGER_READS, CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
 import { managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
-import { CONTROLLERS, managerControllerOptions, WEBHOOKS } from './registry.js';
+import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
 import { setMaxListeners } from 'node:events';
@@ -29,7 +29,7 @@ function newTerm(): AbortController {
   return term;
 }
 
-import type { ManagerOptions } from './options.js';
+import { MANAGER_CONTROLLER_OPTIONS, type ManagerOptions } from './options.js';
 export { DEFAULT_MANAGER_OPTIONS, type ManagerOptions } from './options.js';
 
 /**
@@ -64,7 +64,7 @@ export class Manager {
     this.logger = createLogger({ level: opts.logLevel, name: 'kruise-manager' });
     const kc = loadKubeConfig(opts.kubeconfig);
     const electionNs = opts.leaderElectionNamespace ?? opts.namespace;
-    this.controllerOptions = new ControllerOptionValues(managerControllerOptions(), opts.controllerOptions);
+    this.controllerOptions = new ControllerOptionValues(MANAGER_CONTROLLER_OPTIONS, opts.controllerOptions);
     this.client = new KubeClient(kc, {
       permissions: {
         scopes: managerScopes({ runtime: electionNs, daemonConfig: this.controllerOptions.get(SHARED_OPTIONS.daemonConfigNamespace) }),

@@ -11,18 +11,13 @@ import {
 } from '../../contracts/index.js';
 import type { ObjectValidator } from '../core/controller.js';
 import type { CertIssuer } from '../core/webhook/certs.js';
-import { SHARED_OPTIONS, SIDECARSET_REVISION_NAMESPACE, type ControllerOption } from '../core/options.js';
-import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
+import { uniqueOptions, type ControllerOption } from '../core/options.js';
+import { MANAGER_CONTROLLER_PARTS } from './parts.js';
 
-/**
- * The options the manager's registered controllers declare, listed here so the CLI builds the flags
- * without loading the controllers; a unit test holds it equal to the registry's declarations.
- */
-export const MANAGER_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = [
-  SHARED_OPTIONS.daemonConfigNamespace,
-  SIDECARSET_REVISION_NAMESPACE,
-  EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>,
-];
+/** Every option the manager's controllers read, each once, from their parts (the CLI builds the flags from it). */
+export const MANAGER_CONTROLLER_OPTIONS: readonly ControllerOption<unknown>[] = uniqueOptions(
+  MANAGER_CONTROLLER_PARTS.flatMap((p) => p.options ?? []),
+);
 
 /** Everything `cdk8s-kruise controller` can be told (see src/cli/commands/controller.ts for the flags). */
 export interface ManagerOptions {
@@ -65,7 +60,7 @@ export interface ManagerOptions {
   /** Append every API call as a JSON line to this file (permission-coverage tests). */
   accessLogFile?: string;
   gracefulShutdownMs: number;
-  /** Values of the options the controllers declared (`managerControllerOptions()`), by key; defaults otherwise. */
+  /** Values of the options the controllers declared (`MANAGER_CONTROLLER_OPTIONS`), by key; defaults otherwise. */
   controllerOptions: Record<string, unknown>;
   /** Loads the validator of our kinds at admission (on the first request); the API model's schema check when unset. */
   objectValidator?: () => Promise<ObjectValidator>;

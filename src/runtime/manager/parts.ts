@@ -1,6 +1,10 @@
 // What the controller-manager runs, by registered name and in registry order, for `cdk8s-kruise controller`'s
-// description and help (src/runtime/manager/registry.ts is the registry; a unit test holds these to it).
+// description and help, and the options each controller reads, declared once here: the command's flags and the
+// manager's parsed values come from these (src/runtime/manager/registry.ts is the registry; a unit test holds
+// these to it).
+import { SHARED_OPTIONS, SIDECARSET_REVISION_NAMESPACE, type ControllerOption } from '../core/options.js';
 import type { RuntimeControllerPart, RuntimePart } from '../core/parts.js';
+import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
 
 export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
   {
@@ -14,6 +18,7 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     gate: 'ImagePullJobGate',
     topic: 'ImagePullJobs',
     does: "puts each ImagePullJob's image on its nodes' NodeImages, copies its pull secrets for the daemons, keeps its status and TTL",
+    options: [SHARED_OPTIONS.daemonConfigNamespace],
   },
   {
     name: 'nodeimage',
@@ -37,11 +42,14 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     gate: 'PodWebhook',
     topic: 'SidecarSets',
     does: 'SidecarSet status, ControllerRevisions and in-place sidecar image upgrades',
+    // The SidecarSet webhooks read it too (pinned revisions, the patch whitelist); they run in the same process.
+    options: [SIDECARSET_REVISION_NAMESPACE],
   },
   {
     name: 'cloneset',
     topic: 'CloneSets',
     does: 'CloneSet pods and PVCs: scaling, lifecycle hooks, in-place and ReCreate updates, revisions, status',
+    options: [EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>],
   },
 ];
 

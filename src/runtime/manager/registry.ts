@@ -4,7 +4,6 @@
  * webhook in src/runtime/webhooks/<name>/; add one line to the matching list below.
  */
 import type { ControllerDefinition, WebhookDefinition } from '../core/controller.js';
-import { uniqueOptions, type ControllerOption } from '../core/options.js';
 import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
@@ -48,8 +47,3 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   sidecarSetValidationWebhook,
   ...POD_MUTATORS,
 ];
-
-/** Every option the manager's controllers declare, each once (the CLI's controller flags are built from it). */
-export function managerControllerOptions(): ControllerOption<unknown>[] {
-  return uniqueOptions(CONTROLLERS.flatMap((d) => d.options ?? []));
-}

@@ -16,7 +16,6 @@ export const cloneSetController: ControllerDefinition = {
   name: 'cloneset',
   // Upstream runs 3 workers; one key is never reconciled by two workers at once.
   defaultWorkers: 3,
-  options: [EXCLUDE_PREPARING_DELETE_OPTION],
   reads: [
     { resource: CLONESETS, fields: ['*'] },
     {

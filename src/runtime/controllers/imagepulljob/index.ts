@@ -9,7 +9,6 @@ export const imagePullJobController: ControllerDefinition = {
   name: 'imagepulljob',
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 3,
-  options: [SHARED_OPTIONS.daemonConfigNamespace],
   reads: [
     { resource: IMAGE_PULL_JOBS, fields: ['*'] },
     { resource: NODE_IMAGES, fields: ['*'] },

@@ -16,7 +16,6 @@ export const sidecarSetController: ControllerDefinition = {
   featureGate: 'PodWebhook',
   // Upstream runs 5 workers; a reconcile is one list over the pod cache and a few patches.
   defaultWorkers: 5,
-  options: [SIDECARSET_REVISION_NAMESPACE],
   reads: [
     { resource: SIDECARSETS, fields: ['metadata.annotations', 'metadata.labels', 'spec', 'status'] },
     { resource: NAMESPACES, fields: ['metadata.labels'] },

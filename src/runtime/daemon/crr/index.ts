@@ -41,7 +41,6 @@ export const containerRecreateController: ControllerDefinition<DaemonContext> = 
       ],
     },
   ],
-  options: [NODE_LOCAL_SIDECAR_TERMINATOR],
   setup(ctx, enqueue) {
     const crrs = ctx.informers.for<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, {
       labelSelector: `${CrrKeys.nodeName}=${ctx.nodeName}`,

@@ -30,7 +30,6 @@ export const exitPriorityController: ControllerDefinition<DaemonContext> = {
       ],
     },
   ],
-  options: [EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS],
   setup(ctx, enqueue) {
     const pods = ctx.informers.for<Pod>(PODS, { fieldSelector: `spec.nodeName=${ctx.nodeName}` });
     const endpoint = new ExitPriorityEndpoint(

@@ -15,7 +15,6 @@ export const imagePullController: ControllerDefinition<DaemonContext> = {
   featureGate: 'ImagePullJobGate',
   defaultWorkers: 1,
   reads: [{ resource: NODE_IMAGES, fields: ['*'] }],
-  options: [SHARED_OPTIONS.daemonConfigNamespace, MAX_PULL_WORKERS],
   setup(ctx, enqueue) {
     const nodeImages = ctx.informers.for<NodeImage>(NODE_IMAGES, {
       fieldSelector: `metadata.name=${ctx.nodeName}`,
