@@ -8,9 +8,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KINDS } from '../../src/api/registry.js';
+import { LEADER_ELECTION_LEASE } from '../../src/contracts/index.js';
 import { adminKubeConfig, createNamespace, createNode, FaultProxy, kubeconfigPath } from '../harness/index.js';
 import { Informer, KubeClient, loadKubeConfig, type KubeObject, type ResourceType } from '../../src/runtime/core/index.js';
 import { pino } from 'pino';
@@ -153,6 +154,45 @@ describe('dead (half-open) connections to the API server', () => {
     expect(unready[0]!.at).toBeLessThan(appearedMs! + 15_000);
     expect(healthyAgainMs, 'readiness recovers once the watches are replaced').toBeDefined();
     expect(figures.deadWatchesLogged).toBeGreaterThan(0);
+  });
+});
+
+describe('the leader on silenced connections', () => {
+  it('renews its Lease on fresh connections: it never loses leadership, the renewTime keeps moving', async () => {
+    await ctl?.stop('SIGKILL');
+    await proxy?.close();
+    const runtimeNs = await createNamespace('dead-lease');
+    runtimeNamespaces.add(runtimeNs);
+    ({ ctl, proxy } = await startBehindProxy(runtimeNs));
+    const leases = adminKubeConfig().makeApiClient(CoordinationV1Api);
+    const renewTime = async () => {
+      const l = await leases.readNamespacedLease({ name: LEADER_ELECTION_LEASE, namespace: runtimeNs }).catch(() => undefined);
+      return l?.spec?.renewTime ? new Date(l.spec.renewTime).getTime() : 0;
+    };
+    const led = await timeUntil(async () => ctl!.logs.some((l) => l.msg === 'became leader'), 30_000);
+    expect(led, 'the manager leads before the fault').toBeDefined();
+    // Let the manager settle into its keep-alive connections (informers listed, renewals going).
+    await sleep(6_000);
+
+    // Silence every connection open at the moment, five times over 20 s (whatever the renewals last used is caught
+    // idle or in flight), then watch two more renew deadlines (client-go's defaults: 15 s / 10 s / 2 s).
+    const silencedAt = Date.now();
+    for (let i = 0; i < 5; i++) {
+      proxy.silenceExisting();
+      await sleep(4_000);
+    }
+    await sleep(20_000);
+    const lastRenew = await renewTime();
+    const figures = {
+      leadershipLost: ctl.logs.filter((l) => l.msg === 'lost leadership').length,
+      leaseCallsFailed: ctl.logs.filter((l) => l.msg === 'leader election: lease call failed').length,
+      lastRenewAfterFirstSilenceMs: lastRenew - silencedAt,
+      silencedBytes: proxy.stats.silencedBytes,
+    };
+    console.log(`[dead connections, lease] ${JSON.stringify(figures)}`);
+    expect(figures.leadershipLost).toBe(0);
+    // Renewed within the last renew period or two before the end (40 s after the first silence).
+    expect(figures.lastRenewAfterFirstSilenceMs).toBeGreaterThan(35_000);
   });
 });
 

@@ -4,7 +4,7 @@
 // and a replica that lost the lease campaigns again as a standby.
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { FencedError, KubeApiError, KubeClient } from '../../src/runtime/core/client.js';
+import { FencedError, KubeApiError, KubeClient, type RequestOptions } from '../../src/runtime/core/client.js';
 import { LeaderElector, type ElectionClock, type LeaseClient } from '../../src/runtime/core/leader.js';
 import { createLogger } from '../../src/runtime/core/log.js';
 import type { Lease } from '../../src/runtime/core/types.js';
@@ -57,15 +57,21 @@ type Mode = 'ok' | 'hang' | 'fail';
 class LeaseServer {
   lease?: Lease;
   private rv = 0;
-  calls: Array<{ who: string; verb: string; at: number; aborted?: number }> = [];
+  calls: Array<{ who: string; verb: string; at: number; aborted?: number; fresh?: boolean }> = [];
   /** Calls held open (mode 'hang' or answered by hand). */
   held: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
 
   constructor(private readonly clock: ManualClock) {}
 
   client(who: string, mode: () => Mode): LeaseClient {
-    const call = <T>(verb: string, signal: AbortSignal | undefined, fn: () => T): Promise<T> => {
-      const rec: { who: string; verb: string; at: number; aborted?: number } = { who, verb, at: this.clock.now() };
+    const call = <T>(verb: string, o: RequestOptions, fn: () => T): Promise<T> => {
+      const signal = o.signal;
+      const rec: { who: string; verb: string; at: number; aborted?: number; fresh?: boolean } = {
+        who,
+        verb,
+        at: this.clock.now(),
+        fresh: o.freshConnection,
+      };
       this.calls.push(rec);
       const m = mode();
       if (m === 'fail') return Promise.reject(new Error('connection refused'));
@@ -86,19 +92,19 @@ class LeaseServer {
     };
     const access = { apiGroup: 'coordination.k8s.io', resource: 'leases', verb: 'get' as const };
     return {
-      get: (<T>(_t: unknown, _n: string, _ns?: string, o: { signal?: AbortSignal } = {}) =>
-        call('get', o.signal, () => {
+      get: (<T>(_t: unknown, _n: string, _ns?: string, o: RequestOptions = {}) =>
+        call('get', o, () => {
           if (!this.lease) throw new KubeApiError(404, 'NotFound', 'not found', access);
           return structuredClone(this.lease) as unknown as T;
         })) as LeaseClient['get'],
-      create: (<T>(_t: unknown, obj: Lease, _ns?: string, o: { signal?: AbortSignal } = {}) =>
-        call('create', o.signal, () => {
+      create: (<T>(_t: unknown, obj: Lease, _ns?: string, o: RequestOptions = {}) =>
+        call('create', o, () => {
           if (this.lease) throw new KubeApiError(409, 'AlreadyExists', 'exists', access);
           this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
           return structuredClone(this.lease) as unknown as T;
         })) as LeaseClient['create'],
-      update: (<T>(_t: unknown, obj: Lease, _sub?: string, o: { signal?: AbortSignal } = {}) =>
-        call('update', o.signal, () => {
+      update: (<T>(_t: unknown, obj: Lease, _sub?: string, o: RequestOptions = {}) =>
+        call('update', o, () => {
           if (obj.metadata.resourceVersion !== this.lease?.metadata.resourceVersion)
             throw new KubeApiError(409, 'Conflict', 'conflict', access);
           this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
@@ -315,6 +321,21 @@ describe('Lease leader election', () => {
     await a.elector.stop();
     expect(server.holder()).toBeNull();
     expect(server.lease!.spec!.leaseDurationSeconds).toBe(1);
+  });
+
+  it('sends every lease call on a fresh connection (a pooled one may be silently dead)', async () => {
+    const clock = new ManualClock();
+    const server = new LeaseServer(clock);
+    const a = replica(server, clock, 'a');
+    const b = replica(server, clock, 'b');
+    a.elector.start();
+    await clock.advance(0);
+    b.elector.start();
+    for (let i = 0; i < 5; i++) await clock.advance(RETRY_MS);
+    await a.elector.stop();
+    await b.elector.stop();
+    expect(new Set(server.calls.map((c) => c.verb))).toEqual(new Set(['get', 'create', 'update']));
+    expect(server.calls.filter((c) => c.fresh !== true)).toEqual([]);
   });
 
   it('refuses timings client-go refuses', () => {

@@ -96,6 +96,12 @@ export interface WriteFence {
 export interface RequestOptions {
   /** Aborts the request; the connection is reset, so bytes still queued are never delivered. */
   readonly signal?: AbortSignal;
+  /**
+   * Send it on a new connection, closed after the answer, never on a pooled keep-alive one: a pooled connection
+   * may be silently dead (a conntrack flush, a load-balancer failover) and is noticed only when a request on it
+   * hangs. Lease renewals use it: one hung renewal costs the leadership.
+   */
+  readonly freshConnection?: boolean;
 }
 
 const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
@@ -196,6 +202,8 @@ function readAll(res: IncomingMessage): Promise<string> {
  */
 class Transport {
   private agent?: HttpAgent;
+  /** Same TLS settings, no keep-alive: one connection per request (`RequestOptions.freshConnection`). */
+  private freshAgent?: HttpAgent;
   private auth?: { headers: Record<string, string>; at: number };
   private loading?: Promise<void>;
 
@@ -208,20 +216,26 @@ class Transport {
       const opts: HttpsRequestOptions = {};
       await this.kubeConfig.applyToHTTPSOptions(opts);
       if (!this.agent) {
-        if (cluster.proxyUrl) this.agent = opts.agent as HttpAgent;
-        else if (cluster.server.startsWith('http:')) this.agent = new HttpAgent({ keepAlive: true, maxFreeSockets: MAX_IDLE_SOCKETS });
-        else {
+        if (cluster.proxyUrl) this.agent = this.freshAgent = opts.agent as HttpAgent;
+        else if (cluster.server.startsWith('http:')) {
+          this.agent = new HttpAgent({ keepAlive: true, maxFreeSockets: MAX_IDLE_SOCKETS });
+          this.freshAgent = new HttpAgent({ keepAlive: false });
+        } else {
+          // One context for every connection; given the PEM texts instead, each new connection parses the CA,
+          // certificate and key again (2% of the manager's CPU in a burst, bench/terminator-peer.bench.ts).
+          const tls = {
+            secureContext: createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
+            servername: opts.servername,
+            ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+          };
           this.agent = new HttpsAgent({
             keepAlive: true,
             // client-go's TCP keep-alive period; idle load balancers drop connections after 60 s.
             keepAliveMsecs: 30_000,
             maxFreeSockets: MAX_IDLE_SOCKETS,
-            // One context for every connection; given the PEM texts instead, each new connection parses the CA,
-            // certificate and key again (2% of the manager's CPU in a burst, bench/terminator-peer.bench.ts).
-            secureContext: createSecureContext({ ca: opts.ca, cert: opts.cert, key: opts.key }),
-            servername: opts.servername,
-            ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+            ...tls,
           });
+          this.freshAgent = new HttpsAgent({ keepAlive: false, ...tls });
         }
       }
       const headers: Record<string, string> = {};
@@ -239,7 +253,7 @@ class Transport {
     return this.auth!.headers;
   }
 
-  private request(method: string, u: URL, headers: Record<string, string>, signal?: AbortSignal): ClientRequest {
+  private request(method: string, u: URL, headers: Record<string, string>, signal?: AbortSignal, fresh = false): ClientRequest {
     const opts: HttpsRequestOptions = {
       method,
       protocol: u.protocol,
@@ -247,7 +261,7 @@ class Transport {
       port: u.port,
       path: u.pathname + u.search,
       headers,
-      agent: this.agent,
+      agent: fresh ? this.freshAgent : this.agent,
       signal,
     };
     return u.protocol === 'http:' ? httpRequest(opts) : httpsRequest(opts);
@@ -407,7 +421,7 @@ class Transport {
     body: string | undefined,
     contentType: string | undefined,
     timeoutMs: number,
-    { signal, beforeSend }: SendControl,
+    { signal, beforeSend, fresh }: SendControl,
   ): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { ...this.auth!.headers, Accept: 'application/json' };
     if (body !== undefined) {
@@ -419,7 +433,7 @@ class Transport {
         reject(abortReason(signal));
         return;
       }
-      const req = this.request(method, new URL(url), headers);
+      const req = this.request(method, new URL(url), headers, undefined, fresh);
       let settled = false;
       const onAbort = () => {
         const reason = abortReason(signal!);
@@ -479,6 +493,8 @@ interface WatchTiming {
 /** What a caller of `Transport.send` controls beyond the request itself. */
 interface SendControl {
   readonly signal?: AbortSignal;
+  /** On a new connection closed after the answer (`RequestOptions.freshConnection`). */
+  readonly fresh?: boolean;
   /** Runs at the moment the request would be written; throwing refuses it (nothing is sent). */
   readonly beforeSend?: () => void;
 }
@@ -587,6 +603,7 @@ export class KubeClient {
       this.options.requestTimeoutMs ?? 30_000,
       {
         ...(signal ? { signal } : {}),
+        ...(opts.freshConnection ? { fresh: true } : {}),
         // Listeners hear of a call when it is written, so an access log shows what actually left the process.
         beforeSend: () => {
           if (write && fence && !fence.mayWrite()) throw new FencedError(access, 'the leader fence closed before it was sent');

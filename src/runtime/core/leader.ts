@@ -172,12 +172,16 @@ export class LeaderElector {
     this.o.onStoppedLeading();
   }
 
+  /**
+   * Every lease call goes on a connection of its own (`freshConnection`): a pooled keep-alive connection may be
+   * silently dead, and a renewal hung on it until the deadline cost the leadership while new connections passed.
+   */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = new Date();
     const durationS = Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000));
     let lease: Lease;
     try {
-      lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal });
+      lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal, freshConnection: true });
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
@@ -196,7 +200,7 @@ export class LeaderElector {
             },
           },
           this.o.namespace,
-          { signal },
+          { signal, freshConnection: true },
         );
         this.setLeader(this.o.identity);
         return true;
@@ -226,7 +230,7 @@ export class LeaderElector {
       },
     };
     try {
-      const updated = await this.client.update<Lease>(LEASES, next, undefined, { signal });
+      const updated = await this.client.update<Lease>(LEASES, next, undefined, { signal, freshConnection: true });
       this.observed = {
         record: JSON.stringify([
           updated.metadata.resourceVersion,
@@ -267,7 +271,7 @@ export class LeaderElector {
     const bound = this.clock.setTimer(() => attempt.abort(new DOMException('lease release timed out', 'TimeoutError')), left);
     const signal = attempt.signal;
     try {
-      const lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal });
+      const lease = await this.client.get<Lease>(LEASES, this.o.name, this.o.namespace, { signal, freshConnection: true });
       if (lease.spec?.holderIdentity === this.o.identity) {
         await this.client.update<Lease>(
           LEASES,
@@ -276,7 +280,7 @@ export class LeaderElector {
             spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: null, renewTime: microTime() },
           },
           undefined,
-          { signal },
+          { signal, freshConnection: true },
         );
       }
     } catch (err) {
