@@ -14,7 +14,7 @@ import pino from 'pino';
 import { customResourceDefinitions } from '../src/install/crds.js';
 import { KubeClient, NODE_IMAGES, PatchStrategy, loadKubeConfig, type KubeObject } from '../src/runtime/core/index.js';
 import { Puller } from '../src/runtime/daemon/imagepull/puller.js';
-import { splitImageRef } from '../src/runtime/daemon/imagepull/decide.js';
+import { splitImageRef } from '../src/runtime/daemon/imagepull/decision.js';
 import { Daemon, DEFAULT_DAEMON_OPTIONS } from '../src/runtime/daemon/daemon.js';
 import { startCriEnvironment } from '../test/cri-harness/index.js';
 import { findAssets } from '../test/harness/assets.js';

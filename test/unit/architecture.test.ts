@@ -139,6 +139,15 @@ describe('architecture', () => {
     expect(shims).toEqual([]);
   });
 
+  it('one name per unit: a controller folder is named as its controller registers, pure files are decision.ts', async () => {
+    const { MANAGER_CONTROLLER_PARTS } = await import('../../src/runtime/manager/parts.js');
+    const dir = path.join(ROOT, 'src/runtime/controllers');
+    const folders = readdirSync(dir).filter((name) => statSync(path.join(dir, name)).isDirectory());
+    expect(folders.sort()).toEqual(MANAGER_CONTROLLER_PARTS.map((p) => p.name).sort());
+    // The pure half of a unit is `decision.ts` (or `<phase>-decision.ts`), never a second spelling.
+    expect([...GRAPH.keys()].filter((f) => f.startsWith('src/runtime/') && /(^|[/-])decide\.ts$/.test(f))).toEqual([]);
+  });
+
   it('nothing imports upward into the CLI; the policy engine and constructs never import the runtime', () => {
     expect(edges('', ['src/cli/'], (s) => s.startsWith('src/cli/'))).toEqual([]);
     expect(edges('src/policy/', ['src/runtime/', 'constructs/'])).toEqual([]);

@@ -8,7 +8,7 @@ import { WorkQueue } from '../../src/runtime/core/queue.js';
 import { MAX_TIMER_MS, clampTimerMs, clampTimerSeconds } from '../../src/runtime/core/timers.js';
 import type { CriClient } from '../../src/runtime/cri/client.js';
 import { Puller } from '../../src/runtime/daemon/imagepull/puller.js';
-import type { PullTask } from '../../src/runtime/daemon/imagepull/decide.js';
+import type { PullTask } from '../../src/runtime/daemon/imagepull/decision.js';
 import { killContainer } from '../../src/runtime/daemon/crr/kill.js';
 
 describe('pullPolicy.backoffLimit is bounded by the schema', () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { generatePodName, launchPriorities, wireLaunchPriority } from '../../src/runtime/webhooks/launchpriority/decision.js';
-import { barrierPriority, decideBarrier } from '../../src/runtime/controllers/launchpriority/decision.js';
+import { barrierPriority, decideBarrier } from '../../src/runtime/controllers/containerlaunchpriority/decision.js';
 
 function pod(opts: { ordered?: boolean; env?: Record<string, string>; name?: string; containers?: string[] } = {}): Pod {
   const names = opts.containers ?? ['a', 'b', 'c'];

@@ -16,7 +16,7 @@ import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js
 import { sidecarSetController } from '../controllers/sidecarset/index.js';
 import { exitPriorityWebhook } from '../webhooks/exitpriority/index.js';
 import { launchPriorityWebhook } from '../webhooks/launchpriority/index.js';
-import { launchPriorityController } from '../controllers/launchpriority/index.js';
+import { launchPriorityController } from '../controllers/containerlaunchpriority/index.js';
 import { sidecarSetInjectionWebhook, sidecarSetValidationWebhook } from '../webhooks/sidecarset/index.js';
 
 export const CONTROLLERS: readonly ControllerDefinition[] = [

@@ -4,7 +4,7 @@ import {
   podWithCriStatus,
   withPublishedExits,
   type CriInstance,
-} from '../../../src/runtime/daemon/crr/node-local-decide.js';
+} from '../../../src/runtime/daemon/crr/node-local-decision.js';
 import type { Pod } from '../../../src/runtime/core/types.js';
 import { CRR, pod, rows, type Row } from '../runtime/control/sidecar-termination-table.js';
 

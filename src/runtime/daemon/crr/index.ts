@@ -3,7 +3,7 @@ import { CONTAINER_RECREATE_REQUESTS, PODS, type Pod } from '../../core/index.js
 import type { KubeObject } from '../../core/index.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import type { DaemonContext } from '../context.js';
-import { CrrKeys } from './decide.js';
+import { CrrKeys } from './decision.js';
 import { CrrReconciler } from './reconcile.js';
 import { NodeLocalSidecarTerminator } from './node-local.js';
 import { NODE_LOCAL_SIDECAR_TERMINATOR } from './options.js';

@@ -1,7 +1,7 @@
 import type { CriClient } from '../../cri/client.js';
 import type { Container } from '../../core/types.js';
 import { clampTimerSeconds } from '../../core/timers.js';
-import { stopTimeoutSeconds } from './decide.js';
+import { stopTimeoutSeconds } from './decision.js';
 import { runPreStop } from '../prestop.js';
 
 export { planPreStop, type PreStopPlan } from '../prestop.js';

@@ -15,9 +15,9 @@ import { isCandidate, sidecarTerminationCrr } from '../../control/sidecar-termin
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { DaemonContext } from '../context.js';
 import { criContainerEvents, type CriContainerEvents } from '../cri-events.js';
-import type { ContainerRecreateState } from './decide.js';
+import type { ContainerRecreateState } from './decision.js';
 import { killContainer } from './kill.js';
-import { decideNodeLocal, withPublishedExits } from './node-local-decide.js';
+import { decideNodeLocal, withPublishedExits } from './node-local-decision.js';
 import { observeInstances } from './observe.js';
 
 /** What the node-local terminator needs of the CRR reconciler it runs inside (same queue, same key). */
@@ -37,7 +37,7 @@ const terminal = (pod: Pod) => pod.status?.phase === 'Succeeded' || pod.status?.
  * on this node has its main containers finished (CRI, by `decide`'s Never/OnFailure rules), it stops the marked
  * sidecars at once with the CRR kill step (`killContainer`: the pod's own preStop within the grace period, then CRI
  * StopContainer), and records the stop in the pod's `sidecar-termination-<uid>` CRR. The protocol that keeps it and the
- * manager's CRR path from acting twice is in node-local-decide.ts.
+ * manager's CRR path from acting twice is in node-local-decision.ts.
  */
 export class NodeLocalSidecarTerminator {
   /** Pods whose sidecars this daemon stopped (pod uid), until the pod leaves the node's cache. */

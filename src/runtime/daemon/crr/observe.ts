@@ -1,7 +1,7 @@
 import type { CriClient } from '../../cri/client.js';
 import { KubeletLabels, type Container } from '../../cri/types.js';
-import type { ObservedContainer } from './decide.js';
-import type { CriInstance } from './node-local-decide.js';
+import type { ObservedContainer } from './decision.js';
+import type { CriInstance } from './node-local-decision.js';
 
 /** Epoch ms from a CRI int64 nanosecond string. */
 export const nsToMs = (ns: string): number => (ns && ns !== '0' ? Number(BigInt(ns) / 1_000_000n) : 0);

@@ -23,7 +23,7 @@ import {
   type ContainerRecreateState,
   type CrrAction,
   type PodView,
-} from './decide.js';
+} from './decision.js';
 import { killContainer } from './kill.js';
 import type { CrrWrites, NodeLocalSidecarTerminator } from './node-local.js';
 import { KeyedLock } from './keyed-lock.js';

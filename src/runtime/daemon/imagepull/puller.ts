@@ -4,7 +4,7 @@ import type { CriClient } from '../../cri/client.js';
 import type { AuthConfig } from '../../cri/types.js';
 import { clampTimerMs } from '../../core/timers.js';
 import { rfc3339 as now } from '../../core/meta.js';
-import { credentialsFor, inFlightKey, pullBackoffMs, type PullTask, type TagResult } from './decide.js';
+import { credentialsFor, inFlightKey, pullBackoffMs, type PullTask, type TagResult } from './decision.js';
 
 /** Reads a pull secret (from the daemon-config namespace); null when it does not exist. */
 export type SecretReader = (

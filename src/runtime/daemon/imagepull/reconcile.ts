@@ -10,7 +10,7 @@ import {
   type Secret,
 } from '../../core/index.js';
 import type { DaemonContext } from '../context.js';
-import { nextStatus, pendingPulls, type TagResult } from './decide.js';
+import { nextStatus, pendingPulls, type TagResult } from './decision.js';
 import { Puller } from './puller.js';
 
 export type NodeImage = ApiNodeImage & KubeObject;

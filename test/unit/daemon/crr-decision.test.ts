@@ -9,7 +9,7 @@ import {
   type ContainerRecreateState,
   type ObservedContainer,
   type PodView,
-} from '../../../src/runtime/daemon/crr/decide.js';
+} from '../../../src/runtime/daemon/crr/decision.js';
 
 const T0 = Date.parse('2026-11-22T10:00:00Z');
 const iso = (msFromT0: number): string => new Date(T0 + msFromT0).toISOString();

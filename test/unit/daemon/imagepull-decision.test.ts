@@ -9,7 +9,7 @@ import {
   pullBackoffMs,
   registryHost,
   splitImageRef,
-} from '../../../src/runtime/daemon/imagepull/decide.js';
+} from '../../../src/runtime/daemon/imagepull/decision.js';
 
 function ni(spec: NodeImage['spec'], status?: NodeImage['status']): NodeImage {
   return {
