@@ -1,7 +1,16 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failing, isBlank, parseInputs, summarize, validateInputs, type TextInput } from './engine.js';
-import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, parseGitOps, synthDocs, type GitOpsTarget } from './output-layout.js';
+import {
+  checkRepoURL,
+  checkTargetRevision,
+  layout,
+  OUTPUT_MARKER,
+  OUTPUT_MARKER_CONTENT,
+  parseGitOps,
+  synthDocs,
+  type GitOpsTarget,
+} from './output-layout.js';
 import type { Finding } from './types.js';
 
 /**
@@ -40,6 +49,10 @@ export interface KruiseValidationProps {
   readonly syncWaves?: boolean;
   /** With `layout` flux or argocd: the output directory's path in the Git repository (default: relative to the working directory). */
   readonly repoPath?: string;
+  /** With `layout: argocd`: the Application's `source.repoURL` (`cdk8s-kruise synth` reads it from here too). */
+  readonly repoURL?: string;
+  /** With `layout: argocd`: the Application's `source.targetRevision` (default HEAD). */
+  readonly targetRevision?: string;
 }
 
 /**
@@ -63,6 +76,8 @@ export class KruiseValidation {
     this.props = props ?? {};
     // A mistyped layout fails when cdk8s loads the plugin, before anything is synthesized.
     if (this.props.layout !== undefined) parseGitOps(String(this.props.layout));
+    if (this.props.repoURL !== undefined) checkRepoURL(this.props.repoURL);
+    if (this.props.targetRevision !== undefined) checkTargetRevision(this.props.targetRevision);
   }
 
   async validate(context: Cdk8sValidationContext): Promise<void> {
@@ -138,6 +153,8 @@ function relayout(manifests: readonly string[], inputs: readonly TextInput[], pr
   const files = layout(synthDocs(parsed.manifests), {
     gitops,
     syncWaves: props.syncWaves,
+    repoURL: props.repoURL,
+    targetRevision: props.targetRevision,
     repoPath: props.repoPath ?? (rel && !rel.startsWith('..') ? `./${rel}` : undefined),
   });
   const written = new Set(files.map((f) => path.join(dir, f.name)));

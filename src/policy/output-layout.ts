@@ -6,6 +6,7 @@ import { COMMON_LABELS } from '../install/spec.js';
 import { KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
 import { KRUISE_KINDS, OPERATION_KINDS } from '../contracts/resources.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, NAMES, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../contracts/names.js';
+import { ARGOCD_HEALTH_LUA, healthKey } from './argocd-health.js';
 
 /**
  * The file synth writes into every output directory. Its presence is the proof that synth created the directory,
@@ -31,6 +32,16 @@ export const SYNC_OPTIONS_ANNOTATION = 'argocd.argoproj.io/sync-options';
 /** Lets Argo CD dry-run a sync whose custom resources' CRDs are created by the same sync. */
 export const SKIP_DRY_RUN = 'SkipDryRunOnMissingResource=true';
 
+/**
+ * Prune/delete protection on the CRDs. Deleting a CRD deletes every object of its kind, so a sync that stops
+ * listing the CRDs (KruiseRuntime removed, the output moved, the Application or Kustomization deleted) would take
+ * every CloneSet and its pods with it. Argo CD: neither pruned nor deleted with the Application; Flux: left out of
+ * garbage collection. Removing the CRDs is a deliberate `cdk8s-kruise uninstall`.
+ */
+export const ARGOCD_CRD_PROTECTION = 'Prune=false,Delete=false';
+export const FLUX_PRUNE_ANNOTATION = 'kustomize.toolkit.fluxcd.io/prune';
+export const FLUX_PRUNE_DISABLED = 'disabled';
+
 /** Who consumes the output: plain kubectl / kustomize, Argo CD, or Flux. */
 export const GITOPS_TARGETS = ['plain', 'argocd', 'flux'] as const;
 export type GitOpsTarget = (typeof GITOPS_TARGETS)[number];
@@ -47,6 +58,11 @@ export const FLUX_DIRS: Record<Exclude<Phase, Phase.OPS>, string> = {
 export const FLUX_FILE = 'flux/kustomizations.yaml';
 /** Argo CD: an Application with the ignoreDifferences the runtime's own writes need (outside the synced tree). */
 export const ARGOCD_FILE = 'argocd/application.yaml';
+/** Argo CD: the argocd-cm entries with the health checks of the Kruise kinds the app uses (outside the synced tree). */
+export const ARGOCD_HEALTH_FILE = 'argocd/argocd-cm-health.yaml';
+/** The Application's source when none is given: a placeholder the docs say to set (flag, cdk8s.yaml or plugin). */
+export const DEFAULT_REPO_URL = 'https://git.example.com/your/repo.git';
+export const DEFAULT_TARGET_REVISION = 'HEAD';
 
 export interface SynthDoc {
   /** The chart file cdk8s wrote it to, relative to its output dir (`0001-app.k8s.yaml`). */
@@ -116,6 +132,10 @@ export interface LayoutOptions {
   readonly gitops?: GitOpsTarget;
   /** The output directory as a path from the Git repository root (Flux `spec.path`); default `./dist`. */
   readonly repoPath?: string;
+  /** Argo CD: the Application's `source.repoURL` (default: a placeholder). */
+  readonly repoURL?: string;
+  /** Argo CD: the Application's `source.targetRevision` (default HEAD). */
+  readonly targetRevision?: string;
 }
 
 /**
@@ -126,6 +146,8 @@ export interface LayoutOptions {
  */
 export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): OutputFile[] {
   const gitops = opts.gitops ?? 'plain';
+  if (opts.repoURL !== undefined) checkRepoURL(opts.repoURL);
+  if (opts.targetRevision !== undefined) checkTargetRevision(opts.targetRevision);
   const syncWaves = opts.syncWaves || gitops === 'argocd';
   // Kinds whose CRD this output creates: under Argo CD their objects skip the dry run (the CRD is not there yet).
   const ownCrdKinds = new Set(
@@ -147,6 +169,8 @@ export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): Out
     }
     let text = doc.text;
     if (syncWaves && phase !== Phase.OPS) text = withAnnotation(text, SYNC_WAVE_ANNOTATION, SYNC_WAVES[phase]);
+    if (phase === Phase.CRDS && gitops === 'argocd') text = withAnnotation(text, SYNC_OPTIONS_ANNOTATION, ARGOCD_CRD_PROTECTION);
+    if (phase === Phase.CRDS && gitops === 'flux') text = withAnnotation(text, FLUX_PRUNE_ANNOTATION, FLUX_PRUNE_DISABLED);
     if (
       gitops === 'argocd' &&
       phase === Phase.APP &&
@@ -175,7 +199,11 @@ export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): Out
   } else {
     out.push({ name: 'kustomization.yaml', content: kustomization(synced.map(([n]) => n)) });
   }
-  if (gitops === 'argocd') out.push({ name: ARGOCD_FILE, content: argoApplication(docs, opts.repoPath ?? './dist') });
+  if (gitops === 'argocd') {
+    out.push({ name: ARGOCD_FILE, content: argoApplication(docs, opts) });
+    const health = argoHealth(docs);
+    if (health) out.push({ name: ARGOCD_HEALTH_FILE, content: health });
+  }
   return out;
 }
 
@@ -274,13 +302,17 @@ function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs:
 }
 
 /** An Argo CD Application for the output, ignoring the fields the runtime writes itself. */
-function argoApplication(docs: readonly SynthDoc[], repoPath: string): string {
+function argoApplication(docs: readonly SynthDoc[], opts: LayoutOptions): string {
+  const repoPath = opts.repoPath ?? './dist';
+  const repoURL = opts.repoURL ?? DEFAULT_REPO_URL;
+  const targetRevision = opts.targetRevision ?? DEFAULT_TARGET_REVISION;
   const ns = runtimeNamespace(docs);
   const hasRuntime = docs.some((d) => phaseOf(d.object) === Phase.RUNTIME);
   return [
-    '# Generated by `cdk8s-kruise synth --gitops argocd`: an Argo CD Application for this output. Set repoURL, then',
-    '# `kubectl apply -n argocd -f` this file. Objects carry sync waves (CRDs -2, runtime -1, app 0); custom resources',
-    `# whose CRD the same sync creates carry ${SKIP_DRY_RUN}.`,
+    '# Generated by `cdk8s-kruise synth --gitops argocd`: an Argo CD Application for this output. repoURL and',
+    '# targetRevision come from --repo-url/--target-revision or cdk8s.yaml; then `kubectl apply -n argocd -f` this file.',
+    '# Objects carry sync waves (CRDs -2, runtime -1, app 0); custom resources whose CRD the same sync creates carry',
+    `# ${SKIP_DRY_RUN}; the CRDs carry ${ARGOCD_CRD_PROTECTION}.`,
     'apiVersion: argoproj.io/v1alpha1',
     'kind: Application',
     'metadata:',
@@ -289,8 +321,8 @@ function argoApplication(docs: readonly SynthDoc[], repoPath: string): string {
     'spec:',
     '  project: default',
     '  source:',
-    '    repoURL: https://git.example.com/your/repo.git',
-    '    targetRevision: HEAD',
+    `    repoURL: ${JSON.stringify(repoURL)}`,
+    `    targetRevision: ${JSON.stringify(targetRevision)}`,
     `    path: ${repoPath.replace(/^\.\//, '').replace(/\/+$/, '')}`,
     '  destination:',
     '    server: https://kubernetes.default.svc',
@@ -326,6 +358,48 @@ function argoApplication(docs: readonly SynthDoc[], repoPath: string): string {
   ].join('\n');
 }
 
+/**
+ * The argocd-cm entries with a health check for each Kruise kind the app uses (operations in ops/ included: Argo CD
+ * shows them when they are created by hand), or undefined when it uses none. Applied with server-side apply, only
+ * these keys are written; the rest of argocd-cm is left alone.
+ */
+function argoHealth(docs: readonly SynthDoc[]): string | undefined {
+  const used = new Map<string, string>();
+  for (const d of docs) {
+    const apiVersion = String(d.object.apiVersion);
+    const kind = String(d.object.kind);
+    if (phaseOf(d.object) === Phase.CRDS || !KRUISE_GROUPS.has(groupOf(apiVersion))) continue;
+    const lua = ARGOCD_HEALTH_LUA[kind];
+    if (lua !== undefined) used.set(healthKey(apiVersion, kind), lua);
+  }
+  if (used.size === 0) return undefined;
+  const data = [...used.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([key, lua]) => [
+      `  ${key}: |`,
+      ...lua
+        .trimEnd()
+        .split('\n')
+        .map((l) => (l ? `    ${l}` : '')),
+    ]);
+  return [
+    '# Generated by `cdk8s-kruise synth --gitops argocd`: health checks for the Kruise kinds this app uses, matching the',
+    "# runtime's status. Merge them into Argo CD's argocd-cm (server-side apply writes only these keys):",
+    '#   kubectl apply --server-side --field-manager=cdk8s-kruise -n argocd -f argocd/argocd-cm-health.yaml',
+    'apiVersion: v1',
+    'kind: ConfigMap',
+    'metadata:',
+    '  name: argocd-cm',
+    '  namespace: argocd',
+    '  labels:',
+    '    app.kubernetes.io/name: argocd-cm',
+    '    app.kubernetes.io/part-of: argocd',
+    'data:',
+    ...data,
+    '',
+  ].join('\n');
+}
+
 /** Adds an annotation unless the object already has one (an explicit value wins). */
 function withAnnotation(text: string, key: string, value: string): string {
   const doc = parseDocument(stripMarker(text));
@@ -334,6 +408,30 @@ function withAnnotation(text: string, key: string, value: string): string {
   if (!isMap(doc.getIn(['metadata', 'annotations'], true))) doc.setIn(['metadata', 'annotations'], doc.createNode({}));
   doc.setIn(['metadata', 'annotations', key], value);
   return doc.toString({ lineWidth: 0 });
+}
+
+/** The Argo Application's repoURL: an http(s), ssh or git URL, or scp-like `user@host:path`; one line, no spaces. */
+export function checkRepoURL(v: unknown): string {
+  const ok =
+    typeof v === 'string' &&
+    v.length <= 2048 &&
+    /^[\x21-\x7e]+$/.test(v) &&
+    (/^(https?|ssh|git):\/\/[^/]+/.test(v) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$/.test(v));
+  if (!ok)
+    throw new UsageError(
+      `repoURL ${JSON.stringify(String(v).slice(0, 60))} is not a Git repository URL (https://, ssh://, git:// or user@host:path, no spaces)`,
+    );
+  return v as string;
+}
+
+/** The Argo Application's targetRevision: a branch, tag, commit or HEAD (a Git ref name: no spaces or control characters). */
+export function checkTargetRevision(v: unknown): string {
+  const ok = typeof v === 'string' && v.length > 0 && v.length <= 255 && /^[\x21-\x7e]+$/.test(v) && !/\.\.|[~^:?*[\\]/.test(v);
+  if (!ok)
+    throw new UsageError(
+      `targetRevision ${JSON.stringify(String(v).slice(0, 60))} is not a branch, tag or commit (a Git ref name without spaces, "..", ~^:?*[ or \\)`,
+    );
+  return v as string;
 }
 
 /** Parses --gitops. */

@@ -10,6 +10,7 @@ import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { parse, parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ARGOCD_HEALTH_LUA } from '../../src/policy/argocd-health.js';
 import { chartIdOf, layout, type SynthDoc } from '../../src/policy/output-layout.js';
 import { cliMain, repoRoot } from './support/cli.js';
 import { CLONESET_YAML } from './support/manifests.js';
@@ -216,6 +217,62 @@ describe('GitOps targets', () => {
       expect.objectContaining({ kind: 'ValidatingWebhookConfiguration', jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle'] }),
       { group: '', kind: 'Secret', name: 'kruise-webhook-certs', namespace: 'kruise-system', jsonPointers: ['/data'] },
     ]);
+  });
+
+  it('CRDs carry prune/delete protection per target: Argo CD Prune=false,Delete=false, Flux prune disabled, plain none', () => {
+    const crdOf = (gitops: 'plain' | 'argocd' | 'flux', file: string) =>
+      parse(new Map(layout(DOCS, { gitops, repoPath: './dist' }).map((f) => [f.name, f.content])).get(file)!) as Record<string, any>;
+    expect(crdOf('argocd', '00-crds.yaml').metadata.annotations).toEqual({
+      'argocd.argoproj.io/sync-wave': '-2',
+      'argocd.argoproj.io/sync-options': 'Prune=false,Delete=false',
+    });
+    expect(crdOf('flux', 'crds/00-crds.yaml').metadata.annotations).toEqual({ 'kustomize.toolkit.fluxcd.io/prune': 'disabled' });
+    expect(crdOf('plain', '00-crds.yaml').metadata.annotations).toBeUndefined();
+    // The runtime and the app stay prunable: removing KruiseRuntime removes the runtime, not the CRDs.
+    const runtime = parse(
+      new Map(layout(DOCS, { gitops: 'flux', repoPath: './dist' }).map((f) => [f.name, f.content])).get('runtime/10-runtime.yaml')!,
+    );
+    expect((runtime as Record<string, any>).metadata.annotations).toBeUndefined();
+  });
+
+  it('argocd: repoURL and targetRevision are set from the options, and hostile values are refused', () => {
+    const appOf = (opts: { repoURL?: string; targetRevision?: string }) =>
+      parse(
+        new Map(layout(DOCS, { gitops: 'argocd', repoPath: './deploy', ...opts }).map((f) => [f.name, f.content])).get(
+          'argocd/application.yaml',
+        )!,
+      ) as Record<string, any>;
+    expect(appOf({}).spec.source).toEqual({ repoURL: 'https://git.example.com/your/repo.git', targetRevision: 'HEAD', path: 'deploy' });
+    expect(appOf({ repoURL: 'git@github.com:team/infra.git', targetRevision: 'release/1.2' }).spec.source).toEqual({
+      repoURL: 'git@github.com:team/infra.git',
+      targetRevision: 'release/1.2',
+      path: 'deploy',
+    });
+    expect(appOf({ repoURL: 'https://git.example.org/a/b.git' }).spec.source.repoURL).toBe('https://git.example.org/a/b.git');
+    for (const repoURL of ['', 'not a url', 'https://x.example/a\n  targetRevision: evil', 'file:///etc/passwd', 'https://'])
+      expect(() => appOf({ repoURL }), repoURL).toThrow(/repoURL .* is not a Git repository URL/);
+    for (const targetRevision of ['', 'main\nfoo', 'a b', 'a..b', 'x'.repeat(256)])
+      expect(() => appOf({ targetRevision }), targetRevision).toThrow(/targetRevision .* is not a branch, tag or commit/);
+  });
+
+  it('argocd: health checks in an argocd-cm ConfigMap for exactly the Kruise kinds the app uses', () => {
+    const files = new Map(layout(DOCS, { gitops: 'argocd', repoPath: './dist' }).map((f) => [f.name, f.content]));
+    const cm = parse(files.get('argocd/argocd-cm-health.yaml')!) as Record<string, any>;
+    expect(cm).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace: 'argocd' } });
+    // The CloneSet of the app and the ContainerRecreateRequest of ops/; not SidecarSet or ImagePullJob, which it does not use.
+    expect(Object.keys(cm.data)).toEqual([
+      'resource.customizations.health.apps.kruise.io_CloneSet',
+      'resource.customizations.health.apps.kruise.io_ContainerRecreateRequest',
+    ]);
+    expect(cm.data['resource.customizations.health.apps.kruise.io_CloneSet']).toBe(ARGOCD_HEALTH_LUA.CloneSet);
+    expect(cm.data['resource.customizations.health.apps.kruise.io_ContainerRecreateRequest']).toBe(
+      ARGOCD_HEALTH_LUA.ContainerRecreateRequest,
+    );
+    // No kustomization lists it (it goes to the argocd namespace, not the app's sync), and no Kruise kind → no file.
+    expect((parse(files.get('kustomization.yaml')!) as { resources: string[] }).resources).not.toContain('argocd/argocd-cm-health.yaml');
+    const plainDocs = DOCS.filter((d) => !String(d.object.apiVersion).startsWith('apps.kruise.io'));
+    expect(layout(plainDocs, { gitops: 'argocd', repoPath: './dist' }).map((f) => f.name)).not.toContain('argocd/argocd-cm-health.yaml');
+    expect(layout(DOCS, { gitops: 'flux', repoPath: './dist' }).map((f) => f.name)).not.toContain('argocd/argocd-cm-health.yaml');
   });
 
   it('two charts whose ids map to one file name are refused with both names', () => {

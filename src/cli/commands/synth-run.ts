@@ -10,7 +10,16 @@ import { makeStage, replaceDirectory, SignalGate } from '../synth/atomic.js';
 import { assertReplaceable, lockOutput } from '../synth/output-guard.js';
 import { escapeControl } from '../../api/quote.js';
 import { readCdk8sConfig } from '../synth/config.js';
-import { chartIdOf, layout, parseGitOps, synthDocs, type OutputFile, type SynthDoc } from '../../policy/output-layout.js';
+import {
+  chartIdOf,
+  checkRepoURL,
+  checkTargetRevision,
+  layout,
+  parseGitOps,
+  synthDocs,
+  type OutputFile,
+  type SynthDoc,
+} from '../../policy/output-layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
 
 export interface SynthOptions {
@@ -20,6 +29,8 @@ export interface SynthOptions {
   syncWaves?: boolean;
   gitops?: string;
   repoPath?: string;
+  repoUrl?: string;
+  targetRevision?: string;
   format: string;
   report?: string;
   rule?: string[];
@@ -44,6 +55,11 @@ export async function synth(opts: SynthOptions): Promise<number> {
   const outDir = opts.output ?? config.output ?? 'dist';
   // Where Flux and Argo CD find the output in the repository; checked before the app runs.
   const repoPath = gitops === 'plain' ? undefined : (opts.repoPath ?? repoPathOf(outDir));
+  // The Argo Application's source: the flag, else the plugin's properties in cdk8s.yaml; checked before the app runs.
+  const repoURL = opts.repoUrl ?? config.repoURL;
+  const targetRevision = opts.targetRevision ?? config.targetRevision;
+  if (repoURL !== undefined) checkRepoURL(repoURL);
+  if (targetRevision !== undefined) checkTargetRevision(targetRevision);
   // Refused before the app runs (fail fast), and again under the lock just before the swap.
   await assertReplaceable(outDir);
   const lock = await lockOutput(outDir);
@@ -93,7 +109,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
     const docs: SynthDoc[] = synthDocs(rawParsed.manifests);
     let files: OutputFile[];
     try {
-      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath });
+      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath, repoURL, targetRevision });
     } catch (e) {
       process.stderr.write(`cdk8s-kruise: ${escapeControl((e as Error).message)}; ${shownOut} was left unchanged.\n`);
       return 1;

@@ -24,6 +24,11 @@ export function register(program: Command): void {
       '--repo-path <path>',
       'path of the output directory in the Git repository, for Flux spec.path and Argo CD source.path (default: the output directory relative to the working directory)',
     )
+    .option('--repo-url <url>', "Argo CD: the Application's source.repoURL (default: repoURL of the KruiseValidation entry in cdk8s.yaml)")
+    .option(
+      '--target-revision <rev>',
+      "Argo CD: the Application's source.targetRevision (default: targetRevision of the KruiseValidation entry in cdk8s.yaml, else HEAD)",
+    )
     .addOption(new Option('-f, --format <format>', 'findings report format').choices(FORMATS).default('text'))
     .option('--report <file>', 'write the findings report to a file (e.g. --format sarif --report kruise.sarif)')
     .option('-r, --rule <id>', 'run only this rule (repeatable)', collect)
