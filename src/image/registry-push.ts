@@ -71,13 +71,21 @@ async function readBounded(res: Response, limit: number): Promise<Buffer> {
 class RepositoryClient {
   private authorization?: string;
   private credentials?: Credentials | null;
-  readonly base: string;
+  base: string;
+  /**
+   * A registry on loopback is tried over TLS first and, when that connection fails, over plain HTTP (as docker
+   * treats localhost): a test registry is usually plain, a local mirror may have a certificate.
+   */
+  private plainFallback: boolean;
+  /** Why TLS failed on a loopback registry before falling back to plain HTTP (named if plain HTTP fails too). */
+  private tlsFailure?: string;
 
   constructor(
     private readonly ref: PushReference,
     private readonly options: PushOptions,
   ) {
-    const plain = isLoopbackHost(ref.registry) || options.insecure === true;
+    const plain = options.insecure === true;
+    this.plainFallback = !plain && isLoopbackHost(ref.registry);
     this.base = `${plain ? 'http' : 'https'}://${apiHost(ref.registry)}`;
   }
 
@@ -161,11 +169,24 @@ class RepositoryClient {
           ...(init.body ? { body: init.body } : {}),
           signal: AbortSignal.timeout(init.timeoutMs ?? SMALL_REQUEST_MS),
         });
+        this.plainFallback = false;
       } catch (e) {
+        if (this.plainFallback && url.startsWith(`${this.base}/`)) {
+          this.plainFallback = false;
+          const tlsCause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
+          this.tlsFailure = tlsCause?.code ?? tlsCause?.message ?? (e as Error).message;
+          const https = this.base;
+          this.base = `http://${apiHost(this.ref.registry)}`;
+          url = `${this.base}${url.slice(https.length)}`;
+          attempt--;
+          continue;
+        }
         const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
-        const hint = this.plain
-          ? ''
-          : ' (a registry that speaks plain HTTP needs --insecure; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)';
+        const hint = this.tlsFailure
+          ? ` (over TLS first: ${this.tlsFailure}; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)`
+          : this.plain
+            ? ''
+            : ' (a registry that speaks plain HTTP needs --insecure; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)';
         throw new Error(
           `cannot reach ${this.base} for ${method} ${new URL(url).pathname}: ${cause?.code ?? cause?.message ?? (e as Error).message}${hint}`,
           {

@@ -190,7 +190,9 @@ describe('image build --push stops before building when the push cannot succeed'
     const port = await freePort();
     const r = await cli(['image', 'build', '--push', `127.0.0.1:${port}/p/k:1`, '--docker-config', dockerConfig('none2', '{}')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`cannot reach http://127.0.0.1:${port} for POST /v2/p/k/blobs/uploads/: ECONNREFUSED`);
+    expect(r.stderr).toContain(
+      `cannot reach http://127.0.0.1:${port} for POST /v2/p/k/blobs/uploads/: ECONNREFUSED (over TLS first: ECONNREFUSED`,
+    );
   });
 });
 
@@ -250,5 +252,111 @@ describe('the distribution API push', () => {
         config: readDockerConfig(dockerConfig('x', '{}')),
       }),
     ).rejects.toThrow(`the push target pins ${other}, but the image's manifest digest is`);
+  });
+});
+
+describe('TLS', () => {
+  /** A registry on loopback with a certificate from a CA of this test (TLS is tried before plain HTTP there). */
+  async function tlsRegistry(dir: string): Promise<{ host: string; ca: string; proc: ChildProcess }> {
+    mkdirSync(path.join(dir, 'data'), { recursive: true });
+    const ssl = (args: string[]) => run('openssl', args, { cwd: dir });
+    await ssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=test-ca',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+    ]);
+    await ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', 'tls.key', '-out', 'tls.csr']);
+    writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+    await ssl([
+      'x509',
+      '-req',
+      '-in',
+      'tls.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      'san.ext',
+      '-out',
+      'tls.pem',
+    ]);
+    const port = await freePort();
+    writeFileSync(
+      path.join(dir, 'config.yml'),
+      `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${path.join(dir, 'data')}\n` +
+        `http:\n  addr: 127.0.0.1:${port}\n  tls:\n    certificate: ${path.join(dir, 'tls.pem')}\n    key: ${path.join(dir, 'tls.key')}\n`,
+    );
+    const proc = spawnLogged('docker-registry', ['serve', path.join(dir, 'config.yml')], path.join(dir, 'registry.log'));
+    const host = `127.0.0.1:${port}`;
+    await waitFor(`TLS registry on ${host}`, async () => {
+      const { stdout } = await run('curl', [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--cacert',
+        path.join(dir, 'ca.pem'),
+        `https://${host}/v2/`,
+      ]).catch(() => ({ stdout: '' }));
+      return stdout === '200';
+    });
+    return { host, ca: path.join(dir, 'ca.pem'), proc };
+  }
+
+  it('pushes over TLS verified against NODE_EXTRA_CA_CERTS, and names the certificate problem without it', async () => {
+    const dir = path.join(work, 'tls');
+    const registry = await tlsRegistry(dir);
+    try {
+      // A process of its own: Node reads NODE_EXTRA_CA_CERTS when it starts.
+      const script = path.join(dir, 'push.mts');
+      writeFileSync(
+        script,
+        `import { buildImage } from ${JSON.stringify(path.join(repoRoot, 'src/image/oci.ts'))};\n` +
+          `import { parsePushReference } from ${JSON.stringify(path.join(repoRoot, 'src/image/registry-auth.ts'))};\n` +
+          `import { pushContent } from ${JSON.stringify(path.join(repoRoot, 'src/image/registry-push.ts'))};\n` +
+          "const image = await buildImage({ name: 't', tag: '1', architecture: 'amd64', created: new Date(0), runtime: { User: '0', Entrypoint: ['/x'], Env: [], WorkingDir: '/', Labels: {} }, layers: [{ entries: [{ kind: 'file', path: '/x', mode: 0o755, content: Buffer.from('x') }], createdBy: 't' }] });\n" +
+          'const blobs = new Map([[image.config.digest, image.blobs.get(image.config.digest)], ...image.layers.map((l) => [l.digest, l.blob])]);\n' +
+          `const r = await pushContent({ manifest: image.blobs.get(image.manifestDigest), manifestMediaType: 'application/vnd.oci.image.manifest.v1+json', blobs }, parsePushReference('${registry.host}/tls/push-test:1'), { config: { auths: new Map(), helpers: new Map() } });\n` +
+          'console.log(JSON.stringify({ pushed: r.digest, built: image.manifestDigest }));\n',
+      );
+      const tsx = path.join(repoRoot, 'node_modules', '.bin', 'tsx');
+      const ok = await run(tsx, [script], { cwd: repoRoot, env: { ...process.env, NODE_EXTRA_CA_CERTS: registry.ca } });
+      const { pushed, built } = JSON.parse(ok.stdout) as { pushed: string; built: string };
+      expect(pushed).toBe(built);
+      const { stdout } = await run('skopeo', [
+        'inspect',
+        '--cert-dir',
+        dir,
+        '--tls-verify=false',
+        `docker://${registry.host}/tls/push-test:1`,
+      ]);
+      expect((JSON.parse(stdout) as { Digest: string }).Digest).toBe(built);
+      const env = { ...process.env };
+      delete env.NODE_EXTRA_CA_CERTS;
+      const refused = await run(tsx, [script], { cwd: repoRoot, env }).then(
+        () => '',
+        (e: { stderr?: string }) => e.stderr ?? '',
+      );
+      expect(refused).toMatch(
+        /over TLS first: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY); a private CA needs NODE_EXTRA_CA_CERTS/,
+      );
+    } finally {
+      await stopProcess(registry.proc, 5000);
+    }
   });
 });

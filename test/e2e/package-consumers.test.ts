@@ -7,7 +7,7 @@
 // app `cdk8s init typescript-app` creates (its template, from cdk8s-cli). Needs the npm registry; packages come
 // through a shared npm cache outside the repository, so reruns are fast.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -232,20 +232,37 @@ afterAll(() => {
 
 describe('the packed package in fresh apps', () => {
   it(
-    'the image command from the tarball (scripts/release-image.sh) pushes the image `npm run image` builds, with its SBOM, to a loopback registry',
+    'the release scripts: the image command from the packed tarball pushes the image `npm run image` builds, with its SBOM, to a loopback registry',
     async () => {
       const dir = path.join(work, 'image');
       mkdirSync(dir, { recursive: true });
-      await sh(dir, 'tar', ['-xzf', tarball, 'package/lib/image/kit.json']);
+      // A release is made from a commit: both the package and the repository's build come from one snapshot of
+      // HEAD (the checkout's node_modules shared), immune to edits in the working tree while the test runs.
+      const checkout = path.join(dir, 'checkout');
+      mkdirSync(checkout);
+      await sh(repoRoot, 'git', ['archive', '--output', path.join(dir, 'head.tar'), 'HEAD']);
+      await sh(checkout, 'tar', ['-xf', path.join(dir, 'head.tar')]);
+      symlinkSync(path.join(repoRoot, 'node_modules'), path.join(checkout, 'node_modules'));
+      const epoch = (await sh(repoRoot, 'git', ['log', '-1', '--format=%ct', 'HEAD'])).stdout.trim();
+      // The release workflow's first step, without publishing: npm pack (the prepare build) + npm publish --dry-run.
+      const released = await sh(checkout, 'bash', ['scripts/release-package.sh', path.join(dir, 'release')], {
+        RELEASE_DRY_RUN: '1',
+        SOURCE_DATE_EPOCH: epoch,
+      });
+      const releaseTarball = released.stdout.trim().split('\n').pop()!;
+      expect(releaseTarball).toBe(path.join(dir, 'release', path.basename(tarball)));
+      expect(released.stderr).toMatch(/^\+ cdk8s-kruise@0\.1\.0$/m);
+      await sh(dir, 'tar', ['-xzf', releaseTarball, 'package/lib/image/kit.json']);
       const kit = JSON.parse(readFileSync(path.join(dir, 'package', 'lib', 'image', 'kit.json'), 'utf8')) as {
         metadata: { sourceDateEpoch: number; revision?: string; nodeVersion: string };
       };
+      expect(kit.metadata.sourceDateEpoch).toBe(Number(epoch));
       // The repository's build of the same sources, timestamps and revision, on the Node `npm run image` uses.
       const script = path.join(dir, 'repository-build.mts');
       writeFileSync(
         script,
-        `import { buildRuntimeImage } from ${JSON.stringify(path.join(repoRoot, 'src', 'image', 'build.ts'))};\n` +
-          `const { result } = await buildRuntimeImage({ repoRoot: ${JSON.stringify(repoRoot)}, outDir: ${JSON.stringify(path.join(dir, 'repo'))}, ` +
+        `import { buildRuntimeImage } from ${JSON.stringify(path.join(checkout, 'src', 'image', 'build.ts'))};\n` +
+          `const { result } = await buildRuntimeImage({ repoRoot: ${JSON.stringify(checkout)}, outDir: ${JSON.stringify(path.join(dir, 'repo'))}, ` +
           `sourceDateEpoch: ${kit.metadata.sourceDateEpoch}${kit.metadata.revision ? `, revision: ${JSON.stringify(kit.metadata.revision)}` : ''} });\n` +
           'console.log(result.manifestDigest);\n',
       );
@@ -258,7 +275,7 @@ describe('the packed package in fresh apps', () => {
       const registry = await TestRegistry.create(path.join(dir, 'registry'));
       try {
         const started = Date.now();
-        const release = await sh(repoRoot, 'bash', ['scripts/release-image.sh', tarball, `${registry.host}/platform/cdk8s-kruise`], {
+        const release = await sh(checkout, 'bash', ['scripts/release-image.sh', releaseTarball, `${registry.host}/platform/cdk8s-kruise`], {
           EXPECT_DIGEST: expected,
           DOCKER_CONFIG: path.join(dir, 'no-docker-config'),
         });

@@ -21,6 +21,7 @@ export interface ImageBuildOptions {
   insecure?: boolean;
   dockerConfig?: string;
   sbom?: string;
+  expectDigest?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -76,6 +77,9 @@ export async function imageBuild(opts: ImageBuildOptions): Promise<number> {
   const target: PushReference | undefined = opts.push !== undefined ? parsePushReference(opts.push) : undefined;
   const dockerConfig = target ? readDockerConfig(dockerConfigPath(opts.dockerConfig)) : undefined;
   const outputKind = opts.output !== undefined ? checkOutput(opts.output) : undefined;
+  if (opts.expectDigest !== undefined && !/^sha256:[a-f0-9]{64}$/.test(opts.expectDigest)) {
+    throw new UsageError(`--expect-digest ${JSON.stringify(opts.expectDigest.slice(0, 100))} is not a sha256 digest (sha256:<64 hex>)`);
+  }
   if (process.platform !== 'linux')
     throw new Error(`the runtime image is built on Linux (its base layer is this host's libraries); this is ${process.platform}`);
 
@@ -108,6 +112,12 @@ export async function imageBuild(opts: ImageBuildOptions): Promise<number> {
     `built ${image.manifestDigest}: ${(compressed / 1e6).toFixed(1)} MB compressed, ${(uncompressed / 1e6).toFixed(1)} MB uncompressed, in ${builtSeconds.toFixed(1)} s`,
   );
 
+  if (opts.expectDigest !== undefined && opts.expectDigest !== image.manifestDigest) {
+    const differing = image.layers.map((l, i) => `layer ${i + 1} ${l.digest}`).join(', ');
+    throw new Error(
+      `the image is ${image.manifestDigest}, not the expected ${opts.expectDigest}; nothing was written or pushed (${differing}: compare them with the expected image's layers)`,
+    );
+  }
   if (opts.output !== undefined) {
     if (outputKind === 'archive') {
       mkdirSync(path.dirname(path.resolve(opts.output)), { recursive: true });

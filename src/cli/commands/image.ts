@@ -17,6 +17,10 @@ export function register(program: Command): void {
     .option('--insecure', 'plain HTTP to a registry that is not on loopback (loopback registries always are)')
     .option('--docker-config <file>', 'credentials file (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)')
     .option('--sbom <file>', 'write an SPDX 2.3 JSON SBOM of the image; with --push it is attached to the image as an OCI artifact')
+    .option(
+      '--expect-digest <digest>',
+      'refuse to write or push unless the image has this manifest digest (a release checks the repository build)',
+    )
     .option('--json', 'print the result as JSON on stdout')
     .option('-q, --quiet', 'no progress lines')
     .addHelpText(
