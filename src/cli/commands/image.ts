@@ -14,7 +14,7 @@ export function register(program: Command): void {
       'push to this registry reference over the OCI distribution API, e.g. registry.example/platform/cdk8s-kruise:0.1.0',
     )
     .option('-o, --output <path>', 'also write the image: an OCI image layout directory, or a docker-archive when the path ends in .tar')
-    .option('--insecure', 'plain HTTP to a registry that is not on loopback (loopback registries always are)')
+    .option('--insecure', 'plain HTTP to the registry (a loopback registry falls back to plain HTTP by itself when TLS fails)')
     .option('--docker-config <file>', 'credentials file (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)')
     .option('--sbom <file>', 'write an SPDX 2.3 JSON SBOM of the image; with --push it is attached to the image as an OCI artifact')
     .option(
