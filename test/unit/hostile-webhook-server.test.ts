@@ -160,9 +160,29 @@ describe('size, depth and field-count bounds', () => {
     for (let i = 0; i < 100_000; i++) spec[`f${i}`] = i;
     const body = JSON.stringify(review({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'big' }, spec }));
     const r = await post(s, kindWebhookPath('validate', CloneSetDefinition), body);
-    // Refused from a scan of the raw text, before JSON.parse builds 100k properties.
+    // Refused from a scan of the raw text, before JSON.parse builds 100k properties; the uid, where the API server
+    // writes it, makes the refusal an AdmissionReview denial (a 413 the tenant sees, not a failed webhook call).
+    expect(r.status).toBe(200);
+    expect(r.json.response).toMatchObject({ allowed: false, status: { code: 413, reason: 'RequestEntityTooLarge' } });
+    expect(r.json.response.status.message).toMatch(/body has more than 10000 fields/);
+    await expectStillServing();
+  });
+
+  it('a body too large to parse that does not start like an API server review: 400 without a review', async () => {
+    const spec: Record<string, unknown> = {};
+    for (let i = 0; i < 20_000; i++) spec[`f${i}`] = i;
+    const r = await post(s, VALIDATE, JSON.stringify({ padding: 'x', ...review({ ...sidecarSet, spec }) }));
     expect(r.status).toBe(400);
     expect(r.body).toMatch(/body has more than 10000 fields/);
+    await expectStillServing();
+  });
+
+  it('denies a review over 3 MiB by its uid (AdmissionReview 413), reading and discarding the body', async () => {
+    const body = JSON.stringify(review({ ...sidecarSet, spec: { big: 'x'.repeat(3 * 1024 * 1024) } }));
+    const r = await post(s, VALIDATE, body);
+    expect(r.status).toBe(200);
+    expect(r.json.response).toMatchObject({ allowed: false, status: { code: 413, reason: 'RequestEntityTooLarge' } });
+    expect(r.json.response.status.message).toMatch(/larger than the 3145728-byte limit of this webhook/);
     await expectStillServing();
   });
 
@@ -183,8 +203,9 @@ describe('size, depth and field-count bounds', () => {
     const deep = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
     const body = JSON.stringify(review({ ...sidecarSet, spec: 'DEEP' })).replace('"DEEP"', deep);
     const r = await post(s, VALIDATE, body);
-    expect(r.status).toBe(400);
-    expect(r.body).toMatch(/nests deeper than 64 levels/);
+    expect(r.status).toBe(200);
+    expect(r.json.response).toMatchObject({ allowed: false, status: { code: 413 } });
+    expect(r.json.response.status.message).toMatch(/nests deeper than 64 levels/);
     await expectStillServing();
   });
 

@@ -51,6 +51,21 @@ export function quote(v: unknown): string {
 
 const bad = (message: string): ParsedReview => ({ ok: false, httpStatus: 400, message });
 
+/** Bytes at the start of a body in which `reviewUid` looks for the request uid. */
+export const REVIEW_UID_PREFIX_BYTES = 4096;
+const REVIEW_HEAD =
+  /^\s*\{\s*(?:"kind"\s*:\s*"AdmissionReview"\s*,\s*"apiVersion"\s*:\s*"admission\.k8s\.io\/v1"|"apiVersion"\s*:\s*"admission\.k8s\.io\/v1"\s*,\s*"kind"\s*:\s*"AdmissionReview")\s*,\s*"request"\s*:\s*\{\s*"uid"\s*:\s*"([0-9A-Za-z-]{1,128})"/;
+
+/**
+ * The request uid of a review too large to parse, read from the start of its body: the API server writes the
+ * type fields first, then `request` with `uid` first. With it the refusal can be an AdmissionReview denial the
+ * API server shows the tenant as a 413, rather than an HTTP error it reports as `500 InternalError: failed calling
+ * webhook`. Anything else (a body that does not start like that) gets no uid.
+ */
+export function reviewUid(prefix: string): string | undefined {
+  return REVIEW_HEAD.exec(prefix.slice(0, REVIEW_UID_PREFIX_BYTES))?.[1];
+}
+
 /**
  * Depth and field count of a JSON value, iteratively (a deep value cannot overflow the stack here), stopping
  * as soon as a limit is passed so the walk costs at most `maxFields` steps.
@@ -143,11 +158,16 @@ export function scanJson(text: string, stopAt: { fields: number; depth: number }
  */
 export function parseAdmissionReview(body: string, limits: ReviewLimits = DEFAULT_REVIEW_LIMITS): ParsedReview {
   const scanned = scanJson(body, { fields: limits.maxFields + ENVELOPE_FIELDS, depth: limits.maxDepth + ENVELOPE_DEPTH });
+  // Too large to parse: a 413 denial when the body names its uid where the API server writes it, else a 400.
+  const tooLarge = (message: string): ParsedReview => {
+    const uid = reviewUid(body);
+    return uid === undefined ? bad(message) : { ok: false, httpStatus: 413, uid, message };
+  };
   if (scanned.depth > limits.maxDepth + ENVELOPE_DEPTH) {
-    return bad(`body nests deeper than ${limits.maxDepth} levels below the review; no object this webhook admits needs that`);
+    return tooLarge(`body nests deeper than ${limits.maxDepth} levels below the review; no object this webhook admits needs that`);
   }
   if (scanned.fields > limits.maxFields + ENVELOPE_FIELDS) {
-    return bad(
+    return tooLarge(
       `body has more than ${limits.maxFields} fields; remove unknown or repeated fields (no object this webhook admits needs that many)`,
     );
   }

@@ -15,7 +15,7 @@ import {
   reasonForCode,
   type AdmissionServerLimits,
 } from './limits.js';
-import { ADMISSION_API_VERSION, ADMISSION_KIND, parseAdmissionReview } from './review.js';
+import { ADMISSION_API_VERSION, ADMISSION_KIND, parseAdmissionReview, REVIEW_UID_PREFIX_BYTES, reviewUid } from './review.js';
 
 export type { AdmissionHandler, AdmissionRequest, AdmissionResult, JsonPatchOp } from './types.js';
 import type { AdmissionHandler, AdmissionResult } from './types.js';
@@ -244,6 +244,27 @@ export class AdmissionServer {
     }
     const admission = admitBody(req.headers['content-length'], this.limits);
     if (!admission.ok) {
+      const declared = Number(req.headers['content-length']);
+      if (admission.httpStatus === 413 && declared <= OVERSIZED_REVIEW_DRAIN_BYTES) {
+        // A review the API server sent for a tenant's large object: read its uid, discard the rest, and deny it by
+        // an AdmissionReview (a 413 the tenant sees) instead of an HTTP error (a 500 "failed calling webhook").
+        const uid = await uidOfOversizedReview(req);
+        if (uid !== undefined) {
+          if (res.destroyed) return;
+          this.metrics.webhookRequests.inc({ webhook: h.name, allowed: 'false' });
+          const message = `request: the review is ${declared} bytes, larger than the ${this.limits.maxBodyBytes}-byte limit of this webhook; store large data outside the object (a ConfigMap, an image)`;
+          const out = Buffer.from(
+            JSON.stringify({
+              apiVersion: ADMISSION_API_VERSION,
+              kind: ADMISSION_KIND,
+              response: admissionResponse(uid, { allowed: false, code: 413, message }),
+            }),
+          );
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length }).end(out);
+          return;
+        }
+        if (res.headersSent || res.destroyed) return;
+      }
       // Close: the unread body would otherwise be parsed as the next request.
       this.refuseAndClose(req, res, admission.httpStatus, admission.message);
       return;
@@ -312,6 +333,42 @@ export class AdmissionServer {
     // The length is known: the answer goes out with Content-Length, not in chunked framing.
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length }).end(out);
   }
+}
+
+/** Largest oversized review whose body is read (and discarded) to deny it by uid; the API server sends at most 3 MiB objects, twice in an UPDATE. */
+const OVERSIZED_REVIEW_DRAIN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The uid of an oversized review, from the first REVIEW_UID_PREFIX_BYTES of its body (kept), the rest read and
+ * discarded; resolves once the body ended. `undefined`, with the body left unread, as soon as the start is not an
+ * AdmissionReview naming its uid first, and when the client went away.
+ */
+function uidOfOversizedReview(req: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let prefix = '';
+    let uid: string | undefined;
+    const finish = (v: string | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      resolve(v);
+    };
+    const onData = (c: Buffer) => {
+      if (uid !== undefined) return; // discarded
+      prefix += c.toString('latin1', 0, Math.min(c.length, REVIEW_UID_PREFIX_BYTES - prefix.length));
+      uid = reviewUid(prefix);
+      // Not a review the API server wrote: leave the body unread (the caller refuses and closes).
+      if (uid === undefined && (prefix.length >= REVIEW_UID_PREFIX_BYTES || !/^\s*(\{|$)/.test(prefix))) {
+        req.pause();
+        finish(undefined);
+      }
+    };
+    const onEnd = () => finish(uid);
+    const onClose = () => finish(undefined);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('close', onClose);
+  });
 }
 
 /**
