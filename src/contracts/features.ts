@@ -317,7 +317,9 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
     daemon: false,
     podWebhook: false,
   }),
-  [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, UPSTREAM_ONLY),
+  // The manager's CloneSet controller patches the metadata in place and waits for the daemon's containermeta unit,
+  // which restarts the containers whose env from metadata no longer matches the pod.
+  [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, BOTH),
   // Both CloneSet controllers write the Progressing condition (upstream's reasons and deadline).
   [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, BOTH),
   [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, UPSTREAM_ONLY),
@@ -754,6 +756,7 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_IGNORED_FEATURE_GATES]: INERT,
   [K.ANNOTATION_INPLACE_UPDATE_STATE]: INERT,
   [K.ANNOTATION_INPLACE_UPDATE_GRACE]: INERT,
+  [K.ANNOTATION_RUNTIME_CONTAINERS_META]: INERT,
   [K.ANNOTATION_CLONESET_VCT_HASH]: INERT,
   [K.ANNOTATION_SIDECARS_STOPPED_ON_NODE]: INERT,
   [K.ANNOTATION_PULL_SECRET_SOURCE]: INERT,

@@ -128,6 +128,11 @@ export const LABEL_SPECIFIED_DELETE = 'apps.kruise.io/specified-delete';
 export const ANNOTATION_POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 /** Pod annotation: JSON state of an in-place update (revision, timestamp, pre-update container image IDs). */
 export const ANNOTATION_INPLACE_UPDATE_STATE = 'apps.kruise.io/inplace-update-state';
+/**
+ * Pod annotation written by the node daemon: per running container its ID, restart count and hashes (the kubelet's
+ * container hash, and the hash of the env it read from the pod's labels/annotations when it started).
+ */
+export const ANNOTATION_RUNTIME_CONTAINERS_META = 'apps.kruise.io/runtime-containers-meta';
 /** Pod annotation: the in-place patch held back for `inPlaceUpdateStrategy.gracePeriodSeconds`. */
 export const ANNOTATION_INPLACE_UPDATE_GRACE = 'apps.kruise.io/inplace-update-grace';
 /** ControllerRevision annotation: hash of a CloneSet's volumeClaimTemplates. */

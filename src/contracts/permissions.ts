@@ -251,7 +251,7 @@ export const DAEMON: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: "unreadyGracePeriodSeconds: condition KruisePodReady=False before the kill, True again after (pods on the daemon's node only, by kruise-daemon-node-scope)",
+    why: "unreadyGracePeriodSeconds: condition KruisePodReady=False before the kill, True again after; env from metadata: the annotation apps.kruise.io/runtime-containers-meta (pods on the daemon's node only, by kruise-daemon-node-scope)",
   },
   {
     apiGroups: [''],

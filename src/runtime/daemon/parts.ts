@@ -30,4 +30,13 @@ export const DAEMON_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     does: "answers the exit-priority preStop hooks on --exit-priority-addr once the pod's lower levels have exited",
     options: [EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS],
   },
+  {
+    name: 'daemon-containermeta',
+    gate: 'InPlaceUpdateEnvFromMetadata',
+    topic: 'env from metadata',
+    does:
+      "records the env each container started with from its pod's labels/annotations (annotation " +
+      'apps.kruise.io/runtime-containers-meta) and, during an in-place update, stops the containers whose env changed',
+    options: [],
+  },
 ];

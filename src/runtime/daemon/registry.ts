@@ -7,9 +7,11 @@ import type { DaemonContext } from './context.js';
 import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
 import { exitPriorityController } from './exitpriority/index.js';
+import { containerMetaController } from './containermeta/index.js';
 
 export const DAEMON_CONTROLLERS: readonly ControllerDefinition<DaemonContext>[] = [
   containerRecreateController,
   imagePullController,
   exitPriorityController,
+  containerMetaController,
 ];

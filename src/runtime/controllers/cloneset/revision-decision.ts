@@ -4,7 +4,8 @@
  * history truncation, and what an in-place update may change between two revisions.
  */
 import { ANNOTATION_CLONESET_VCT_HASH, LABEL_CONTROLLER_REVISION_HASH_KEY } from '../../../contracts/index.js';
-import type { KubeObject } from '../../core/types.js';
+import { readsMetadata, type MetadataField } from '../../control/env-from-metadata.js';
+import type { Container, KubeObject } from '../../core/types.js';
 
 /** k8s `rand` alphabet (no vowels, no confusable digits). */
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -168,6 +169,8 @@ export interface InPlaceSpec {
   /** Labels/annotations to set (string) or remove (null). */
   readonly labels: Readonly<Record<string, string | null>>;
   readonly annotations: Readonly<Record<string, string | null>>;
+  /** A label/annotation a container of the new template reads into its env is added or changed. */
+  readonly updateEnvFromMetadata: boolean;
 }
 
 interface TemplateLike {
@@ -187,7 +190,7 @@ function mapDiff(from: Record<string, string> = {}, to: Record<string, string> =
  * order); metadata labels and annotations may change freely; anything else means no in-place update.
  * A volumeClaimTemplates change does not forbid it (gate RecreatePodWhenChangeVCTInCloneSetGate is off).
  */
-export function inPlaceSpec(oldTemplate: unknown, newTemplate: unknown): InPlaceSpec | undefined {
+export function inPlaceSpec(oldTemplate: unknown, newTemplate: unknown, envFromMetadata = true): InPlaceSpec | undefined {
   const a = (oldTemplate ?? {}) as TemplateLike;
   const b = (newTemplate ?? {}) as TemplateLike;
   const ac = a.spec?.containers ?? [];
@@ -206,9 +209,15 @@ export function inPlaceSpec(oldTemplate: unknown, newTemplate: unknown): InPlace
   });
   if (sortedJson(stripImages(a)) !== sortedJson(stripImages(b))) return undefined;
   // Other metadata fields (name, finalizers…) are not carried to pods by an in-place update either way.
+  const labels = mapDiff(a.metadata?.labels, b.metadata?.labels);
+  const annotations = mapDiff(a.metadata?.annotations, b.metadata?.annotations);
+  // Gate InPlaceUpdateEnvFromMetadata: only an added or changed key counts (a removed one leaves the env as it was).
+  const reads = (field: MetadataField, diff: Record<string, string | null>) =>
+    Object.entries(diff).some(([k, v]) => v !== null && bc.some((c) => readsMetadata(c as Container, field, k)));
   return {
     containerImages: images,
-    labels: mapDiff(a.metadata?.labels, b.metadata?.labels),
-    annotations: mapDiff(a.metadata?.annotations, b.metadata?.annotations),
+    labels,
+    annotations,
+    updateEnvFromMetadata: envFromMetadata && (reads('labels', labels) || reads('annotations', annotations)),
   };
 }

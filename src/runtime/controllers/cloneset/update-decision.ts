@@ -7,9 +7,11 @@
 import {
   ANNOTATION_INPLACE_UPDATE_GRACE,
   ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_RUNTIME_CONTAINERS_META,
   CONDITION_INPLACE_UPDATE_READY,
   LABEL_SPECIFIED_DELETE,
 } from '../../../contracts/index.js';
+import { envFromMetadataConsistent, parseRuntimeContainerMeta } from '../../control/env-from-metadata.js';
 import type { Pod } from '../../core/types.js';
 import { condition, hasReadinessGate, isHooked, isPodAtRevision, isPodAvailable, podState, type Hook, type Lifecycle } from './pods.js';
 import type { Diffs } from './scale-decision.js';
@@ -24,6 +26,8 @@ export interface InPlaceUpdateState {
   updateTimestamp: string;
   lastContainerStatuses?: Record<string, { imageID?: string; containerID?: string }>;
   updateImages?: boolean;
+  /** The patch changed a label/annotation a container reads into its env: the node daemon must restart it. */
+  updateEnvFromMetadata?: boolean;
   /** Upstream's record of which containers each patch changed (one batch: every changed container at once). */
   containerBatchesRecord?: Array<{ timestamp: string; containers: string[] }>;
 }
@@ -46,7 +50,13 @@ export function parseJson<T>(raw: string | undefined): T | undefined {
 }
 
 /** The state recorded when images are patched: the pre-update image and container IDs of changed containers. */
-export function inPlaceState(pod: Pod, revision: string, images: Readonly<Record<string, string>>, now: string): InPlaceUpdateState {
+export function inPlaceState(
+  pod: Pod,
+  revision: string,
+  images: Readonly<Record<string, string>>,
+  now: string,
+  updateEnvFromMetadata = false,
+): InPlaceUpdateState {
   const last: Record<string, { imageID?: string; containerID?: string }> = {};
   for (const name of Object.keys(images)) {
     const s = pod.status?.containerStatuses?.find((c) => c.name === name);
@@ -57,6 +67,7 @@ export function inPlaceState(pod: Pod, revision: string, images: Readonly<Record
     revision,
     updateTimestamp: now,
     lastContainerStatuses: last,
+    ...(updateEnvFromMetadata ? { updateEnvFromMetadata: true } : {}),
     ...(names.length ? { updateImages: true, containerBatchesRecord: [{ timestamp: now, containers: names }] } : {}),
   };
 }
@@ -76,6 +87,13 @@ export function inPlaceCompleted(pod: Pod): boolean {
   if (pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_GRACE]) return false;
   const state = parseJson<InPlaceUpdateState>(pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE]);
   if (!state) return true;
+  // Env from metadata: done once the daemon reports every container running with the env the pod now asks for.
+  if (
+    state.updateEnvFromMetadata &&
+    !envFromMetadataConsistent(pod, parseRuntimeContainerMeta(pod.metadata.annotations?.[ANNOTATION_RUNTIME_CONTAINERS_META]))
+  ) {
+    return false;
+  }
   for (const [name, last] of Object.entries(state.lastContainerStatuses ?? {})) {
     const s = pod.status?.containerStatuses?.find((c) => c.name === name);
     if (!s) return false;

@@ -120,7 +120,7 @@ export class UpdateSync {
       case 'in-place': {
         const from = revOf(u.pod);
         const to = byName.get(u.target)!;
-        const spec = inPlaceSpec(templateOf(from), templateOf(to))!;
+        const spec = inPlaceSpec(templateOf(from), templateOf(to), this.ctx.featureGates.get('InPlaceUpdateEnvFromMetadata') !== false)!;
         return this.inPlaceUpdate(cs, u.pod, to.metadata.name!, spec);
       }
     }
@@ -146,7 +146,7 @@ export class UpdateSync {
       resourceVersion = (await this.writes.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
     }
     const grace = cs.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0;
-    const state: InPlaceUpdateState = inPlaceState(p, revision, spec.containerImages, now);
+    const state: InPlaceUpdateState = inPlaceState(p, revision, spec.containerImages, now, spec.updateEnvFromMetadata);
     const annotations: Record<string, string | null> = {
       ...spec.annotations,
       [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),

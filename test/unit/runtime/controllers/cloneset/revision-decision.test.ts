@@ -57,7 +57,7 @@ describe('revisions', () => {
         ],
       },
     };
-    expect(inPlaceSpec(a, b)).toEqual({ containerImages: { c: 'i:2' }, labels: { x: '2' }, annotations: {} });
+    expect(inPlaceSpec(a, b)).toEqual({ containerImages: { c: 'i:2' }, labels: { x: '2' }, annotations: {}, updateEnvFromMetadata: false });
     const env = {
       ...b,
       spec: {
