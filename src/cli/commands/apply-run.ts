@@ -164,7 +164,7 @@ function phaseOfFile(file: string): Phase {
   return Phase.APP;
 }
 
-function run(cmd: string, args: string[], timeoutMs: number): Promise<{ ok: boolean; output: string }> {
+export function run(cmd: string, args: string[], timeoutMs: number): Promise<{ ok: boolean; output: string }> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -7,6 +7,7 @@ import { register as controller } from './controller.js';
 import { register as daemon } from './daemon.js';
 import { register as apply } from './apply.js';
 import { register as image } from './image.js';
+import { register as uninstall } from './uninstall.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -14,7 +15,7 @@ import { register as image } from './image.js';
  */
 type Registrar = (program: Command) => void;
 
-const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply, image];
+const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply, uninstall, image];
 
 export function registerCommands(program: Command): void {
   for (const register of registrars) register(program);
