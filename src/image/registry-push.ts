@@ -183,7 +183,7 @@ class RepositoryClient {
         }
         const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
         const hint = this.tlsFailure
-          ? ` (over TLS first: ${this.tlsFailure}; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)`
+          ? this.tlsNote()
           : this.plain
             ? ''
             : ' (a registry that speaks plain HTTP needs --insecure; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)';
@@ -205,9 +205,14 @@ class RepositoryClient {
     }
   }
 
+  /** Why a loopback registry is spoken to over plain HTTP, for errors that may come from that. */
+  private tlsNote(): string {
+    return this.tlsFailure ? ` (plain HTTP after TLS failed: ${this.tlsFailure}; a private CA needs NODE_EXTRA_CA_CERTS=<ca.pem>)` : '';
+  }
+
   async expect(res: Response, ok: readonly number[], what: string): Promise<Response> {
     if (ok.includes(res.status)) return res;
-    throw new Error(`${this.ref.registry}: ${what} failed (${res.status}${await bodyExcerpt(res)})`);
+    throw new Error(`${this.ref.registry}: ${what} failed (${res.status}${await bodyExcerpt(res)})${this.tlsNote()}`);
   }
 }
 

@@ -191,7 +191,7 @@ describe('image build --push stops before building when the push cannot succeed'
     const r = await cli(['image', 'build', '--push', `127.0.0.1:${port}/p/k:1`, '--docker-config', dockerConfig('none2', '{}')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
-      `cannot reach http://127.0.0.1:${port} for POST /v2/p/k/blobs/uploads/: ECONNREFUSED (over TLS first: ECONNREFUSED`,
+      `cannot reach http://127.0.0.1:${port} for POST /v2/p/k/blobs/uploads/: ECONNREFUSED (plain HTTP after TLS failed: ECONNREFUSED`,
     );
   });
 });
@@ -338,11 +338,13 @@ describe('TLS', () => {
       const ok = await run(tsx, [script], { cwd: repoRoot, env: { ...process.env, NODE_EXTRA_CA_CERTS: registry.ca } });
       const { pushed, built } = JSON.parse(ok.stdout) as { pushed: string; built: string };
       expect(pushed).toBe(built);
+      // skopeo reads the CA from a directory of *.crt files (and takes *.key files there for client certificates).
+      mkdirSync(path.join(dir, 'skopeo-certs'));
+      writeFileSync(path.join(dir, 'skopeo-certs', 'ca.crt'), readFileSync(registry.ca));
       const { stdout } = await run('skopeo', [
         'inspect',
         '--cert-dir',
-        dir,
-        '--tls-verify=false',
+        path.join(dir, 'skopeo-certs'),
         `docker://${registry.host}/tls/push-test:1`,
       ]);
       expect((JSON.parse(stdout) as { Digest: string }).Digest).toBe(built);
@@ -353,7 +355,7 @@ describe('TLS', () => {
         (e: { stderr?: string }) => e.stderr ?? '',
       );
       expect(refused).toMatch(
-        /over TLS first: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY); a private CA needs NODE_EXTRA_CA_CERTS/,
+        /plain HTTP after TLS failed: (UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY); a private CA needs NODE_EXTRA_CA_CERTS/,
       );
     } finally {
       await stopProcess(registry.proc, 5000);
