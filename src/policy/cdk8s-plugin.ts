@@ -5,6 +5,9 @@ import {
   checkRepoURL,
   checkTargetRevision,
   layout,
+  outputFileOf,
+  phaseOf,
+  type OutputFile,
   OUTPUT_MARKER,
   OUTPUT_MARKER_CONTENT,
   parseGitOps,
@@ -88,9 +91,11 @@ export class KruiseValidation {
         .map((file) => ({ file, content: readFileSync(file) }))
         .filter((i) => !isBlank(i.content));
       const result = validateInputs(inputs, { rules: this.props.rules, skipRules: this.props.skipRules });
-      for (const f of result.findings) context.report.addViolation(violation(f));
       const s = summarize(result.findings);
       const fail = failing(result.findings, this.props.warningsAsErrors);
+      // A passing check with a layout renames cdk8s's files: the report names the file each object ends up in.
+      const planned = !fail && this.props.layout ? planLayout(context.manifests, inputs, this.props) : undefined;
+      for (const f of result.findings) context.report.addViolation(violation(f, planned?.fileOf(f)));
       context.logger.log(`cdk8s-kruise: ${result.documents} object(s) checked: ${s.errors} error(s), ${s.warnings} warning(s)`);
       context.report.submit(fail ? 'failure' : 'success', {
         objects: String(result.documents),
@@ -100,7 +105,7 @@ export class KruiseValidation {
       });
       submitted = true;
       removeConstructMetadata(context.manifests);
-      if (!fail && this.props.layout) relayout(context.manifests, inputs, this.props);
+      if (planned) relayout(context.manifests, planned);
     } finally {
       // The report must always be submitted, or cdk8s throws "Report is incomplete" and hides the cause.
       if (!submitted) {
@@ -140,23 +145,49 @@ function outputDirOf(manifests: readonly string[]): string | undefined {
 
 const CONSTRUCT_METADATA_FILE = 'construct-metadata.json';
 
-/**
- * Rewrites the directory cdk8s wrote into the synth layout: the same documents, byte for byte, under the names and
- * in the files `cdk8s-kruise synth` gives them. Every file goes in before cdk8s's chart files are removed.
- */
-function relayout(manifests: readonly string[], inputs: readonly TextInput[], props: KruiseValidationProps): void {
+interface PlannedLayout {
+  readonly dir: string;
+  readonly files: OutputFile[];
+  /** The file (absolute) a finding's object is written to, or undefined when it cannot be told. */
+  fileOf(this: void, f: Finding): string | undefined;
+}
+
+/** The synth layout of the directory cdk8s wrote, and where each object goes in it. */
+function planLayout(manifests: readonly string[], inputs: readonly TextInput[], props: KruiseValidationProps): PlannedLayout {
   const dir = outputDirOf(manifests);
   if (dir === undefined) throw new Error('the manifests are not in one output directory; cannot apply the layout');
   const gitops = parseGitOps(props.layout!);
   const parsed = parseInputs(inputs.map((i) => ({ file: path.relative(dir, i.file).split(path.sep).join('/'), content: i.content })));
+  const docs = synthDocs(parsed.manifests);
   const rel = path.relative(process.cwd(), dir).split(path.sep).join('/');
-  const files = layout(synthDocs(parsed.manifests), {
+  const files = layout(docs, {
     gitops,
     syncWaves: props.syncWaves,
     repoURL: props.repoURL,
     targetRevision: props.targetRevision,
     repoPath: props.repoPath ?? (rel && !rel.startsWith('..') ? `./${rel}` : undefined),
   });
+  const fileOf = (f: Finding): string | undefined => {
+    const chartFile = f.file === undefined ? undefined : path.relative(dir, f.file).split(path.sep).join('/');
+    const doc = docs.find((d) => {
+      const m = (d.object.metadata ?? {}) as { name?: string; namespace?: string };
+      return (
+        d.chartFile === chartFile &&
+        d.object.kind === f.resource.kind &&
+        m.name === f.resource.name &&
+        (f.resource.namespace === undefined || m.namespace === f.resource.namespace)
+      );
+    });
+    return doc ? path.join(dir, outputFileOf(doc, phaseOf(doc.object), gitops)) : undefined;
+  };
+  return { dir, files, fileOf };
+}
+
+/**
+ * Rewrites the directory cdk8s wrote into the synth layout: the same documents, byte for byte, under the names and
+ * in the files `cdk8s-kruise synth` gives them. Every file goes in before cdk8s's chart files are removed.
+ */
+function relayout(manifests: readonly string[], { dir, files }: PlannedLayout): void {
   const written = new Set(files.map((f) => path.join(dir, f.name)));
   for (const f of files) {
     mkdirSync(path.dirname(path.join(dir, f.name)), { recursive: true });
@@ -166,12 +197,12 @@ function relayout(manifests: readonly string[], inputs: readonly TextInput[], pr
   for (const m of manifests) if (!written.has(m)) rmSync(m, { force: true });
 }
 
-function violation(f: Finding) {
+function violation(f: Finding, writtenTo?: string) {
   const location = [f.line ? `line ${f.line}` : '', f.jsonPointer || ''].filter(Boolean).join(' ') || '(whole file)';
   return {
     ruleName: `${f.ruleId} [${f.severity}]`,
     recommendation: f.message,
     fix: f.hint,
-    violatingResources: [{ resourceName: f.resource.name || '(input)', locations: [location], manifestPath: f.file ?? '' }],
+    violatingResources: [{ resourceName: f.resource.name || '(input)', locations: [location], manifestPath: writtenTo ?? f.file ?? '' }],
   };
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { ValidationContext } from 'cdk8s-cli/plugins';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KruiseValidation } from '../../src/policy/index.js';
+import { CLONESET_YAML } from './support/manifests.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const require = createRequire(import.meta.url);
@@ -59,6 +60,28 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
     await new KruiseValidation({ skipRules: ['KRUISE-SCHEMA-003'] }).validate(passing);
     expect(passing.report.success).toBe(true);
     expect(passing.report.toJson().violations).toEqual([]);
+  });
+
+  it('in process, with a layout: a passing check with warnings names the file each object was written to', async () => {
+    const out = mkdtempSync(path.join(dir, 'layout-'));
+    const chartFile = path.join(out, '0001-web.k8s.yaml');
+    // A lifecycle finalizer hook without a controller raises a warning (KRUISE-CLONESET-002): the check passes.
+    writeFileSync(
+      chartFile,
+      CLONESET_YAML.replace(
+        '  replicas: 2\n',
+        '  replicas: 2\n  lifecycle:\n    preNormal:\n      finalizersHandler: [example.io/blocker]\n      markPodNotReady: true\n',
+      ),
+    );
+    const ctx = new ValidationContext([chartFile], 'cdk8s-kruise', '0.1.0');
+    await new KruiseValidation({ layout: 'plain' }).validate(ctx);
+    const report = ctx.report.toJson();
+    expect(report.summary.status).toBe('success');
+    const paths = report.violations.flatMap((v) => v.violatingConstructs.map((c) => c.manifestPath));
+    expect(paths.length).toBeGreaterThan(0);
+    expect(new Set(paths)).toEqual(new Set([path.join(out, '20-app-web.yaml')]));
+    expect(existsSync(path.join(out, '20-app-web.yaml'))).toBe(true);
+    expect(existsSync(chartFile)).toBe(false);
   });
 
   it('in process: always submits its report, even when it cannot complete', async () => {
