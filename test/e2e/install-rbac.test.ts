@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubernetesObject, V1Deployment, V1PolicyRule, V1RoleBinding } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject, type V1Deployment, type V1PolicyRule, type V1RoleBinding } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -21,6 +21,7 @@ import {
 import { ContainerRecreateRequestDefinition } from '../../src/api/registry.js';
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import {
+  adminKubeConfig,
   bindPod,
   canI,
   createNamespace,
@@ -456,6 +457,54 @@ describe('admission policies from dist/ confine the daemon to its node and the m
     const relabel = await as(daemonUser, 'PATCH', ownPath, { metadata: { labels: { 'crr.apps.kruise.io/node-name': nodeB } } }, nodeA);
     expect(relabel.status, relabel.body).toBe(403);
     expect((await as(daemonUser, 'DELETE', ownPath, undefined, nodeA)).status).toBe(200);
+  });
+
+  it("a pod's bound ServiceAccount token names the pod's node: the claim the daemon's policy reads", async () => {
+    // What the kubelet mounts into the daemon's pod: a token bound to the pod. Asked who it is, the API server
+    // answers with the node-name extra the policy binds the daemon's writes to.
+    const sa = await rawRequest('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: JSON.stringify({ metadata: { name: 'node-bound' } }),
+      contentType: 'application/json',
+    });
+    expect(sa.status, sa.body).toBe(201);
+    const created = await rawRequest('POST', `/api/v1/namespaces/${ns}/pods`, {
+      body: JSON.stringify({
+        metadata: { name: 'token-holder' },
+        spec: { serviceAccountName: 'node-bound', containers: [{ name: 'app', image: 'a:1' }] },
+      }),
+      contentType: 'application/json',
+    });
+    expect(created.status, created.body).toBe(201);
+    const pod = JSON.parse(created.body) as { metadata: { name: string; namespace: string; uid: string } };
+    await bindPod(pod, nodeA);
+    const issued = await rawRequest('POST', `/api/v1/namespaces/${ns}/serviceaccounts/node-bound/token`, {
+      body: JSON.stringify({
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'token-holder', uid: pod.metadata.uid } },
+      }),
+      contentType: 'application/json',
+    });
+    expect(issued.status, issued.body).toBe(201);
+    const token = (JSON.parse(issued.body) as { status: { token: string } }).status.token;
+    const admin = adminKubeConfig();
+    const bearer = new KubeConfig();
+    bearer.loadFromOptions({
+      clusters: admin.clusters,
+      users: [{ name: 'bound', token }],
+      contexts: [{ name: 'bound', cluster: admin.getCurrentCluster()!.name, user: 'bound' }],
+      currentContext: 'bound',
+    });
+    const review = await rawRequest('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      contentType: 'application/json',
+      kubeConfig: bearer,
+    });
+    expect(review.status, review.body).toBe(201);
+    const user = (JSON.parse(review.body) as { status: { userInfo: { username: string; extra?: Record<string, string[]> } } }).status
+      .userInfo;
+    expect(user.username).toBe(serviceAccountUser(ns, 'node-bound'));
+    expect(user.extra?.['authentication.kubernetes.io/node-name']).toEqual([nodeA]);
   });
 
   it('the daemon writes the status of pods on its own node only', async () => {
