@@ -9,10 +9,11 @@ import {
   ANNOTATION_INPLACE_UPDATE_STATE,
   ANNOTATION_RUNTIME_CONTAINERS_META,
   CONDITION_INPLACE_UPDATE_READY,
+  ENV_CONTAINER_BARRIER,
   LABEL_SPECIFIED_DELETE,
 } from '../../../contracts/index.js';
-import { envFromMetadataConsistent, parseRuntimeContainerMeta } from '../../control/env-from-metadata.js';
-import type { Pod } from '../../core/types.js';
+import { envFromMetadataConsistent, parseRuntimeContainerMeta, readsMetadata } from '../../control/env-from-metadata.js';
+import type { Container, Pod } from '../../core/types.js';
 import { condition, hasReadinessGate, isHooked, isPodAtRevision, isPodAvailable, podState, type Hook, type Lifecycle } from './pods.js';
 import type { Diffs } from './scale-decision.js';
 
@@ -28,8 +29,19 @@ export interface InPlaceUpdateState {
   updateImages?: boolean;
   /** The patch changed a label/annotation a container reads into its env: the node daemon must restart it. */
   updateEnvFromMetadata?: boolean;
-  /** Upstream's record of which containers each patch changed (one batch: every changed container at once). */
+  /** Upstream's record of which containers each patch changed, one entry per batch. */
   containerBatchesRecord?: Array<{ timestamp: string; containers: string[] }>;
+  /** Held for a later batch (containers of lower launch priority): their images and the metadata their env reads. */
+  nextContainerImages?: Record<string, string>;
+  nextContainerRefMetadata?: Record<string, RefMetadata>;
+  /** The next batch waits until these containers are ready. */
+  preCheckBeforeNext?: { containersRequiredReady: string[] };
+}
+
+/** The labels/annotations one container reads into its env, as changed by an update. */
+export interface RefMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 /** `apps.kruise.io/inplace-update-grace`: the patch held back for the grace period. */
@@ -87,6 +99,30 @@ export function inPlaceCompleted(pod: Pod): boolean {
   if (pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_GRACE]) return false;
   const state = parseJson<InPlaceUpdateState>(pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE]);
   if (!state) return true;
+  if (hasNextBatch(state)) return false;
+  return batchUpdated(pod, state);
+}
+
+export function hasNextBatch(state: InPlaceUpdateState): boolean {
+  return Object.keys(state.nextContainerImages ?? {}).length > 0 || Object.keys(state.nextContainerRefMetadata ?? {}).length > 0;
+}
+
+/**
+ * The next batch is due: the containers patched so far run their update, and each container the state
+ * names for the pre-check is ready (upstream's Refresh, which checks the containers and not the pending batch).
+ */
+export function nextBatchDue(pod: Pod): InPlaceUpdateState | undefined {
+  if (pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_GRACE]) return undefined;
+  const state = parseJson<InPlaceUpdateState>(pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE]);
+  if (!state || !hasNextBatch(state) || !batchUpdated(pod, state)) return undefined;
+  for (const name of state.preCheckBeforeNext?.containersRequiredReady ?? []) {
+    if (!pod.status?.containerStatuses?.find((c) => c.name === name)?.ready) return undefined;
+  }
+  return state;
+}
+
+/** Whether the containers patched so far run their update (images and env from metadata). */
+function batchUpdated(pod: Pod, state: InPlaceUpdateState): boolean {
   // Env from metadata: done once the daemon reports every container running with the env the pod now asks for.
   if (
     state.updateEnvFromMetadata &&
@@ -104,6 +140,129 @@ export function inPlaceCompleted(pod: Pod): boolean {
     if (!imageChanged && !restarted && !(sameImage && !last.containerID)) return false;
   }
   return true;
+}
+
+/** A container's launch priority, from the barrier env the pod webhook gave it (`p_<priority>`); none without it. */
+export function launchPriority(c: Pick<Container, 'env'>): number | undefined {
+  const e = c.env?.find((x) => x.name === ENV_CONTAINER_BARRIER);
+  if (!e) return undefined;
+  const key = e.valueFrom?.configMapKeyRef?.key ?? '';
+  const n = Number.parseInt(key.slice(2), 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** Which labels/annotations each container reads into its env among the added/changed keys of an update. */
+export function refMetadataOf(
+  containers: readonly Container[],
+  labels: Readonly<Record<string, string | null>>,
+  annotations: Readonly<Record<string, string | null>>,
+): Record<string, RefMetadata> {
+  const out: Record<string, RefMetadata> = {};
+  for (const c of containers) {
+    const m: RefMetadata = {};
+    for (const [k, v] of Object.entries(labels)) if (v !== null && readsMetadata(c, 'labels', k)) (m.labels ??= {})[k] = v;
+    for (const [k, v] of Object.entries(annotations)) if (v !== null && readsMetadata(c, 'annotations', k)) (m.annotations ??= {})[k] = v;
+    if (m.labels || m.annotations) out[c.name] = m;
+  }
+  return out;
+}
+
+/** One in-place patch: what changes now and what waits for the next batch. */
+export interface InPlaceBatch {
+  /** The containers this patch updates, sorted. */
+  readonly containers: string[];
+  readonly images: Record<string, string>;
+  /** The metadata the batch's containers read (merged into the pod's labels/annotations now). */
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  readonly nextImages: Record<string, string>;
+  readonly nextRefMetadata: Record<string, RefMetadata>;
+}
+
+/**
+ * Upstream's batches by launch priority: a patch updates every changed container without a priority and the
+ * changed containers of the highest priority, plus (transitively) those reading a label/annotation one of them
+ * reads; the rest wait for the next batch, which starts once this batch's containers are ready.
+ */
+export function planInPlaceBatch(
+  containers: readonly Container[],
+  images: Readonly<Record<string, string>>,
+  refMetadata: Readonly<Record<string, RefMetadata>>,
+): InPlaceBatch {
+  const batch = new Set<string>();
+  let highest: number | undefined;
+  let top: string[] = [];
+  for (const c of containers) {
+    if (!(c.name in images) && !(c.name in refMetadata)) continue;
+    const p = launchPriority(c);
+    if (p === undefined) batch.add(c.name);
+    else if (highest === undefined || p > highest) {
+      highest = p;
+      top = [c.name];
+    } else if (p === highest) top.push(c.name);
+  }
+  for (const n of top) batch.add(n);
+  // A key shared with a container of the batch changes now, so every container reading it restarts now too.
+  for (let grew = true; grew;) {
+    grew = false;
+    const keys = { labels: new Set<string>(), annotations: new Set<string>() };
+    for (const n of batch) {
+      for (const k of Object.keys(refMetadata[n]?.labels ?? {})) keys.labels.add(k);
+      for (const k of Object.keys(refMetadata[n]?.annotations ?? {})) keys.annotations.add(k);
+    }
+    for (const [n, m] of Object.entries(refMetadata)) {
+      if (batch.has(n)) continue;
+      if (
+        Object.keys(m.labels ?? {}).some((k) => keys.labels.has(k)) ||
+        Object.keys(m.annotations ?? {}).some((k) => keys.annotations.has(k))
+      ) {
+        batch.add(n);
+        grew = true;
+      }
+    }
+  }
+  const out: InPlaceBatch = { containers: [...batch].sort(), images: {}, labels: {}, annotations: {}, nextImages: {}, nextRefMetadata: {} };
+  for (const [n, image] of Object.entries(images)) (batch.has(n) ? out.images : out.nextImages)[n] = image;
+  for (const [n, m] of Object.entries(refMetadata)) {
+    if (!batch.has(n)) out.nextRefMetadata[n] = m;
+    else {
+      Object.assign(out.labels, m.labels ?? {});
+      Object.assign(out.annotations, m.annotations ?? {});
+    }
+  }
+  return out;
+}
+
+/**
+ * The state after a batch's patch: the batch's pre-update image and container IDs added to those recorded,
+ * the batch appended to the record, and what is left for the next batch.
+ */
+export function stateAfterBatch(
+  pod: Pod,
+  prev: InPlaceUpdateState | undefined,
+  revision: string,
+  batch: InPlaceBatch,
+  now: string,
+  updateEnvFromMetadata: boolean,
+): InPlaceUpdateState {
+  const first = inPlaceState(pod, revision, batch.images, now, updateEnvFromMetadata);
+  const hasNext = Object.keys(batch.nextImages).length > 0 || Object.keys(batch.nextRefMetadata).length > 0;
+  const images = Object.keys(batch.images).length > 0 || !!prev?.updateImages;
+  return {
+    revision,
+    updateTimestamp: prev?.updateTimestamp ?? now,
+    lastContainerStatuses: { ...prev?.lastContainerStatuses, ...first.lastContainerStatuses },
+    ...(updateEnvFromMetadata || prev?.updateEnvFromMetadata ? { updateEnvFromMetadata: true } : {}),
+    ...(images ? { updateImages: true } : {}),
+    containerBatchesRecord: [...(prev?.containerBatchesRecord ?? []), { timestamp: now, containers: batch.containers }],
+    ...(hasNext
+      ? {
+          nextContainerImages: batch.nextImages,
+          nextContainerRefMetadata: batch.nextRefMetadata,
+          preCheckBeforeNext: { containersRequiredReady: batch.containers },
+        }
+      : {}),
+  };
 }
 
 /** InPlaceUpdateReady should be set True: the pod has the gate, no update is pending, it is not True yet. */

@@ -25,9 +25,12 @@ import { inPlaceSpec, templateOf, type Revision } from './revision-decision.js';
 import { calculateDiffs, type DiffInput } from './scale-decision.js';
 import {
   inPlaceCompleted,
-  inPlaceState,
+  nextBatchDue,
   parseJson,
+  planInPlaceBatch,
   planUpdate,
+  refMetadataOf,
+  stateAfterBatch,
   shouldMarkInPlaceReady,
   type InPlaceUpdateGrace,
   type InPlaceUpdateState,
@@ -146,9 +149,20 @@ export class UpdateSync {
       resourceVersion = (await this.writes.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
     }
     const grace = cs.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0;
-    const state: InPlaceUpdateState = inPlaceState(p, revision, spec.containerImages, now, spec.updateEnvFromMetadata);
+    // The labels/annotations a container reads into its env change with that container's batch; the rest now.
+    const containers = p.spec?.containers ?? [];
+    const refMetadata = spec.updateEnvFromMetadata ? refMetadataOf(containers, spec.labels, spec.annotations) : {};
+    const batch = planInPlaceBatch(containers, spec.containerImages, refMetadata);
+    const deferred = { labels: new Set<string>(), annotations: new Set<string>() };
+    for (const m of Object.values(batch.nextRefMetadata)) {
+      for (const k of Object.keys(m.labels ?? {})) deferred.labels.add(k);
+      for (const k of Object.keys(m.annotations ?? {})) deferred.annotations.add(k);
+    }
+    const notHeld = (diff: Readonly<Record<string, string | null>>, held: Set<string>) =>
+      Object.fromEntries(Object.entries(diff).filter(([k]) => !held.has(k)));
+    const state: InPlaceUpdateState = stateAfterBatch(p, undefined, revision, batch, now, spec.updateEnvFromMetadata);
     const annotations: Record<string, string | null> = {
-      ...spec.annotations,
+      ...notHeld(spec.annotations, deferred.annotations),
       [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
       [ANNOTATION_LIFECYCLE_TIMESTAMP]: now,
     };
@@ -156,7 +170,7 @@ export class UpdateSync {
       metadata: {
         resourceVersion,
         labels: {
-          ...spec.labels,
+          ...notHeld(spec.labels, deferred.labels),
           [LABEL_CONTROLLER_REVISION_HASH]: revision,
           [LABEL_POD_TEMPLATE_HASH]: shortHash(revision),
           [LABEL_LIFECYCLE_STATE]: 'Updating',
@@ -164,9 +178,9 @@ export class UpdateSync {
         annotations,
       },
     };
-    const images = Object.entries(spec.containerImages).map(([name, image]) => ({ name, image }));
+    const images = Object.entries(batch.images).map(([name, image]) => ({ name, image }));
     if (grace > 0 && images.length) {
-      const g: InPlaceUpdateGrace = { revision, containerImages: { ...spec.containerImages }, graceSeconds: grace };
+      const g: InPlaceUpdateGrace = { revision, containerImages: { ...batch.images }, graceSeconds: grace };
       annotations[ANNOTATION_INPLACE_UPDATE_GRACE] = JSON.stringify(g);
     } else if (images.length) {
       patch.spec = { containers: images };
@@ -174,6 +188,23 @@ export class UpdateSync {
     const res = await this.writes.patchPod(p, patch);
     if (res) this.ctx.events.emit(PODS, p, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${p.metadata.name} in-place`);
     return grace > 0 && images.length ? grace * 1000 : undefined;
+  }
+
+  /** Patches the next batch of an in-place update (containers of lower launch priority) once the previous one is ready. */
+  private async patchNextBatch(p: Pod, prev: InPlaceUpdateState): Promise<void> {
+    const now = rfc3339();
+    const batch = planInPlaceBatch(p.spec?.containers ?? [], prev.nextContainerImages ?? {}, prev.nextContainerRefMetadata ?? {});
+    const state = stateAfterBatch(p, prev, prev.revision, batch, now, !!prev.updateEnvFromMetadata);
+    const patch: Record<string, unknown> = {
+      metadata: {
+        resourceVersion: p.metadata.resourceVersion,
+        labels: batch.labels,
+        annotations: { ...batch.annotations, [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state) },
+      },
+    };
+    const images = Object.entries(batch.images).map(([name, image]) => ({ name, image }));
+    if (images.length) patch.spec = { containers: images };
+    await this.writes.patchPod(p, patch);
   }
 
   /** The per-round refresh of one pod: grace expiry, lifecycle transition, in-place readiness, KruisePodReady init. */
@@ -198,6 +229,11 @@ export class UpdateSync {
         metadata: { resourceVersion: p.metadata.resourceVersion, annotations: { [ANNOTATION_INPLACE_UPDATE_GRACE]: null } },
         spec: { containers: Object.entries(g.containerImages).map(([name, image]) => ({ name, image })) },
       });
+      return { changed: true };
+    }
+    const due = nextBatchDue(p);
+    if (due) {
+      await this.patchNextBatch(p, due);
       return { changed: true };
     }
     const next = nextLifecycleState({ pod: p, lifecycle, updateRevision, inPlaceCompleted: inPlaceCompleted(p) });
