@@ -2,7 +2,7 @@
 // the committed files (file:line:col + construct path, in text and in SARIF valid against the 2.1.0 schema),
 // one-shot operations outside the synced tree, and the Argo CD / Flux layouts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -169,6 +169,69 @@ const DOCS = [
   doc('0002-web.k8s.yaml', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' } }),
   doc('0003-ops.k8s.yaml', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: 'r' } }),
 ];
+
+describe('synth paths and the Argo CD source (real binary)', { timeout: 240_000 }, () => {
+  it('--clean takes over a directory holding only what `cdk8s synth` writes; without it the refusal says so', () => {
+    const out = path.join(dir, 'dist-cdk8s');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, '0000-web.k8s.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: old}\n');
+    writeFileSync(path.join(out, 'construct-metadata.json'), '{}');
+    const refused = synth(dir, ['--app', 'node app.cjs', '-o', 'dist-cdk8s']);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/holds the output of `cdk8s synth` \(2 file\(s\), no \.cdk8s-kruise-synth\); pass --clean/);
+    const taken = synth(dir, ['--app', 'node app.cjs', '-o', 'dist-cdk8s', '--clean']);
+    expect(taken.status, taken.stderr).toBe(0);
+    expect([...tree(out).keys()]).toEqual([...tree(path.join(dir, 'dist-a')).keys()]);
+    // Anything else in the directory (a hand-written file) still makes it not synth's to replace, --clean or not.
+    const mixed = path.join(dir, 'dist-mixed');
+    mkdirSync(mixed, { recursive: true });
+    writeFileSync(path.join(mixed, '0000-web.k8s.yaml'), 'kind: ConfigMap\n');
+    writeFileSync(path.join(mixed, 'notes.txt'), 'mine\n');
+    const kept = synth(dir, ['--app', 'node app.cjs', '-o', 'dist-mixed', '--clean']);
+    expect(kept.status).toBe(2);
+    expect(kept.stderr).toMatch(/did not create/);
+    expect(readFileSync(path.join(mixed, 'notes.txt'), 'utf8')).toBe('mine\n');
+  });
+
+  it("the Application's repoURL/targetRevision: from the KruiseValidation entry in cdk8s.yaml, a flag overrides, a hostile one is refused", () => {
+    writeFileSync(
+      path.join(dir, 'cdk8s-argo.yaml'),
+      [
+        'app: node app.cjs',
+        'validations:',
+        '  - package: cdk8s-kruise/lib/cdk8s-plugin.cjs',
+        '    version: 0.1.0',
+        '    class: KruiseValidation',
+        '    properties: { layout: argocd, repoURL: "https://git.example.org/team/infra.git", targetRevision: release-1 }',
+        '',
+      ].join('\n'),
+    );
+    const source = (out: string) =>
+      (parse(readFileSync(path.join(dir, out, 'argocd/application.yaml'), 'utf8')) as Record<string, any>).spec.source;
+    const fromConfig = synth(dir, ['--config', 'cdk8s-argo.yaml', '--gitops', 'argocd', '-o', 'dist-argo']);
+    expect(fromConfig.status, fromConfig.stderr).toBe(0);
+    expect(source('dist-argo')).toEqual({
+      repoURL: 'https://git.example.org/team/infra.git',
+      targetRevision: 'release-1',
+      path: 'dist-argo',
+    });
+    const flagged = synth(dir, [
+      '--config',
+      'cdk8s-argo.yaml',
+      '--gitops',
+      'argocd',
+      '-o',
+      'dist-argo',
+      '--repo-url',
+      'git@git.example.org:t/i.git',
+    ]);
+    expect(flagged.status, flagged.stderr).toBe(0);
+    expect(source('dist-argo')).toEqual({ repoURL: 'git@git.example.org:t/i.git', targetRevision: 'release-1', path: 'dist-argo' });
+    const hostile = synth(dir, ['--config', 'cdk8s-argo.yaml', '--gitops', 'argocd', '-o', 'dist-argo', '--target-revision', 'main\nx: 1']);
+    expect(hostile.status).toBe(2);
+    expect(hostile.stderr).toMatch(/targetRevision "main\\nx: 1" is not a branch, tag or commit/);
+  });
+});
 
 describe('GitOps targets', () => {
   it('flux: crds/, runtime/, app/ each with a kustomization, and Flux Kustomizations chained by dependsOn with health checks', () => {

@@ -39,6 +39,7 @@ export interface SynthOptions {
   verbose?: boolean;
   quiet?: boolean;
   allowEmpty?: boolean;
+  clean?: boolean;
   maxFindings: string;
 }
 
@@ -61,7 +62,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
   if (repoURL !== undefined) checkRepoURL(repoURL);
   if (targetRevision !== undefined) checkTargetRevision(targetRevision);
   // Refused before the app runs (fail fast), and again under the lock just before the swap.
-  await assertReplaceable(outDir);
+  await assertReplaceable(outDir, process.cwd(), opts.clean);
   const lock = await lockOutput(outDir);
   // The output path as printed: control characters in it cannot forge terminal or CI log lines.
   const shownOut = escapeControl(outDir);
@@ -158,7 +159,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
       );
       return 1;
     }
-    await assertReplaceable(outDir);
+    await assertReplaceable(outDir, process.cwd(), opts.clean);
     await replaceDirectory(stage, outDir, files, { gate });
     log(`wrote ${files.length} file(s) to ${shownOut} in ${(performance.now() - t0).toFixed(0)} ms`);
     return 0;

@@ -37,6 +37,7 @@ export function register(program: Command): void {
     .option('-v, --verbose', 'progress and timing on stderr (default: only when stderr is a terminal)')
     .option('-q, --quiet', 'no progress or timing, even on a terminal')
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
+    .option('--clean', 'take over an output directory that holds only what `cdk8s synth` writes (*.k8s.yaml, construct-metadata.json)')
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',

@@ -7,8 +7,23 @@ import { UsageError } from '../../policy/engine.js';
 import { OUTPUT_MARKER } from '../../policy/output-layout.js';
 export { OUTPUT_MARKER, OUTPUT_MARKER_CONTENT } from '../../policy/output-layout.js';
 
-/** Why `outDir` must not be replaced, or undefined when synth may replace (or create) it. Pure apart from reads. */
-export async function refusalReason(outDir: string, cwd: string): Promise<string | undefined> {
+/** What `cdk8s synth` writes into its output directory by itself: chart files and the plugins' construct metadata. */
+const CDK8S_OUTPUT_FILE = /^(\d{4}-)?[^/\\]+\.k8s\.ya?ml$|^construct-metadata\.json$/;
+
+/** True when every entry is a regular file `cdk8s synth` writes (so `--clean` may take the directory over). */
+async function isCdk8sOutput(abs: string, entries: readonly string[]): Promise<boolean> {
+  for (const e of entries) {
+    if (!CDK8S_OUTPUT_FILE.test(e)) return false;
+    if (!(await lstat(path.join(abs, e))).isFile()) return false;
+  }
+  return true;
+}
+
+/**
+ * Why `outDir` must not be replaced, or undefined when synth may replace (or create) it. Pure apart from reads.
+ * With `takeOverCdk8s` (`synth --clean`), a directory holding only `cdk8s synth`'s own files is replaced too.
+ */
+export async function refusalReason(outDir: string, cwd: string, takeOverCdk8s = false): Promise<string | undefined> {
   const abs = path.resolve(cwd, outDir);
   const fromOut = path.relative(abs, path.resolve(cwd));
   if (fromOut === '' || (!fromOut.startsWith('..') && !path.isAbsolute(fromOut))) {
@@ -34,6 +49,13 @@ export async function refusalReason(outDir: string, cwd: string): Promise<string
     marker = undefined;
   }
   if (marker?.isFile()) return undefined;
+  if (await isCdk8sOutput(abs, entries)) {
+    if (takeOverCdk8s) return undefined;
+    return (
+      `--output "${outDir}" holds the output of \`cdk8s synth\` (${entries.length} file(s), no ${OUTPUT_MARKER}); pass --clean to ` +
+      `replace it with this synth's layout, or give the cdk8s plugin a layout so both write the same tree`
+    );
+  }
   return (
     `--output "${outDir}" is a directory cdk8s-kruise synth did not create (it has no ${OUTPUT_MARKER} file and is not empty); ` +
     `synth replaces only its own output. Choose another --output, or empty that directory yourself`
@@ -41,8 +63,8 @@ export async function refusalReason(outDir: string, cwd: string): Promise<string
 }
 
 /** Throws a UsageError when `outDir` must not be replaced. */
-export async function assertReplaceable(outDir: string, cwd = process.cwd()): Promise<void> {
-  const why = await refusalReason(outDir, cwd);
+export async function assertReplaceable(outDir: string, cwd = process.cwd(), takeOverCdk8s = false): Promise<void> {
+  const why = await refusalReason(outDir, cwd, takeOverCdk8s);
   if (why) throw new UsageError(why);
 }
 
