@@ -18,7 +18,7 @@ import {
   POD_MUTATING_PATH,
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from '../../src/contracts/index.js';
-import { sidecarSetMatches } from '../../src/api/sidecarset-pod.js';
+import { sidecarSetMatches } from '../../src/runtime/control/sidecarset-pod.js';
 import type { SidecarSetTarget } from '../../src/install/pod-webhook-needs.js';
 import { mutatingWebhookConfiguration, POD_WEBHOOK_BEST_EFFORT } from '../../src/install/webhooks.js';
 import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';

@@ -11,7 +11,7 @@ import { CoreV1Api, CustomObjectsApi, AppsV1Api, type V1Pod } from '@kubernetes/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import { SidecarSetDefinition } from '../../src/api/registry.js';
-import { sidecarSetHash } from '../../src/api/sidecarset-pod.js';
+import { sidecarSetHash } from '../../src/runtime/control/sidecarset-pod.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
 import { adminKubeConfig, bindPod, createNamespace, createNode, mergePatch, setPodStatus } from '../harness/index.js';

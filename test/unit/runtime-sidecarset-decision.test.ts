@@ -13,7 +13,7 @@ import {
   sidecarsConsistent,
   upgradableCondition,
 } from '../../src/runtime/controllers/sidecarset/decision.js';
-import { sidecarSetHash } from '../../src/api/sidecarset-pod.js';
+import { sidecarSetHash } from '../../src/runtime/control/sidecarset-pod.js';
 import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

@@ -2,7 +2,7 @@
 // shared volumes, transferEnv, pull secrets, patchPodMetadata, IS_INJECTED and the hash annotations.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
-import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetRevisionName } from '../../src/api/sidecarset-pod.js';
+import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetRevisionName } from '../../src/runtime/control/sidecarset-pod.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { injectSidecarSets, type InjectionInput } from '../../src/runtime/webhooks/sidecarset/decision.js';
 

@@ -2,7 +2,7 @@
 // patchPodMetadata whitelist refusal message.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
-import { parsePatchMetadataWhitelist } from '../../src/api/sidecarset-pod.js';
+import { parsePatchMetadataWhitelist } from '../../src/runtime/control/sidecarset-pod.js';
 import { patchMetadataRefusal, selectorsMayOverlap, sidecarSetConflict } from '../../src/runtime/webhooks/sidecarset/validation.js';
 
 const set = (name: string, spec: Record<string, unknown>): SidecarSet =>

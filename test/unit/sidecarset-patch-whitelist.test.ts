@@ -3,7 +3,7 @@
 // (against a fake reader): fresh for every admission, coalesced, keeping the last value on a failed read.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
-import { parsePatchMetadataWhitelist, patchMetadataKeysRefused } from '../../src/api/sidecarset-pod.js';
+import { parsePatchMetadataWhitelist, patchMetadataKeysRefused } from '../../src/runtime/control/sidecarset-pod.js';
 import { WhitelistSource } from '../../src/runtime/webhooks/sidecarset/index.js';
 
 const set = (labels: Record<string, string>, ...keys: string[]): SidecarSet =>

@@ -21,7 +21,7 @@ import {
   sidecarSetHash,
   sidecarSetHashWithoutImage,
   usesNativeSidecars,
-} from '../../../api/sidecarset-pod.js';
+} from '../../control/sidecarset-pod.js';
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,

@@ -3,7 +3,7 @@
  * ControllerRevisions to delete so that at most `revisionHistoryLimit` remain, never one still in use.
  */
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import { injectedSidecarSets, podSidecarSetHash } from '../../../api/sidecarset-pod.js';
+import { injectedSidecarSets, podSidecarSetHash } from '../../control/sidecarset-pod.js';
 import { LABEL_SIDECARSET_CUSTOM_VERSION } from '../../../contracts/index.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 

@@ -1,4 +1,4 @@
-import { injectedSidecarSets } from '../../../api/sidecarset-pod.js';
+import { injectedSidecarSets } from '../../control/sidecarset-pod.js';
 import { objectKey, type Pod } from '../../core/types.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   sidecarSetRevisionName,
   usesNativeSidecars,
   type SidecarSetRevisionData,
-} from '../../../api/sidecarset-pod.js';
+} from '../../control/sidecarset-pod.js';
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,

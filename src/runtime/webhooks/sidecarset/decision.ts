@@ -24,7 +24,7 @@ import {
   sidecarListOf,
   sidecarSetMatches,
   usesNativeSidecars,
-} from '../../../api/sidecarset-pod.js';
+} from '../../control/sidecarset-pod.js';
 import {
   ANNOTATION_SIDECARSET_HASH,
   ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE,

@@ -6,7 +6,7 @@ import {
   sidecarSetHashWithoutImage,
   type PatchMetadataWhitelist,
   type SidecarSetRevisionData,
-} from '../../../api/sidecarset-pod.js';
+} from '../../control/sidecarset-pod.js';
 import {
   CONFIGMAPS,
   kindWebhookPath,

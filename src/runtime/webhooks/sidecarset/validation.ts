@@ -6,7 +6,7 @@
  * the kruise-configuration whitelist.
  */
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
-import { canonicalJson, patchMetadataKeysRefused, type PatchMetadataWhitelist } from '../../../api/sidecarset-pod.js';
+import { canonicalJson, patchMetadataKeysRefused, type PatchMetadataWhitelist } from '../../control/sidecarset-pod.js';
 import type { LabelSelectorLike } from '../../../contracts/index.js';
 
 interface Expr {

@@ -17,11 +17,11 @@ import {
   ANNOTATION_SIDECARSET_INJECTED_LIST,
   ANNOTATION_SIDECARSET_NATIVE_SIDECARS,
   ANNOTATION_SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-} from '../contracts/keys.js';
-import { SIDECARSET_PATCH_METADATA_WHITELIST_KEY } from '../contracts/names.js';
-import { isEmptySelector, selectorMatches, type LabelSelectorLike } from '../contracts/validators.js';
-import type { SidecarSetHashEntry } from './pod-contracts.js';
-import type { SidecarContainer, SidecarSet } from './kinds/sidecarset.js';
+} from '../../contracts/keys.js';
+import { SIDECARSET_PATCH_METADATA_WHITELIST_KEY } from '../../contracts/names.js';
+import { isEmptySelector, selectorMatches, type LabelSelectorLike } from '../../contracts/validators.js';
+import type { SidecarSetHashEntry } from '../../api/pod-contracts.js';
+import type { SidecarContainer, SidecarSet } from '../../api/kinds/sidecarset.js';
 
 /** Kubernetes' `rand.SafeEncodeString` alphabet (no vowels, no confusable digits). */
 const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
