@@ -84,6 +84,18 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
     expect(existsSync(chartFile)).toBe(false);
   });
 
+  it('a hostile repoURL or targetRevision property fails when cdk8s loads the plugin', () => {
+    expect(() => new KruiseValidation({ layout: 'argocd', repoURL: 'https://x.example/r.git\n  path: /' })).toThrow(
+      /repoURL .* is not a Git repository URL/,
+    );
+    expect(() => new KruiseValidation({ layout: 'argocd', targetRevision: 'a b' })).toThrow(
+      /targetRevision "a b" is not a branch, tag or commit/,
+    );
+    expect(
+      () => new KruiseValidation({ layout: 'argocd', repoURL: 'https://git.example.org/t/i.git', targetRevision: 'v1.2.3' }),
+    ).not.toThrow();
+  });
+
   it('in process: always submits its report, even when it cannot complete', async () => {
     const ctx = new ValidationContext([path.join(dir, 'missing.yaml')], 'cdk8s-kruise', '0.1.0');
     await expect(new KruiseValidation().validate(ctx)).rejects.toThrow(/ENOENT/);
