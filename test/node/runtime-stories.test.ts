@@ -1,6 +1,7 @@
 // The features on a real node, with the runtime installed the way users install it (image built by
 // `npm run image`, manifests from dist/). The kubelet, not the test, runs every container, restarts
 // it and decides pod phases; the test only creates objects and reads state.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -291,5 +292,110 @@ describe('resilience of the installed runtime', () => {
     const after = await core().readNamespacedPod({ name: 'app', namespace: ns });
     expect(status(after, 'app').restartCount).toBe(1);
     expect(status(after, 'app').state?.running).toBeDefined();
+  });
+
+  /** A pod whose one container has a slow preStop, and a CRR restarting it; returns once the daemon runs the preStop. */
+  async function crrInPreStop(prefix: string): Promise<{ ns: string; before: V1Pod }> {
+    const ns = await namespace(prefix);
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: node().images.busybox,
+              imagePullPolicy: 'IfNotPresent',
+              // Long enough to take the manager or the daemon away while the CRR is in progress.
+              lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop > /proc/1/fd/1; sleep 6'] } } },
+            },
+          ],
+        },
+      },
+    });
+    const before = await waitForPod(ns, 'app', 'running', (p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
+    await apply(ns, [
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'recreate' },
+        spec: { podName: 'app', containers: [{ name: 'app' }] },
+      },
+    ]);
+    await waitFor('preStop started by the daemon', () => containerLog(before, 'app').some((l) => l.line === 'prestop'), 30_000, 100);
+    return { ns, before };
+  }
+
+  /** Waits for the CRR to complete with its active label dropped, then for a second kill (which must not come). */
+  async function expectCompletedOnce(ns: string, before: V1Pod): Promise<void> {
+    let crr: any;
+    await waitFor(
+      'CRR recreate Completed, active label dropped',
+      async () => {
+        crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'recreate']);
+        return crr.status?.phase === 'Completed' && crr.metadata.labels?.['crr.apps.kruise.io/active'] === undefined;
+      },
+      120_000,
+      500,
+    );
+    expect(crr.status.containerRecreateStates).toEqual([expect.objectContaining({ name: 'app', phase: 'Succeeded' })]);
+    await new Promise((r) => setTimeout(r, 5000));
+    const after = await core().readNamespacedPod({ name: 'app', namespace: ns });
+    expect(after.metadata?.uid).toBe(before.metadata?.uid);
+    expect(status(after, 'app').restartCount).toBe(1);
+    expect(status(after, 'app').state?.running).toBeDefined();
+  }
+
+  it("the manager scaled to 0 with a CRR in flight: the daemon's own writes pass its failing webhook, the CRR completes", async () => {
+    const deploy = await getJson(['get', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager']);
+    const replicas = String(deploy.spec.replicas ?? 1);
+    const { ns, before } = await crrInPreStop('resilience-no-manager');
+    await kubectl(['scale', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', '--replicas=0']);
+    try {
+      await waitFor(
+        'no manager pod left',
+        async () =>
+          (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=controller-manager' })).items
+            .length === 0,
+        90_000,
+        250,
+      );
+      await expectCompletedOnce(ns, before);
+      // The webhook was down all along: an update by anyone else is refused.
+      await expect(kubectl(['annotate', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'recreate', 'by=admin'])).rejects.toThrow(
+        /failed calling webhook|connection refused|no endpoints available/,
+      );
+    } finally {
+      await kubectl(['scale', 'deployment', '-n', 'kruise-system', 'kruise-controller-manager', `--replicas=${replicas}`]);
+      await kubectl(['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=180s']);
+    }
+  });
+
+  it('the daemon killed (SIGKILL) during a CRR preStop: it restarts in place, finishes the CRR, the container restarted exactly once', async () => {
+    const daemons = await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' });
+    const daemonPod = daemons.items[0]!;
+    const daemonRestarts = daemonPod.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    const id = daemonPod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
+    const { ns, before } = await crrInPreStop('resilience-daemon-kill');
+    // The container's init process on the host, from containerd's task list (what `kill -9` of the daemon means).
+    const tasks = execFileSync('ctr', ['--address', node().containerdSocket, '-n', 'k8s.io', 'task', 'ls'], { encoding: 'utf8' });
+    const pid = Number(
+      tasks
+        .split('\n')
+        .find((l) => l.startsWith(id))
+        ?.split(/\s+/)[1],
+    );
+    expect(pid, `daemon task ${id} in:\n${tasks}`).toBeGreaterThan(1);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(
+      'the daemon container restarted by the kubelet',
+      async () =>
+        ((await core().readNamespacedPod({ name: daemonPod.metadata!.name!, namespace: 'kruise-system' })).status?.containerStatuses?.[0]
+          ?.restartCount ?? 0) > daemonRestarts,
+      60_000,
+      250,
+    );
+    await expectCompletedOnce(ns, before);
   });
 });
