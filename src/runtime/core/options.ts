@@ -1,4 +1,4 @@
-import { DAEMON_CONFIG_NAMESPACE, DEFAULT_RUNTIME_NAMESPACE, RUNTIME_ENV } from '../../contracts/names.js';
+import { DAEMON_CONFIG_NAMESPACE, RUNTIME_ENV } from '../../contracts/names.js';
 
 /**
  * Typed controller options. A controller declares each option it reads once (key, flag, help, default,
@@ -113,11 +113,3 @@ export const SHARED_OPTIONS = {
     (env) => env[RUNTIME_ENV.daemonConfigNamespace] ?? DAEMON_CONFIG_NAMESPACE,
   ),
 } as const;
-
-/** Where the SidecarSet ControllerRevisions live (upstream: the Kruise namespace). */
-export const SIDECARSET_REVISION_NAMESPACE = stringOption(
-  'sidecarSetRevisionNamespace',
-  '--sidecarset-revision-namespace <ns>',
-  'namespace of the SidecarSet ControllerRevisions (default: $POD_NAMESPACE, else kruise-system)',
-  (env) => env[RUNTIME_ENV.podNamespace] ?? DEFAULT_RUNTIME_NAMESPACE,
-);

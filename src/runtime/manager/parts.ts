@@ -2,7 +2,8 @@
 // description and help, and the options each controller reads, declared once here: the command's flags and the
 // manager's parsed values come from these (src/runtime/manager/registry.ts is the registry; a unit test holds
 // these to it).
-import { SHARED_OPTIONS, SIDECARSET_REVISION_NAMESPACE, type ControllerOption } from '../core/options.js';
+import { SIDECARSET_REVISION_NAMESPACE } from '../control/sidecarset-options.js';
+import { SHARED_OPTIONS, type ControllerOption } from '../core/options.js';
 import type { RuntimeControllerPart, RuntimePart } from '../core/parts.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from '../controllers/cloneset/options.js';
 

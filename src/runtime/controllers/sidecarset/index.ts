@@ -1,7 +1,7 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import { CONTROLLER_REVISIONS, LABEL_SIDECARSET_NAME, NAMESPACES, PODS, SIDECARSETS } from '../../../contracts/index.js';
 import type { ControllerDefinition } from '../../core/controller.js';
-import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
+import { SIDECARSET_REVISION_NAMESPACE } from '../../control/sidecarset-options.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { SidecarSetRevision } from './history.js';
 import { PodsBySidecarSet } from './pod-index.js';

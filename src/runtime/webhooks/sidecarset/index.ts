@@ -21,7 +21,7 @@ import {
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { rfc3339 } from '../../core/meta.js';
-import { SIDECARSET_REVISION_NAMESPACE } from '../../core/options.js';
+import { SIDECARSET_REVISION_NAMESPACE } from '../../control/sidecarset-options.js';
 import { POD_MUTATOR_ORDER, VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
