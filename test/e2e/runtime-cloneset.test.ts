@@ -512,6 +512,72 @@ describe('CloneSet controller on the real API server', () => {
   });
 });
 
+describe('CloneSet in-place update of prioritised containers', () => {
+  it('updates the container of the highest launch priority first and the next batch once it is ready', async () => {
+    await start();
+    // The barrier env is what the pod webhook gives containers with KRUISE_CONTAINER_PRIORITY (no webhook runs here).
+    const barrier = (p: number) => ({
+      name: 'KRUISE_CONTAINER_BARRIER',
+      valueFrom: { configMapKeyRef: { name: 'prio-barrier', key: `p_${p}` } },
+    });
+    const template = (nginx: string, redis: string) => ({
+      metadata: { labels: { app: 'prio' } },
+      spec: {
+        containers: [
+          { name: 'nginx', image: nginx, env: [barrier(0)] },
+          { name: 'redis', image: redis, env: [barrier(10)] },
+        ],
+      },
+    });
+    const cs = cloneSet('prio', { replicas: 1 });
+    cs.spec.template = template('example.io/nginx:1', 'example.io/redis:1') as never;
+    (cs.spec as Record<string, unknown>).updateStrategy = { type: 'InPlaceIfPossible' };
+    await create(cs);
+    await settle('prio', async () => (await getCs('prio')).status?.availableReplicas === 1, 'the pod available');
+    const uid = (await podsOf('prio'))[0]!.metadata!.uid;
+    await patchSpec('prio', { template: template('example.io/nginx:2', 'example.io/redis:2') });
+    // First batch: redis only; nginx waits in the state. No kubelet runs yet, so the pod stays there.
+    const first = await eventually(
+      async () => {
+        const p = (await podsOf('prio'))[0];
+        return p?.metadata!.annotations?.['apps.kruise.io/inplace-update-state'] ? p : undefined;
+      },
+      20_000,
+      'the first batch patched',
+    );
+    const images = (p: V1Pod) => Object.fromEntries(p.spec!.containers.map((c) => [c.name, c.image]));
+    expect(images(first)).toEqual({ nginx: 'example.io/nginx:1', redis: 'example.io/redis:2' });
+    const s1 = JSON.parse(first.metadata!.annotations!['apps.kruise.io/inplace-update-state']!) as Record<string, any>;
+    expect(s1.containerBatchesRecord.map((b: { containers: string[] }) => b.containers)).toEqual([['redis']]);
+    expect(s1.nextContainerImages).toEqual({ nginx: 'example.io/nginx:2' });
+    expect(s1.preCheckBeforeNext).toEqual({ containersRequiredReady: ['redis'] });
+    // Held while redis is not running its new image.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(images((await podsOf('prio'))[0]!)).toEqual({ nginx: 'example.io/nginx:1', redis: 'example.io/redis:2' });
+    // The kubelet reports redis running and ready on its new image: the second batch follows, then the update completes.
+    const done = await settle(
+      'prio',
+      async () => {
+        const p = (await podsOf('prio'))[0];
+        const st = (await getCs('prio')).status;
+        return p &&
+          p.metadata!.labels!['lifecycle.apps.kruise.io/state'] === 'Normal' &&
+          st?.updatedReadyReplicas === 1 &&
+          images(p).nginx === 'example.io/nginx:2'
+          ? p
+          : undefined;
+      },
+      'the second batch patched and the update complete',
+      60_000,
+    );
+    expect(done.metadata!.uid).toBe(uid);
+    const s2 = JSON.parse(done.metadata!.annotations!['apps.kruise.io/inplace-update-state']!) as Record<string, any>;
+    expect(s2.containerBatchesRecord.map((b: { containers: string[] }) => b.containers)).toEqual([['redis'], ['nginx']]);
+    expect(s2.nextContainerImages).toBeUndefined();
+    expect(done.status!.conditions!.find((c) => c.type === 'InPlaceUpdateReady')?.status).toBe('True');
+  });
+});
+
 describe('CloneSet controller across a leader change', () => {
   it('the standby that takes over acts on later changes (scale and template)', async () => {
     // The managers of the cases above share the lease: stop them, so one of the two started here leads.

@@ -172,6 +172,7 @@ export class CloneSetReconciler implements Reconciler {
       excludePreparingDelete:
         this.options.excludePreparingDelete || cs.metadata.labels?.[LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE] === 'true',
       partitionRollback: this.options.partitionRollback,
+      preparingUpdateAsUpdate: this.ctx.featureGates.get('PreparingUpdateAsUpdate') ?? false,
       nowMs,
     };
   }

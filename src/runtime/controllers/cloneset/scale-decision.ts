@@ -75,6 +75,12 @@ export interface DiffInput {
   readonly excludePreparingDelete: boolean;
   /** Gate CloneSetPartitionRollback. */
   readonly partitionRollback?: boolean;
+  /**
+   * Gate PreparingUpdateAsUpdate (upstream alpha, off by default): when scaling, a pod held in PreparingUpdate
+   * counts as of the update revision, so the pods created to replace others keep the partition's old share.
+   * Scale only; Update always counts by revision hash.
+   */
+  readonly preparingUpdateAsUpdate?: boolean;
   readonly nowMs: number;
 }
 
@@ -111,7 +117,7 @@ export function calculateDiffs(i: DiffInput): Diffs {
     preDelNew = 0,
     preDelOld = 0;
   for (const p of i.pods) {
-    const isNew = isPodAtRevision(p, i.updateRevision);
+    const isNew = isPodAtRevision(p, i.updateRevision) || (!!i.preparingUpdateAsUpdate && podState(p) === 'PreparingUpdate');
     if (!isNew) oldCount++;
     if (podState(p) === 'PreparingDelete') {
       if (isNew) preDelNew++;

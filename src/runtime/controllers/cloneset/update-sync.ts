@@ -64,7 +64,7 @@ export class UpdateSync {
     const revOf = (p: Pod) => all.find((r) => isPodAtRevision(p, r.metadata.name!));
     const plan = planUpdate({
       pods: d.pods,
-      diffs: calculateDiffs(d),
+      diffs: calculateDiffs({ ...d, preparingUpdateAsUpdate: false }),
       updateRevision: d.updateRevision,
       currentRevision: d.currentRevision,
       type: (us.type ?? 'ReCreate') as UpdateType,
@@ -82,7 +82,11 @@ export class UpdateSync {
     });
     if (plan.length) {
       this.ctx.logger.debug(
-        { cloneset: objectKey(cs), updateNum: calculateDiffs(d).updateNum, plan: plan.map((u) => `${u.pod.metadata.name}:${u.action}`) },
+        {
+          cloneset: objectKey(cs),
+          updateNum: calculateDiffs({ ...d, preparingUpdateAsUpdate: false }).updateNum,
+          plan: plan.map((u) => `${u.pod.metadata.name}:${u.action}`),
+        },
         'cloneset update',
       );
     }
