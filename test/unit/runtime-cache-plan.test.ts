@@ -127,8 +127,9 @@ describe('cache plans of the registered controllers', () => {
     // CloneSet controller (lifecycle and in-place state) and the sidecar terminator (exit priorities of a CRR's sidecars).
     expect(cached.metadata.annotations).toEqual(fullPod().metadata!.annotations);
     expect(cached.spec.serviceAccountName).toBeUndefined();
-    expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [] });
-    expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
+    // Env names stay (the CloneSet controller hashes env from metadata by name), values never do.
+    expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [{ name: 'PASSWORD' }] });
+    expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }, { name: 'OTHER' }]);
     expect(cached.status.podIP).toBeUndefined();
     expect(cached.status.conditions).toEqual([{ type: 'Ready', status: 'True', lastTransitionTime: 't' }]);
     expect(cached.metadata).toMatchObject({

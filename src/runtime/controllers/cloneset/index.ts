@@ -30,6 +30,11 @@ export const cloneSetController: ControllerDefinition = {
         'spec.readinessGates',
         'spec.containers[].name',
         'spec.containers[].image',
+        // Env from metadata (which labels/annotations a container reads: names and field paths, never values) and
+        // launch-priority batches (the barrier env's key).
+        'spec.containers[].env[].name',
+        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+        'spec.containers[].env[name^=KRUISE_].valueFrom.configMapKeyRef.key',
         'status.phase',
         'status.conditions[].type',
         'status.conditions[].status',
@@ -41,6 +46,8 @@ export const cloneSetController: ControllerDefinition = {
         'status.containerStatuses[].imageID',
         'status.containerStatuses[].containerID',
         'status.containerStatuses[].restartCount',
+        // The next in-place batch waits until the previous batch's containers are ready.
+        'status.containerStatuses[].ready',
       ],
     },
     { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },

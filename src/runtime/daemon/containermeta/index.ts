@@ -41,7 +41,9 @@ export const containerMetaController: ControllerDefinition<DaemonContext> = {
         'spec.nodeName',
         'spec.terminationGracePeriodSeconds',
         'spec.containers[].name',
-        'spec.containers[].env',
+        // Which labels/annotations each container reads into its env (names and field paths; values are never needed).
+        'spec.containers[].env[].name',
+        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
         'spec.containers[].lifecycle.preStop',
         'status.podIP',
         'status.conditions',
