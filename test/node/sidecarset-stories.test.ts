@@ -2,7 +2,8 @@
 // the logtail sidecar into a Deployment's and a CloneSet's new pods (never into opted-out namespaces; sharing the
 // app's volume mounted with a subPathExpr, whose env comes along), the SidecarSet
 // controller upgrades the sidecar image in place one pod at a time (same pods, only the sidecar restarted),
-// paused and partition hold the rollout, a native-sidecar Job completes on its own, and with the runtime
+// paused and partition hold the rollout, a native-sidecar Job completes on its own, a HotUpgrade sidecar is
+// upgraded by its idle container taking over (same pod, app untouched), and with the runtime
 // scaled to zero kube-system and the runtime's namespace still admit pods.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -320,6 +321,105 @@ describe('SidecarSet on a real node', () => {
       expect(crrs.items).toEqual([]);
     } finally {
       await kubectl(['delete', 'sidecarsets.apps.kruise.io', 'native-agent', '--ignore-not-found']);
+    }
+  });
+
+  it('HotUpgrade: the new version starts in the idle container, then the old one goes back to the empty image; same pod, app untouched', async () => {
+    const hotNs = await namespace('sidecarset-hot');
+    const { busybox, busybox2 } = node().images;
+    // An empty image with a digest of its own: containerd reports a container's image by the first tag of its digest,
+    // so an empty image sharing busybox:1's digest would show as busybox:1 in the status.
+    const empty = 'registry.k8s.io/e2e-test-images/busybox:1.36.1-1';
+    const envoy = (image: string) => ({
+      name: 'envoy',
+      image,
+      command: LOOP,
+      upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: empty },
+    });
+    const hotPods = async () =>
+      (await core().listNamespacedPod({ namespace: hotNs, labelSelector: 'app=hot' })).items.filter((p) => !p.metadata?.deletionTimestamp);
+    const image = (p: V1Pod, n: string) => p.spec!.containers.find((c) => c.name === n)?.image;
+    const working = (p: V1Pod) => JSON.parse(p.metadata!.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] ?? '{}').envoy;
+    try {
+      await apply([
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'SidecarSet',
+          metadata: { name: 'mesh-hot' },
+          spec: { selector: { matchLabels: { app: 'hot' } }, namespace: hotNs, containers: [envoy(busybox)] },
+        },
+      ]);
+      const hotDeployment = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'hot' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'hot' } },
+          template: {
+            metadata: { labels: { app: 'hot' } },
+            spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'app', image: busybox, command: LOOP }] },
+          },
+        },
+      };
+      await waitFor(
+        'hot pod injected and Ready',
+        async () => {
+          const pods = await hotPods();
+          if (pods.length === 0) await apply([hotDeployment], hotNs);
+          if (pods.some((p) => !image(p, 'envoy-1'))) {
+            await kubectl(['delete', 'pods', '-n', hotNs, '-l', 'app=hot', '--wait=false']);
+            return false;
+          }
+          return pods.length === 1 && pods.every(ready);
+        },
+        120_000,
+        500,
+      );
+      const [before] = await hotPods();
+      expect(before!.spec!.containers.map((c) => [c.name, c.image])).toEqual([
+        ['envoy-1', busybox],
+        ['envoy-2', empty],
+        ['app', busybox],
+      ]);
+      expect(working(before!)).toBe('envoy-1');
+
+      await patchSet('mesh-hot', { spec: { containers: [envoy(busybox2)] } });
+      await waitFor(
+        'handed over to envoy-2 on the new image, envoy-1 back to the empty image, status converged',
+        async () => {
+          const [p] = await hotPods();
+          const s = (await sidecarSet('mesh-hot')).status ?? {};
+          return (
+            p !== undefined &&
+            working(p) === 'envoy-2' &&
+            image(p, 'envoy-2') === busybox2 &&
+            image(p, 'envoy-1') === empty &&
+            ready(p) &&
+            s.updatedPods === 1 &&
+            s.updatedReadyPods === 1
+          );
+        },
+        120_000,
+        500,
+      );
+      const [after] = await hotPods();
+      expect(after!.metadata!.uid).toBe(before!.metadata!.uid);
+      const st = (n: string) => after!.status!.containerStatuses!.find((c) => c.name === n)!;
+      expect(st('app').restartCount).toBe(0);
+      expect(st('envoy-2').state?.running).toBeDefined();
+      expect(st('envoy-2').image).toContain('busybox:2');
+      const set = await sidecarSet('mesh-hot');
+      expect(after!.metadata!.annotations).toMatchObject({
+        'version.sidecarset.kruise.io/envoy-2': expect.stringMatching(/^\d+$/),
+        'version.sidecarset.kruise.io/envoy-1': '0',
+        'versionalt.sidecarset.kruise.io/envoy-2': '0',
+      });
+      expect(Number(after!.metadata!.annotations!['version.sidecarset.kruise.io/envoy-2'])).toBeLessThanOrEqual(
+        Number(set.metadata.resourceVersion),
+      );
+    } finally {
+      await kubectl(['delete', 'sidecarsets.apps.kruise.io', 'mesh-hot', '--ignore-not-found']);
     }
   });
 
