@@ -92,6 +92,17 @@ class ContainerMetaReconciler implements Reconciler {
       );
       decision = decideContainerMeta(pod, withEnv, old);
     }
+    if (decision.restart.length) {
+      this.ctx.logger.info(
+        {
+          pod: key,
+          restart: decision.restart,
+          have: decision.record?.containers ?? old?.containers,
+          resourceVersion: pod.metadata.resourceVersion,
+        },
+        'env from metadata changed during an in-place update',
+      );
+    }
     for (const id of decision.restart) await this.restart(pod, id);
     if (decision.record) {
       await this.ctx.client.patch(
@@ -111,7 +122,9 @@ class ContainerMetaReconciler implements Reconciler {
     const out: ObservedContainer[] = [];
     for (const s of pod.status?.containerStatuses ?? []) {
       if (!s.containerID) continue;
-      const [found] = await this.ctx.cri.listContainers({ id: bareId(s.containerID) });
+      const id = bareId(s.containerID);
+      // Exact ID: the runtime may match the filter by prefix.
+      const found = (await this.ctx.cri.listContainers({ id })).find((c) => c.id === id);
       if (!found) continue;
       out.push({
         name: s.name,
