@@ -2,10 +2,14 @@
  * Builds what the npm package ships into `lib/` (run by `npm run build`, hence by `prepare` on `npm ci`,
  * `npm pack`, `npm publish` and git installs):
  *
- * - `lib/esm/` — the library entries (`cdk8s-kruise`, `cdk8s-kruise/constructs`) as ES modules sharing
- *   chunks; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs.
+ * - `lib/esm/` — the library entries (`cdk8s-kruise`, `cdk8s-kruise/constructs`, `…/constructs/plus-33`) as ES
+ *   modules; dependencies and peers stay imports, so an app has one copy of cdk8s and constructs. Each entry
+ *   holds only its own module and the modules that depend on its cdk8s-plus; every other module is built once,
+ *   into `lib/esm/shared/` (one file per module an entry imports, sharing chunks), and imported from there
+ *   ({@link libraryLayout}). The package then carries one copy of the library code, not one per entry.
  * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
- *   runs ts-node and jest in CommonJS).
+ *   runs ts-node and jest in CommonJS), split the same way: the shared modules are one CommonJS core,
+ *   `lib/cjs/shared.cjs`, that the entries and the plugin require.
  * - `lib/{esm,cjs}/peers/` — how the constructs entries load their optional cdk8s-plus peer: a missing one
  *   fails with a message naming the entry point for the cdk8s-plus the app has (`constructs/internal/plus-peer.ts`).
  * - `lib/types/` — declarations from tsc (`stripInternal`), one tree for both formats: it is marked
@@ -15,8 +19,8 @@
  *   milliseconds instead of resolving hundreds of modules) and the kind validators precompiled, split so the runtime commands' libraries live in
  *   chunks loaded only by `controller` and `daemon`. Those libraries are devDependencies: a constructs/CLI
  *   user never installs them.
- * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (`npm run build:plugin`, CommonJS as cdk8s-cli
- *   requires).
+ * - `lib/cdk8s-plugin.cjs` — the cdk8s validation plugin (CommonJS as cdk8s-cli requires): its own module,
+ *   requiring the rest from `lib/cjs/shared.cjs`.
  * - `lib/image/` — the image kit `cdk8s-kruise image build` builds the runtime image from: the app layer as
  *   the project's image build writes it (gzip blob) and what the base layer and the config need
  *   (src/image/kit.ts). About 0.8 MB; read only by that command.
@@ -63,6 +67,8 @@ export const DEFAULT_PLUS: PlusPackage = 'cdk8s-plus-27';
 /** Where, beside each library entry, the loaders of the cdk8s-plus peers are (`peers/<cdk8s-plus>.cjs`). */
 const PLUS_PEER_DIR = 'peers';
 const PLUS_PEER_CHECK = 'missing-plus-peer.cjs';
+/** The modules that re-export a cdk8s-plus peer's loader (see {@link plusPeerPlugin}). */
+const PLUS_PEER_NAMESPACE = 'cdk8s-kruise-plus-peer';
 
 /** The oldest Node the compiler side targets (package.json `engines`). */
 const LIBRARY_TARGET = 'node20';
@@ -91,7 +97,7 @@ const common: BuildOptions = {
  * that cannot load fails when Node links the module graph, before the loader's check could run.
  */
 export function plusPeerPlugin(plus: PlusPackage): Plugin {
-  const namespace = 'cdk8s-kruise-plus-peer';
+  const namespace = PLUS_PEER_NAMESPACE;
   return {
     name: 'plus-peer',
     setup(b) {
@@ -137,42 +143,234 @@ function checkPlusPeerImports(dir: string): void {
   if (problems.length > 0) throw new Error(`cdk8s-plus peer imports in ${dir}:\n${problems.join('\n')}`);
 }
 
-export async function buildLibraryEsm(out = lib): Promise<void> {
-  await build({
+/** The cdk8s validation plugin's module, built beside the library entries from the same shared code. */
+const PLUGIN_ENTRY = 'src/policy/cdk8s-plugin.ts';
+/** The CommonJS cores (`lib/cjs/`): what the root entry and the plugin load, and what only the constructs add. */
+const CJS_CORE = 'shared.cjs';
+const CJS_CONSTRUCTS_CORE = 'shared-constructs.cjs';
+/** Where, in `lib/esm/`, the ES modules every entry imports are. */
+const ESM_SHARED_DIR = 'shared';
+const SHARED_NAMESPACE = 'cdk8s-kruise-shared';
+
+/**
+ * How the library code splits between what every entry shares and what depends on the cdk8s-plus an entry is
+ * built against: a module that imports cdk8s-plus, or imports such a module, is built into each constructs entry
+ * once per cdk8s-plus (its classes extend that version's); every other module is built once, into the shared
+ * core, and the entries import it from there. The CommonJS core is two files, so that requiring the root entry
+ * or the plugin loads only the modules they need (no cdk8s: manifests can be checked without the peers); the ES
+ * modules split by themselves. Paths are absolute.
+ */
+export interface LibraryLayout {
+  readonly plusDependent: ReadonlySet<string>;
+  /** Modules the root entry or the plugin load. */
+  readonly rootReachable: ReadonlySet<string>;
+  /** Each shared module imported from outside its core, by its name in the core. */
+  readonly shared: ReadonlyMap<string, string>;
+}
+
+export async function libraryLayout(): Promise<LibraryLayout> {
+  const result = await build({
     ...common,
-    entryPoints: LIBRARY_ENTRIES,
+    entryPoints: [...Object.values(LIBRARY_ENTRIES), PLUGIN_ENTRY],
+    format: 'esm',
+    target: LIBRARY_TARGET,
+    write: false,
+    metafile: true,
+    outdir: path.join(repoRoot, 'lib', '.layout'),
+    external,
+    plugins: [plusPeerPlugin(DEFAULT_PLUS)],
+  });
+  const inputs = result.metafile.inputs;
+  const importers = new Map<string, string[]>();
+  for (const [file, input] of Object.entries(inputs)) {
+    for (const imp of input.imports) {
+      if (imp.external) continue;
+      importers.set(imp.path, [...(importers.get(imp.path) ?? []), file]);
+    }
+  }
+  // Every module that reaches a cdk8s-plus peer, walking the imports backwards from the peers.
+  const dependent = new Set(Object.keys(inputs).filter((file) => file.startsWith(`${PLUS_PEER_NAMESPACE}:`)));
+  const queue = [...dependent];
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    for (const importer of importers.get(file) ?? []) {
+      if (!dependent.has(importer)) {
+        dependent.add(importer);
+        queue.push(importer);
+      }
+    }
+  }
+  const rootReachable = new Set([LIBRARY_ENTRIES.index, PLUGIN_ENTRY]);
+  const forward = [...rootReachable];
+  for (let file = forward.pop(); file !== undefined; file = forward.pop()) {
+    for (const imp of inputs[file]?.imports ?? []) {
+      if (!imp.external && !rootReachable.has(imp.path)) {
+        rootReachable.add(imp.path);
+        forward.push(imp.path);
+      }
+    }
+  }
+  const isShareable = (file: string) => !dependent.has(file) && !file.includes(':') && /\.[cm]?[jt]s$/.test(file);
+  const entries = new Set<string>([...Object.values(LIBRARY_ENTRIES), PLUGIN_ENTRY]);
+  const shared = new Map<string, string>();
+  for (const [file, input] of Object.entries(inputs)) {
+    for (const imp of input.imports) {
+      if (imp.external || !isShareable(imp.path)) continue;
+      // An entry's or a cdk8s-plus-dependent module's import, or a constructs-only module's import of the root core.
+      if (!entries.has(file) && !dependent.has(file) && (rootReachable.has(file) || !rootReachable.has(imp.path))) continue;
+      const target = path.join(repoRoot, imp.path);
+      const name = imp.path.replace(/\.[cm]?[jt]s$/, '').replace(/[^A-Za-z0-9]+/g, '_');
+      const other = [...shared].find(([f, n]) => n === name && f !== target);
+      if (other) throw new Error(`the shared modules ${imp.path} and ${other[0]} would both be named ${name}`);
+      shared.set(target, name);
+    }
+  }
+  const absolute = (files: Iterable<string>) => new Set([...files].filter((f) => !f.includes(':')).map((f) => path.join(repoRoot, f)));
+  return { plusDependent: absolute(dependent), rootReachable: absolute(rootReachable), shared };
+}
+
+/**
+ * Sends imports of shared modules that are not `local` (built into this output) to the core they are in (`from`,
+ * relative to this output), so an entry holds only its own code and the code that depends on its cdk8s-plus.
+ */
+function sharedCorePlugin(
+  layout: LibraryLayout,
+  exportsOf: SharedExports,
+  format: 'esm' | 'cjs',
+  local: (file: string) => boolean,
+  from: (file: string) => string,
+): Plugin {
+  const skip = Symbol('resolving');
+  return {
+    name: 'shared-core',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.kind === 'entry-point' || args.namespace !== 'file' || args.pluginData === skip) return undefined;
+        const resolved = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: skip,
+        });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        if (resolved.external || local(resolved.path) || !/\.[cm]?[jt]s$/.test(resolved.path)) return undefined;
+        const name = layout.shared.get(resolved.path);
+        if (name === undefined) throw new Error(`${resolved.path} (imported by ${args.importer}) is not in the shared core`);
+        return { path: name, namespace: SHARED_NAMESPACE, pluginData: from(resolved.path) };
+      });
+      b.onResolve({ filter: /.*/, namespace: SHARED_NAMESPACE }, (args) => ({ path: args.path, external: true }));
+      // The names are listed (not `export *`) so the entry's own exports stay static: esbuild turns a re-export
+      // of everything from an external module, below the entry, into a copy made at run time, which ES module
+      // importers and Node's CommonJS export detection cannot see.
+      b.onLoad({ filter: /.*/, namespace: SHARED_NAMESPACE }, (args) => {
+        const names = exportsOf.get(args.path);
+        if (names === undefined) throw new Error(`no exports known for the shared module ${args.path}`);
+        const spec = JSON.stringify(args.pluginData as string);
+        const contents =
+          format === 'esm'
+            ? `export { ${names.join(', ')} } from ${spec};`
+            : `const core = require(${spec})[${JSON.stringify(args.path)}];\nexport const { ${names.join(', ')} } = core;`;
+        return { contents, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** The names each shared module exports, by its name in the core. */
+type SharedExports = ReadonlyMap<string, readonly string[]>;
+
+/** The shared modules as ES modules, one file each under `<out>/esm/shared/`, sharing chunks. */
+async function buildSharedEsm(layout: LibraryLayout, out: string): Promise<SharedExports> {
+  const result = await build({
+    ...common,
+    entryPoints: Object.fromEntries([...layout.shared].map(([file, name]) => [`${ESM_SHARED_DIR}/${name}`, file])),
     format: 'esm',
     target: LIBRARY_TARGET,
     splitting: true,
     outdir: path.join(out, 'esm'),
-    outExtension: { '.js': '.js' },
     chunkNames: 'chunks/[name]-[hash]',
     external,
-    plugins: [plusPeerPlugin(DEFAULT_PLUS)],
+    metafile: true,
   });
+  const exportsOf = new Map<string, readonly string[]>();
+  for (const output of Object.values(result.metafile.outputs)) {
+    const name = [...layout.shared].find(
+      ([file]) => output.entryPoint !== undefined && path.join(repoRoot, output.entryPoint) === file,
+    )?.[1];
+    if (name !== undefined) exportsOf.set(name, output.exports);
+  }
+  return exportsOf;
 }
 
-export async function buildPlusVariants(out = lib): Promise<void> {
-  for (const [plus, name] of Object.entries(PLUS_VARIANTS) as [PlusPackage, string][]) {
+/** The CommonJS core a shared module is in, relative to `lib/cjs/`. */
+function cjsCoreOf(layout: LibraryLayout, file: string): string {
+  return `./${layout.rootReachable.has(file) ? CJS_CORE : CJS_CONSTRUCTS_CORE}`;
+}
+
+/**
+ * The shared modules as two CommonJS modules exporting each by its name (`<out>/cjs/shared*.cjs`); the
+ * constructs' core requires what it uses of the root's.
+ */
+async function buildSharedCjs(layout: LibraryLayout, exportsOf: SharedExports, out: string): Promise<void> {
+  for (const [core, root] of [
+    [CJS_CORE, true],
+    [CJS_CONSTRUCTS_CORE, false],
+  ] as const) {
+    const modules = [...layout.shared].filter(([file]) => layout.rootReachable.has(file) === root);
     await build({
       ...common,
-      entryPoints: { [name]: LIBRARY_ENTRIES.constructs },
+      stdin: {
+        contents: modules.map(([file, name]) => `export * as ${name} from ${JSON.stringify(file)};`).join('\n'),
+        resolveDir: repoRoot,
+        loader: 'ts',
+        sourcefile: core.replace(/\.cjs$/, '.ts'),
+      },
+      format: 'cjs',
+      target: LIBRARY_TARGET,
+      outfile: path.join(out, 'cjs', core),
+      external,
+      plugins: root
+        ? []
+        : [
+            sharedCorePlugin(
+              layout,
+              exportsOf,
+              'cjs',
+              (file) => !layout.rootReachable.has(file),
+              (file) => cjsCoreOf(layout, file),
+            ),
+          ],
+      banner: { js: IMPORT_META_URL_SHIM },
+      define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+    });
+  }
+}
+
+/** Every library entry, each cdk8s-plus variant of the constructs included, by output name and cdk8s-plus. */
+function libraryEntries(): { name: string; entry: string; plus: PlusPackage }[] {
+  return [
+    ...Object.entries(LIBRARY_ENTRIES).map(([name, entry]) => ({ name, entry, plus: DEFAULT_PLUS })),
+    ...(Object.entries(PLUS_VARIANTS) as [PlusPackage, string][]).map(([plus, name]) => ({
+      name,
+      entry: LIBRARY_ENTRIES.constructs,
+      plus,
+    })),
+  ];
+}
+
+export async function buildLibraryEsm(layout: LibraryLayout, exportsOf: SharedExports, out = lib): Promise<void> {
+  const local = (file: string) => layout.plusDependent.has(file);
+  for (const { name, entry, plus } of libraryEntries()) {
+    await build({
+      ...common,
+      entryPoints: { [name]: entry },
       format: 'esm',
       target: LIBRARY_TARGET,
       outdir: path.join(out, 'esm'),
       external,
-      plugins: [plusPeerPlugin(plus)],
-    });
-    await build({
-      ...common,
-      entryPoints: [LIBRARY_ENTRIES.constructs],
-      format: 'cjs',
-      target: LIBRARY_TARGET,
-      outfile: path.join(out, 'cjs', `${name}.cjs`),
-      external,
-      plugins: [plusPeerPlugin(plus)],
-      banner: { js: IMPORT_META_URL_SHIM },
-      define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+      plugins: [
+        plusPeerPlugin(plus),
+        sharedCorePlugin(layout, exportsOf, 'esm', local, (file) => `./${ESM_SHARED_DIR}/${layout.shared.get(file)}.js`),
+      ],
     });
   }
 }
@@ -194,8 +392,10 @@ function buildPlusVariantTypes(): void {
   }
 }
 
-export async function buildLibraryCjs(out = lib): Promise<void> {
-  for (const [name, entry] of Object.entries(LIBRARY_ENTRIES)) {
+export async function buildLibraryCjs(layout: LibraryLayout, exportsOf: SharedExports, out = lib): Promise<void> {
+  await buildSharedCjs(layout, exportsOf, out);
+  const local = (file: string) => layout.plusDependent.has(file);
+  for (const { name, entry, plus } of libraryEntries()) {
     await build({
       ...common,
       entryPoints: [entry],
@@ -203,16 +403,48 @@ export async function buildLibraryCjs(out = lib): Promise<void> {
       target: LIBRARY_TARGET,
       outfile: path.join(out, 'cjs', `${name}.cjs`),
       external,
-      plugins: [plusPeerPlugin(DEFAULT_PLUS)],
+      plugins: [plusPeerPlugin(plus), sharedCorePlugin(layout, exportsOf, 'cjs', local, (file) => cjsCoreOf(layout, file))],
       banner: { js: IMPORT_META_URL_SHIM },
       define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
     });
   }
 }
 
-/** The library entries, both formats, every cdk8s-plus variant and the peer loaders, into `<out>/esm` and `<out>/cjs`. */
+/**
+ * The cdk8s validation plugin (`<out>/cdk8s-plugin.cjs`, CommonJS as cdk8s-cli requires): its own module, the
+ * rest required from the CommonJS core.
+ */
+export async function buildPlugin(layout: LibraryLayout, exportsOf: SharedExports, out = lib): Promise<void> {
+  await build({
+    ...common,
+    entryPoints: [PLUGIN_ENTRY],
+    format: 'cjs',
+    target: LIBRARY_TARGET,
+    outfile: path.join(out, 'cdk8s-plugin.cjs'),
+    external,
+    plugins: [
+      sharedCorePlugin(
+        layout,
+        exportsOf,
+        'cjs',
+        () => false,
+        (file) => `./cjs/${cjsCoreOf(layout, file).slice(2)}`,
+      ),
+    ],
+    banner: { js: IMPORT_META_URL_SHIM },
+    define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
+  });
+}
+
+/** The library entries, both formats, every cdk8s-plus variant, the peer loaders and the plugin, into `<out>`. */
 export async function buildLibrary(out = lib): Promise<void> {
-  await Promise.all([buildLibraryEsm(out), buildLibraryCjs(out), buildPlusVariants(out)]);
+  const layout = await libraryLayout();
+  const exportsOf = await buildSharedEsm(layout, out);
+  await Promise.all([
+    buildLibraryEsm(layout, exportsOf, out),
+    buildLibraryCjs(layout, exportsOf, out),
+    buildPlugin(layout, exportsOf, out),
+  ]);
   for (const format of ['esm', 'cjs']) {
     await writePlusPeers(path.join(out, format));
     checkPlusPeerImports(path.join(out, format));
@@ -265,10 +497,6 @@ export function buildTypes(): void {
   writeFileSync(path.join(lib, 'types', 'package.json'), '{ "type": "commonjs" }\n');
 }
 
-export function buildPlugin(): void {
-  execFileSync('npm', ['run', '--silent', 'build:plugin'], { cwd: repoRoot, stdio: 'inherit' });
-}
-
 /** The image kit (`lib/image/`), from the same sources and with the same timestamps as `npm run image`. */
 export async function buildImageKit(): Promise<void> {
   await writeImageKit(repoRoot, path.join(repoRoot, KIT_DIR_IN_PACKAGE));
@@ -280,7 +508,6 @@ async function main(): Promise<void> {
   await Promise.all([buildLibrary(), buildCli(), buildImageKit()]);
   buildTypes();
   buildPlusVariantTypes();
-  buildPlugin();
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
