@@ -6,9 +6,9 @@ import { ANNOTATION_SIDECARSET_INJECTED_LIST, PODS } from '../../src/contracts/i
 import type { ControllerContext } from '../../src/runtime/core/controller.js';
 import type { Pod } from '../../src/runtime/core/types.js';
 import { POD_ADD_COALESCE_MS, sidecarSetController } from '../../src/runtime/controllers/sidecarset/index.js';
-import { PodsBySidecarSet } from '../../src/runtime/controllers/sidecarset/pod-index.js';
+import { podInjectedSidecarSets, sidecarSetsOfUpdate } from '../../src/runtime/controllers/sidecarset/pod-index.js';
 
-type Handlers = { add?: (o: Pod) => void; update?: (o: Pod) => void; delete?: (o: Pod) => void };
+type Handlers = { add?: (o: Pod) => void; update?: (o: Pod, old: Pod) => void; delete?: (o: Pod) => void };
 
 function setUp(): { pods: Handlers; enqueued: string[] } {
   const handlers = new Map<unknown, Handlers>();
@@ -18,6 +18,7 @@ function setUp(): { pods: Handlers; enqueued: string[] } {
         list: () => [],
         get: () => undefined,
         addHandlers: (h: Handlers) => handlers.set(resource, h),
+        addIndex: () => undefined,
       }),
     },
     options: { get: () => 'kruise-system' },
@@ -48,42 +49,28 @@ describe('sidecarset controller pod events', () => {
 
   it('reconciles at once on pod updates and deletes', () => {
     const { pods, enqueued } = setUp();
-    pods.update!(pod('a', 'logtail'));
+    pods.update!(pod('a', 'logtail'), pod('a', 'logtail'));
     pods.delete!(pod('b', 'proxy'));
     expect(enqueued).toEqual(['logtail', 'proxy']);
   });
 });
 
-describe('PodsBySidecarSet', () => {
+describe('pods by injected SidecarSet', () => {
   const inNs = (ns: string, name: string, sets: string | undefined): Pod =>
     ({
       metadata: { name, namespace: ns, ...(sets === undefined ? {} : { annotations: { [ANNOTATION_SIDECARSET_INJECTED_LIST]: sets } }) },
     }) as unknown as Pod;
 
-  it('keeps the pods of each set from the pod events', () => {
-    const index = new PodsBySidecarSet();
-    expect(index.put(inNs('a', 'p1', 'logtail,proxy'))).toEqual(['logtail', 'proxy']);
-    expect(index.put(inNs('b', 'p1', 'logtail'))).toEqual(['logtail']);
-    expect(index.put(inNs('a', 'plain', undefined))).toEqual([]);
-    expect([...index.keysOf('logtail')].sort()).toEqual(['a/p1', 'b/p1']);
-    expect([...index.keysOf('proxy')]).toEqual(['a/p1']);
-    expect([...index.keysOf('unknown')]).toEqual([]);
+  it.each([
+    ['two sets', 'logtail,proxy', ['logtail', 'proxy']],
+    ['one set', 'logtail', ['logtail']],
+    ['no annotation', undefined, []],
+  ])('indexes a pod with %s under each set it names', (_case, sets, want) => {
+    expect(podInjectedSidecarSets(inNs('a', 'p1', sets))).toEqual(want);
   });
 
-  it('moves a pod whose injected list changed, and names the set it left too', () => {
-    const index = new PodsBySidecarSet();
-    index.put(inNs('a', 'p1', 'logtail,proxy'));
-    expect(index.put(inNs('a', 'p1', 'proxy')).sort()).toEqual(['logtail', 'proxy']);
-    expect([...index.keysOf('logtail')]).toEqual([]);
-    expect([...index.keysOf('proxy')]).toEqual(['a/p1']);
-  });
-
-  it('forgets a deleted pod and names the sets it counted for, even when the delete carries no annotations', () => {
-    const index = new PodsBySidecarSet();
-    index.put(inNs('a', 'p1', 'logtail'));
-    expect(index.remove(inNs('a', 'p1', undefined))).toEqual(['logtail']);
-    expect([...index.keysOf('logtail')]).toEqual([]);
-    // A pod never seen: the sets its own annotation names.
-    expect(index.remove(inNs('a', 'p2', 'proxy'))).toEqual(['proxy']);
+  it('names the set a pod left as well as those it names now, once each', () => {
+    expect(sidecarSetsOfUpdate(inNs('a', 'p1', 'proxy'), inNs('a', 'p1', 'logtail,proxy')).sort()).toEqual(['logtail', 'proxy']);
+    expect(sidecarSetsOfUpdate(inNs('a', 'p1', 'proxy'), inNs('a', 'p1', 'proxy'))).toEqual(['proxy']);
   });
 });

@@ -4,7 +4,7 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import { SIDECARSET_REVISION_NAMESPACE } from '../../control/sidecarset-options.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { SidecarSetRevision } from './history.js';
-import { PodsBySidecarSet } from './pod-index.js';
+import { PODS_BY_INJECTED_SIDECARSET, podInjectedSidecarSets, sidecarSetsOfUpdate } from './pod-index.js';
 import { SidecarSetReconciler } from './reconcile.js';
 
 /** How long pod creations are gathered into one reconcile of their SidecarSet. */
@@ -56,14 +56,14 @@ export const sidecarSetController: ControllerDefinition = {
     });
     sets.addHandlers({ add: (s) => enqueue(s.metadata.name!), update: (s) => enqueue(s.metadata.name!) });
     // A pod counts for the sets it was injected by (the injected-list annotation names them).
-    const index = new PodsBySidecarSet();
+    pods.addIndex(PODS_BY_INJECTED_SIDECARSET, podInjectedSidecarSets);
     // A new pod only adds to matchedPods (the webhook injected the current version): during a burst of
     // creates (a rollout, a scale-up) one reconcile per window instead of one per pod keeps the manager's
     // CPU for admission. Updates and deletes (readiness, the kubelet finishing an in-place upgrade) still
     // reconcile at once.
     const pendingAdds = new Map<string, NodeJS.Timeout>();
     const onPodAdded = (p: Pod) => {
-      for (const name of index.put(p)) {
+      for (const name of podInjectedSidecarSets(p)) {
         if (pendingAdds.has(name)) continue;
         pendingAdds.set(
           name,
@@ -76,11 +76,11 @@ export const sidecarSetController: ControllerDefinition = {
     };
     pods.addHandlers({
       add: onPodAdded,
-      update: (p) => {
-        for (const name of index.put(p)) enqueue(name);
+      update: (p, old) => {
+        for (const name of sidecarSetsOfUpdate(p, old)) enqueue(name);
       },
       delete: (p) => {
-        for (const name of index.remove(p)) enqueue(name);
+        for (const name of podInjectedSidecarSets(p)) enqueue(name);
       },
     });
     // A new revision in the cache may take the set over its history limit.
@@ -90,6 +90,6 @@ export const sidecarSetController: ControllerDefinition = {
         if (name) enqueue(name);
       },
     });
-    return new SidecarSetReconciler(ctx, sets, pods, index, namespaces, revisions, revisionNamespace);
+    return new SidecarSetReconciler(ctx, sets, pods, namespaces, revisions, revisionNamespace);
   },
 };

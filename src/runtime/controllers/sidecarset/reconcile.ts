@@ -23,7 +23,7 @@ import type { Informer } from '../../core/informer.js';
 import { kruiseOwnerReference, rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
-import type { PodsBySidecarSet } from './pod-index.js';
+import { PODS_BY_INJECTED_SIDECARSET } from './pod-index.js';
 import {
   CONDITION_ROLLOUT_STUCK,
   decide,
@@ -56,7 +56,6 @@ export class SidecarSetReconciler implements Reconciler {
     private readonly ctx: ControllerContext,
     private readonly sets: Informer<Set>,
     private readonly pods: Informer<Pod>,
-    private readonly podIndex: PodsBySidecarSet,
     private readonly namespaces: Informer<KubeObject>,
     private readonly revisions: Informer<SidecarSetRevision>,
     private readonly revisionNamespace: string,
@@ -81,11 +80,7 @@ export class SidecarSetReconciler implements Reconciler {
     }
 
     // The pods that name the set in their injected list: the only ones it counts, upgrades or keeps revisions for.
-    const setPods: Pod[] = [];
-    for (const podKey of this.podIndex.keysOf(key)) {
-      const p = this.pods.get(podKey);
-      if (p) setPods.push(p);
-    }
+    const setPods = this.pods.byIndex(PODS_BY_INJECTED_SIDECARSET, key);
     const pods = setPods.filter((p) =>
       sidecarSetMatches(set, {
         namespace: p.metadata.namespace!,
