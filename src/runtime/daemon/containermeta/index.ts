@@ -13,6 +13,8 @@ import { decideContainerMeta, watchesPod, type ObservedContainer } from './decis
 const ENV_READ_TIMEOUT_SECONDS = 3;
 /** A container whose env could not be read (starting, or no `env` in its image) is tried again after this. */
 const ENV_READ_RETRY_MS = 3_000;
+/** Delay between a pod event and its reconcile (upstream's). */
+const EVENT_DELAY_MS = 1_000;
 /** The kubelet's minimum grace period for a kill without a pod: what upstream's restarter gives. */
 const MIN_STOP_GRACE_SECONDS = 2;
 
@@ -53,9 +55,24 @@ export const containerMetaController: ControllerDefinition<DaemonContext> = {
   ],
   setup(ctx, enqueue) {
     const pods = ctx.informers.for<Pod>(PODS, { fieldSelector: `spec.nodeName=${ctx.nodeName}` });
+    // As upstream's daemon does, a pod event is acted on a second later: a restart decided at once can beat the
+    // kubelet to the new labels/annotations, and the container would start again with the old env.
+    const pending = new Map<string, NodeJS.Timeout>();
     const onPod = (p: Pod) => {
-      if (watchesPod(p)) enqueue(`${p.metadata.namespace}/${p.metadata.name}`);
+      if (!watchesPod(p)) return;
+      const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      if (pending.has(key)) return;
+      const t = setTimeout(() => {
+        pending.delete(key);
+        enqueue(key);
+      }, EVENT_DELAY_MS);
+      t.unref();
+      pending.set(key, t);
     };
+    ctx.onStop(async () => {
+      for (const t of pending.values()) clearTimeout(t);
+      pending.clear();
+    });
     pods.addHandlers({ add: onPod, update: onPod });
     return new ContainerMetaReconciler(ctx, pods);
   },
