@@ -8,8 +8,9 @@
  *   into `lib/esm/shared/` (one file per module an entry imports, sharing chunks), and imported from there
  *   ({@link libraryLayout}). The package then carries one copy of the library code, not one per entry.
  * - `lib/cjs/` — the same entries as CommonJS, for apps that `require()` (the `cdk8s init` TypeScript app
- *   runs ts-node and jest in CommonJS), split the same way: the shared modules are one CommonJS core,
- *   `lib/cjs/shared.cjs`, that the entries and the plugin require.
+ *   runs ts-node and jest in CommonJS), split the same way: the shared modules are CommonJS cores
+ *   (`lib/cjs/shared*.cjs`) that the entries and the plugin require. The JSON documents the shared modules
+ *   import are in `lib/cjs/data/`, once, and both formats require them from there.
  * - `lib/{esm,cjs}/peers/` — how the constructs entries load their optional cdk8s-plus peer: a missing one
  *   fails with a message naming the entry point for the cdk8s-plus the app has (`constructs/internal/plus-peer.ts`).
  * - `lib/types/` — declarations from tsc (`stripInternal`), one tree for both formats: it is marked
@@ -290,6 +291,7 @@ async function buildSharedEsm(layout: LibraryLayout, out: string): Promise<Share
     chunkNames: 'chunks/[name]-[hash]',
     external,
     metafile: true,
+    plugins: [sharedJsonPlugin('esm', out, `../../cjs/${JSON_DIR}`)],
   });
   const exportsOf = new Map<string, readonly string[]>();
   for (const output of Object.values(result.metafile.outputs)) {
@@ -299,6 +301,52 @@ async function buildSharedEsm(layout: LibraryLayout, out: string): Promise<Share
     if (name !== undefined) exportsOf.set(name, output.exports);
   }
   return exportsOf;
+}
+
+/** Where, in `lib/cjs/`, the JSON documents the shared modules read are: one copy, read by both formats. */
+const JSON_DIR = 'data';
+const JSON_NAMESPACE = 'cdk8s-kruise-json';
+
+/**
+ * Leaves the JSON documents the shared modules import (the core Kubernetes definitions, about 0.3 MB) out of the
+ * bundles: each is written once, minified, into `<out>/cjs/data/`, and both the ES module and the CommonJS
+ * builds read it with `require` (its default export; Node caches it once per process). Only for the shared
+ * builds: their outputs sit at a known depth (`lib/cjs/` and `lib/esm/{shared,chunks}/`), which `from` gives.
+ */
+function sharedJsonPlugin(format: 'esm' | 'cjs', out: string, from: string): Plugin {
+  const skip = Symbol('resolving');
+  return {
+    name: 'shared-json',
+    setup(b) {
+      b.onResolve({ filter: /\.json$/ }, async (args) => {
+        if (args.namespace !== 'file' || args.pluginData === skip) return undefined;
+        const resolved = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: skip,
+        });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        if (resolved.external || !resolved.path.startsWith(path.join(repoRoot, 'src') + path.sep)) return undefined;
+        return { path: resolved.path, namespace: JSON_NAMESPACE };
+      });
+      b.onResolve({ filter: /.*/, namespace: JSON_NAMESPACE }, (args) => ({ path: args.path, external: true }));
+      b.onLoad({ filter: /.*/, namespace: JSON_NAMESPACE }, (args) => {
+        const name = path.basename(args.path);
+        const target = path.join(out, 'cjs', JSON_DIR, name);
+        const minified = JSON.stringify(JSON.parse(readFileSync(args.path, 'utf8')));
+        if (existsSync(target) && readFileSync(target, 'utf8') !== minified) throw new Error(`two JSON documents would be ${target}`);
+        mkdirSync(path.dirname(target), { recursive: true });
+        writeFileSync(target, minified);
+        const spec = JSON.stringify(`${from}/${name}`);
+        const contents =
+          format === 'esm'
+            ? `import { createRequire } from 'node:module';\nexport default createRequire(import.meta.url)(${spec});`
+            : `module.exports = require(${spec});`;
+        return { contents, loader: 'js', resolveDir: repoRoot };
+      });
+    },
+  };
 }
 
 /** The CommonJS core a shared module is in, relative to `lib/cjs/`. */
@@ -328,17 +376,20 @@ async function buildSharedCjs(layout: LibraryLayout, exportsOf: SharedExports, o
       target: LIBRARY_TARGET,
       outfile: path.join(out, 'cjs', core),
       external,
-      plugins: root
-        ? []
-        : [
-            sharedCorePlugin(
-              layout,
-              exportsOf,
-              'cjs',
-              (file) => !layout.rootReachable.has(file),
-              (file) => cjsCoreOf(layout, file),
-            ),
-          ],
+      plugins: [
+        sharedJsonPlugin('cjs', out, `./${JSON_DIR}`),
+        ...(root
+          ? []
+          : [
+              sharedCorePlugin(
+                layout,
+                exportsOf,
+                'cjs',
+                (file) => !layout.rootReachable.has(file),
+                (file) => cjsCoreOf(layout, file),
+              ),
+            ]),
+      ],
       banner: { js: IMPORT_META_URL_SHIM },
       define: { 'import.meta.url': '__cdk8sKruiseImportMetaUrl' },
     });
@@ -448,7 +499,22 @@ export async function buildLibrary(out = lib): Promise<void> {
   for (const format of ['esm', 'cjs']) {
     await writePlusPeers(path.join(out, format));
     checkPlusPeerImports(path.join(out, format));
+    checkJsonRequires(path.join(out, format));
   }
+}
+
+/** Every JSON document an output below `dir` requires is where it looks for it (see {@link sharedJsonPlugin}). */
+function checkJsonRequires(dir: string): void {
+  const missing: string[] = [];
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!/\.c?js$/.test(file)) continue;
+    const text = readFileSync(path.join(dir, file), 'utf8');
+    for (const m of text.matchAll(/(?:\brequire|createRequire\(import\.meta\.url\))\("(\.[^"]+\.json)"\)/g)) {
+      if (!existsSync(path.resolve(path.dirname(path.join(dir, file)), m[1]!)))
+        missing.push(`${file} requires ${m[1]}, which is not there`);
+    }
+  }
+  if (missing.length > 0) throw new Error(`JSON documents in ${dir}:\n${missing.join('\n')}`);
 }
 
 /**
