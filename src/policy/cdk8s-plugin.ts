@@ -69,8 +69,9 @@ export interface KruiseValidationProps {
  *     properties: { skipRules: [KRUISE-SCHEMA-003] }
  * ```
  *
- * The cdk8s CLI loads plugins with require(), so this module is bundled to CommonJS (lib/cdk8s-plugin.cjs) by
- * `npm run build:plugin`, which `npm ci` runs through the prepare script.
+ * The cdk8s CLI loads plugins with require(), so this module is bundled to CommonJS (lib/cdk8s-plugin.cjs, which
+ * requires the library's CommonJS core) by the package build, which `npm ci` runs through the prepare script;
+ * `npm run build:plugin` rebuilds only the library entries and the plugin.
  */
 export class KruiseValidation {
   private readonly props: KruiseValidationProps;
