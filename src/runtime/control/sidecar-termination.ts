@@ -4,7 +4,7 @@
  * its node's kind and whether our CRR exists, it says what one reconcile must do. It is a shared agreement (`control/`)
  * because two units act on it: the manager's controller (pod status as the kubelet reported it) and the node daemon's
  * node-local terminator (the same pod with container states read from CRI). Table-tested in
- * test/unit/runtime/control/sidecar-termination.test.ts and, through the daemon, test/unit/daemon/node-local-terminator.test.ts.
+ * test/unit/runtime/control/sidecar-termination.test.ts and, through the daemon, test/unit/runtime/daemon/crr/node-local-terminator.test.ts.
  */
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,

@@ -16,7 +16,7 @@
  * misses a create+delete between two looks. Listeners therefore treat a change as "look now" (a change may come
  * twice: containerd's exit, then CRI's) and keep a slower check of their own.
  *
- * Table-tested (the diff, the task exit decoding) in test/unit/daemon/cri-events.test.ts; the sources against a
+ * Table-tested (the diff, the task exit decoding) in test/unit/runtime/daemon/cri-events.test.ts; the sources against a
  * real containerd in test/e2e/daemon-cri-events.test.ts.
  */
 import * as grpc from '@grpc/grpc-js';

@@ -1,4 +1,4 @@
-// Child process of hostile-process-guard.test.ts: installs the runtime's process guards, then misbehaves
+// Child process of runtime/core/hostile-process-guard.test.ts: installs the runtime's process guards, then misbehaves
 // the ways a bug would, and reports whether it is still running.
 import { pino } from 'pino';
 import { installProcessGuards } from '../../../src/runtime/core/process-guard.js';

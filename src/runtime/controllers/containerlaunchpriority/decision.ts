@@ -3,7 +3,7 @@
  * containers carry `KRUISE_CONTAINER_BARRIER` (added by the pod webhook) gets ConfigMap `<pod>-barrier`,
  * owned by the pod; while its containers are not all ready, the key of the highest priority among the
  * containers that are not ready yet is added, which lets the kubelet start them. Table-tested in
- * test/unit/runtime-launch-priority.test.ts.
+ * test/unit/runtime/launch-priority.test.ts.
  */
 import { ENV_CONTAINER_BARRIER, launchBarrierConfigMapName, launchBarrierKey } from '../../../api/pod-contracts.js';
 import type { Pod } from '../../core/types.js';

@@ -5,7 +5,7 @@
  * hook is answered when every container of the lower levels has exited (CRI state on this node) or when its
  * level's share of the grace period is spent, so the pod still ends within its grace period.
  *
- * Table-tested in test/unit/daemon/exit-priority-decision.test.ts.
+ * Table-tested in test/unit/runtime/exit-priority.test.ts.
  */
 import {
   DEFAULT_TERMINATION_GRACE_SECONDS,

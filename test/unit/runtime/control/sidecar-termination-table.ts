@@ -1,6 +1,6 @@
 // The sidecar terminator's decision table, one for both callers of `decide`: the manager's controller
 // (sidecar-termination.test.ts) and the node daemon's node-local terminator
-// (daemon/node-local-terminator.test.ts). Each row is a pod as the kubelet reports it and the decision expected.
+// (runtime/daemon/crr/node-local-terminator.test.ts). Each row is a pod as the kubelet reports it and the decision expected.
 import {
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,

@@ -1,0 +1,405 @@
+// SidecarSet injection (pure): matching, container placement, init containers, native sidecars, volumes,
+// shared volumes, transferEnv, pull secrets, patchPodMetadata, IS_INJECTED and the hash annotations.
+import { describe, expect, it } from 'vitest';
+import type { SidecarSet } from '../../../../../src/api/kinds/sidecarset.js';
+import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetRevisionName } from '../../../../../src/runtime/control/sidecarset-pod.js';
+import type { Pod } from '../../../../../src/runtime/core/types.js';
+import { injectSidecarSets, type InjectionInput } from '../../../../../src/runtime/webhooks/sidecarset/decision.js';
+
+function set(name: string, spec: Partial<SidecarSet['spec']>, annotations?: Record<string, string>): SidecarSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name, ...(annotations ? { annotations } : {}) },
+    spec: { selector: { matchLabels: { app: 'web' } }, ...spec },
+  };
+}
+
+function pod(extra: Partial<NonNullable<Pod['spec']>> = {}, labels: Record<string, string> = { app: 'web' }): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-0', labels, annotations: { team: 'a' } },
+    spec: {
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [
+            { name: 'TZ', value: 'UTC' },
+            { name: 'REGION', value: 'eu' },
+          ],
+          volumeMounts: [
+            { name: 'data', mountPath: '/data' },
+            { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+          ],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+      ...extra,
+    },
+  } as Pod;
+}
+
+function run(p: Pod, sets: SidecarSet[], over: Partial<InjectionInput> = {}) {
+  return injectSidecarSets({
+    pod: p,
+    namespace: 'ns',
+    namespaceLabels: { env: 'prod' },
+    sidecarSets: sets,
+    now: '2026-01-01T00:00:00Z',
+    metadataKeyAllowed: () => true,
+    ...over,
+  });
+}
+
+const names = (cs: Array<{ name: string }> | undefined) => (cs ?? []).map((c) => c.name);
+const logtail = { name: 'logtail', image: 'logtail:1', volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }] };
+
+describe('SidecarSet matching', () => {
+  it.each([
+    ['selector matches', set('s', {}), true],
+    ['empty selector matches nothing', set('s', { selector: {} }), false],
+    ['no selector matches nothing', set('s', { selector: undefined }), false],
+    ['other namespace', set('s', { namespace: 'other' }), false],
+    ['same namespace', set('s', { namespace: 'ns' }), true],
+    ['namespaceSelector matches', set('s', { namespaceSelector: { matchLabels: { env: 'prod' } } }), true],
+    ['namespaceSelector does not match', set('s', { namespaceSelector: { matchLabels: { env: 'dev' } } }), false],
+    ['selector expression', set('s', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] } }), true],
+    ['paused injection', set('s', { injectionStrategy: { paused: true } }), false],
+  ])('%s', (_n, s, injected) => {
+    const p = pod();
+    const r = run(p, [{ ...s, spec: { ...s.spec, containers: [{ name: 'side', image: 'x' }] } }]);
+    expect('injected' in r && r.injected.length === 1).toBe(injected);
+    expect(names(p.spec!.containers).includes('side')).toBe(injected);
+  });
+});
+
+describe('SidecarSet injection', () => {
+  it('places Before/After containers, replaces a same-named one in place, sorts init containers after the pod’s own', () => {
+    const p = pod({ initContainers: [{ name: 'migrate', image: 'm' }] });
+    p.spec!.containers.push({ name: 'envoy', image: 'old-envoy' });
+    run(p, [
+      set('mesh', {
+        containers: [
+          { name: 'envoy', image: 'envoy:2' },
+          { name: 'agent', image: 'a', podInjectPolicy: 'AfterAppContainer' },
+          { name: 'first', image: 'f', podInjectPolicy: 'BeforeAppContainer' },
+        ],
+        initContainers: [
+          { name: 'z-init', image: 'z' },
+          { name: 'a-init', image: 'a' },
+        ],
+      }),
+    ]);
+    expect(names(p.spec!.containers)).toEqual(['first', 'app', 'envoy', 'agent']);
+    expect(p.spec!.containers[2]!.image).toBe('envoy:2');
+    expect(names(p.spec!.initContainers)).toEqual(['migrate', 'a-init', 'z-init']);
+    for (const c of [...p.spec!.containers.filter((c) => c.name !== 'app'), ...p.spec!.initContainers!.slice(1)]) {
+      expect(c.env).toContainEqual({ name: 'IS_INJECTED', value: 'true' });
+      expect(c).not.toHaveProperty('podInjectPolicy');
+    }
+    expect(p.spec!.containers.find((c) => c.name === 'app')!.env).not.toContainEqual({ name: 'IS_INJECTED', value: 'true' });
+  });
+
+  it('adds only the volumes injected containers use, keeps the pod’s own of the same name, dedups pull secrets', () => {
+    const p = pod({ imagePullSecrets: [{ name: 'regcred' }] });
+    run(p, [
+      set('logs', {
+        containers: [logtail],
+        volumes: [
+          { name: 'logs', emptyDir: {} },
+          { name: 'unused', emptyDir: {} },
+          { name: 'data', hostPath: { path: '/x' } },
+        ],
+        imagePullSecrets: [{ name: 'regcred' }, { name: 'sidecar-cred' }],
+      }),
+    ]);
+    expect(p.spec!.volumes).toEqual([
+      { name: 'data', emptyDir: {} },
+      { name: 'logs', emptyDir: {} },
+    ]);
+    expect(p.spec!.imagePullSecrets).toEqual([{ name: 'regcred' }, { name: 'sidecar-cred' }]);
+  });
+
+  it('shareVolumePolicy enabled mounts the app containers’ volumes (not the service-account token)', () => {
+    const p = pod();
+    run(p, [
+      set('logs', { containers: [{ ...logtail, shareVolumePolicy: { type: 'enabled' } }], volumes: [{ name: 'logs', emptyDir: {} }] }),
+    ]);
+    expect(p.spec!.containers[0]!.volumeMounts).toEqual([
+      { name: 'logs', mountPath: '/var/log/app' },
+      { name: 'data', mountPath: '/data' },
+    ]);
+  });
+
+  it('a shared mount’s subPathExpr brings the env it names from the app container, after transferEnv; own env wins', () => {
+    const p = pod({
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+            { name: 'OD_NAME', value: 'od' },
+            { name: 'TZ', value: 'UTC' },
+          ],
+          volumeMounts: [{ name: 'data', mountPath: '/data', subPathExpr: 'foo/$(POD_NAME)/$(OD_NAME)/$(UNDEFINED)/$(TZ)' }],
+        },
+        // An earlier injected sidecar is no app container: its env is not taken.
+        {
+          name: 'old',
+          image: 'o',
+          env: [
+            { name: 'IS_INJECTED', value: 'true' },
+            { name: 'X', value: 'x' },
+          ],
+          volumeMounts: [{ name: 'data', mountPath: '/o', subPathExpr: '$(X)' }],
+        },
+      ],
+    });
+    const shared = { ...logtail, shareVolumePolicy: { type: 'enabled' as const }, env: [{ name: 'TZ', value: 'CET' }] };
+    run(p, [
+      set('logs', {
+        containers: [{ ...shared, transferEnv: [{ sourceContainerName: 'app', envName: 'OD_NAME' }] }],
+        volumes: [{ name: 'logs', emptyDir: {} }],
+      }),
+    ]);
+    const side = p.spec!.containers[0]!;
+    expect(side.env).toEqual([
+      { name: 'TZ', value: 'CET' },
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'OD_NAME', value: 'od' },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ]);
+    expect(side.volumeMounts).toContainEqual({
+      name: 'data',
+      mountPath: '/data',
+      subPathExpr: 'foo/$(POD_NAME)/$(OD_NAME)/$(UNDEFINED)/$(TZ)',
+    });
+  });
+
+  it('HotUpgrade: <name>-1 works with the image, <name>-2 idles on hotUpgradeEmptyImage, both read their versions from annotations', () => {
+    const p = pod();
+    p.metadata.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] = '{"zz":"zz-2"}';
+    run(p, [
+      set('hot', {
+        containers: [
+          {
+            name: 'envoy',
+            image: 'envoy:1',
+            env: [{ name: 'OWN', value: '1' }],
+            upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'envoy-empty:1' },
+          },
+        ],
+      }),
+    ]);
+    const [one, two] = p.spec!.containers;
+    expect([one!.name, one!.image, two!.name, two!.image]).toEqual(['envoy-1', 'envoy:1', 'envoy-2', 'envoy-empty:1']);
+    expect(one).not.toHaveProperty('upgradeStrategy');
+    const version = (c: string) => [
+      { name: 'SIDECARSET_VERSION', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['version.sidecarset.kruise.io/${c}']` } } },
+      {
+        name: 'SIDECARSET_VERSION_ALT',
+        valueFrom: { fieldRef: { fieldPath: `metadata.annotations['versionalt.sidecarset.kruise.io/${c}']` } },
+      },
+    ];
+    expect(one!.env).toEqual([{ name: 'OWN', value: '1' }, { name: 'IS_INJECTED', value: 'true' }, ...version('envoy-1')]);
+    expect(two!.env).toEqual([{ name: 'OWN', value: '1' }, { name: 'IS_INJECTED', value: 'true' }, ...version('envoy-2')]);
+    expect(p.metadata.annotations).toMatchObject({
+      'version.sidecarset.kruise.io/envoy-1': '1',
+      'versionalt.sidecarset.kruise.io/envoy-1': '0',
+      'version.sidecarset.kruise.io/envoy-2': '0',
+      'versionalt.sidecarset.kruise.io/envoy-2': '1',
+      // Added to what the pod recorded, keys sorted.
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"envoy":"envoy-1","zz":"zz-2"}',
+    });
+    // The hash annotations list the sidecar by its SidecarSet name, as upstream.
+    expect(JSON.parse(p.metadata.annotations!['kruise.io/sidecarset-hash']!).hot.sidecarList).toEqual(['envoy']);
+  });
+
+  it('without shareVolumePolicy no subPathExpr env is copied', () => {
+    const p = pod({
+      containers: [
+        {
+          name: 'app',
+          image: 'nginx',
+          env: [{ name: 'A', value: '1' }],
+          volumeMounts: [{ name: 'data', mountPath: '/d', subPathExpr: '$(A)' }],
+        },
+      ],
+    });
+    run(p, [set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] })]);
+    expect(p.spec!.containers[0]!.env).toEqual([{ name: 'IS_INJECTED', value: 'true' }]);
+  });
+
+  it('transferEnv copies env by container name and through sourceContainerNameFrom', () => {
+    const p = pod({}, { app: 'web', main: 'app' });
+    run(p, [
+      set('t', {
+        containers: [
+          {
+            name: 'side',
+            image: 's',
+            env: [{ name: 'OWN', value: '1' }],
+            transferEnv: [
+              { sourceContainerName: 'app', envName: 'TZ' },
+              { sourceContainerNameFrom: { fieldRef: { fieldPath: "metadata.labels['main']" } }, envNames: ['REGION', 'MISSING'] },
+              { sourceContainerName: 'nope', envName: 'TZ' },
+            ],
+          },
+        ],
+      }),
+    ]);
+    // Upstream's order (checked against it by test/e2e/sidecarset-compat.test.ts): own env, IS_INJECTED, transferred.
+    expect(p.spec!.containers[0]!.env).toEqual([
+      { name: 'OWN', value: '1' },
+      { name: 'IS_INJECTED', value: 'true' },
+      { name: 'TZ', value: 'UTC' },
+      { name: 'REGION', value: 'eu' },
+    ]);
+  });
+
+  it('native sidecars: containers become initContainers with restartPolicy Always, Before ones first', () => {
+    const p = pod({ initContainers: [{ name: 'migrate', image: 'm' }] });
+    run(p, [
+      set(
+        'native',
+        {
+          containers: [
+            { name: 'proxy', image: 'p' },
+            { name: 'shipper', image: 's', podInjectPolicy: 'AfterAppContainer' },
+          ],
+        },
+        { 'kruise.cdk8s.io/native-sidecars': 'true' },
+      ),
+    ]);
+    expect(names(p.spec!.containers)).toEqual(['app']);
+    expect(names(p.spec!.initContainers)).toEqual(['proxy', 'migrate', 'shipper']);
+    expect(p.spec!.initContainers![0]!.restartPolicy).toBe('Always');
+    expect(p.spec!.initContainers![1]!.restartPolicy).toBeUndefined();
+  });
+
+  it('writes the hash, hash-without-image and injected-list annotations in upstream’s shape', () => {
+    const p = pod();
+    p.metadata.annotations!['kruise.io/sidecarset-injected-list'] = 'earlier';
+    const logs = set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] });
+    run(p, [logs, set('b-metrics', { containers: [{ name: 'metrics', image: 'm' }] })]);
+    const a = p.metadata.annotations!;
+    expect(a['kruise.io/sidecarset-injected-list']).toBe('b-metrics,earlier,logs');
+    expect(JSON.parse(a['kruise.io/sidecarset-hash']!).logs).toEqual({
+      updateTimestamp: '2026-01-01T00:00:00Z',
+      hash: sidecarSetHash(logs),
+      sidecarSetName: 'logs',
+      sidecarList: ['logtail'],
+      controllerRevision: sidecarSetRevisionName(logs),
+    });
+    const withoutImage = JSON.parse(a['kruise.io/sidecarset-hash-without-image']!).logs;
+    expect(withoutImage.hash).toBe(sidecarSetHashWithoutImage(logs));
+    // As upstream: the without-image entry names no revision.
+    expect(withoutImage.controllerRevision).toBeUndefined();
+    expect(Object.keys(JSON.parse(a['kruise.io/sidecarset-hash']!)).sort()).toEqual(['b-metrics', 'logs']);
+  });
+
+  it('takes the hashes from `hashes` when the caller memoizes them (the webhook does, per cached set)', () => {
+    const logs = set('logs', { containers: [logtail], volumes: [{ name: 'logs', emptyDir: {} }] });
+    const asked: SidecarSet[] = [];
+    const hashes = (s: SidecarSet) => {
+      asked.push(s);
+      return { hash: sidecarSetHash(s), withoutImage: sidecarSetHashWithoutImage(s) };
+    };
+    const memoized = pod();
+    run(memoized, [logs], { hashes });
+    const plain = pod();
+    run(plain, [logs]);
+    expect(memoized).toEqual(plain);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.every((s) => s === logs)).toBe(true);
+    // What it answers is what is written: a wrong memo would show in the annotations and the revision name.
+    const wrong = pod();
+    run(wrong, [logs], { hashes: () => ({ hash: 'h1234567890xyz', withoutImage: 'w1' }) });
+    const entry = JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash']!).logs;
+    expect(entry.hash).toBe('h1234567890xyz');
+    expect(entry.controllerRevision).toBe('logs-h123456789');
+    expect(JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe('w1');
+  });
+
+  it('sidecarList is sorted by name, as upstream writes it', () => {
+    const p = pod();
+    run(p, [
+      set('two', {
+        containers: [
+          { name: 'zeta', image: 'z' },
+          { name: 'alpha', image: 'a', podInjectPolicy: 'AfterAppContainer' },
+        ],
+      }),
+    ]);
+    expect(JSON.parse(p.metadata.annotations!['kruise.io/sidecarset-hash']!).two.sidecarList).toEqual(['alpha', 'zeta']);
+  });
+
+  it('patchPodMetadata: Retain, Overwrite, MergePatchJson, and keys outside the whitelist are skipped with a warning', () => {
+    const p = pod();
+    p.metadata.annotations = { keep: 'mine', over: 'mine', json: '{"a":1,"b":2}' };
+    const r = run(
+      p,
+      [
+        set('meta', {
+          containers: [{ name: 's', image: 's' }],
+          patchPodMetadata: [
+            { annotations: { keep: 'theirs', fresh: 'theirs' } },
+            { annotations: { over: 'theirs' }, patchPolicy: 'Overwrite' },
+            { annotations: { json: '{"b":null,"c":3}' }, patchPolicy: 'MergePatchJson' },
+            { annotations: { 'secret.example.com/x': 'y' }, patchPolicy: 'Overwrite' },
+          ],
+        }),
+      ],
+      { metadataKeyAllowed: (_s, k) => !k.startsWith('secret.') },
+    );
+    expect(p.metadata.annotations).toMatchObject({ keep: 'mine', fresh: 'theirs', over: 'theirs', json: '{"a":1,"c":3}' });
+    expect(p.metadata.annotations).not.toHaveProperty('secret.example.com/x');
+    expect('warnings' in r && r.warnings.join()).toMatch(/secret\.example\.com\/x.*whitelist/);
+  });
+
+  it('refuses a pod two SidecarSets would inject the same container name into, naming both', () => {
+    const r = run(pod(), [set('a', { containers: [{ name: 'x', image: '1' }] }), set('b', { containers: [{ name: 'x', image: '2' }] })]);
+    expect(r).toEqual({ deny: expect.stringMatching(/SidecarSets a and b both inject a container named "x"/) });
+  });
+
+  it('injectionStrategy.revision pins new pods to a revision; Partial lets the draw give selected pods the latest', () => {
+    const latest = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old', policy: 'Always' } },
+    });
+    const old = { name: 'logs-old', data: { spec: { containers: [{ name: 'logtail', image: 'logtail:1' }] } } };
+    const pinned = pod();
+    run(pinned, [latest], { pinnedRevision: () => old });
+    expect(pinned.spec!.containers[0]!.image).toBe('logtail:1');
+    expect(JSON.parse(pinned.metadata.annotations!['kruise.io/sidecarset-hash']!).logs.controllerRevision).toBe('logs-old');
+
+    const partial = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old', policy: 'Partial' } },
+      updateStrategy: { partition: '80%' },
+    });
+    const lucky = pod();
+    run(lucky, [partial], { pinnedRevision: () => old, random: () => 0.9 });
+    expect(lucky.spec!.containers[0]!.image).toBe('logtail:2');
+    const held = pod();
+    run(held, [partial], { pinnedRevision: () => old, random: () => 0.5 });
+    expect(held.spec!.containers[0]!.image).toBe('logtail:1');
+
+    expect(run(pod(), [latest], { pinnedRevision: () => undefined })).toEqual({
+      deny: expect.stringMatching(/injectionStrategy\.revision revisionName "logs-old" names no ControllerRevision/),
+    });
+  });
+
+  it('hash-without-image changes with anything but the image', () => {
+    const a = set('s', { containers: [{ name: 'c', image: '1' }] });
+    const b = set('s', { containers: [{ name: 'c', image: '2' }] });
+    const c = set('s', { containers: [{ name: 'c', image: '2', args: ['-v'] }] });
+    expect(sidecarSetHash(a)).not.toBe(sidecarSetHash(b));
+    expect(sidecarSetHashWithoutImage(a)).toBe(sidecarSetHashWithoutImage(b));
+    expect(sidecarSetHashWithoutImage(b)).not.toBe(sidecarSetHashWithoutImage(c));
+    expect(sidecarSetHash(a)).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
+  });
+});
