@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateInputs } from '../../src/policy/engine.js';
-import { RULES } from '../../src/policy/rules/index.js';
-import { CLONESET_YAML } from './support/manifests.js';
+import { validateInputs } from '../../../src/policy/engine.js';
+import { RULES } from '../../../src/policy/rules/index.js';
+import { CLONESET_YAML } from '../support/manifests.js';
 
 /** Runs one rule over a YAML text and returns its findings. */
 function run(ruleId: string, yaml: string) {

@@ -10,11 +10,11 @@ import { Testing } from 'cdk8s';
 import { ValidationContext } from 'cdk8s-cli/plugins';
 import * as kplus from 'cdk8s-plus-27';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CloneSet, ImagePullJob, JobSidecarTermination, SidecarSet, SidecarUpgradeStrategy } from '../../constructs/index.js';
-import { imageReferenceError, imageReferenceProblem } from '../../src/contracts/validators.js';
-import { validateInputs, validateManifests } from '../../src/policy/engine.js';
-import { KruiseValidation } from '../../src/policy/index.js';
-import { repoRoot, runCli } from './support/cli.js';
+import { CloneSet, ImagePullJob, JobSidecarTermination, SidecarSet, SidecarUpgradeStrategy } from '../../../constructs/index.js';
+import { imageReferenceError, imageReferenceProblem } from '../../../src/contracts/validators.js';
+import { validateInputs, validateManifests } from '../../../src/policy/engine.js';
+import { KruiseValidation } from '../../../src/policy/index.js';
+import { repoRoot, runCli } from '../support/cli.js';
 
 type Obj = Record<string, unknown>;
 

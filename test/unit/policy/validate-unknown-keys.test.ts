@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UNKNOWN_FIELDS_LISTED, validateObject } from '../../src/api/validate.js';
+import { MAX_UNKNOWN_FIELDS_LISTED, validateObject } from '../../../src/api/validate.js';
 import {
   checkInputStreamWindow,
   checkParsed,
@@ -13,13 +13,13 @@ import {
   parseInputs,
   selectRules,
   validateManifests,
-} from '../../src/policy/engine.js';
-import { formatText } from '../../src/policy/format/text.js';
-import { DocumentLocator } from '../../src/policy/locate.js';
-import { parseText } from '../../src/policy/parse.js';
-import type { Rule } from '../../src/policy/types.js';
-import { runCli } from './support/cli.js';
-import { CLONESET_YAML } from './support/manifests.js';
+} from '../../../src/policy/engine.js';
+import { formatText } from '../../../src/policy/format/text.js';
+import { DocumentLocator } from '../../../src/policy/locate.js';
+import { parseText } from '../../../src/policy/parse.js';
+import type { Rule } from '../../../src/policy/types.js';
+import { runCli } from '../support/cli.js';
+import { CLONESET_YAML } from '../support/manifests.js';
 
 let dir: string;
 beforeAll(() => {

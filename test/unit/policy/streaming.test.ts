@@ -13,11 +13,11 @@ import {
   selectRules,
   summarize,
   type TextInput,
-} from '../../src/policy/engine.js';
-import { RULES } from '../../src/policy/rules/index.js';
-import { parseText } from '../../src/policy/parse.js';
+} from '../../../src/policy/engine.js';
+import { RULES } from '../../../src/policy/rules/index.js';
+import { parseText } from '../../../src/policy/parse.js';
 
-const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist');
+const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist');
 
 const distInputs = (): TextInput[] =>
   readdirSync(DIST)

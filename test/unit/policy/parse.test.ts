@@ -1,8 +1,8 @@
 import { Testing, Chart, ApiObject } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { decodeInput, parseText } from '../../src/policy/parse.js';
-import { DocumentLocator } from '../../src/policy/locate.js';
-import { validateInputs, validateManifests } from '../../src/policy/index.js';
+import { decodeInput, parseText } from '../../../src/policy/parse.js';
+import { DocumentLocator } from '../../../src/policy/locate.js';
+import { validateInputs, validateManifests } from '../../../src/policy/index.js';
 
 const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`;
 

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ValidationContext } from 'cdk8s-cli/plugins';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KruiseValidation } from '../../src/policy/index.js';
-import { CLONESET_YAML } from './support/manifests.js';
+import { KruiseValidation } from '../../../src/policy/index.js';
+import { CLONESET_YAML } from '../support/manifests.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
 const bundle = path.join(repo, 'lib/cdk8s-plugin.cjs');

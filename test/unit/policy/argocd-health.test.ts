@@ -3,7 +3,7 @@
 // status the bundled runtime writes (field names and condition reasons from its controllers).
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { ARGOCD_HEALTH_LUA } from '../../src/policy/argocd-health.js';
+import { ARGOCD_HEALTH_LUA } from '../../../src/policy/argocd-health.js';
 
 interface LuaState {
   readonly brand: 'lua_State';

@@ -3,9 +3,9 @@
 // the whole input path: parsing and every rule never throw or hang and always yield objects or findings.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { validateInputs } from '../../src/policy/engine.js';
-import { plainKey, resolvePlainScalar } from '../../src/policy/kube-yaml.js';
-import { documentSpans, parseText } from '../../src/policy/parse.js';
+import { validateInputs } from '../../../src/policy/engine.js';
+import { plainKey, resolvePlainScalar } from '../../../src/policy/kube-yaml.js';
+import { documentSpans, parseText } from '../../../src/policy/parse.js';
 
 const CLONESET = (extra: string, env = 'value: "1"') => `apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet

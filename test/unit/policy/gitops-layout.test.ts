@@ -10,10 +10,10 @@ import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { parse, parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ARGOCD_HEALTH_LUA } from '../../src/policy/argocd-health.js';
-import { chartIdOf, layout, type SynthDoc } from '../../src/policy/output-layout.js';
-import { cliMain, repoRoot } from './support/cli.js';
-import { CLONESET_YAML } from './support/manifests.js';
+import { ARGOCD_HEALTH_LUA } from '../../../src/policy/argocd-health.js';
+import { chartIdOf, layout, type SynthDoc } from '../../../src/policy/output-layout.js';
+import { cliMain, repoRoot } from '../support/cli.js';
+import { CLONESET_YAML } from '../support/manifests.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');

@@ -9,11 +9,11 @@ import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { ValidationContext } from 'cdk8s-cli/plugins';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KruiseRuntime } from '../../constructs/index.js';
-import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES } from '../../src/contracts/features.js';
-import { LABEL_DELETE_PROTECTION } from '../../src/contracts/keys.js';
-import { KruiseValidation, validateManifests } from '../../src/policy/index.js';
-import { repoRoot, runCli } from './support/cli.js';
+import { KruiseRuntime } from '../../../constructs/index.js';
+import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES } from '../../../src/contracts/features.js';
+import { LABEL_DELETE_PROTECTION } from '../../../src/contracts/keys.js';
+import { KruiseValidation, validateManifests } from '../../../src/policy/index.js';
+import { repoRoot, runCli } from '../support/cli.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
