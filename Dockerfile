@@ -3,7 +3,7 @@
 # build (`npm run image`, src/image/): same entrypoint, user, working directory, environment and
 # application files (both come from src/image/app.ts). Only the base differs: here distroless supplies
 # Node 24, glibc, CA certificates and the nonroot user; offline they are taken from the build host.
-# test/unit/image-dockerfile.test.ts keeps this file and src/image/spec.ts in step.
+# test/unit/image/dockerfile.test.ts keeps this file and src/image/spec.ts in step.
 
 FROM node:24-bookworm AS build
 WORKDIR /src

@@ -3,7 +3,7 @@ import { IMAGE_REPOSITORY } from '../install/image.js';
 /**
  * What the runtime image is, in one place: the offline builder (src/image/build.ts) writes these values
  * into the OCI config and the root Dockerfile declares the same ones on top of distroless; a unit test
- * (test/unit/image-dockerfile.test.ts) keeps the two equal.
+ * (test/unit/image/dockerfile.test.ts) keeps the two equal.
  */
 
 /** The distroless nonroot user; uid and gid are both 65532. */

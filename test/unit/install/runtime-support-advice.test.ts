@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AppFeature, FEATURES } from '../../src/contracts/features.js';
-import type { FeatureUse } from '../../src/install/app-features.js';
-import { runtimeSupport, type TargetRuntime } from '../../src/install/runtime-support.js';
+import { AppFeature, FEATURES } from '../../../src/contracts/features.js';
+import type { FeatureUse } from '../../../src/install/app-features.js';
+import { runtimeSupport, type TargetRuntime } from '../../../src/install/runtime-support.js';
 
 function use(feature: AppFeature): FeatureUse {
   return {

@@ -1,11 +1,11 @@
 // The install registers only admission paths the bundled runtime serves: compare the install's list
 // with the handlers the runtime's webhook registry actually sets up (setup() only wires handlers).
 import { describe, expect, it } from 'vitest';
-import { servedKinds } from '../../src/install/crds.js';
-import { bundledWebhookPaths } from '../../src/install/runtime-support.js';
-import { WEBHOOKS } from '../../src/runtime/manager/registry.js';
-import { composeAdmission } from '../../src/runtime/core/webhook/compose.js';
-import type { ControllerContext } from '../../src/runtime/core/controller.js';
+import { servedKinds } from '../../../src/install/crds.js';
+import { bundledWebhookPaths } from '../../../src/install/runtime-support.js';
+import { WEBHOOKS } from '../../../src/runtime/manager/registry.js';
+import { composeAdmission } from '../../../src/runtime/core/webhook/compose.js';
+import type { ControllerContext } from '../../../src/runtime/core/controller.js';
 
 describe('bundled runtime webhook paths', () => {
   it('match the handlers registered in src/runtime/manager/registry.ts', () => {

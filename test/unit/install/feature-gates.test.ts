@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppFeature, detectFeatures } from '../../src/install/app-features.js';
+import { AppFeature, detectFeatures } from '../../../src/install/app-features.js';
 import {
   FEATURE_GATES,
   GATE_CASCADES,
@@ -9,9 +9,9 @@ import {
   prerequisitesOf,
   requiredGates,
   resolveGates,
-} from '../../src/install/feature-gates.js';
-import { FEATURES } from '../../src/contracts/features.js';
-import type { KubeObject } from '../../src/install/types.js';
+} from '../../../src/install/feature-gates.js';
+import { FEATURES } from '../../../src/contracts/features.js';
+import type { KubeObject } from '../../../src/install/types.js';
 
 const job = (env: { name: string; value: string }[], annotations?: Record<string, string>): KubeObject => ({
   apiVersion: 'batch/v1',

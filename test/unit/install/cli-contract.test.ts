@@ -10,13 +10,13 @@ import {
   KruiseRuntime,
   WebhookCertificates,
   type KruiseRuntimeProps,
-} from '../../constructs/kruise-runtime.js';
-import { register as registerController } from '../../src/cli/commands/controller.js';
-import { register as registerDaemon } from '../../src/cli/commands/daemon.js';
-import { ControllerOptionValues, SHARED_OPTIONS } from '../../src/runtime/core/options.js';
-import { MANAGER_CONTROLLER_OPTIONS } from '../../src/runtime/manager/options.js';
-import { parseFeatureGates } from '../../src/contracts/features.js';
-import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
+} from '../../../constructs/kruise-runtime.js';
+import { register as registerController } from '../../../src/cli/commands/controller.js';
+import { register as registerDaemon } from '../../../src/cli/commands/daemon.js';
+import { ControllerOptionValues, SHARED_OPTIONS } from '../../../src/runtime/core/options.js';
+import { MANAGER_CONTROLLER_OPTIONS } from '../../../src/runtime/manager/options.js';
+import { parseFeatureGates } from '../../../src/contracts/features.js';
+import { DAEMON_CONTROLLERS } from '../../../src/runtime/daemon/registry.js';
 
 type Obj = Record<string, any>;
 

@@ -1,7 +1,7 @@
 // The pure parts of `cdk8s-kruise image build --push`: push references, docker config, credential-helper answers,
 // WWW-Authenticate challenges and the package's image kit, with the hostile input each one meets.
 import { describe, expect, it } from 'vitest';
-import { parseImageKit } from '../../src/image/kit.js';
+import { parseImageKit } from '../../../src/image/kit.js';
 import {
   apiHost,
   isLoopbackHost,
@@ -9,8 +9,8 @@ import {
   parseDockerConfig,
   parseHelperAnswer,
   parsePushReference,
-} from '../../src/image/registry-auth.js';
-import { npmPackagesFromLicenses } from '../../src/image/sbom.js';
+} from '../../../src/image/registry-auth.js';
+import { npmPackagesFromLicenses } from '../../../src/image/sbom.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleCli, outputOf, outputsLoaded, packageRootOf, staticallyLoaded, thirdPartyLicenses } from '../../src/image/app.js';
-import { APP_MAIN, NODE_PATH } from '../../src/image/spec.js';
-import { findRepoRoot } from '../../src/image/build.js';
+import { bundleCli, outputOf, outputsLoaded, packageRootOf, staticallyLoaded, thirdPartyLicenses } from '../../../src/image/app.js';
+import { APP_MAIN, NODE_PATH } from '../../../src/image/spec.js';
+import { findRepoRoot } from '../../../src/image/build.js';
 
 describe('packageRootOf', () => {
   it.each([

@@ -1,10 +1,10 @@
 import { Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { KruiseRuntime } from '../../constructs/kruise-runtime.js';
-import { structuralSchemaProblems } from '../../src/api/crd-structural.js';
-import { KINDS } from '../../src/api/registry.js';
-import { customResourceDefinitions, servedKinds } from '../../src/install/crds.js';
-import { upstreamCrd } from '../harness/upstream-crds.js';
+import { KruiseRuntime } from '../../../constructs/kruise-runtime.js';
+import { structuralSchemaProblems } from '../../../src/api/crd-structural.js';
+import { KINDS } from '../../../src/api/registry.js';
+import { customResourceDefinitions, servedKinds } from '../../../src/install/crds.js';
+import { upstreamCrd } from '../../harness/upstream-crds.js';
 
 type Obj = Record<string, any>;
 

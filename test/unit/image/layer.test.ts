@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { describe, expect, it } from 'vitest';
-import { buildLayer, completeAndSort, normalizeImagePath, writeTar, type LayerEntry } from '../../src/image/layer.js';
-import { canonicalJson } from '../../src/image/oci.js';
-import { parseLdd } from '../../src/image/rootfs.js';
-import { resolveSourceDateEpoch } from '../../src/image/build.js';
+import { buildLayer, completeAndSort, normalizeImagePath, writeTar, type LayerEntry } from '../../../src/image/layer.js';
+import { canonicalJson } from '../../../src/image/oci.js';
+import { parseLdd } from '../../../src/image/rootfs.js';
+import { resolveSourceDateEpoch } from '../../../src/image/build.js';
 
 const mtime = new Date(1_700_000_000_000);
 const entries: LayerEntry[] = [

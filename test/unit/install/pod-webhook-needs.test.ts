@@ -4,10 +4,10 @@
 // test/e2e/pod-webhook-fail-safe.test.ts.
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
-import { KruiseRuntime, PodWebhookFailClosed, type KruiseRuntimeProps } from '../../constructs/kruise-runtime.js';
-import { KRUISE_GROUPS } from '../../src/contracts/index.js';
-import { podNeedsWebhookExpression, selectorExpression, sidecarSetTargets } from '../../src/install/pod-webhook-needs.js';
-import { POD_WEBHOOK_BEST_EFFORT } from '../../src/install/webhooks.js';
+import { KruiseRuntime, PodWebhookFailClosed, type KruiseRuntimeProps } from '../../../constructs/kruise-runtime.js';
+import { KRUISE_GROUPS } from '../../../src/contracts/index.js';
+import { podNeedsWebhookExpression, selectorExpression, sidecarSetTargets } from '../../../src/install/pod-webhook-needs.js';
+import { POD_WEBHOOK_BEST_EFFORT } from '../../../src/install/webhooks.js';
 
 type Obj = Record<string, any>;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDockerfile } from '../../src/image/dockerfile.js';
+import { parseDockerfile } from '../../../src/image/dockerfile.js';
 import {
   ENTRYPOINT_PATH,
   IMAGE_ENTRYPOINT,
@@ -11,11 +11,11 @@ import {
   IMAGE_WORKDIR,
   NODE_PATH,
   NONROOT,
-} from '../../src/image/spec.js';
-import { RuntimeImage } from '../../src/install/image.js';
-import { RUNTIME_UID } from '../../src/install/pod-security.js';
+} from '../../../src/image/spec.js';
+import { RuntimeImage } from '../../../src/install/image.js';
+import { RUNTIME_UID } from '../../../src/install/pod-security.js';
 
-const repoRoot = resolve(import.meta.dirname, '../..');
+const repoRoot = resolve(import.meta.dirname, '../../..');
 const dockerfile = parseDockerfile(readFileSync(resolve(repoRoot, 'Dockerfile'), 'utf8'));
 
 describe('root Dockerfile matches the offline image (src/image/spec.ts)', () => {

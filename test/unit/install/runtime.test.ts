@@ -11,15 +11,15 @@ import {
   RuntimeTarget,
   WebhookCertificates,
   type KruiseRuntimeProps,
-} from '../../constructs/kruise-runtime.js';
-import { servedKinds } from '../../src/install/crds.js';
-import { bundledServesPods } from '../../src/install/runtime-support.js';
-import type { InstallSpec } from '../../src/install/spec.js';
-import { mutatingWebhookConfiguration } from '../../src/install/webhooks.js';
-import { MANAGER_NODE_OPTIONS } from '../../src/runtime/manager/manager.js';
-import { MANAGER_MALLOC_ARENA_MAX } from '../../src/contracts/index.js';
-import { PERMISSIONS, toPolicyRules } from '../../src/contracts/index.js';
-import { packageVersion } from '../../src/version.js';
+} from '../../../constructs/kruise-runtime.js';
+import { servedKinds } from '../../../src/install/crds.js';
+import { bundledServesPods } from '../../../src/install/runtime-support.js';
+import type { InstallSpec } from '../../../src/install/spec.js';
+import { mutatingWebhookConfiguration } from '../../../src/install/webhooks.js';
+import { MANAGER_NODE_OPTIONS } from '../../../src/runtime/manager/manager.js';
+import { MANAGER_MALLOC_ARENA_MAX } from '../../../src/contracts/index.js';
+import { PERMISSIONS, toPolicyRules } from '../../../src/contracts/index.js';
+import { packageVersion } from '../../../src/version.js';
 
 type Obj = Record<string, any>;
 
