@@ -4,7 +4,7 @@ import type { ControllerOption } from './options.js';
 /**
  * What a registered controller or webhook does, as the CLI describes it (`cdk8s-kruise controller --help`,
  * `daemon --help`). The lists live beside the registries (`manager/parts.ts`, `daemon/parts.ts`) so the CLI
- * describes a process without loading its controllers; test/unit/cli-runtime-help.test.ts holds each list to
+ * describes a process without loading its controllers; test/unit/cli/commands/runtime-help.test.ts holds each list to
  * its registry.
  */
 export interface RuntimePart {

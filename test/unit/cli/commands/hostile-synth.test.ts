@@ -6,8 +6,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, lockPathOf, refusalReason } from '../../src/cli/synth/output-guard.js';
-import { cliMain, repoRoot, runCli } from './support/cli.js';
+import { OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, lockPathOf, refusalReason } from '../../../../src/cli/synth/output-guard.js';
+import { cliMain, repoRoot, runCli } from '../../support/cli.js';
 
 const tsx = path.join(repoRoot, 'node_modules/.bin/tsx');
 

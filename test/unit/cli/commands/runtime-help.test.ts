@@ -7,15 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { registerCommands } from '../../src/cli/commands/index.js';
-import { CONTROLLER_DESCRIPTION, DAEMON_DESCRIPTION } from '../../src/cli/commands/runtime-help.js';
-import { CONTROLLERS, WEBHOOKS } from '../../src/runtime/manager/registry.js';
-import { DAEMON_CONTROLLERS } from '../../src/runtime/daemon/registry.js';
-import { MANAGER_CONTROLLER_PARTS, MANAGER_WEBHOOK_PARTS } from '../../src/runtime/manager/parts.js';
-import { DAEMON_CONTROLLER_PARTS } from '../../src/runtime/daemon/parts.js';
-import type { RuntimeControllerPart } from '../../src/runtime/core/parts.js';
+import { registerCommands } from '../../../../src/cli/commands/index.js';
+import { CONTROLLER_DESCRIPTION, DAEMON_DESCRIPTION } from '../../../../src/cli/commands/runtime-help.js';
+import { CONTROLLERS, WEBHOOKS } from '../../../../src/runtime/manager/registry.js';
+import { DAEMON_CONTROLLERS } from '../../../../src/runtime/daemon/registry.js';
+import { MANAGER_CONTROLLER_PARTS, MANAGER_WEBHOOK_PARTS } from '../../../../src/runtime/manager/parts.js';
+import { DAEMON_CONTROLLER_PARTS } from '../../../../src/runtime/daemon/parts.js';
+import type { RuntimeControllerPart } from '../../../../src/runtime/core/parts.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 const registered = (defs: readonly { name: string; featureGate?: string }[]) => defs.map((d) => ({ name: d.name, gate: d.featureGate }));
 const described = (parts: readonly { name: string; gate?: string }[]) => parts.map((p) => ({ name: p.name, gate: p.gate }));

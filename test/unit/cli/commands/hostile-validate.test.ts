@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { checkParsed, checkParsedWindow, parseInputs, selectRules, summarize } from '../../src/policy/engine.js';
-import { formatText } from '../../src/policy/format/text.js';
-import { readInputs, parseSize } from '../../src/policy/inputs.js';
-import { escapeControl, listNames, quoteValue, safeLine } from '../../src/api/quote.js';
-import { runCli } from './support/cli.js';
-import { CLONESET_YAML } from './support/manifests.js';
+import { checkParsed, checkParsedWindow, parseInputs, selectRules, summarize } from '../../../../src/policy/engine.js';
+import { formatText } from '../../../../src/policy/format/text.js';
+import { readInputs, parseSize } from '../../../../src/policy/inputs.js';
+import { escapeControl, listNames, quoteValue, safeLine } from '../../../../src/api/quote.js';
+import { runCli } from '../../support/cli.js';
+import { CLONESET_YAML } from '../../support/manifests.js';
 
 let dir: string;
 beforeAll(() => {
@@ -238,8 +238,8 @@ describe('messages are bounded and cannot forge output', () => {
 
 describe('validate --max-file-size default', () => {
   it('the flag default and the inputs module agree', async () => {
-    const { DEFAULT_MAX_FILE_SIZE_MIB } = await import('../../src/cli/commands/validate.js');
-    const { DEFAULT_MAX_FILE_SIZE } = await import('../../src/policy/inputs.js');
+    const { DEFAULT_MAX_FILE_SIZE_MIB } = await import('../../../../src/cli/commands/validate.js');
+    const { DEFAULT_MAX_FILE_SIZE } = await import('../../../../src/policy/inputs.js');
     expect(DEFAULT_MAX_FILE_SIZE_MIB * 1024 * 1024).toBe(DEFAULT_MAX_FILE_SIZE);
   });
 });

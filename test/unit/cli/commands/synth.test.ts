@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findAssets } from '../harness/assets.js';
-import { cliMain, repoRoot as repo, runCli } from './support/cli.js';
+import { findAssets } from '../../../harness/assets.js';
+import { cliMain, repoRoot as repo, runCli } from '../../support/cli.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');

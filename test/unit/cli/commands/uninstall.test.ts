@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT } from '../../src/policy/output-layout.js';
-import { repoRoot, runCli } from './support/cli.js';
+import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT } from '../../../../src/policy/output-layout.js';
+import { repoRoot, runCli } from '../../support/cli.js';
 
 const dist = path.join(repoRoot, 'dist');
 

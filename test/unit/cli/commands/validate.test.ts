@@ -6,9 +6,9 @@ import { Ajv } from 'ajv';
 import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RULES } from '../../src/policy/rules/index.js';
-import { runCli, spawnCli } from './support/cli.js';
-import { CLONESET_YAML } from './support/manifests.js';
+import { RULES } from '../../../../src/policy/rules/index.js';
+import { runCli, spawnCli } from '../../support/cli.js';
+import { CLONESET_YAML } from '../../support/manifests.js';
 
 const require = createRequire(import.meta.url);
 // Both are CommonJS with a default export; under NodeNext the callable sits on .default.
@@ -200,7 +200,7 @@ describe('cdk8s-kruise schema', { timeout: 60_000 }, () => {
     const out = path.join(dir, 'schemas');
     const r = await runCli(['schema', '--out', out]);
     expect(r.code).toBe(0);
-    const { KINDS, jsonSchemaFileName } = await import('../../src/api/index.js');
+    const { KINDS, jsonSchemaFileName } = await import('../../../../src/api/index.js');
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
     const compiled = new Map<string, SchemaValidator>();

@@ -1,7 +1,7 @@
 // Progress on long work: a redrawn status line on a terminal, nothing in CI logs or pipes, nothing with --quiet.
 import { describe, expect, it, vi } from 'vitest';
-import { progress, ticker, type TickerStream } from '../../src/cli/report.js';
-import { runCli } from './support/cli.js';
+import { progress, ticker, type TickerStream } from '../../../src/cli/report.js';
+import { runCli } from '../support/cli.js';
 
 function fakeStream(isTTY: boolean): TickerStream & { out: string[] } {
   const out: string[] = [];

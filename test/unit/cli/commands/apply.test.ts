@@ -5,9 +5,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readPhases } from '../../src/cli/commands/apply-run.js';
-import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, type SynthDoc } from '../../src/policy/output-layout.js';
-import { repoRoot, runCli } from './support/cli.js';
+import { readPhases } from '../../../../src/cli/commands/apply-run.js';
+import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, type SynthDoc } from '../../../../src/policy/output-layout.js';
+import { repoRoot, runCli } from '../../support/cli.js';
 
 const dist = path.join(repoRoot, 'dist');
 

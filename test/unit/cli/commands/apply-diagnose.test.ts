@@ -2,7 +2,7 @@
 // it tells an unreachable cluster from a refusal. The cluster flows: test/e2e/gitops-apply (no pod is ever created)
 // and test/node/gitops-apply (an image that cannot be pulled, on a real kubelet).
 import { describe, expect, it } from 'vitest';
-import { diagnoseStall, kubectlFailure, type EventFacts, type PodFacts } from '../../src/cli/commands/apply-diagnose.js';
+import { diagnoseStall, kubectlFailure, type EventFacts, type PodFacts } from '../../../../src/cli/commands/apply-diagnose.js';
 
 const workload = { kind: 'Deployment', name: 'kruise-controller-manager' };
 const pod = (name: string, status: PodFacts['status']): PodFacts => ({ metadata: { name }, status });
