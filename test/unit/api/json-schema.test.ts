@@ -1,8 +1,8 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { KINDS, findKind, jsonSchemaFileName, jsonSchemaFor } from '../../src/api/index.js';
-import { SAMPLES } from './api-samples.js';
+import { KINDS, findKind, jsonSchemaFileName, jsonSchemaFor } from '../../../src/api/index.js';
+import { SAMPLES } from './samples.js';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv, f: string[]) => Ajv;
 

@@ -7,7 +7,7 @@ import {
   exitLevelDeadlineMs,
   exitLevels,
   minGraceForExitLevels,
-} from '../../src/api/pod-contracts.js';
+} from '../../../src/api/pod-contracts.js';
 
 describe('exitLevels', () => {
   it.each([

@@ -8,8 +8,8 @@ import {
   structuralSchemaProblems,
   toCustomResourceDefinition,
   type KindDefinition,
-} from '../../src/api/index.js';
-import { upstreamCrd } from '../harness/upstream-crds.js';
+} from '../../../src/api/index.js';
+import { upstreamCrd } from '../../harness/upstream-crds.js';
 
 type Json = Record<string, any>;
 const upstream = (def: KindDefinition): Json => upstreamCrd(def.group, def.plural);

@@ -6,13 +6,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KINDS } from '../../src/api/registry.js';
-import { toIssues, validateAgainst } from '../../src/api/validate.js';
-import { precompiledValidatorsSource } from '../../src/api/validate-standalone.js';
-import { precompiledValidatorsPlugin } from '../../scripts/build-package.js';
-import { SAMPLES } from './api-samples.js';
+import { KINDS } from '../../../src/api/registry.js';
+import { toIssues, validateAgainst } from '../../../src/api/validate.js';
+import { precompiledValidatorsSource } from '../../../src/api/validate-standalone.js';
+import { precompiledValidatorsPlugin } from '../../../scripts/build-package.js';
+import { SAMPLES } from './samples.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 let precompiled: Record<string, ValidateFunction>;
 let compileValidator: (def: unknown) => unknown;
 

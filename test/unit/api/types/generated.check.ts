@@ -1,11 +1,11 @@
 /**
  * Compile-time proof that the generated, documented interfaces (src/api/types/generated.ts) and
  * TypeBox's Static types of the same schemas are mutually assignable. Type-checked by
- * test/unit/api-types.test.ts (TypeScript compiler API) and by `npm run typecheck`.
+ * test/unit/api/types/generate.test.ts (TypeScript compiler API) and by `npm run typecheck`.
  */
 import type { Static } from '@sinclair/typebox';
-import type * as G from '../../src/api/types/generated.js';
-import type * as S from '../../src/api/index.js';
+import type * as G from '../../../../src/api/types/generated.js';
+import type * as S from '../../../../src/api/index.js';
 
 type Same<X, Y> = [X] extends [Y] ? ([Y] extends [X] ? true : false) : false;
 

@@ -3,11 +3,11 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { TYPES_FILE, generateTypes } from '../../src/api/types/generate.js';
-import { CORE_REF, KINDS } from '../../src/api/index.js';
+import { TYPES_FILE, generateTypes } from '../../../../src/api/types/generate.js';
+import { CORE_REF, KINDS } from '../../../../src/api/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '../..');
+const repoRoot = resolve(here, '../../../..');
 
 describe('generated TypeScript interfaces', () => {
   it('are up to date with the schemas (run: npx tsx src/api/types/generate.ts)', () => {
@@ -22,14 +22,14 @@ describe('generated TypeScript interfaces', () => {
     expect(text).toContain('export interface SidecarContainer extends V1Container {');
   });
 
-  it('are mutually assignable with the TypeBox Static types (type-checks api-types.check.ts)', () => {
+  it('are mutually assignable with the TypeBox Static types (type-checks generated.check.ts)', () => {
     const configPath = resolve(repoRoot, 'tsconfig.json');
     const config = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
     const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, repoRoot);
-    const program = ts.createProgram([resolve(here, 'api-types.check.ts')], { ...parsed.options, noEmit: true });
+    const program = ts.createProgram([resolve(here, 'generated.check.ts')], { ...parsed.options, noEmit: true });
     const diagnostics = ts
       .getPreEmitDiagnostics(program)
-      .filter((d) => d.file?.fileName.includes('/src/api/') || d.file?.fileName.endsWith('api-types.check.ts'));
+      .filter((d) => d.file?.fileName.includes('/src/api/') || d.file?.fileName.endsWith('generated.check.ts'));
     const text = diagnostics.map((d) => `${d.file?.fileName}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     expect(text).toEqual([]);
   }, 120_000);

@@ -5,10 +5,15 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CORE_KINDS, coreKindDefinition } from '../../src/api/core-kinds.js';
-import { CORE_KINDS_SCHEMA_FILE, generateCoreKindsSchema, generateCoreSchema, serializeCoreSchema } from '../../src/api/core/generate.js';
-import { toIssues, validateCoreKind } from '../../src/api/validate.js';
-import { coreKindValidatorsSource } from '../../src/api/validate-standalone.js';
+import { CORE_KINDS, coreKindDefinition } from '../../../src/api/core-kinds.js';
+import {
+  CORE_KINDS_SCHEMA_FILE,
+  generateCoreKindsSchema,
+  generateCoreSchema,
+  serializeCoreSchema,
+} from '../../../src/api/core/generate.js';
+import { toIssues, validateCoreKind } from '../../../src/api/validate.js';
+import { coreKindValidatorsSource } from '../../../src/api/validate-standalone.js';
 
 const podSpec = { containers: [{ name: 'app', image: 'nginx', ports: [{ containerPort: 80, protocol: 'TCP' }] }] };
 const template = { metadata: { labels: { app: 'a' } }, spec: podSpec };

@@ -2,7 +2,7 @@
 // committed core schema, so a schema regeneration without a types regeneration fails here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CORE_TYPES_FILE, generateCoreTypes, readCoreSchema } from '../../src/api/core/generate-types.js';
+import { CORE_TYPES_FILE, generateCoreTypes, readCoreSchema } from '../../../../src/api/core/generate-types.js';
 
 describe('k8s core TypeScript types', () => {
   it('the committed k8s-core-types.ts is what the generator produces from k8s-core.schema.json', () => {

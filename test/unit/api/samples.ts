@@ -2,7 +2,7 @@
  * Representative objects of every kind, exercising most fields, so the API tests never pass
  * vacuously (dist/ may hold few objects).
  */
-import type { CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../src/api/index.js';
+import type { CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../../src/api/index.js';
 
 export function sampleCloneSet(): CloneSet {
   return {

@@ -11,10 +11,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KINDS, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../src/api/index.js';
-import { upstreamCrd } from '../harness/upstream-crds.js';
-import { compileOpenApi, prunedFields } from './api-openapi.js';
-import { SAMPLES } from './api-samples.js';
+import { KINDS, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../../src/api/index.js';
+import { upstreamCrd } from '../../harness/upstream-crds.js';
+import { compileOpenApi, prunedFields } from './openapi.js';
+import { SAMPLES } from './samples.js';
 
 type Json = Record<string, any>;
 

@@ -9,13 +9,13 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { KINDS, findKind, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../src/api/index.js';
-import { SAMPLES } from './api-samples.js';
-import { preparedUpstreamCrdDir, upstreamCrd } from '../harness/upstream-crds.js';
-import { compileOpenApi, propertyPaths, prunedFields } from './api-openapi.js';
+import { KINDS, findKind, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../../src/api/index.js';
+import { SAMPLES } from './samples.js';
+import { preparedUpstreamCrdDir, upstreamCrd } from '../../harness/upstream-crds.js';
+import { compileOpenApi, propertyPaths, prunedFields } from './openapi.js';
 
 type Json = Record<string, any>;
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /**
  * Status fields only the bundled runtime writes, with our CRDs (upstream CRDs would prune them, which only

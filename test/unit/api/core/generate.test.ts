@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CORE_ROOTS, CORE_SCHEMA_FILE, generateCoreSchema, serializeCoreSchema } from '../../src/api/core/generate.js';
-import { coreDefinitions } from '../../src/api/index.js';
+import { CORE_ROOTS, CORE_SCHEMA_FILE, generateCoreSchema, serializeCoreSchema } from '../../../../src/api/core/generate.js';
+import { coreDefinitions } from '../../../../src/api/index.js';
 
 describe('generated core definitions', () => {
   it('are up to date with the installed @kubernetes/client-node (run: npx tsx src/api/core/generate.ts)', async () => {

@@ -16,7 +16,7 @@ import {
   parseLaunchPriority,
   quickExitImage,
   sidecarTerminationCrrName,
-} from '../../src/api/index.js';
+} from '../../../src/api/index.js';
 
 const env = (pairs: Record<string, string>) => ({ env: Object.entries(pairs).map(([name, value]) => ({ name, value })) });
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CloneSetDefinition, KINDS, closestMatch, findKind, validateObject, validatorFor, type SchemaIssue } from '../../src/api/index.js';
-import { SAMPLES } from './api-samples.js';
+import {
+  CloneSetDefinition,
+  KINDS,
+  closestMatch,
+  findKind,
+  validateObject,
+  validatorFor,
+  type SchemaIssue,
+} from '../../../src/api/index.js';
+import { SAMPLES } from './samples.js';
 
 type Mutable = Record<string, any>;
 const sample = (kind: keyof typeof SAMPLES): Mutable => SAMPLES[kind]() as Mutable;
