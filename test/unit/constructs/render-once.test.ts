@@ -3,7 +3,7 @@
 import { ApiObject, Chart, Lazy, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { JobSidecarTermination, KruiseRuntime } from '../../constructs/index.js';
+import { JobSidecarTermination, KruiseRuntime } from '../../../constructs/index.js';
 
 function countedApp() {
   const app = Testing.app();

@@ -12,14 +12,14 @@ import {
   SidecarStrategy,
   sidecarStrategyOf,
   SidecarTerminationMode,
-} from '../../constructs/index.js';
-import { compilePodFeatures } from '../../constructs/internal/pod-features.js';
+} from '../../../../constructs/index.js';
+import { compilePodFeatures } from '../../../../constructs/internal/pod-features.js';
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
-} from '../../src/api/pod-contracts.js';
+} from '../../../../src/api/pod-contracts.js';
 
 type Json = Record<string, any>;
 

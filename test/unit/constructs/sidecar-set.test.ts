@@ -3,8 +3,8 @@
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { KruiseRuntime, RuntimeTarget, SidecarSet, SidecarUpgradeStrategy } from '../../constructs/index.js';
-import { KUBERNETES_VERSION_CONTEXT } from '../../constructs/sidecar-strategy.js';
+import { KruiseRuntime, RuntimeTarget, SidecarSet, SidecarUpgradeStrategy } from '../../../constructs/index.js';
+import { KUBERNETES_VERSION_CONTEXT } from '../../../constructs/sidecar-strategy.js';
 
 function app(version?: string): { app: App; chart: Chart } {
   const a = Testing.app();

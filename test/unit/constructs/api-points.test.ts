@@ -11,7 +11,7 @@ import {
   KruiseRuntime,
   SidecarSet,
   SidecarSetUpdateStrategy,
-} from '../../constructs/index.js';
+} from '../../../constructs/index.js';
 
 describe('KruiseRuntime', () => {
   it('works whichever chart is created first, and still refuses a second runtime', () => {

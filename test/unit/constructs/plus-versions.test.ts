@@ -5,7 +5,7 @@ import { Chart, Cron, Testing } from 'cdk8s';
 import * as plus27 from 'cdk8s-plus-27';
 import * as plus33 from 'cdk8s-plus-33';
 import { describe, expect, it } from 'vitest';
-import { ContainerExitPriority, JobSidecarTermination } from '../../constructs/index.js';
+import { ContainerExitPriority, JobSidecarTermination } from '../../../constructs/index.js';
 
 const TERMINATE_ENV = { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' };
 

@@ -17,7 +17,7 @@ import {
   SidecarSet,
   SidecarSetUpdateStrategy,
   SidecarUpgradeStrategy,
-} from '../../constructs/index.js';
+} from '../../../constructs/index.js';
 
 const P = kplus.PercentOrAbsolute;
 
