@@ -10,11 +10,6 @@
 // writes: a measured reconcile that writes anything is an error (the round is meant to be a no-op).
 // Usage: npm run bench:cloneset-reconcile [-- --replicas 1000 --pods 50000 --pvcs 10000 --revisions 5000 --reps 30
 //        --base <commit> --json]
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import {
@@ -35,7 +30,7 @@ import { CloneSetReconciler } from '../src/runtime/controllers/cloneset/reconcil
 import { newRevision } from '../src/runtime/controllers/cloneset/revision-decision.js';
 import { cloneSetOwnerReference } from '../src/runtime/controllers/cloneset/scale-decision.js';
 import { shortHash, type CloneSetObject } from '../src/runtime/controllers/cloneset/pods.js';
-import { benchArgs, collectGarbage, cpuMs, median, percentile, ratio, repeatAsync } from './lib.js';
+import { benchArgs, checkoutBase, collectGarbage, cpuMs, median, percentile, ratio, repeatAsync } from './lib.js';
 import { recordBench } from './record.js';
 
 /** The last commit whose CloneSet controller walks the whole cache (the parent of the cut by phase). */
@@ -255,17 +250,12 @@ type ReconcilerClass = new (...a: ConstructorParameters<typeof CloneSetReconcile
 
 // ---- The base commit's controller, from a temporary worktree -------------------------------------------------
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const worktree = mkdtempSync(path.join(tmpdir(), 'cloneset-reconcile-base-'));
-rmSync(worktree, { recursive: true });
-execFileSync('git', ['worktree', 'add', '--detach', '--quiet', worktree, args.extra.base], { cwd: root });
+const baseTree = checkoutBase(args.extra.base, 'cloneset-reconcile-base-');
 try {
-  symlinkSync(path.join(root, 'node_modules'), path.join(worktree, 'node_modules'));
-  const baseCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim();
-  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-  const baseModule = (await import(pathToFileURL(path.join(worktree, 'src/runtime/controllers/cloneset/reconcile.ts')).href)) as {
+  const { baseCommit, head } = baseTree;
+  const baseModule = await baseTree.importModule<{
     CloneSetReconciler: ReconcilerClass;
-  };
+  }>('src/runtime/controllers/cloneset/reconcile.ts');
   const make = (C: ReconcilerClass) => new C(ctx, sets, pods as never, pvcs, revisions as never, options);
   const reconcilers = { before: make(baseModule.CloneSetReconciler), after: make(CloneSetReconciler) };
   const key = `${NS}/web`;
@@ -340,5 +330,5 @@ try {
   }
 } finally {
   for (const i of all) i.stop();
-  execFileSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root });
+  baseTree.remove();
 }

@@ -1,7 +1,13 @@
-// What the benches share: flags, interleaved warm-up + repetitions, medians/percentiles and ratios.
+// What the benches share: flags, interleaved warm-up + repetitions, medians/percentiles and ratios, and a
+// base commit's code checked out beside this tree.
 // Every figure a bench reports is a ratio to a baseline measured in the same run, so all variants go
 // through the same loop (same warm-up, same interleaving, a GC before each call when --expose-gc is on).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
 type NumberFlags<N extends string> = { readonly [K in N]: number };
@@ -122,4 +128,39 @@ export function ratio(a: number, b: number, digits = 2): number {
 /** A ratio for text output: `1.23x`. */
 export function formatRatio(r: number, digits = 2): string {
   return `${r.toFixed(digits)}x`;
+}
+
+/**
+ * A base commit checked out in a temporary git worktree that shares this checkout's node_modules, for a bench
+ * that runs the code before a change beside this tree's in the same run. `remove()` deletes the worktree.
+ */
+export interface BaseWorktree {
+  /** The base commit, short. */
+  readonly baseCommit: string;
+  /** This checkout's HEAD, short. */
+  readonly head: string;
+  /** Imports a module of the base commit by its repository path (e.g. `src/runtime/core/informer.ts`). */
+  importModule<T>(repoPath: string): Promise<T>;
+  remove(): void;
+}
+
+export function checkoutBase(base: string, tempPrefix: string): BaseWorktree {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const dir = mkdtempSync(path.join(tmpdir(), tempPrefix));
+  rmSync(dir, { recursive: true });
+  execFileSync('git', ['worktree', 'add', '--detach', '--quiet', dir, base], { cwd: root });
+  const remove = () => execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: root });
+  try {
+    symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+    const shortHead = (cwd: string) => execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd, encoding: 'utf8' }).trim();
+    return {
+      baseCommit: shortHead(dir),
+      head: shortHead(root),
+      importModule: async <T>(repoPath: string) => (await import(pathToFileURL(path.join(dir, repoPath)).href)) as T,
+      remove,
+    };
+  } catch (err) {
+    remove();
+    throw err;
+  }
 }

@@ -8,12 +8,7 @@
 // filled from an in-memory stand-in of the API server) and get the same events, in turn (rotating order); each
 // event flips a different node. Every event's enqueued keys must be the same for both (checked on every round).
 // Usage: npm run bench:terminator-node-event [-- --pods 50000 --nodes 500 --jobs-percent 20 --reps 200 --base <commit> --json]
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import type { ControllerContext, ControllerDefinition } from '../src/runtime/core/controller.js';
 import {
@@ -29,7 +24,7 @@ import {
   type ResourceType,
 } from '../src/runtime/core/index.js';
 import { sidecarTerminator } from '../src/runtime/controllers/sidecarterminator/index.js';
-import { benchArgs, collectGarbage, cpuMs, median, percentile, ratio, repeat } from './lib.js';
+import { benchArgs, checkoutBase, collectGarbage, cpuMs, median, percentile, ratio, repeat } from './lib.js';
 import { recordBench } from './record.js';
 
 /** The last commit whose terminator walks every cached pod on a node event (the parent of the index change). */
@@ -135,17 +130,12 @@ function setUp(def: ControllerDefinition): { onNodeUpdate: (n: Node, old: Node) 
 
 // ---- The base commit's terminator, from a temporary worktree ---------------------------------------------------
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const worktree = mkdtempSync(path.join(tmpdir(), 'terminator-node-event-base-'));
-rmSync(worktree, { recursive: true });
-execFileSync('git', ['worktree', 'add', '--detach', '--quiet', worktree, args.extra.base], { cwd: root });
+const baseTree = checkoutBase(args.extra.base, 'terminator-node-event-base-');
 try {
-  symlinkSync(path.join(root, 'node_modules'), path.join(worktree, 'node_modules'));
-  const baseCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim();
-  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-  const baseModule = (await import(pathToFileURL(path.join(worktree, 'src/runtime/controllers/sidecarterminator/index.ts')).href)) as {
+  const { baseCommit, head } = baseTree;
+  const baseModule = await baseTree.importModule<{
     sidecarTerminator: ControllerDefinition;
-  };
+  }>('src/runtime/controllers/sidecarterminator/index.ts');
   const variants = { before: setUp(baseModule.sidecarTerminator), after: setUp(sidecarTerminator) };
   const candidatesPerNode = Math.ceil(args.pods / args.nodes / jobEvery);
 
@@ -218,5 +208,5 @@ try {
   }
 } finally {
   for (const i of [pods, crrs]) i.stop();
-  execFileSync('git', ['worktree', 'remove', '--force', worktree], { cwd: root });
+  baseTree.remove();
 }
