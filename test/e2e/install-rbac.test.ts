@@ -35,7 +35,7 @@ import {
   type AccessCheck,
   type RawResponse,
 } from '../harness/index.js';
-import { eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
+import { eventually, freePort, loopbackWebhookArgs, startController, type ControllerProcess } from './runtime/support.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const distDir = path.join(repoRoot, 'dist');
@@ -378,18 +378,7 @@ describe('admission policies from dist/ confine the daemon to its node and the m
       { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: validatingName } },
       { fieldManager: 'cdk8s-kruise-e2e-rbac' },
     );
-    ctl = await startController(runtimeNs, [
-      '--webhook-port',
-      String(port),
-      '--webhook-host',
-      '127.0.0.1',
-      '--webhook-cert-host',
-      '127.0.0.1',
-      '--mutating-webhook-configuration',
-      mutatingName,
-      '--validating-webhook-configuration',
-      validatingName,
-    ]);
+    ctl = await startController(runtimeNs, loopbackWebhookArgs(port, mutatingName, validatingName));
     await ctl.waitReady();
   });
 

@@ -22,7 +22,14 @@ import { sidecarSetMatches } from '../../src/runtime/control/sidecarset-pod.js';
 import type { SidecarSetTarget } from '../../src/install/pod-webhook-needs.js';
 import { mutatingWebhookConfiguration, POD_WEBHOOK_BEST_EFFORT } from '../../src/install/webhooks.js';
 import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
-import { eventually, freePort, podWebhookInstallSpec, startController, type ControllerProcess } from './runtime/support.js';
+import {
+  eventually,
+  freePort,
+  loopbackWebhookArgs,
+  podWebhookInstallSpec,
+  startController,
+  type ControllerProcess,
+} from './runtime/support.js';
 
 type Obj = Record<string, any>;
 
@@ -269,18 +276,7 @@ describe('the same two entries with the runtime serving, then stopped', () => {
     const podHooks = rendered.webhooks.filter((w) => w.clientConfig.service?.path === POD_MUTATING_PATH);
     for (const w of podHooks) w.clientConfig = { url: `https://127.0.0.1:${port}${POD_MUTATING_PATH}` };
     await adm.createMutatingWebhookConfiguration({ body: { metadata: { name: MUTATING_WEBHOOK_CONFIGURATION }, webhooks: podHooks } });
-    ctl = await startController(runtimeNs, [
-      '--webhook-port',
-      String(port),
-      '--webhook-host',
-      '127.0.0.1',
-      '--webhook-cert-host',
-      '127.0.0.1',
-      '--mutating-webhook-configuration',
-      MUTATING_WEBHOOK_CONFIGURATION,
-      '--validating-webhook-configuration',
-      VALIDATING_WEBHOOK_CONFIGURATION,
-    ]);
+    ctl = await startController(runtimeNs, loopbackWebhookArgs(port));
     await ctl.waitReady();
     // The app's SidecarSet, and one applied by another tool (not in the app, so not in the Fail entry's conditions).
     for (const body of [sidecarSet(appSet, { app: 'web' }, appNs), sidecarSet(outsideSet, { app: 'outside' })]) {

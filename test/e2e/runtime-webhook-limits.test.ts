@@ -8,7 +8,7 @@ import { SidecarSetDefinition } from '../../src/api/registry.js';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { kindWebhookPath } from '../../src/install/webhooks.js';
 import { adminKubeConfig, createNamespace, rawRequest } from '../harness/index.js';
-import { eventually, freePort, startController, type ControllerProcess } from './runtime/support.js';
+import { eventually, freePort, loopbackWebhookArgs, startController, type ControllerProcess } from './runtime/support.js';
 
 const id = `${process.pid}`;
 const LABEL = 'cdk8s-kruise.test/webhook-limits';
@@ -64,18 +64,7 @@ beforeAll(async () => {
       ],
     },
   });
-  ctl = await startController(runtimeNs, [
-    '--webhook-port',
-    String(port),
-    '--webhook-host',
-    '127.0.0.1',
-    '--webhook-cert-host',
-    '127.0.0.1',
-    '--mutating-webhook-configuration',
-    MUTATING_WEBHOOK_CONFIGURATION,
-    '--validating-webhook-configuration',
-    VALIDATING_WEBHOOK_CONFIGURATION,
-  ]);
+  ctl = await startController(runtimeNs, loopbackWebhookArgs(port));
   await ctl.waitReady();
   // The API server picks the configuration up asynchronously; a small set passes once the webhook answers.
   await eventually(
