@@ -109,10 +109,23 @@ export function escapeRegExp(text: string): string {
 }
 
 /**
- * The e2e binary's arguments for one spec file: the file as focus (v1alpha1 and v1beta1 specs share names), in
- * `ci` mode each chosen spec's whole text as a focus (ginkgo ORs them), and the reports.
+ * Which specs a run judges: `ci` the specs marked `ci: true`, `all` every spec, `{ focus }` the specs whose text
+ * contains the focus string (case-insensitive; `CDK8S_KRUISE_CONFORMANCE_FOCUS`, for working on one difference).
  */
-export function ginkgoArgs(file: FileExpectation, mode: 'ci' | 'all', reports: { json: string; junit: string }, timeout: string): string[] {
+export type Mode = 'ci' | 'all' | { readonly focus: string };
+
+/** Whether a run in `mode` runs and judges spec `s`. */
+export function selected(s: SpecExpectation, mode: Mode): boolean {
+  if (mode === 'all') return true;
+  if (mode === 'ci') return s.ci === true;
+  return s.spec.toLowerCase().includes(mode.focus.toLowerCase());
+}
+
+/**
+ * The e2e binary's arguments for one spec file: the file as focus (v1alpha1 and v1beta1 specs share names),
+ * unless every spec runs each chosen spec's whole text as a focus (ginkgo ORs them), and the reports.
+ */
+export function ginkgoArgs(file: FileExpectation, mode: Mode, reports: { json: string; junit: string }, timeout: string): string[] {
   const args = [
     `--ginkgo.focus-file=/test/e2e/${escapeRegExp(file.file)}$`,
     `--ginkgo.json-report=${reports.json}`,
@@ -121,9 +134,14 @@ export function ginkgoArgs(file: FileExpectation, mode: 'ci' | 'all', reports: {
     '--ginkgo.no-color',
     '--ginkgo.v',
   ];
-  if (mode === 'ci') {
-    const chosen = file.specs.filter((s) => s.ci);
-    if (chosen.length === 0) throw new Error(`${file.file}: no spec is marked ci: true, so CI would not cover this file`);
+  if (mode !== 'all') {
+    const chosen = file.specs.filter((s) => selected(s, mode));
+    if (chosen.length === 0)
+      throw new Error(
+        mode === 'ci'
+          ? `${file.file}: no spec is marked ci: true, so CI would not cover this file`
+          : `${file.file}: no spec contains "${mode.focus}"`,
+      );
     // ginkgo matches focus against "<suite description> <spec text>": the spec's text is anchored at its end and
     // at a word start, which the suite description before it leaves free.
     for (const s of chosen) args.push(`--ginkgo.focus=(^| )${escapeRegExp(s.spec)}$`);
@@ -185,7 +203,7 @@ export interface Comparison {
  * `expected-fail` spec passed (the list only shrinks), when the suite has a spec the file does not list, and when
  * a spec that should have run did not appear (a renamed or removed spec).
  */
-export function compare(file: FileExpectation, results: readonly SpecResult[], mode: 'ci' | 'all'): Comparison {
+export function compare(file: FileExpectation, results: readonly SpecResult[], mode: Mode): Comparison {
   const problems: string[] = [];
   const byName = new Map(results.map((r) => [r.spec, r]));
   const expected = new Map(file.specs.map((s) => [s.spec, s]));
@@ -195,7 +213,7 @@ export function compare(file: FileExpectation, results: readonly SpecResult[], m
     if (!expected.has(r.spec)) problems.push(`${file.file}: "${r.spec}" is not in the expectations file (add it as pass or expected-fail)`);
   }
   for (const s of file.specs) {
-    const shouldRun = mode === 'all' || s.ci === true;
+    const shouldRun = selected(s, mode);
     const r = byName.get(s.spec);
     if (!r) {
       problems.push(`${file.file}: "${s.spec}" is listed but the suite has no such spec`);

@@ -3,7 +3,8 @@
 // in its own e2e process (`--ginkgo.focus-file`), and its ginkgo JSON report is compared with
 // test/conformance/expectations.yaml: a `pass` spec must pass, an `expected-fail` spec must not (so the list only
 // shrinks), and every spec of the file must be listed. `npm test` runs the specs marked `ci: true`;
-// `npm run test:conformance` (CDK8S_KRUISE_CONFORMANCE=all) runs every spec of every listed file.
+// `npm run test:conformance` (CDK8S_KRUISE_CONFORMANCE=all) runs every spec of every listed file;
+// CDK8S_KRUISE_CONFORMANCE_FOCUS=<text> runs only the specs whose name contains the text.
 //
 // Reports (ginkgo JSON and JUnit, the e2e process's log, a result table) go to
 // out/conformance/<run>/, or CDK8S_KRUISE_CONFORMANCE_OUT.
@@ -12,11 +13,22 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync }
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { projectCacheDir } from '../harness/cache.js';
-import { compare, ginkgoArgs, loadExpectations, resultTable, specResults, type FileExpectation } from '../conformance/tier.js';
+import {
+  compare,
+  ginkgoArgs,
+  loadExpectations,
+  resultTable,
+  selected,
+  specResults,
+  type FileExpectation,
+  type Mode,
+} from '../conformance/tier.js';
 import { installRuntime, node } from './support.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const mode: 'ci' | 'all' = process.env.CDK8S_KRUISE_CONFORMANCE === 'all' ? 'all' : 'ci';
+const focus = process.env.CDK8S_KRUISE_CONFORMANCE_FOCUS;
+const mode: Mode = focus ? { focus } : process.env.CDK8S_KRUISE_CONFORMANCE === 'all' ? 'all' : 'ci';
+const modeName = typeof mode === 'string' ? mode : 'focus';
 const expectations = loadExpectations();
 const kruiseVersion = /^KRUISE_VERSION=(\S+)$/m.exec(readFileSync(path.join(repoRoot, 'test/kruise-peer/versions.env'), 'utf8'))?.[1];
 const binary = process.env.KRUISE_E2E_ASSETS
@@ -24,11 +36,11 @@ const binary = process.env.KRUISE_E2E_ASSETS
   : projectCacheDir('upstream-e2e', kruiseVersion ?? 'unknown', 'kruise-e2e.test');
 const outDir =
   process.env.CDK8S_KRUISE_CONFORMANCE_OUT ??
-  path.join(repoRoot, 'out', 'conformance', `${new Date().toISOString().replace(/[:.]/g, '-')}-${mode}`);
+  path.join(repoRoot, 'out', 'conformance', `${new Date().toISOString().replace(/[:.]/g, '-')}-${modeName}`);
 /** Spec files run side by side (each one e2e process); a file marked serial runs alone. */
 const parallel = Math.max(1, Number(process.env.CDK8S_KRUISE_CONFORMANCE_PARALLEL ?? 3) || 1);
 /** ginkgo's own deadline for one file's run; the vitest timeout leaves room for its reports. */
-const fileTimeoutMin = mode === 'all' ? 100 : 15;
+const fileTimeoutMin = mode === 'ci' ? 15 : 100;
 
 beforeAll(async () => {
   if (!existsSync(binary)) throw new Error(`the upstream e2e suite is not built (${binary}); run bash test/prepare.d/45-upstream-e2e.sh`);
@@ -73,10 +85,10 @@ async function withSlot<T>(serial: boolean, work: () => Promise<T>): Promise<T> 
 
 // Serial files first, then the rest side by side.
 const ordered = [...expectations.files]
-  .filter((f) => mode === 'all' || !f.ciExcluded)
+  .filter((f) => (mode === 'ci' ? !f.ciExcluded : mode === 'all' || f.specs.some((s) => selected(s, mode))))
   .sort((a, b) => Number(b.serial ?? false) - Number(a.serial ?? false));
 
-describe.concurrent(`upstream OpenKruise ${kruiseVersion} e2e suite against the bundled runtime (${mode})`, () => {
+describe.concurrent(`upstream OpenKruise ${kruiseVersion} e2e suite against the bundled runtime (${modeName})`, () => {
   for (const file of ordered) {
     it(
       file.file,
@@ -92,7 +104,7 @@ describe.concurrent(`upstream OpenKruise ${kruiseVersion} e2e suite against the 
         expect(ran, `${file.file}: no spec ran (log ${log})`).toBeGreaterThan(0);
         expect(problems, `log: ${log}`).toEqual([]);
       },
-      (fileTimeoutMin + 10) * 60_000 * (mode === 'all' ? 3 : 2),
+      (fileTimeoutMin + 10) * 60_000 * (mode === 'ci' ? 2 : 3),
     );
   }
 });

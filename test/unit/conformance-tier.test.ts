@@ -160,4 +160,21 @@ describe('conformance tier: ginkgo arguments', () => {
     expect(ginkgoArgs(file, 'all', reports, '1h').some((a) => a.startsWith('--ginkgo.focus='))).toBe(false);
     expect(() => ginkgoArgs({ ...file, specs: [{ spec: 'x', expect: 'pass' }] }, 'ci', reports, '15m')).toThrow(/no spec is marked ci/);
   });
+
+  it('in focus mode runs and judges only the specs whose text contains the focus', () => {
+    const specs = [
+      { spec: 'A recreates with preStop', expect: 'pass' as const },
+      { spec: 'A recreates by force', expect: 'expected-fail' as const, reason: 'r' },
+    ];
+    const mode = { focus: 'prestop' };
+    expect(ginkgoArgs({ ...file, specs }, mode, reports, '1h').filter((a) => a.startsWith('--ginkgo.focus='))).toEqual([
+      '--ginkgo.focus=(^| )A recreates with preStop$',
+    ]);
+    const results = [
+      { spec: 'A recreates with preStop', state: 'passed', seconds: 1 },
+      { spec: 'A recreates by force', state: 'skipped', seconds: 0 },
+    ];
+    expect(compare({ ...file, specs }, results, mode)).toEqual({ problems: [], ran: 1, passed: 1 });
+    expect(() => ginkgoArgs({ ...file, specs }, { focus: 'nothing' }, reports, '1h')).toThrow(/no spec contains "nothing"/);
+  });
 });
