@@ -1,4 +1,4 @@
-import { ApiObject, Lazy } from 'cdk8s';
+import { ApiObject, Chart, JsonPatch, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1Container, V1Volume } from '../src/api/core/k8s-core-types.js';
@@ -241,17 +241,24 @@ export interface SidecarSetProps extends kplus.ResourceProps {
   /** Pods to inject into. Must not be empty: an empty selector matches nothing. */
   readonly selector: kplus.LabelSelector;
   /**
-   * Only inject into pods of this namespace (exclusive with `namespaceSelector`).
+   * Only inject into pods of this namespace (exclusive with `namespaceSelector` and `allNamespaces`).
    *
-   * @default - all namespaces
+   * @default - the chart's namespace; all namespaces when the chart has none
    */
   readonly namespace?: string;
   /**
-   * Only inject into pods of namespaces with these labels (exclusive with `namespace`).
+   * Only inject into pods of namespaces with these labels (exclusive with `namespace` and `allNamespaces`).
    *
-   * @default - all namespaces
+   * @default - the chart's namespace; all namespaces when the chart has none
    */
   readonly namespaceSelector?: kplus.LabelSelector;
+  /**
+   * Inject into matching pods of every namespace, even when the chart has a namespace (exclusive with
+   * `namespace` and `namespaceSelector`).
+   *
+   * @default false
+   */
+  readonly allNamespaces?: boolean;
   /**
    * Sidecar containers to inject.
    *
@@ -329,8 +336,9 @@ interface SidecarEntry {
 
 /**
  * An OpenKruise SidecarSet (cluster-scoped): injects sidecar containers into matching pods
- * at creation and upgrades them in place. Containers are cdk8s-plus containers, rendered by
- * cdk8s-plus; the spec is built lazily.
+ * at creation and upgrades them in place. In a chart with a namespace it injects only into that
+ * namespace (`spec.namespace`), as the chart's other objects live there; `allNamespaces: true` widens it.
+ * Containers are cdk8s-plus containers, rendered by cdk8s-plus; the spec is built lazily.
  */
 export class SidecarSet extends kplus.Resource {
   /** @see base.Resource.apiObject */
@@ -341,6 +349,8 @@ export class SidecarSet extends kplus.Resource {
   private readonly _containers: SidecarEntry[] = [];
   private readonly _initContainers: Array<{ container: kplus.Container; props: SidecarInitContainerProps }> = [];
   private readonly _volumes = new Map<string, kplus.Volume>();
+  /** `spec.namespace`: the `namespace` prop, else the chart's namespace unless another scope is set. */
+  private readonly injectionNamespace: string | undefined;
 
   public constructor(
     scope: Construct,
@@ -362,8 +372,11 @@ export class SidecarSet extends kplus.Resource {
           'Fix: LabelSelector.of({ labels: { app: "..." } }).',
       );
     }
-    if (props.namespace !== undefined && props.namespaceSelector !== undefined) {
-      throw new Error(`[${this.node.path}] namespace and namespaceSelector are mutually exclusive; set only one.`);
+    const scopes = (['namespace', 'namespaceSelector', 'allNamespaces'] as const).filter(
+      (k) => props[k] !== undefined && props[k] !== false,
+    );
+    if (scopes.length > 1) {
+      throw new Error(`[${this.node.path}] ${scopes.join(' and ')} are mutually exclusive; set only one.`);
     }
     for (const p of props.patchPodMetadata ?? []) {
       if (Object.keys(p.annotations).length === 0) {
@@ -376,6 +389,12 @@ export class SidecarSet extends kplus.Resource {
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
     });
+    // A SidecarSet is cluster-scoped (upstream's CRD): the namespace cdk8s stamps from the chart is not valid on it.
+    // The chart's namespace becomes the injection scope instead (spec.namespace), as for every other object in it.
+    const chartNamespace = Chart.of(this).namespace;
+    if (props.metadata?.namespace !== undefined || chartNamespace !== undefined)
+      this.apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+    this.injectionNamespace = scopes.length > 0 ? props.namespace : chartNamespace;
     if (props.nativeSidecars) {
       this.apiObject.metadata.addAnnotation(ANNOTATION_SIDECARSET_NATIVE_SIDECARS, 'true');
       // A restartPolicy on an init container is refused by API servers before 1.28 (and off by default in
@@ -501,7 +520,7 @@ export class SidecarSet extends kplus.Resource {
     const pinned = injection && (injection.customVersion || injection.revisionName || injection.policy);
     return {
       selector: labelSelectorJson(p.selector),
-      namespace: p.namespace,
+      namespace: this.injectionNamespace,
       namespaceSelector: p.namespaceSelector ? labelSelectorJson(p.namespaceSelector) : undefined,
       containers: containers.length > 0 ? containers : undefined,
       initContainers: initContainers.length > 0 ? initContainers : undefined,

@@ -55,3 +55,49 @@ describe('SidecarSet HotUpgrade under the bundled runtime', () => {
     }
   });
 });
+
+describe('SidecarSet namespace scope', () => {
+  const chartIn = (namespace?: string) => new Chart(Testing.app(), 'team', { namespace });
+  const synthOne = (chart: Chart) => (Testing.synth(chart) as Array<Record<string, any>>)[0]!;
+
+  it("injects only into the chart's namespace by default, and carries no metadata.namespace (cluster-scoped)", () => {
+    const chart = chartIn('team-a');
+    logtail(chart, { metadata: { name: 'logtail' } });
+    const set = synthOne(chart);
+    expect(set.spec.namespace).toBe('team-a');
+    expect(set.metadata).toEqual({ name: 'logtail' });
+  });
+
+  it('allNamespaces: true selects every namespace even in a namespaced chart', () => {
+    const chart = chartIn('team-a');
+    logtail(chart, { allNamespaces: true });
+    const set = synthOne(chart);
+    expect(set.spec.namespace).toBeUndefined();
+    expect(set.spec.namespaceSelector).toBeUndefined();
+    expect(set.metadata.namespace).toBeUndefined();
+  });
+
+  it('an explicit namespace or namespaceSelector wins over the chart namespace', () => {
+    const a = chartIn('team-a');
+    logtail(a, { namespace: 'team-b' });
+    expect(synthOne(a).spec.namespace).toBe('team-b');
+    const b = chartIn('team-a');
+    logtail(b, { namespaceSelector: kplus.LabelSelector.of({ labels: { team: 'b' } }) });
+    expect(synthOne(b).spec).toMatchObject({ namespaceSelector: { matchLabels: { team: 'b' } } });
+    expect(synthOne(b).spec.namespace).toBeUndefined();
+  });
+
+  it('a chart without a namespace keeps every namespace, as before', () => {
+    const chart = chartIn(undefined);
+    logtail(chart);
+    const set = synthOne(chart);
+    expect(set.spec.namespace).toBeUndefined();
+    expect(set.metadata.namespace).toBeUndefined();
+  });
+
+  it('refuses two scopes at once, naming them', () => {
+    expect(() => logtail(chartIn('team-a'), { allNamespaces: true, namespace: 'x' })).toThrow(
+      /team\/logtail\] namespace and allNamespaces are mutually exclusive/,
+    );
+  });
+});
