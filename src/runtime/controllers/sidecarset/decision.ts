@@ -139,15 +139,16 @@ function sameImage(spec: string, status: string): boolean {
 
 /**
  * Upstream IsPodStateConsistent: the kubelet runs the images the spec names. A sidecar recorded in the
- * in-place-update state is done once its imageID changed or its status image equals the spec's.
+ * in-place-update state is done once its imageID changed or its status image equals the spec's. `only` checks
+ * that one pod container alone.
  */
-export function sidecarsConsistent(set: SidecarSet, pod: Pod): boolean {
+export function sidecarsConsistent(set: SidecarSet, pod: Pod, only?: string): boolean {
   const native = usesNativeSidecars(set);
   const containers = podContainers(pod, native);
   const statuses = podStatuses(pod, native);
   if (!native && (pod.spec?.containers.length ?? 0) !== (pod.status?.containerStatuses?.length ?? 0)) return false;
   const state = parseStates(pod.metadata.annotations?.[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE])[set.metadata.name!];
-  for (const name of sidecarNames(set)) {
+  for (const name of only === undefined ? sidecarNames(set) : [only]) {
     const c = containers.find((x) => x.name === name);
     const st = statuses.find((x) => x.name === name);
     if (!c) continue;
@@ -157,6 +158,17 @@ export function sidecarsConsistent(set: SidecarSet, pod: Pod): boolean {
     if (recorded === undefined && st.image && c.image && !sameImage(c.image, st.image)) return false;
   }
   return true;
+}
+
+/**
+ * Upstream IsSidecarSetUpgradable's wait: a sidecar container still ready but not yet running the image the
+ * spec names is being restarted by the kubelet, so the next upgrade waits for it. A sidecar that is not ready
+ * does not hold the pod back: when its new image cannot be pulled, the kubelet keeps reporting the old image and
+ * imageID for ever, and only the next upgrade (to an image that can be pulled) gets the pod running again.
+ */
+export function sidecarRestarting(set: SidecarSet, pod: Pod): boolean {
+  const statuses = podStatuses(pod, usesNativeSidecars(set));
+  return sidecarNames(set).some((n) => statuses.find((st) => st.name === n)?.ready === true && !sidecarsConsistent(set, pod, n));
 }
 
 /**
@@ -349,7 +361,7 @@ export function decide(input: DecideInput): SidecarSetDecision {
   );
   const notUpgradable = waiting.filter((p) => entry(p, true)?.hash !== hashWithoutImage);
   // A sidecar still restarting from an earlier upgrade is left alone until the kubelet caught up.
-  const candidates = waiting.filter((p) => !notUpgradable.includes(p) && sidecarsConsistent(set, p));
+  const candidates = waiting.filter((p) => !notUpgradable.includes(p) && !sidecarRestarting(set, p));
   const sorted = scatter(
     set,
     [...candidates].sort(
@@ -511,7 +523,7 @@ export function hotUpgradeTarget(
   const image = (n: string) => podContainers(pod, native).find((c) => c.name === n)?.image;
   if (image(one) === emptyImage) return { target: one, other: two };
   if (image(two) === emptyImage) return { target: two, other: one };
-  const ready = (n: string) => podStatuses(pod, native).find((st) => st.name === n)?.ready === true;
+  const ready = (n: string) => podStatuses(pod, native).find((st) => st.name === n)?.ready === true && sidecarsConsistent(set, pod, n);
   if (ready(one) && !ready(two)) return { target: two, other: one };
   if (!ready(one) && ready(two)) return { target: one, other: two };
   const { working, idle } = hotUpgradeRoles(sidecar, pod.metadata.annotations);

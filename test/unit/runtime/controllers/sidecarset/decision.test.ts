@@ -104,6 +104,39 @@ describe('SidecarSet controller decision', () => {
     expect(names(decide({ set: v2, pods: [a, pod('b', v1)], nowMs: NOW }).upgrades)).toEqual(['b']);
   });
 
+  it('a pod whose new sidecar image cannot be pulled is updated, not ready, and upgraded again by the next version', () => {
+    const bad = set('invalid.example/logtail:1');
+    const pods = [pod('a', v1), pod('b', v1)];
+    const first = decide({ set: bad, pods, nowMs: NOW });
+    expect(names(first.upgrades)).toEqual(['a']);
+    // The kubelet killed the old container and cannot pull the new image: it keeps reporting the old image and
+    // imageID, the container waits (not ready), and so does the pod.
+    const a: Pod = JSON.parse(JSON.stringify(pods[0]));
+    Object.assign(a.metadata.annotations!, first.upgrades[0]!.annotations);
+    a.spec!.containers.find((c) => c.name === 'logtail')!.image = 'invalid.example/logtail:1';
+    a.status!.containerStatuses!.find((c) => c.name === 'logtail')!.ready = false;
+    a.status!.conditions = [{ type: 'Ready', status: 'False' }];
+    const stalled = decide({ set: bad, pods: [a, pods[1]!], nowMs: NOW });
+    expect(stalled.status).toEqual({ matchedPods: 2, updatedPods: 1, readyPods: 1, updatedReadyPods: 0 });
+    // maxUnavailable 1 is taken by `a`: `b` keeps its old sidecar.
+    expect(stalled.upgrades).toEqual([]);
+    // The next version reaches `a` too (its sidecar is not ready, so no restart is in flight), and `b` as well:
+    // no pod of the new version is unavailable yet.
+    const fixed = decide({ set: set('logtail:3'), pods: [a, pods[1]!], nowMs: NOW });
+    expect(names(fixed.upgrades)).toEqual(['a', 'b']);
+    expect(fixed.upgrades[0]!.images).toEqual({ logtail: 'logtail:3' });
+  });
+
+  it('a sidecar still ready on its old image after an upgrade holds the next one back (the kubelet restarts it)', () => {
+    const a = pod('a', v1);
+    const first = decide({ set: set('logtail:2'), pods: [a], nowMs: NOW }).upgrades[0]!;
+    Object.assign(a.metadata.annotations!, first.annotations);
+    a.spec!.containers.find((c) => c.name === 'logtail')!.image = 'logtail:2';
+    expect(decide({ set: set('logtail:3'), pods: [a], nowMs: NOW }).upgrades).toEqual([]);
+    a.status!.containerStatuses!.find((c) => c.name === 'logtail')!.ready = false;
+    expect(names(decide({ set: set('logtail:3'), pods: [a], nowMs: NOW }).upgrades)).toEqual(['a']);
+  });
+
   it.each([
     ['maxUnavailable 2', { maxUnavailable: 2 }, ['a', 'b']],
     ['maxUnavailable 50%', { maxUnavailable: '50%' }, ['a', 'b']],
@@ -365,15 +398,52 @@ describe('HotUpgrade: the new version starts in the idle container, then the old
     expect(decide({ set: v2, pods: [stale], nowMs: NOW }).handovers ?? []).toEqual([]);
   });
 
+  it('a new version that cannot be pulled leaves the pod not ready; the next version replaces it in the same container', () => {
+    const v1 = hotSet('envoy:1', '100');
+    const bad = hotSet('invalid.example/envoy:2', '200');
+    const p0 = pod('a', v1);
+    const d1 = decide({ set: bad, pods: [p0, pod('b', v1)], nowMs: NOW });
+    expect(names(d1.upgrades)).toEqual(['a']);
+    // envoy-2 was the empty container: the kubelet killed it and cannot pull the new image.
+    const a: Pod = JSON.parse(JSON.stringify(p0));
+    Object.assign(a.metadata.annotations!, d1.upgrades[0]!.annotations);
+    a.spec!.containers.find((c) => c.name === 'envoy-2')!.image = 'invalid.example/envoy:2';
+    a.status!.containerStatuses!.find((c) => c.name === 'envoy-2')!.ready = false;
+    a.status!.conditions = [{ type: 'Ready', status: 'False' }];
+    const stalled = decide({ set: bad, pods: [a, pod('b', v1)], nowMs: NOW });
+    expect(stalled.status).toEqual({ matchedPods: 2, updatedPods: 1, readyPods: 1, updatedReadyPods: 0 });
+    expect(stalled.handovers ?? []).toEqual([]);
+    expect(stalled.upgrades).toEqual([]);
+    const v3 = hotSet('envoy:3', '300');
+    const d3 = decide({ set: v3, pods: [a, pod('b', v1)], nowMs: NOW });
+    expect(names(d3.upgrades)).toEqual(['a', 'b']);
+    expect(d3.upgrades[0]!.images).toEqual({ 'envoy-2': 'envoy:3' });
+    expect(d3.upgrades[0]!.annotations['kruise.io/sidecarset-working-hotupgrade-container']).toBe('{"envoy":"envoy-2"}');
+  });
+
   it('the container to upgrade: the one on the empty image, else the not-ready one, else the idle one', () => {
     const v1 = hotSet('envoy:1', '100');
     const p = pod('a', v1);
     expect(hotUpgradeTarget('envoy', 'empty:1', p, v1)).toEqual({ target: 'envoy-2', other: 'envoy-1' });
     const both: Pod = JSON.parse(JSON.stringify(p));
     both.spec!.containers.find((c) => c.name === 'envoy-2')!.image = 'envoy:0';
+    Object.assign(
+      both.status!.containerStatuses!.find((c) => c.name === 'envoy-2')!,
+      {
+        image: 'docker.io/library/envoy:0',
+        imageID: 'sha256:envoy:0',
+      },
+    );
     both.status!.containerStatuses!.find((c) => c.name === 'envoy-1')!.ready = false;
     expect(hotUpgradeTarget('envoy', 'empty:1', both, v1)).toEqual({ target: 'envoy-1', other: 'envoy-2' });
     both.status!.containerStatuses!.find((c) => c.name === 'envoy-1')!.ready = true;
     expect(hotUpgradeTarget('envoy', 'empty:1', both, v1)).toEqual({ target: 'envoy-2', other: 'envoy-1' });
+    // Ready but still reporting another image than its spec (the kubelet has not restarted it): not ready yet.
+    const restarting: Pod = JSON.parse(JSON.stringify(both));
+    restarting.spec!.containers.find((c) => c.name === 'envoy-1')!.image = 'envoy:5';
+    restarting.metadata.annotations!['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({
+      mesh: { lastContainerStatuses: { 'envoy-1': { imageID: 'sha256:envoy:1' } } },
+    });
+    expect(hotUpgradeTarget('envoy', 'empty:1', restarting, v1)).toEqual({ target: 'envoy-1', other: 'envoy-2' });
   });
 });
