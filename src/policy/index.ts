@@ -6,6 +6,7 @@
  */
 export { validateManifests, validateInputs, runRules, selectRules, summarize, failing, UsageError } from './engine.js';
 export type { RuleSelection, TextInput, ValidationResult, Summary } from './engine.js';
+export { validateChart, errorsOf, type ConstructLike } from './chart.js';
 export { RULES, findRule } from './rules/index.js';
 export { parseText } from './parse.js';
 export { KruiseValidation, type KruiseValidationProps, type Cdk8sValidationContext } from './cdk8s-plugin.js';

@@ -102,9 +102,9 @@ app.synth();
 const testSource = (
   framework: 'jest' | 'vitest',
   plus: string,
-) => `${framework === 'vitest' ? "import { expect, test } from 'vitest';\n" : ''}import { Chart, Testing } from 'cdk8s';
+) => `${framework === 'vitest' ? "import { expect, test } from 'vitest';\n" : ''}import { ApiObject, Chart, Testing } from 'cdk8s';
 import * as kplus from '${plus}';
-import { validateManifests } from 'cdk8s-kruise';
+import { errorsOf, validateChart, validateManifests } from 'cdk8s-kruise';
 import { JobSidecarTermination } from 'cdk8s-kruise/constructs';
 
 test('validateManifests passes the synthesized chart and reports a broken object', () => {
@@ -116,6 +116,14 @@ test('validateManifests passes the synthesized chart and reports a broken object
   expect(validateManifests(manifests).filter((f) => f.severity === 'error')).toEqual([]);
   const broken = validateManifests([{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'x' }, spec: { replicas: 'two' } }]);
   expect(broken.some((f) => f.severity === 'error' && f.ruleId === 'KRUISE-SCHEMA-001')).toBe(true);
+});
+
+test('validateChart names construct paths; errorsOf leaves notes out', () => {
+  const chart = new Chart(Testing.app(), 'test');
+  new kplus.Job(chart, 'job', { containers: [{ name: 'main', image: 'busybox:1.36' }] });
+  expect(errorsOf(validateChart(chart))).toEqual([]);
+  new ApiObject(chart, 'broken', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', spec: { replicas: 'two' } });
+  expect(errorsOf(validateChart(chart)).map((f) => f.constructPath)).toContain('test/broken');
 });
 `;
 
@@ -380,7 +388,7 @@ describe('the packed package in fresh apps', () => {
       await sh(app, 'npx', ['--no-install', 'tsc', '--noEmit', '-p', '.']);
       await synthAndValidate(app);
       const jest = await sh(app, 'npx', ['--no-install', 'jest']);
-      expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+      expect(jest.stderr).toMatch(/Tests:\s+2 passed, 2 total/);
       await expectLoadFailure(app, 'cdk8s-kruise/constructs/plus-33', ON_33);
     },
     SLOW,
@@ -428,7 +436,7 @@ describe('the packed package in fresh apps', () => {
       await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
       await synthAndValidate(app);
       const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
-      expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+      expect(vitest.stdout).toMatch(/Tests\s+.*2 passed/);
       await expectLoadFailure(app, 'cdk8s-kruise/constructs/plus-33', ON_33);
     },
     SLOW,
@@ -476,7 +484,7 @@ describe('the packed package in fresh apps', () => {
       await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
       await synthAndValidate(app);
       const vitest = await sh(app, 'npx', ['--no-install', 'vitest', 'run']);
-      expect(vitest.stdout).toMatch(/Tests\s+.*1 passed/);
+      expect(vitest.stdout).toMatch(/Tests\s+.*2 passed/);
       await expectLoadFailure(app, 'cdk8s-kruise/constructs', ON_27);
     },
     SLOW,

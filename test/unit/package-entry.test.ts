@@ -61,6 +61,8 @@ describe('package entry points', () => {
       'jsonSchemaFor',
       // policy engine, in process
       'validateManifests',
+      'validateChart',
+      'errorsOf',
       'validateInputs',
       'selectRules',
       'summarize',
