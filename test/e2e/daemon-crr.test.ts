@@ -312,6 +312,16 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
       30_000,
       200,
     );
+    // As upstream's daemon does, the kill that went on past the completion is recorded in the completed CRR's states.
+    await waitFor(
+      'the kill recorded in the completed CRR',
+      async () => {
+        const states = (await getCrr('slow-hook')).status?.containerRecreateStates ?? [];
+        return states.length === 1 && states[0]!.name === 'app' && states[0]!.phase === 'Recreating' && states[0]!.isKilled === true;
+      },
+      10_000,
+      100,
+    );
     expect((await getCrr('slow-hook')).status?.phase).toBe('Completed');
   });
 

@@ -250,7 +250,9 @@ export class CrrReconciler {
           error = (err as Error).message;
           log.warn({ crr: `${namespace}/${action.crr}`, container: container.name, err: error }, 'stopping container failed');
         }
-        if (await deadline.settle()) return; // completed meanwhile: its states stay as they were at completion
+        // Written also when the deadline completed the CRR meanwhile, as upstream's daemon does: the states then
+        // record the kill that went on after completion (the container is being recreated), nothing later does.
+        await deadline.settle();
         const states: ContainerRecreateState[] = afterKill(action.states, action.index, error);
         await this.patchStatus(action.crr, namespace, { containerRecreateStates: states });
         return;
