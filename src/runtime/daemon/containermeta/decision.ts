@@ -33,7 +33,23 @@ export interface MetaDecision {
   readonly readEnv: readonly string[];
   /** Container IDs (`<scheme>://<id>`) to stop so the kubelet starts them again with the new env. */
   readonly restart: readonly string[];
+  /** A container is due a restart once the metadata it reads has settled: look again after this long. */
+  readonly waitMs?: number;
 }
+
+/**
+ * How long the metadata a container reads into its env must have been the pod's before the daemon stops the
+ * container for it. The kubelet learns of the change through its own watch, which can lag the daemon's under load;
+ * a container it starts again before then gets the old values and has to be stopped a second time. Upstream's
+ * daemon gives the kubelet the same margin (its restart queue acts 3 s after the decision).
+ */
+export const METADATA_SETTLE_MS = 3_000;
+
+/**
+ * Per container name, how long the daemon has seen the pod's current values of the labels/annotations it reads
+ * (absent: as long as the daemon has known the pod, i.e. settled).
+ */
+export type MetadataAges = ReadonlyMap<string, number>;
 
 /**
  * Whether the daemon looks after this pod: one a Kruise workload owns (or a SidecarSet injected into, as upstream)
@@ -46,14 +62,36 @@ export function watchesPod(pod: Pod): boolean {
   return (pod.spec?.containers ?? []).some((c) => envMetadataRefs(c).length > 0);
 }
 
+/** What the daemon has seen of a pod's env metadata: per container reading some, its expected env hash and since when. */
+export type MetadataSeen = ReadonlyMap<string, { readonly hash: number; readonly sinceMs: number }>;
+
+/** `seen` brought up to the pod's current labels/annotations at `nowMs`: a container whose values changed starts again at `nowMs`. */
+export function noteMetadata(seen: MetadataSeen | undefined, pod: Pod, nowMs: number): MetadataSeen {
+  const next = new Map<string, { hash: number; sinceMs: number }>();
+  for (const c of pod.spec?.containers ?? []) {
+    if (envMetadataRefs(c).length === 0) continue;
+    const hash = expectedEnvHash(c, pod.metadata);
+    const prev = seen?.get(c.name);
+    next.set(c.name, prev?.hash === hash ? prev : { hash, sinceMs: nowMs });
+  }
+  return next;
+}
+
+/** The ages {@link decideContainerMeta} takes, from what was seen. */
+export function metadataAges(seen: MetadataSeen | undefined, nowMs: number): MetadataAges {
+  return new Map([...(seen ?? new Map<string, { sinceMs: number }>())].map(([name, s]) => [name, nowMs - s.sinceMs]));
+}
+
 export function decideContainerMeta(
   pod: Pod,
   observed: readonly ObservedContainer[],
   old: RuntimeContainerMetaSet | undefined,
+  ages: MetadataAges = new Map(),
 ): MetaDecision {
   const containers: RuntimeContainerMeta[] = [];
   const readEnv: string[] = [];
   const restart: string[] = [];
+  let waitMs: number | undefined;
   const updating = (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_INPLACE_UPDATE_READY && c.status === 'False');
   for (const o of observed) {
     const spec = pod.spec?.containers.find((c) => c.name === o.name);
@@ -70,10 +108,14 @@ export function decideContainerMeta(
     // Restart only while an in-place update is under way (InPlaceUpdateReady False), as upstream: a user editing a
     // label by hand restarts nothing.
     const have = meta.hashes.extractedEnvFromMetadataHash ?? 0;
-    if (updating && o.running && have > 0 && have !== expectedEnvHash(spec, pod.metadata)) restart.push(o.containerID);
+    if (updating && o.running && have > 0 && have !== expectedEnvHash(spec, pod.metadata)) {
+      const left = METADATA_SETTLE_MS - (ages.get(o.name) ?? METADATA_SETTLE_MS);
+      if (left <= 0) restart.push(o.containerID);
+      else waitMs = Math.min(waitMs ?? left, left);
+    }
     containers.push(meta);
   }
   const record = { containers };
   const same = old !== undefined && JSON.stringify(old) === JSON.stringify(record);
-  return { ...(same || readEnv.length ? {} : { record }), readEnv, restart };
+  return { ...(same || readEnv.length ? {} : { record }), readEnv, restart, ...(waitMs !== undefined ? { waitMs } : {}) };
 }

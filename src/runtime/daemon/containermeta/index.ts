@@ -7,7 +7,7 @@ import type { Informer } from '../../core/informer.js';
 import { currentEnvHash, parseEnvOutput, parseRuntimeContainerMeta } from '../../control/env-from-metadata.js';
 import { runPreStop } from '../prestop.js';
 import type { DaemonContext } from '../context.js';
-import { decideContainerMeta, watchesPod, type ObservedContainer } from './decision.js';
+import { decideContainerMeta, metadataAges, noteMetadata, watchesPod, type MetadataSeen, type ObservedContainer } from './decision.js';
 
 /** How long `env` may run in a container when its env is read (upstream's bound). */
 const ENV_READ_TIMEOUT_SECONDS = 3;
@@ -26,7 +26,8 @@ const KUBELET_RESTART_COUNT = 'io.kubernetes.container.restartCount';
  * Env from metadata on this node (gate InPlaceUpdateEnvFromMetadata; upstream kruise-daemon's containermeta
  * controller): records in `apps.kruise.io/runtime-containers-meta` the env hash each container started with and,
  * while the pod's in-place update is under way, stops the containers whose labels/annotations behind their env
- * changed so the kubelet starts them again. The CloneSet controller waits for the record to match.
+ * changed (once the new values have been the pod's for METADATA_SETTLE_MS, so the kubelet has them too) and the
+ * kubelet starts them again. The CloneSet controller waits for the record to match.
  */
 export const containerMetaController: ControllerDefinition<DaemonContext> = {
   name: 'daemon-containermeta',
@@ -58,9 +59,15 @@ export const containerMetaController: ControllerDefinition<DaemonContext> = {
     // As upstream's daemon does, a pod event is acted on a second later: a restart decided at once can beat the
     // kubelet to the new labels/annotations, and the container would start again with the old env.
     const pending = new Map<string, NodeJS.Timeout>();
+    // When the daemon first saw each watched pod's current env metadata: a restart waits until it has settled.
+    const seen = new Map<string, MetadataSeen>();
     const onPod = (p: Pod) => {
-      if (!watchesPod(p)) return;
       const key = `${p.metadata.namespace}/${p.metadata.name}`;
+      if (!watchesPod(p)) {
+        seen.delete(key);
+        return;
+      }
+      seen.set(key, noteMetadata(seen.get(key), p, Date.now()));
       if (pending.has(key)) return;
       const t = setTimeout(() => {
         pending.delete(key);
@@ -73,8 +80,8 @@ export const containerMetaController: ControllerDefinition<DaemonContext> = {
       for (const t of pending.values()) clearTimeout(t);
       pending.clear();
     });
-    pods.addHandlers({ add: onPod, update: onPod });
-    return new ContainerMetaReconciler(ctx, pods);
+    pods.addHandlers({ add: onPod, update: onPod, delete: (p) => seen.delete(`${p.metadata.namespace}/${p.metadata.name}`) });
+    return new ContainerMetaReconciler(ctx, pods, (key) => metadataAges(seen.get(key), Date.now()));
   },
 };
 
@@ -82,6 +89,8 @@ class ContainerMetaReconciler implements Reconciler {
   constructor(
     private readonly ctx: DaemonContext,
     private readonly pods: Informer<Pod>,
+    /** How long the daemon has seen the pod's current env metadata, per container. */
+    private readonly ages: (key: string) => ReadonlyMap<string, number>,
   ) {}
 
   async reconcile(key: string): Promise<ProcessResult> {
@@ -89,7 +98,8 @@ class ContainerMetaReconciler implements Reconciler {
     if (!pod || pod.metadata.deletionTimestamp || !watchesPod(pod) || !pod.status?.containerStatuses?.length) return;
     const observed = await this.observe(pod);
     const old = parseRuntimeContainerMeta(pod.metadata.annotations?.[ANNOTATION_RUNTIME_CONTAINERS_META]);
-    let decision = decideContainerMeta(pod, observed, old);
+    const ages = this.ages(key);
+    let decision = decideContainerMeta(pod, observed, old, ages);
     let retry = false;
     if (decision.readEnv.length) {
       const withEnv = await Promise.all(
@@ -107,7 +117,7 @@ class ContainerMetaReconciler implements Reconciler {
           }
         }),
       );
-      decision = decideContainerMeta(pod, withEnv, old);
+      decision = decideContainerMeta(pod, withEnv, old, ages);
     }
     if (decision.restart.length) {
       this.ctx.logger.info(
@@ -131,7 +141,8 @@ class ContainerMetaReconciler implements Reconciler {
         { subresource: 'status' },
       );
     }
-    return retry ? { requeueAfterMs: ENV_READ_RETRY_MS } : undefined;
+    const waits = [...(retry ? [ENV_READ_RETRY_MS] : []), ...(decision.waitMs !== undefined ? [decision.waitMs] : [])];
+    return waits.length ? { requeueAfterMs: Math.min(...waits) } : undefined;
   }
 
   /** The pod's containers as the runtime has them, by the IDs in pod status. */

@@ -1,8 +1,16 @@
 // The daemon's containermeta decision (daemon/containermeta/decision.ts): the record it writes, whose env it reads,
-// and which containers it restarts (only during an in-place update, only when the env hash differs).
+// and which containers it restarts (only during an in-place update, only when the env hash differs, only once the new
+// metadata has settled).
 import { describe, expect, it } from 'vitest';
 import { expectedEnvHash } from '../../../../../src/runtime/control/env-from-metadata.js';
-import { decideContainerMeta, watchesPod, type ObservedContainer } from '../../../../../src/runtime/daemon/containermeta/decision.js';
+import {
+  decideContainerMeta,
+  METADATA_SETTLE_MS,
+  metadataAges,
+  noteMetadata,
+  watchesPod,
+  type ObservedContainer,
+} from '../../../../../src/runtime/daemon/containermeta/decision.js';
 import type { Container, Pod } from '../../../../../src/runtime/core/types.js';
 
 const app: Container = {
@@ -111,5 +119,37 @@ describe('containermeta decision', () => {
     expect(d.readEnv).toEqual(want.readEnv);
     expect(d.restart).toEqual(want.restart);
     expect(d.record).toEqual('record' in want ? want.record : undefined);
+  });
+
+  describe("a restart waits until the new metadata has been the pod's for METADATA_SETTLE_MS (the kubelet sees it late)", () => {
+    const updating = pod('b', 'False');
+    const observed = [obs('app', 'c1'), obs('side', 's1')];
+    const old = () => JSON.parse(JSON.stringify(rec('c1', hash('a'), sideHash)));
+
+    it('seen just now: no restart yet, look again when it has settled', () => {
+      const d = decideContainerMeta(updating, observed, old(), new Map([['app', 1_000]]));
+      expect(d.restart).toEqual([]);
+      expect(d.waitMs).toBe(METADATA_SETTLE_MS - 1_000);
+    });
+
+    it('settled: restart, nothing to wait for', () => {
+      const d = decideContainerMeta(updating, observed, old(), new Map([['app', METADATA_SETTLE_MS]]));
+      expect(d.restart).toEqual(['c1']);
+      expect(d.waitMs).toBeUndefined();
+    });
+
+    it('no wait where nothing is to be restarted', () => {
+      expect(decideContainerMeta(pod('a', 'False'), observed, old(), new Map([['app', 0]])).waitMs).toBeUndefined();
+    });
+
+    it('the clock starts when a value the container reads changes, and only then', () => {
+      const first = noteMetadata(undefined, pod('a'), 100);
+      expect([...first.keys()]).toEqual(['app']); // `side` reads no metadata
+      const same = noteMetadata(first, { ...pod('a'), metadata: { ...pod('a').metadata, labels: { unrelated: 'x' } } }, 5_000);
+      expect(metadataAges(same, 5_000).get('app')).toBe(4_900);
+      const changed = noteMetadata(same, pod('b'), 6_000);
+      expect(metadataAges(changed, 7_000).get('app')).toBe(1_000);
+      expect(metadataAges(undefined, 7_000).size).toBe(0);
+    });
   });
 });
