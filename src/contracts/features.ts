@@ -366,14 +366,28 @@ export function needsOf(f: AppFeature, runtime?: RuntimeName): RuntimeNeeds {
 }
 
 /**
- * The gates the bundled runtime knows, with upstream's defaults: those of the features it carries out and
- * the cascade parents that can switch them off. It refuses any other name in `--feature-gates`.
+ * Gates that no app feature needs but that change how the bundled runtime carries out one it serves, with upstream's
+ * meaning: the CloneSet controller's `CloneSetPartitionRollback` and `PreparingUpdateAsUpdate`, and the pod webhook's
+ * `KruisePodReadinessGate` (every pod gets the KruisePodReady gate). Listed so `--feature-gates` accepts them: a gate
+ * the runtime reads but refuses on its command line could never be turned on.
+ */
+const BUNDLED_BEHAVIOUR_GATES: readonly FeatureGateName[] = [
+  'CloneSetPartitionRollback',
+  'KruisePodReadinessGate',
+  'PreparingUpdateAsUpdate',
+];
+
+/**
+ * The gates the bundled runtime knows, with upstream's defaults: those of the features it carries out, the behaviour
+ * gates above and the cascade parents that can switch them off. It refuses any other name in `--feature-gates`.
  */
 export const BUNDLED_RUNTIME_GATES: Readonly<Partial<Record<FeatureGateName, boolean>>> = Object.freeze(
   Object.fromEntries(
     [
       ...new Set(
-        (Object.keys(FEATURES) as AppFeature[]).flatMap((f) => needsOf(f, 'bundled').gates).flatMap((g) => [g, ...prerequisitesOf(g)]),
+        [...(Object.keys(FEATURES) as AppFeature[]).flatMap((f) => needsOf(f, 'bundled').gates), ...BUNDLED_BEHAVIOUR_GATES].flatMap(
+          (g) => [g, ...prerequisitesOf(g)],
+        ),
       ),
     ]
       .sort()

@@ -2,6 +2,8 @@
 // The two differ only for a definition whose gate is missing from the gates map: the manager leaves it off
 // ('skip'), the daemon runs it ('run'). Both gate maps come from parseFeatureGates, which holds every runtime
 // gate, so for the registered controllers the two policies agree (last test).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
@@ -148,6 +150,19 @@ describe('createRunners', () => {
     }
     for (const spec of [undefined, 'ImagePullJobGate=true', 'SidecarTerminator=true,KruiseDaemon=false']) {
       expect([...parseFeatureGates(spec).keys()].sort()).toEqual(Object.keys(BUNDLED_RUNTIME_GATES).sort());
+    }
+  });
+
+  it('every gate a runtime unit reads can be set on its command line (a gate --feature-gates refuses could never be on)', () => {
+    const root = path.resolve(import.meta.dirname, '../../../../src/runtime');
+    const read = new Set<string>();
+    for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+      for (const m of readFileSync(path.join(root, file), 'utf8').matchAll(/featureGates\.get\('(\w+)'\)/g)) read.add(m[1]!);
+    }
+    expect(read).toContain('PreparingUpdateAsUpdate');
+    for (const gate of read) {
+      expect(Object.keys(BUNDLED_RUNTIME_GATES), gate).toContain(gate);
+      expect(parseFeatureGates(`${gate}=true`).get(gate as FeatureGateName)).toBe(true);
     }
   });
 });
