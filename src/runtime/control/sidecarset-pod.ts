@@ -132,26 +132,66 @@ export function podSidecarSetHash(
   ];
 }
 
-/**
- * The ControllerRevision name of a set version: `<set>-<first 10 characters of its hash>` (`hash`: the set's
- * `sidecarSetHash`, when the caller has it already).
- */
-export function sidecarSetRevisionName(set: Pick<SidecarSet, 'metadata' | 'spec'>, hash = sidecarSetHash(set)): string {
-  return `${set.metadata.name!.slice(0, 200)}-${hash.slice(0, 10)}`;
-}
+/** The spec fields a SidecarSet ControllerRevision records: what injection reads of a version. */
+const REVISION_FIELDS = ['volumes', 'containers', 'initContainers', 'imagePullSecrets', 'patchPodMetadata'] as const;
+type RevisionField = (typeof REVISION_FIELDS)[number];
 
-/** What a SidecarSet ControllerRevision stores (`data`): the injected part of the spec and the native opt-in. */
+/**
+ * What a SidecarSet ControllerRevision stores (`data`): the injected part of the spec and the native opt-in. As
+ * upstream writes it, each recorded field is present, null when the set has none, under `$patch: replace` (the
+ * recorded fields replace the set's when the revision is applied as a patch).
+ */
 export interface SidecarSetRevisionData {
-  readonly spec: Pick<SidecarSet['spec'], 'containers' | 'initContainers' | 'volumes' | 'imagePullSecrets' | 'patchPodMetadata'>;
+  readonly spec: { readonly [K in RevisionField]?: SidecarSet['spec'][K] | null } & { readonly $patch?: string };
   readonly native?: boolean;
 }
 
-/** The set as it was at a revision: the latest set with the revision's injected fields. */
-export function sidecarSetAtRevision(latest: SidecarSet, data: SidecarSetRevisionData): SidecarSet {
+/** The `data` of the ControllerRevision of the set's current version. */
+export function sidecarSetRevisionData(set: Pick<SidecarSet, 'metadata' | 'spec'>): SidecarSetRevisionData {
+  const spec: Record<string, unknown> = { $patch: 'replace' };
+  for (const k of REVISION_FIELDS) spec[k] = set.spec[k] ?? null;
+  return { spec: spec as SidecarSetRevisionData['spec'], native: usesNativeSidecars(set) };
+}
+
+/**
+ * The hash of a set version's ControllerRevision: of everything the revision records, so that a change of the
+ * volumes, pull secrets or patched metadata alone is a new revision too, as upstream names revisions by their data.
+ */
+export function sidecarSetRevisionHash(set: Pick<SidecarSet, 'metadata' | 'spec'>): string {
+  return safeEncodeString(
+    createHash('sha256')
+      .update(canonicalJson(sidecarSetRevisionData(set)))
+      .digest('hex'),
+  );
+}
+
+/**
+ * The ControllerRevision name of a set version: `<set>-<first 10 characters of its revision hash>`
+ * (`revisionHash`: the set's `sidecarSetRevisionHash`, when the caller has it already).
+ */
+export function sidecarSetRevisionName(set: Pick<SidecarSet, 'metadata' | 'spec'>, revisionHash = sidecarSetRevisionHash(set)): string {
+  return `${set.metadata.name!.slice(0, 200)}-${revisionHash.slice(0, 10)}`;
+}
+
+/**
+ * The set as it was at a revision: the latest set with the revision's injected fields, which replace the latest
+ * ones (a field the revision does not have, or has as null, was not set at that version). A `data` that is not a
+ * revision of a SidecarSet (edited by hand) gives the reason instead.
+ */
+export function sidecarSetAtRevision(latest: SidecarSet, data: SidecarSetRevisionData): SidecarSet | { readonly error: string } {
+  const recorded = (data as { spec?: unknown } | null | undefined)?.spec;
+  if (!recorded || typeof recorded !== 'object' || Array.isArray(recorded)) return { error: 'its data has no spec object' };
   const annotations = { ...(latest.metadata.annotations ?? {}) };
   if (data.native) annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS] = 'true';
   else delete annotations[ANNOTATION_SIDECARSET_NATIVE_SIDECARS];
-  return { ...latest, metadata: { ...latest.metadata, annotations }, spec: { ...latest.spec, ...data.spec } };
+  const spec: Record<string, unknown> = { ...latest.spec };
+  for (const k of REVISION_FIELDS) {
+    const v = (recorded as Record<string, unknown>)[k];
+    if (v === undefined || v === null) delete spec[k];
+    else if (!Array.isArray(v)) return { error: `its data.spec.${k} is not a list` };
+    else spec[k] = v;
+  }
+  return { ...latest, metadata: { ...latest.metadata, annotations }, spec: spec as SidecarSet['spec'] };
 }
 
 /** One rule of the kruise-configuration whitelist: SidecarSets its selector matches may patch these keys. */

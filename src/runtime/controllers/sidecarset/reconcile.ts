@@ -3,9 +3,9 @@ import {
   sidecarSetHash,
   sidecarSetHashWithoutImage,
   sidecarSetMatches,
+  sidecarSetRevisionHash,
   sidecarSetRevisionName,
-  usesNativeSidecars,
-  type SidecarSetRevisionData,
+  sidecarSetRevisionData,
 } from '../../control/sidecarset-pod.js';
 import {
   ANNOTATION_SIDECARSET_HASH,
@@ -38,10 +38,13 @@ import {
 type Set = SidecarSet & KubeObject;
 
 /** The hashes of a cached set object (cache objects are replaced, never edited, on every change). */
-const hashesOfSet = new WeakMap<Set, SetHashes>();
-function hashesOf(set: Set): SetHashes {
+const hashesOfSet = new WeakMap<Set, SetHashes & { readonly revision: string }>();
+function hashesOf(set: Set): SetHashes & { readonly revision: string } {
   let h = hashesOfSet.get(set);
-  if (!h) hashesOfSet.set(set, (h = { hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) }));
+  if (!h) {
+    h = { hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set), revision: sidecarSetRevisionHash(set) };
+    hashesOfSet.set(set, h);
+  }
   return h;
 }
 
@@ -88,8 +91,8 @@ export class SidecarSetReconciler implements Reconciler {
         labels: p.metadata.labels ?? {},
       }),
     );
-    const revision = await this.ensureRevision(set);
-    await this.pruneRevisions(set, revision, setPods);
+    const { name: revision, created } = await this.ensureRevision(set);
+    await this.pruneRevisions(set, revision, setPods, created);
     await this.ensureHashAnnotations(set);
     const nowMs = Date.now();
     const hashes = hashesOf(set);
@@ -111,9 +114,10 @@ export class SidecarSetReconciler implements Reconciler {
     return undefined;
   }
 
-  private async ensureRevision(set: Set): Promise<string> {
-    const name = sidecarSetRevisionName(set, hashesOf(set).hash);
-    if (set.status?.latestRevision === name) return name;
+  /** The name of the revision of the set's version, and the revision when this call created it. */
+  private async ensureRevision(set: Set): Promise<{ name: string; created?: SidecarSetRevision }> {
+    const name = sidecarSetRevisionName(set, hashesOf(set).revision);
+    if (set.status?.latestRevision === name) return { name };
     const body = {
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',
@@ -130,19 +134,13 @@ export class SidecarSetReconciler implements Reconciler {
         ownerReferences: [kruiseOwnerReference(set, 'SidecarSet', { controller: true })],
       },
       revision: set.metadata.generation ?? 1,
-      data: {
-        spec: {
-          containers: set.spec.containers,
-          initContainers: set.spec.initContainers,
-          volumes: set.spec.volumes,
-          imagePullSecrets: set.spec.imagePullSecrets,
-          patchPodMetadata: set.spec.patchPodMetadata,
-        },
-        native: usesNativeSidecars(set),
-      } satisfies SidecarSetRevisionData,
+      data: sidecarSetRevisionData(set),
     };
     try {
-      await this.ctx.client.create(CONTROLLER_REVISIONS, body as KubeObject, this.revisionNamespace);
+      return {
+        name,
+        created: await this.ctx.client.create<SidecarSetRevision>(CONTROLLER_REVISIONS, body as KubeObject, this.revisionNamespace),
+      };
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // The set went back to an earlier version: its revision becomes the newest again (as upstream renumbers
@@ -162,13 +160,17 @@ export class SidecarSetReconciler implements Reconciler {
         }
       }
     }
-    return name;
+    return { name };
   }
 
-  /** Deletes the set's revisions beyond revisionHistoryLimit that nothing uses (read from the caches). */
-  private async pruneRevisions(set: Set, latest: string, setPods: readonly Pod[]): Promise<void> {
+  /**
+   * Deletes the set's revisions beyond revisionHistoryLimit that nothing uses (read from the caches, with the
+   * revision this reconcile `created`, which the cache may not hold yet: the limit holds when the status says so).
+   */
+  private async pruneRevisions(set: Set, latest: string, setPods: readonly Pod[], created?: SidecarSetRevision): Promise<void> {
     const name = set.metadata.name!;
-    const cached = this.revisions.list();
+    const listed = this.revisions.list();
+    const cached = created && !listed.some((r) => r.metadata.uid === created.metadata.uid) ? [...listed, created] : listed;
     const live = new Set(cached.map((r) => r.metadata.uid));
     for (const uid of this.deletedRevisions) if (!live.has(uid)) this.deletedRevisions.delete(uid);
     const mine = cached.filter((r) => r.metadata.labels?.[LABEL_SIDECARSET_NAME] === name && !this.deletedRevisions.has(r.metadata.uid!));

@@ -17,6 +17,7 @@ import {
   workingHotUpgradeContainers,
   parseSidecarSetHashes,
   sidecarSetAtRevision,
+  sidecarSetRevisionHash,
   sidecarSetRevisionName,
   type SidecarSetRevisionData,
   sidecarSetHash,
@@ -68,8 +69,8 @@ export interface InjectionInput {
   /** A number in [0, 1) for the Partial policy's draw (Math.random in the webhook). */
   readonly random?: () => number;
   /**
-   * A set's two hashes (`sidecarSetHash`, `sidecarSetHashWithoutImage`). Each is a canonical JSON and a
-   * sha256 of the set's containers, for every pod: the webhook memoizes them per cached SidecarSet object.
+   * A set's hashes (`computeHashes`). Each is a canonical JSON and a sha256 of the set's containers (or of its
+   * revision data), for every pod: the webhook memoizes them per cached SidecarSet object.
    */
   readonly hashes?: (set: SidecarSet) => SidecarSetHashes;
 }
@@ -77,9 +78,15 @@ export interface InjectionInput {
 export interface SidecarSetHashes {
   readonly hash: string;
   readonly withoutImage: string;
+  /** `sidecarSetRevisionHash`: names the revision a pod records. */
+  readonly revision: string;
 }
 
-const computeHashes = (set: SidecarSet): SidecarSetHashes => ({ hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) });
+export const computeHashes = (set: SidecarSet): SidecarSetHashes => ({
+  hash: sidecarSetHash(set),
+  withoutImage: sidecarSetHashWithoutImage(set),
+  revision: sidecarSetRevisionHash(set),
+});
 
 export type InjectionResult = { readonly injected: readonly string[]; readonly warnings: readonly string[] } | { readonly deny: string };
 
@@ -267,7 +274,7 @@ function partitionFraction(v: number | string | undefined): number {
  */
 function chooseVersion(latest: SidecarSet, pod: Pod, input: InjectionInput): { set: SidecarSet; revision: string } | { deny: string } {
   const pin = latest.spec.injectionStrategy?.revision;
-  const latestRevision = () => sidecarSetRevisionName(latest, (input.hashes ?? computeHashes)(latest).hash);
+  const latestRevision = () => sidecarSetRevisionName(latest, (input.hashes ?? computeHashes)(latest).revision);
   if (!pin || (!pin.customVersion && !pin.revisionName)) return { set: latest, revision: latestRevision() };
   if (pin.policy === 'Partial') {
     const strategy = latest.spec.updateStrategy ?? {};
@@ -283,7 +290,11 @@ function chooseVersion(latest: SidecarSet, pod: Pod, input: InjectionInput): { s
       deny: `SidecarSet ${latest.metadata.name}: injectionStrategy.revision ${what} names no ControllerRevision of this SidecarSet; fix the pin or remove it`,
     };
   }
-  return { set: sidecarSetAtRevision(latest, found.data), revision: found.name };
+  const set = sidecarSetAtRevision(latest, found.data);
+  if ('error' in set) {
+    return { deny: `SidecarSet ${latest.metadata.name}: ControllerRevision ${found.name} cannot be injected: ${set.error}` };
+  }
+  return { set, revision: found.name };
 }
 
 /** Injects every matching, non-paused SidecarSet into `input.pod`. */

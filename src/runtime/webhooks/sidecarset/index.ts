@@ -2,8 +2,6 @@ import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import {
   parsePatchMetadataWhitelist,
   patchMetadataKeysRefused,
-  sidecarSetHash,
-  sidecarSetHashWithoutImage,
   type PatchMetadataWhitelist,
   type SidecarSetRevisionData,
 } from '../../control/sidecarset-pod.js';
@@ -25,7 +23,7 @@ import { SIDECARSET_REVISION_NAMESPACE } from '../../control/sidecarset-options.
 import { POD_MUTATOR_ORDER, VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
-import { injectSidecarSets, type SidecarSetHashes } from './decision.js';
+import { computeHashes, injectSidecarSets, type SidecarSetHashes } from './decision.js';
 import { patchMetadataRefusal, sidecarSetConflict } from './validation.js';
 
 type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
@@ -183,7 +181,7 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
     const hashMemo = new WeakMap<SidecarSet, SidecarSetHashes>();
     const hashes = (set: SidecarSet): SidecarSetHashes => {
       let h = hashMemo.get(set);
-      if (!h) hashMemo.set(set, (h = { hash: sidecarSetHash(set), withoutImage: sidecarSetHashWithoutImage(set) }));
+      if (!h) hashMemo.set(set, (h = computeHashes(set)));
       return h;
     };
     return [

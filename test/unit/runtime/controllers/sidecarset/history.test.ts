@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../../../../src/api/kinds/sidecarset.js';
 import { activeRevisions, revisionsToPrune, type SidecarSetRevision } from '../../../../../src/runtime/controllers/sidecarset/history.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
+import { sidecarSetHash, sidecarSetRevisionData, sidecarSetRevisionName } from '../../../../../src/runtime/control/sidecarset-pod.js';
 
 function set(spec: Partial<SidecarSet['spec']> = {}): SidecarSet {
   return {
@@ -140,5 +141,44 @@ describe('SidecarSet revision history', () => {
       metadata: { name: 'x', annotations: { 'kruise.io/sidecarset-injected-list': 'logtail', 'kruise.io/sidecarset-hash': '{not json' } },
     };
     expect(revisionsToPrune({ set: set({ revisionHistoryLimit: 1 }), revisions: revs(2), latest: 'r2', pods: [broken] })).toEqual(['r1']);
+  });
+});
+
+describe('revision data and name', () => {
+  it('records the five injected fields as upstream writes them: every key present, null when unset, under $patch replace', () => {
+    const data = sidecarSetRevisionData(set({ imagePullSecrets: [{ name: 'secret-1' }] }));
+    expect(data).toEqual({
+      spec: {
+        $patch: 'replace',
+        volumes: null,
+        containers: [{ name: 'logtail', image: 'logtail:1' }],
+        initContainers: null,
+        imagePullSecrets: [{ name: 'secret-1' }],
+        patchPodMetadata: null,
+      },
+      native: false,
+    });
+    // What the API server stores and a Go client reads back keeps the keys.
+    expect(Object.keys(JSON.parse(JSON.stringify(data)).spec).sort()).toEqual([
+      '$patch',
+      'containers',
+      'imagePullSecrets',
+      'initContainers',
+      'patchPodMetadata',
+      'volumes',
+    ]);
+  });
+
+  it('a change of pull secrets or patched metadata alone is a new revision; the pods hash stays', () => {
+    const one = set({ imagePullSecrets: [{ name: 'secret-1' }] });
+    const two = set({ imagePullSecrets: [{ name: 'secret-2' }] });
+    const patched = set({ imagePullSecrets: [{ name: 'secret-1' }], patchPodMetadata: [{ annotations: { a: 'b' } }] });
+    expect(sidecarSetHash(one)).toBe(sidecarSetHash(two));
+    expect(new Set([one, two, patched].map((s) => sidecarSetRevisionName(s))).size).toBe(3);
+    expect(sidecarSetRevisionName(one)).toMatch(/^logtail-[bcdfghjklmnpqrstvwxz2456789]{10}$/);
+    // Back to an earlier version: the same name, so the controller renumbers that revision.
+    expect(sidecarSetRevisionName(set({ imagePullSecrets: [{ name: 'secret-1' }] }))).toBe(sidecarSetRevisionName(one));
+    // Fields no revision records (selector, update strategy) keep the name.
+    expect(sidecarSetRevisionName({ ...one, spec: { ...one.spec, updateStrategy: { partition: 1 } } })).toBe(sidecarSetRevisionName(one));
   });
 });

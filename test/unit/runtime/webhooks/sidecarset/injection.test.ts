@@ -2,7 +2,12 @@
 // shared volumes, transferEnv, pull secrets, patchPodMetadata, IS_INJECTED and the hash annotations.
 import { describe, expect, it } from 'vitest';
 import type { SidecarSet } from '../../../../../src/api/kinds/sidecarset.js';
-import { sidecarSetHash, sidecarSetHashWithoutImage, sidecarSetRevisionName } from '../../../../../src/runtime/control/sidecarset-pod.js';
+import {
+  sidecarSetHash,
+  sidecarSetHashWithoutImage,
+  sidecarSetRevisionHash,
+  sidecarSetRevisionName,
+} from '../../../../../src/runtime/control/sidecarset-pod.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
 import { injectSidecarSets, type InjectionInput } from '../../../../../src/runtime/webhooks/sidecarset/decision.js';
 
@@ -306,7 +311,7 @@ describe('SidecarSet injection', () => {
     const asked: SidecarSet[] = [];
     const hashes = (s: SidecarSet) => {
       asked.push(s);
-      return { hash: sidecarSetHash(s), withoutImage: sidecarSetHashWithoutImage(s) };
+      return { hash: sidecarSetHash(s), withoutImage: sidecarSetHashWithoutImage(s), revision: sidecarSetRevisionHash(s) };
     };
     const memoized = pod();
     run(memoized, [logs], { hashes });
@@ -317,10 +322,10 @@ describe('SidecarSet injection', () => {
     expect(asked.every((s) => s === logs)).toBe(true);
     // What it answers is what is written: a wrong memo would show in the annotations and the revision name.
     const wrong = pod();
-    run(wrong, [logs], { hashes: () => ({ hash: 'h1234567890xyz', withoutImage: 'w1' }) });
+    run(wrong, [logs], { hashes: () => ({ hash: 'h1234567890xyz', withoutImage: 'w1', revision: 'r1234567890xyz' }) });
     const entry = JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash']!).logs;
     expect(entry.hash).toBe('h1234567890xyz');
-    expect(entry.controllerRevision).toBe('logs-h123456789');
+    expect(entry.controllerRevision).toBe('logs-r123456789');
     expect(JSON.parse(wrong.metadata.annotations!['kruise.io/sidecarset-hash-without-image']!).logs.hash).toBe('w1');
   });
 
@@ -391,6 +396,48 @@ describe('SidecarSet injection', () => {
     expect(run(pod(), [latest], { pinnedRevision: () => undefined })).toEqual({
       deny: expect.stringMatching(/injectionStrategy\.revision revisionName "logs-old" names no ControllerRevision/),
     });
+  });
+
+  it('a pinned revision replaces the injected fields: what it does not record (or records as null) was not set then', () => {
+    const latest = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2', volumeMounts: [{ name: 'logs', mountPath: '/logs' }] }],
+      volumes: [{ name: 'logs', emptyDir: {} }],
+      imagePullSecrets: [{ name: 'new-secret' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old', policy: 'Always' } },
+    });
+    const old = {
+      name: 'logs-old',
+      data: {
+        spec: {
+          $patch: 'replace',
+          containers: [{ name: 'logtail', image: 'logtail:1', volumeMounts: [{ name: 'logs', mountPath: '/logs' }] }],
+          volumes: [{ name: 'logs', hostPath: { path: '/var/log/old' } }],
+          initContainers: null,
+          // imagePullSecrets absent: revisions written before the keys were always present.
+        },
+      },
+    };
+    const p = pod();
+    run(p, [latest], { pinnedRevision: () => old });
+    expect(p.spec!.containers[0]).toMatchObject({ name: 'logtail', image: 'logtail:1' });
+    const named = (xs: unknown) => (xs ?? []) as { name: string }[];
+    expect(named(p.spec!.volumes).find((v) => v.name === 'logs')).toEqual({ name: 'logs', hostPath: { path: '/var/log/old' } });
+    expect(named(p.spec!.imagePullSecrets).map((s) => s.name)).not.toContain('new-secret');
+    // The latest version injects its own.
+    const fresh = pod();
+    run(fresh, [set('logs', { ...latest.spec, injectionStrategy: {} })]);
+    expect(named(fresh.spec!.imagePullSecrets).map((s) => s.name)).toContain('new-secret');
+  });
+
+  it('refuses a pod when the pinned revision data is not a SidecarSet revision (edited by hand), naming it', () => {
+    const latest = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2' }],
+      injectionStrategy: { revision: { revisionName: 'logs-old' } },
+    });
+    for (const data of [{}, { spec: 'x' }, { spec: { containers: { name: 'logtail' } } }]) {
+      const r = run(pod(), [latest], { pinnedRevision: () => ({ name: 'logs-old', data: data as never }) });
+      expect(r).toEqual({ deny: expect.stringMatching(/SidecarSet logs: ControllerRevision logs-old cannot be injected: its data/) });
+    }
   });
 
   it('hash-without-image changes with anything but the image', () => {
