@@ -2,13 +2,16 @@
 // etcd, one of them behind the harness's TCP fault proxy. The test's own watch on pods says what was ever
 // created and deleted; each manager's access log says what it wrote and when. Traffic stays on loopback.
 //
-// - Partition: the leader's connections stall mid-scale and heal after 25 s: it stops leading within the renew
-//   deadline of its last renew, writes nothing once the standby leads, and exactly N pods are ever created.
-//   (The issue's 300 replicas are 100 here, to keep the test short on a small machine; nothing depends on N.)
-// - Freeze: SIGSTOP the leader, the standby takes over and scales 20 → 60, SIGCONT: the thawed replica writes
-//   nothing, exactly 60 pods are ever created.
+// - Partition: the leader's connections stall at a fifth of the scale-up, and heal after 25 s or never: it
+//   stops leading within the renew deadline of its last renew, writes nothing once the standby leads, and
+//   exactly N pods are ever created.
+// - Freeze: SIGSTOP the leader for 17 s, the standby takes over and scales 20 → M, SIGCONT: the thawed replica
+//   writes nothing, exactly M pods are ever created, converged within 10 s of the scale.
 // - Expectations: the first 3 of 10 new pods are deleted the moment they appear: 10 live pods and
 //   status.replicas 10 within 10 s.
+//
+// Sizes: by default N = 100 and M = 60, to keep the file short on a small machine (nothing depends on them);
+// CDK8S_KRUISE_FAULT_SCALE=issue runs the issue's own, N = 300 (stalled at 60 pods) and M = 120.
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +26,14 @@ const G = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'clonesets' } 
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
 /** client-go's defaults, as installed. */
 const LEASE = { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+const SCALES = { default: { partition: 100, freezeTo: 60 }, issue: { partition: 300, freezeTo: 120 } } as const;
+const SCALE = (() => {
+  const name = process.env.CDK8S_KRUISE_FAULT_SCALE || 'default';
+  if (!Object.hasOwn(SCALES, name)) {
+    throw new Error(`CDK8S_KRUISE_FAULT_SCALE=${name}: expected one of ${Object.keys(SCALES).join(', ')}`);
+  }
+  return SCALES[name as keyof typeof SCALES];
+})();
 
 let core: CoreV1Api;
 let custom: CustomObjectsApi;
@@ -176,76 +187,92 @@ async function statusReplicas(ns: string, name: string): Promise<number | undefi
 }
 
 describe('a leader cut off from the API server', () => {
-  it('stops leading within the renew deadline, writes nothing once the standby leads; exactly N pods are created', async () => {
-    const N = 100;
-    const runtimeNs = await createNamespace('kruise-partition');
-    runtimeNamespaces.add(runtimeNs);
-    const ns = await createNamespace('partition');
-    const { ctl: a, proxy } = await startBehindProxy(runtimeNs);
-    await eventually(() => isLeader(a), 40_000, 'the proxied manager leads');
-    const b = await startDirect(runtimeNs);
-    await b.waitReady();
-    expect(await isLeader(b)).toBe(false);
+  it.each([
+    { heal: true, label: 'healed after 25 s' },
+    { heal: false, label: 'never healed' },
+  ])(
+    '$label: stops leading within the renew deadline, writes nothing once the standby leads; exactly N pods are created',
+    async ({ heal }) => {
+      const N = SCALE.partition;
+      const runtimeNs = await createNamespace('kruise-partition');
+      runtimeNamespaces.add(runtimeNs);
+      const ns = await createNamespace('partition');
+      const { ctl: a, proxy } = await startBehindProxy(runtimeNs);
+      await eventually(() => isLeader(a), 40_000, 'the proxied manager leads');
+      const b = await startDirect(runtimeNs);
+      await b.waitReady();
+      expect(await isLeader(b)).toBe(false);
 
-    const pods = new PodLedger();
-    let stalledAt = 0;
-    pods.onAdded = () => {
-      if (!stalledAt && pods.added.size >= N / 5) {
-        proxy.stall();
-        stalledAt = Date.now();
-      }
-    };
-    await pods.start(ns, 'app=part');
-    await custom.createNamespacedCustomObject({ ...G, namespace: ns, body: cloneSet(ns, 'part', N) });
+      const pods = new PodLedger();
+      let stalledAt = 0;
+      pods.onAdded = () => {
+        if (!stalledAt && pods.added.size >= N / 5) {
+          proxy.stall();
+          stalledAt = Date.now();
+        }
+      };
+      await pods.start(ns, 'app=part');
+      await custom.createNamespacedCustomObject({ ...G, namespace: ns, body: cloneSet(ns, 'part', N) });
 
-    await eventually(async () => stalledAt > 0, 30_000, `${N / 5} pods before the stall`);
-    const atStall = pods.added.size;
-    await eventually(() => isLeader(b), 40_000, 'the standby leads');
-    const bLedAt = logTime(b, 'became leader')!;
-    const aLinesWhenBLed = accessLines(a);
-    await sleep(Math.max(0, stalledAt + 25_000 - Date.now()));
-    proxy.heal();
-    const healedAt = Date.now();
-    await eventually(
-      async () => pods.added.size >= N && (await statusReplicas(ns, 'part')) === N,
-      30_000,
-      `${N} pods and status.replicas ${N}`,
-    );
-    // Late deliveries would come right after the heal; give them time to show.
-    await sleep(Math.max(0, healedAt + 8_000 - Date.now()));
-    pods.stop();
+      await eventually(async () => stalledAt > 0, 30_000, `${N / 5} pods before the stall`);
+      const atStall = pods.added.size;
+      await eventually(() => isLeader(b), 40_000, 'the standby leads');
+      const bLedAt = logTime(b, 'became leader')!;
+      const aLinesWhenBLed = accessLines(a);
+      await sleep(Math.max(0, stalledAt + 25_000 - Date.now()));
+      // Never healed, the cut-off process stays up behind the stalled proxy until the test ends.
+      if (heal) proxy.heal();
+      const healedAt = Date.now();
+      await eventually(
+        async () => pods.added.size >= N && (await statusReplicas(ns, 'part')) === N,
+        60_000,
+        `${N} pods and status.replicas ${N}`,
+      ).catch(async (err: Error) => {
+        throw new Error(
+          `${err.message} (pods seen ${pods.added.size}, status.replicas ${await statusReplicas(ns, 'part')}, new leader's log:\n${b.tail(40)})`,
+        );
+      });
+      const convergedAfterStallMs = Date.now() - stalledAt;
+      // Late deliveries would come right after the heal; give them time to show.
+      await sleep(Math.max(0, healedAt + 8_000 - Date.now()));
+      pods.stop();
 
-    const aLost = a.logs.find((l) => l.msg === 'lost leadership');
-    const aWrites = writesOf(a);
-    const after = aWrites.filter((w) => (w.at !== undefined ? w.at >= bLedAt : w.line >= aLinesWhenBLed));
-    const f = {
-      replicas: N,
-      podsWhenStalled: atStall,
-      standbyLedAfterStallMs: bLedAt - stalledAt,
-      oldLeaderLostAfterStallMs: aLost ? (aLost.time as number) - stalledAt : undefined,
-      oldLeaderSinceLastRenewMs: aLost?.sinceLastRenewMs,
-      oldLeaderLostBeforeStandbyLed: aLost ? (aLost.time as number) < bLedAt : false,
-      writesAfterStandbyLed: after.length,
-      writesAfterStandbyLedByKind: Object.entries(
-        after.reduce<Record<string, number>>((m, w) => ((m[`${w.verb} ${w.resource}`] = (m[`${w.verb} ${w.resource}`] ?? 0) + 1), m), {}),
-      ),
-      podsEverCreated: pods.added.size,
-      podsDeleted: pods.deleted.size,
-      proxy: proxy.stats,
-    };
-    figures.partition = f;
-    expect(aLost, 'the cut-off leader logs that it stopped leading').toBeDefined();
-    // The fence closes at the renew deadline by the clock; the timer that acts on it may run a little later.
-    expect(aLost!.sinceLastRenewMs as number).toBeLessThan(LEASE.renewDeadlineMs + 1_000);
-    expect(aLost!.time as number).toBeLessThan(bLedAt);
-    expect(after).toEqual([]);
-    expect(pods.added.size).toBe(N);
-    expect(pods.deleted.size).toBe(0);
-  }, 240_000);
+      const aLost = a.logs.find((l) => l.msg === 'lost leadership');
+      const aWrites = writesOf(a);
+      const after = aWrites.filter((w) => (w.at !== undefined ? w.at >= bLedAt : w.line >= aLinesWhenBLed));
+      const f = {
+        healed: heal,
+        replicas: N,
+        podsWhenStalled: atStall,
+        standbyLedAfterStallMs: bLedAt - stalledAt,
+        oldLeaderLostAfterStallMs: aLost ? (aLost.time as number) - stalledAt : undefined,
+        oldLeaderSinceLastRenewMs: aLost?.sinceLastRenewMs,
+        oldLeaderLostBeforeStandbyLed: aLost ? (aLost.time as number) < bLedAt : false,
+        writesAfterStandbyLed: after.length,
+        writesAfterStandbyLedByKind: Object.entries(
+          after.reduce<Record<string, number>>((m, w) => ((m[`${w.verb} ${w.resource}`] = (m[`${w.verb} ${w.resource}`] ?? 0) + 1), m), {}),
+        ),
+        podsEverCreated: pods.added.size,
+        podsDeleted: pods.deleted.size,
+        convergedAfterStallMs,
+        proxy: proxy.stats,
+      };
+      figures[heal ? 'partitionHealed' : 'partitionNeverHealed'] = f;
+      expect(aLost, 'the cut-off leader logs that it stopped leading').toBeDefined();
+      // The fence closes at the renew deadline by the clock; the timer that acts on it may run a little later.
+      expect(aLost!.sinceLastRenewMs as number).toBeLessThan(LEASE.renewDeadlineMs + 1_000);
+      expect(aLost!.time as number).toBeLessThan(bLedAt);
+      expect(after).toEqual([]);
+      expect(pods.added.size).toBe(N);
+      expect(pods.deleted.size).toBe(0);
+    },
+    240_000,
+  );
 });
 
 describe('a frozen leader', () => {
-  it('writes nothing after SIGCONT while the standby scales 20 → 60; exactly 60 pods are created', async () => {
+  it('frozen 17 s, writes nothing after SIGCONT while the standby scales 20 → M; exactly M pods are created, converged < 10 s', async () => {
+    const M = SCALE.freezeTo;
     const runtimeNs = await createNamespace('kruise-freeze');
     runtimeNamespaces.add(runtimeNs);
     const ns = await createNamespace('freeze');
@@ -269,16 +296,18 @@ describe('a frozen leader', () => {
     const stoppedAt = Date.now();
     await eventually(() => isLeader(b), 40_000, 'the standby leads');
     const bLedAt = logTime(b, 'became leader')!;
-    await custom.patchNamespacedCustomObject({ ...G, namespace: ns, name: 'frz', body: { spec: { replicas: 60 } } }, mergePatch);
+    await custom.patchNamespacedCustomObject({ ...G, namespace: ns, name: 'frz', body: { spec: { replicas: M } } }, mergePatch);
     const scaledAt = Date.now();
+    // Thawed while the standby is still scaling, the moment a stale replica would do harm.
+    await sleep(Math.max(0, stoppedAt + 17_000 - Date.now()));
     // Frozen, it appended nothing: every line from here on was written after the thaw.
     const aLinesAtThaw = accessLines(a);
     process.kill(a.pid, 'SIGCONT');
     const thawedAt = Date.now();
     await eventually(
-      async () => pods.added.size >= 60 && (await statusReplicas(ns, 'frz')) === 60,
+      async () => pods.added.size >= M && (await statusReplicas(ns, 'frz')) === M,
       30_000,
-      '60 pods and status.replicas 60',
+      `${M} pods and status.replicas ${M}`,
     );
     const convergedMs = Date.now() - scaledAt;
     await sleep(Math.max(0, thawedAt + 8_000 - Date.now()));
@@ -289,6 +318,7 @@ describe('a frozen leader', () => {
       (l) => (l.time as number) >= thawedAt && typeof l.err === 'string' && /fence|leadership lost/.test(l.err),
     ).length;
     figures.freeze = {
+      to: M,
       frozenMs: thawedAt - stoppedAt,
       standbyLedAfterFreezeMs: bLedAt - stoppedAt,
       writesAfterThaw: afterThaw.length,
@@ -300,8 +330,9 @@ describe('a frozen leader', () => {
       convergedAfterScaleMs: convergedMs,
     };
     expect(afterThaw).toEqual([]);
-    expect(pods.added.size).toBe(60);
+    expect(pods.added.size).toBe(M);
     expect(pods.deleted.size).toBe(0);
+    expect(convergedMs).toBeLessThan(10_000);
   }, 240_000);
 });
 
