@@ -2,6 +2,7 @@ import { IConstruct } from 'constructs';
 import { exitPriorityValueMessage } from '../src/api/pod-contracts.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import type { NamedContainer } from './internal/plus-objects.js';
+import { InjectedSidecar } from './job-sidecar-termination.js';
 
 /**
  * Container exit priority on any pod-template owner (cdk8s-plus workload, CloneSet, Job, raw
@@ -36,13 +37,23 @@ export class ContainerExitPriority {
   }
 
   /**
-   * Sets the exit priority of one container (by name or object).
+   * Sets the exit priority of one container (by name or object), or of the containers an {@link InjectedSidecar}
+   * declares by name or pattern (e.g. a mesh proxy another webhook injects, so the app stops before it): those compile
+   * to annotation `kruise.cdk8s.io/container-exit-priority-patterns`, which the bundled pod webhook resolves on the
+   * pod it admits, whatever the sidecar strategy.
    *
    * @param priority a non-negative integer; larger exits later; 0 = with the main containers.
    */
-  public set(container: string | NamedContainer, priority: number): this {
-    const name = typeof container === 'string' ? container : container.name;
+  public set(container: string | NamedContainer | InjectedSidecar, priority: number): this {
     const where = this.owner.node.path;
+    if (container instanceof InjectedSidecar) {
+      // By name or pattern: resolved by the bundled pod webhook on the live pod, after other webhooks added theirs.
+      const bad = exitPriorityValueMessage(container.description, priority);
+      if (bad) throw new Error(`[${where}] exit priority: ${bad}.`);
+      this.features.exitPriorityPatterns.push({ match: container.match, priority });
+      return this;
+    }
+    const name = typeof container === 'string' ? container : container.name;
     checkContainerName(name, where);
     const bad = exitPriorityValueMessage(name, priority);
     if (bad) throw new Error(`[${where}] exit priority: ${bad}.`);

@@ -1,5 +1,13 @@
 import * as kplus from 'cdk8s-plus-27';
 import { IConstruct } from 'constructs';
+import {
+  describeMatch,
+  HTTP_PATH,
+  patternProblem,
+  type ContainerMatch,
+  type SidecarShutdown,
+  type TerminatedSidecarPattern,
+} from '../src/api/container-patterns.js';
 import { checkImage, imageReferenceMessage } from './internal/image-reference.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import { describeConstruct, isPlusPodOwner, type NamedContainer } from './internal/plus-objects.js';
@@ -41,6 +49,145 @@ export class SidecarTerminationMode {
   ) {}
 }
 
+/** A clean way to stop a sidecar, tried by the node daemon before SIGTERM (bounded; SIGTERM follows when it fails). */
+export class SidecarShutdownMethod {
+  /**
+   * Runs `command` in the sidecar through the container runtime (like an exec preStop hook). For shutdown endpoints
+   * that only answer on the pod's loopback, which a command inside the pod reaches.
+   */
+  public static exec(command: string[]): SidecarShutdownMethod {
+    if (!Array.isArray(command) || command.length === 0 || command.some((w) => typeof w !== 'string' || w.length === 0)) {
+      throw new Error(
+        `SidecarShutdownMethod.exec: the command must be a non-empty list of non-empty strings, got ${JSON.stringify(command)}`,
+      );
+    }
+    return new SidecarShutdownMethod({ exec: { command: [...command] } });
+  }
+
+  /**
+   * An HTTP POST from the node daemon to the pod's IP (on the pod's own node) at `port` and `path`. Only for
+   * endpoints that listen on the pod IP and accept requests from it; loopback-only endpoints need {@link exec}.
+   */
+  public static httpPost(port: number, path: string): SidecarShutdownMethod {
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`SidecarShutdownMethod.httpPost: port must be 1-65535, got ${port}`);
+    if (typeof path !== 'string' || !HTTP_PATH.test(path)) {
+      throw new Error(`SidecarShutdownMethod.httpPost: path must start with "/" and hold no whitespace, got ${JSON.stringify(path)}`);
+    }
+    return new SidecarShutdownMethod({ httpPost: { port, path } });
+  }
+
+  /** No clean shutdown: the sidecar's preStop, then SIGTERM (the default). */
+  public static sigterm(): SidecarShutdownMethod {
+    return new SidecarShutdownMethod(undefined);
+  }
+
+  private constructor(
+    /** The annotation form; undefined for SIGTERM. */
+    public readonly spec: SidecarShutdown | undefined,
+  ) {}
+}
+
+/** Options of an {@link InjectedSidecar}. */
+export interface InjectedSidecarOptions {
+  /** How it is stopped. @default SidecarShutdownMethod.sigterm(), or the preset's own */
+  readonly shutdown?: SidecarShutdownMethod;
+  /** Whether its exit code is ignored, so the Job succeeds when the main containers did. @default true */
+  readonly ignoreExitCode?: boolean;
+}
+
+function regexSource(pattern: RegExp | string, where: string): string {
+  const source = typeof pattern === 'string' ? pattern : pattern.source;
+  if (typeof pattern !== 'string' && pattern.flags.replace(/[dsu]/g, '') !== '') {
+    throw new Error(
+      `${where}: flags /${pattern.flags} are not supported (the runtime matches without flags); write e.g. [Pp]roxy instead of /proxy/i`,
+    );
+  }
+  const problem = patternProblem(source);
+  if (problem) throw new Error(`${where}: the pattern /${source}/ ${problem}`);
+  return source;
+}
+
+/**
+ * A container declared by name or pattern instead of by a marker on it, so it may be added to the pod after synth by
+ * another admission webhook (a service mesh's proxy, a secret agent). Compiles to the pod annotation
+ * `kruise.cdk8s.io/terminate-sidecars` (or, for exit priority, `kruise.cdk8s.io/container-exit-priority-patterns`),
+ * which the bundled runtime reads on the live pod. Patterns are searched anywhere in the name or image (anchor with ^
+ * and $).
+ *
+ * @example
+ * JobSidecarTermination.of(job, { injectedSidecars: [InjectedSidecar.istio(), InjectedSidecar.image(/cloud-sql-proxy/)] });
+ */
+export class InjectedSidecar {
+  /** Istio's `istio-proxy`, shut down with `pilot-agent request POST quitquitquit` inside it (Envoy's admin API answers on the pod loopback only). */
+  public static istio(options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return InjectedSidecar.named('istio-proxy', {
+      shutdown: SidecarShutdownMethod.exec(['pilot-agent', 'request', 'POST', 'quitquitquit']),
+      ...options,
+    });
+  }
+
+  /**
+   * Linkerd's `linkerd-proxy`, stopped with SIGTERM: its `POST :4191/shutdown` answers only on the pod's loopback, is off
+   * unless the workload enables it, and the proxy image has no shell to reach it from inside; SIGTERM drains it cleanly.
+   */
+  public static linkerd(options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return InjectedSidecar.named('linkerd-proxy', options);
+  }
+
+  /** The Vault Agent Injector's `vault-agent` (SIGTERM: the agent has no shutdown endpoint unless its listener enables one). */
+  public static vaultAgent(options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return InjectedSidecar.named('vault-agent', options);
+  }
+
+  /**
+   * A Cloud SQL Auth Proxy, by image (v1 `gce-proxy` and v2 `cloud-sql-proxy`), stopped with SIGTERM: its `/quitquitquit`
+   * exists only with `--quitquitquit` and listens on the pod's loopback.
+   */
+  public static cloudSqlProxy(options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return new InjectedSidecar({ imagePattern: 'cloud-sql-proxy|cloudsql-proxy|gce-proxy' }, options);
+  }
+
+  /** The container with exactly this name. */
+  public static named(name: string, options: InjectedSidecarOptions = {}): InjectedSidecar {
+    checkContainerName(name, 'InjectedSidecar.named');
+    return new InjectedSidecar({ name }, options);
+  }
+
+  /** Containers whose name matches `pattern` (no flags). */
+  public static namePattern(pattern: RegExp | string, options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return new InjectedSidecar({ namePattern: regexSource(pattern, 'InjectedSidecar.namePattern') }, options);
+  }
+
+  /** Containers whose image matches `pattern` (no flags), e.g. `/cloud-sql-proxy/`. */
+  public static image(pattern: RegExp | string, options: InjectedSidecarOptions = {}): InjectedSidecar {
+    return new InjectedSidecar({ imagePattern: regexSource(pattern, 'InjectedSidecar.image') }, options);
+  }
+
+  private constructor(
+    /** Which containers it means. */
+    public readonly match: ContainerMatch,
+    private readonly options: InjectedSidecarOptions,
+  ) {}
+
+  /** `name "istio-proxy"`, `image pattern /x/`. */
+  public get description(): string {
+    return describeMatch(this.match);
+  }
+
+  /** The annotation entry. */
+  public toPattern(): TerminatedSidecarPattern {
+    const shutdown = this.options.shutdown?.spec;
+    return { match: this.match, ignoreExitCode: this.options.ignoreExitCode ?? true, ...(shutdown ? { shutdown } : {}) };
+  }
+}
+
+/** Options of {@link JobSidecarTermination.of}. */
+export interface JobSidecarTerminationOptions {
+  /** Containers (usually injected by another webhook after synth) declared by name or pattern; see {@link InjectedSidecar}. */
+  readonly injectedSidecars?: InjectedSidecar[];
+}
+
 /** Options for {@link JobSidecarTermination.terminate}. */
 export interface SidecarTerminationOptions {
   /**
@@ -77,8 +224,10 @@ export interface SidecarTerminationOptions {
  */
 export class JobSidecarTermination {
   /** The sidecar termination settings of `owner`'s pod template. */
-  public static of(owner: IConstruct): JobSidecarTermination {
-    return new JobSidecarTermination(owner);
+  public static of(owner: IConstruct, options: JobSidecarTerminationOptions = {}): JobSidecarTermination {
+    const termination = new JobSidecarTermination(owner);
+    for (const sidecar of options.injectedSidecars ?? []) termination.terminateInjected(sidecar);
+    return termination;
   }
 
   private readonly features: PodFeatures;
@@ -132,6 +281,19 @@ export class JobSidecarTermination {
     const container = this.owner.addContainer(props) as kplus.Container;
     this.terminate(container, options);
     return container;
+  }
+
+  /**
+   * Declares containers by name or pattern (see {@link InjectedSidecar}): they need not be in the pod template at synth,
+   * since the runtime matches them on the live pod, after other webhooks added theirs. Always carried out by the bundled
+   * runtime (never compiled to native sidecars: the container is not there to move).
+   */
+  public terminateInjected(sidecar: InjectedSidecar): this {
+    if (!(sidecar instanceof InjectedSidecar)) {
+      throw new Error(`[${this.owner.node.path}] terminateInjected needs an InjectedSidecar (InjectedSidecar.named(...), .istio(), ...)`);
+    }
+    this.features.injectedSidecars.push(sidecar.toPattern());
+    return this;
   }
 
   /** Names of the containers marked so far, in declaration order. */

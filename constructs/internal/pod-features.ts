@@ -12,6 +12,15 @@ import {
   checkExitPriority,
   formatExitPriority,
 } from '../../src/api/pod-contracts.js';
+import {
+  formatExitPriorityPatterns,
+  formatTerminateSidecars,
+  matchesContainer,
+  type ContainerMatch,
+  type ExitPriorityPattern,
+  type TerminatedSidecarPattern,
+} from '../../src/api/container-patterns.js';
+import { ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS, ANNOTATION_TERMINATE_SIDECARS } from '../../src/contracts/keys.js';
 import { addManifestTransform } from './render-hooks.js';
 import { ContainerJson, locatePodTemplate, type LocatedPodTemplate } from './pod-template-json.js';
 
@@ -29,6 +38,10 @@ export interface PodFeatureDecls {
   readonly launchPriority?: ReadonlyMap<string, number>;
   /** Start in spec order (annotation apps.kruise.io/container-launch-priority: Ordered). */
   readonly launchOrdered?: boolean;
+  /** Sidecars declared by name or pattern (annotation kruise.cdk8s.io/terminate-sidecars), matched by the runtime. */
+  readonly injectedSidecars?: readonly TerminatedSidecarPattern[];
+  /** Exit priorities by name or pattern (annotation kruise.cdk8s.io/container-exit-priority-patterns). */
+  readonly exitPriorityPatterns?: readonly ExitPriorityPattern[];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -69,7 +82,17 @@ export function compilePodFeatures(
   path: string,
 ): void {
   const launch = decls.launchPriority ?? new Map<string, number>();
-  if (decls.sidecars.size === 0 && decls.exitPriority.size === 0 && launch.size === 0 && !decls.launchOrdered) return;
+  const injected = decls.injectedSidecars ?? [];
+  const priorityPatterns = decls.exitPriorityPatterns ?? [];
+  if (
+    decls.sidecars.size === 0 &&
+    decls.exitPriority.size === 0 &&
+    launch.size === 0 &&
+    !decls.launchOrdered &&
+    injected.length === 0 &&
+    priorityPatterns.length === 0
+  )
+    return;
   const fail = (message: string, pointer: string): never => {
     throw new Error(`[${path}] ${message} (at ${pointer})`);
   };
@@ -79,7 +102,10 @@ export function compilePodFeatures(
   const containers = spec.containers ?? [];
   const names = containers.map((c) => c.name);
 
-  if (decls.sidecars.size > 0) {
+  // A name a pattern declares may belong to a container another webhook adds after synth: not refused here.
+  const coveredBy = (patterns: readonly { readonly match: ContainerMatch }[], name: string) =>
+    patterns.some((p) => matchesContainer(p.match, { name }));
+  if (decls.sidecars.size > 0 || injected.length > 0) {
     const policy = spec.restartPolicy ?? 'Always';
     if (policy !== 'Never' && policy !== 'OnFailure') {
       fail(
@@ -96,7 +122,7 @@ export function compilePodFeatures(
       metadata: { annotations: { [ANNOTATION_CONTAINER_EXIT_PRIORITY]: formatExitPriority(Object.fromEntries(decls.exitPriority)) } },
       spec: { containers },
     }).find((f) => f.kind === 'unknown-container');
-    if (unknown) {
+    if (unknown && [...decls.exitPriority.keys()].some((n) => !names.includes(n) && !coveredBy(priorityPatterns, n))) {
       const name = [...decls.exitPriority.keys()].find((n) => !names.includes(n));
       const isInit = (spec.initContainers ?? []).some((c) => c.name === name);
       fail(
@@ -109,7 +135,7 @@ export function compilePodFeatures(
   }
   const declared = [...decls.sidecars.keys(), ...decls.exitPriority.keys(), ...launch.keys()];
   for (const name of new Set(declared)) {
-    if (!names.includes(name)) {
+    if (!names.includes(name) && !coveredBy(injected, name) && !coveredBy(priorityPatterns, name)) {
       const isInit = (spec.initContainers ?? []).some((c) => c.name === name);
       fail(
         `container "${name}" does not exist; the pod template's containers are: ${names.join(', ') || '(none)'}` +
@@ -121,11 +147,21 @@ export function compilePodFeatures(
   }
   const priorityOf = (name: string): number => decls.exitPriority.get(name) ?? 0;
   const isSidecar = (name: string): boolean => decls.sidecars.has(name) || priorityOf(name) > 0;
+  const byPattern = (c: ContainerJson): boolean =>
+    injected.some((p) => matchesContainer(p.match, c)) || priorityPatterns.some((p) => p.priority > 0 && matchesContainer(p.match, c));
+  compilePatterns(located, injected, priorityPatterns);
   if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) {
+    if ((injected.length > 0 || priorityPatterns.length > 0) && containers.length > 0 && containers.every(byPattern)) {
+      fail(
+        `no main container would remain: every container (${names.join(', ')}) matches a declared sidecar pattern, and the ` +
+          'runtime ignores a declaration that leaves no main container. Fix: narrow the pattern',
+        `${specPointer}/containers`,
+      );
+    }
     compileLaunchPriority(located, containers, decls);
     return;
   }
-  if (!names.some((n) => !isSidecar(n))) {
+  if (!containers.some((c) => !isSidecar(c.name) && !byPattern(c))) {
     fail(
       `no main container would remain: every container (${names.join(', ')}) is a terminated sidecar or has ` +
         'an exit priority above 0. Fix: leave at least one main container undeclared (or at priority 0)',
@@ -182,6 +218,26 @@ export function compilePodFeatures(
   }
 }
 
+/**
+ * The declarations by name or pattern, as annotations the runtime reads on the live pod, whatever the sidecar strategy:
+ * the containers they mean may not exist before other webhooks add them, so there is nothing to move or mark here.
+ */
+function compilePatterns(
+  located: LocatedPodTemplate,
+  injected: readonly TerminatedSidecarPattern[],
+  priorityPatterns: readonly ExitPriorityPattern[],
+): void {
+  if (injected.length === 0 && priorityPatterns.length === 0) return;
+  const metadata = located.metadata();
+  const hadAnnotations = metadata.annotations !== undefined;
+  metadata.annotations = sortedKeys({
+    ...(metadata.annotations ?? {}),
+    ...(injected.length > 0 ? { [ANNOTATION_TERMINATE_SIDECARS]: formatTerminateSidecars(injected) } : {}),
+    ...(priorityPatterns.length > 0 ? { [ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS]: formatExitPriorityPatterns(priorityPatterns) } : {}),
+  });
+  if (!hadAnnotations) located.replaceMetadata(sortedKeys(metadata));
+}
+
 /** Launch priority: the Ordered annotation, or KRUISE_CONTAINER_PRIORITY on the containers (upstream's contract). */
 function compileLaunchPriority(located: LocatedPodTemplate, containers: ContainerJson[], decls: PodFeatureDecls): void {
   containers.forEach((container, index) => {
@@ -216,6 +272,8 @@ export class PodFeatures implements PodFeatureDecls {
   public readonly exitPriority = new Map<string, number>();
   public readonly launchPriority = new Map<string, number>();
   public launchOrdered = false;
+  public readonly injectedSidecars: TerminatedSidecarPattern[] = [];
+  public readonly exitPriorityPatterns: ExitPriorityPattern[] = [];
 
   public readonly path: string;
 

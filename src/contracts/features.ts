@@ -161,6 +161,8 @@ export enum AppFeature {
   SIDECAR_TERMINATOR_KILL = 'job sidecar termination (kill)',
   /** A container marked with KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE (image swap on virtual nodes). */
   SIDECAR_TERMINATOR_QUICK_EXIT = 'job sidecar termination (quick-exit image)',
+  /** Pod annotation kruise.cdk8s.io/terminate-sidecars: sidecars declared by name or pattern (cdk8s-kruise runtime only). */
+  SIDECAR_TERMINATOR_PATTERNS = 'job sidecar termination (declared by pattern)',
   /** A SidecarSet (injected by the pod mutating webhook). */
   SIDECARSET = 'SidecarSet injection',
   /** A SidecarSet container with upgradeStrategy.upgradeType HotUpgrade. */
@@ -291,6 +293,8 @@ const NEITHER = { bundled: false, upstream: false } as const;
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.SIDECAR_TERMINATOR_KILL]: feature(['SidecarTerminator'], { daemon: true }, BOTH),
   [AppFeature.SIDECAR_TERMINATOR_QUICK_EXIT]: feature(['SidecarTerminator'], {}, BOTH),
+  // Upstream reads only the env markers. The bundled manager and daemon match the annotation's patterns on the live pod.
+  [AppFeature.SIDECAR_TERMINATOR_PATTERNS]: feature(['SidecarTerminator'], { daemon: true }, BUNDLED_ONLY),
   [AppFeature.SIDECARSET]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   // The bundled pod webhook injects the working/idle pair and the controller hands over between them, as upstream.
   [AppFeature.SIDECARSET_HOT_UPGRADE]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
@@ -337,7 +341,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
   [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, UPSTREAM_ONLY),
-  [AppFeature.BROADCAST_JOB]: feature([], {}, UPSTREAM_ONLY),
+  // The bundled BroadcastJob controller runs one pod per eligible node, bound by node affinity as upstream.
+  [AppFeature.BROADCAST_JOB]: feature([], {}, BOTH),
   [AppFeature.ADVANCED_CRON_JOB]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.UNITED_DEPLOYMENT]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.PERSISTENT_POD_STATE]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
@@ -688,6 +693,23 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.images.*.sandboxConfig.annotations',
     ],
   ]),
+  [`${KRUISE_GROUP}/BroadcastJob`]: table(OBJECT_PARTS, [
+    AppFeature.BROADCAST_JOB,
+    [
+      'spec',
+      'spec.parallelism',
+      // The pod template, read whole (unpruned in the CRD, as upstream).
+      'spec.template',
+      'spec.completionPolicy',
+      'spec.completionPolicy.type',
+      'spec.completionPolicy.activeDeadlineSeconds',
+      'spec.completionPolicy.ttlSecondsAfterFinished',
+      'spec.paused',
+      'spec.failurePolicy',
+      'spec.failurePolicy.type',
+      'spec.failurePolicy.restartLimit',
+    ],
+  ]),
   // Not modelled: only the fields with a feature of their own (the rest is the kind's).
   [`${KRUISE_GROUP}/StatefulSet`]: table(
     [AppFeature.STATEFULSET_AUTO_DELETE_PVC, ['spec.persistentVolumeClaimRetentionPolicy.**']],
@@ -725,6 +747,13 @@ function isBundledKind(group: string, kind: string): boolean {
   return group === KRUISE_GROUP && BUNDLED_KINDS.includes(kind);
 }
 
+/** Whether the bundled runtime serves `kind` of its group at `apiVersion` (its model version, or one it also serves). */
+function isServedVersion(kind: string, apiVersion: string): boolean {
+  if (apiVersion === KRUISE_API_VERSION) return true;
+  const id = Object.values(KRUISE_KINDS).find((k) => k.kind === kind);
+  return (id?.alsoServed ?? []).some((v) => apiVersion === `${KRUISE_GROUP}/${v}`);
+}
+
 /**
  * The feature an object of `apiVersion`/`kind` is, or undefined outside the Kruise groups. The bundled runtime's kinds
  * count as theirs only at the version it serves; any other kind or version of the Kruise groups the table does not
@@ -733,14 +762,14 @@ function isBundledKind(group: string, kind: string): boolean {
 export function kindFeatureOf(apiVersion: string, kind: string): AppFeature | undefined {
   const group = groupOf(apiVersion);
   if (!KRUISE_GROUPS.has(group)) return undefined;
-  if (isBundledKind(group, kind) && apiVersion !== KRUISE_API_VERSION) return AppFeature.OTHER_KRUISE_KIND;
+  if (isBundledKind(group, kind) && !isServedVersion(kind, apiVersion)) return AppFeature.OTHER_KRUISE_KIND;
   return KIND_FEATURES[`${group}/${kind}`] ?? AppFeature.OTHER_KRUISE_KIND;
 }
 
 /** The field table of `apiVersion`/`kind` (ours only at the version we model), or undefined. */
 export function fieldTableOf(apiVersion: string, kind: string): FieldTable | undefined {
   const group = groupOf(apiVersion);
-  if (isBundledKind(group, kind) && apiVersion !== KRUISE_API_VERSION) return undefined;
+  if (isBundledKind(group, kind) && !isServedVersion(kind, apiVersion)) return undefined;
   return FIELD_FEATURES[`${group}/${kind}`];
 }
 
@@ -750,6 +779,8 @@ export function fieldTableOf(apiVersion: string, kind: string): FieldTable | und
  */
 export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze({
   [K.ANNOTATION_CONTAINER_EXIT_PRIORITY]: AppFeature.CONTAINER_EXIT_PRIORITY,
+  [K.ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS]: AppFeature.CONTAINER_EXIT_PRIORITY,
+  [K.ANNOTATION_TERMINATE_SIDECARS]: AppFeature.SIDECAR_TERMINATOR_PATTERNS,
   [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY]: AppFeature.CONTAINER_LAUNCH_PRIORITY,
   [K.ANNOTATION_SIDECARSET_NATIVE_SIDECARS]: when(AppFeature.SIDECARSET_NATIVE_SIDECARS, isTrueString),
   [K.ANNOTATION_USING_ENHANCED_LIVENESS]: when(AppFeature.ENHANCED_LIVENESS_PROBE, isTrueString),

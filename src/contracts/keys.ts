@@ -145,6 +145,19 @@ export const LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE = 'apps.kruise.io/c
  */
 export const ANNOTATION_SIDECARS_STOPPED_ON_NODE = 'kruise.cdk8s.io/sidecars-stopped-on-node';
 /**
+ * Pod annotation (ours): a JSON list of container patterns (by name, name pattern or image pattern) to stop once a Job
+ * pod's main containers are done, like containers marked with {@link ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT}: for
+ * containers another admission webhook adds (a mesh proxy, a secret agent), which carry no env marker. Each entry may
+ * name a clean shutdown (an exec command or an HTTP POST) tried before SIGTERM, and whether its exit code is ignored.
+ */
+export const ANNOTATION_TERMINATE_SIDECARS = 'kruise.cdk8s.io/terminate-sidecars';
+/**
+ * Pod annotation (ours): a JSON list of container patterns with an exit priority, for containers not named in
+ * {@link ANNOTATION_CONTAINER_EXIT_PRIORITY} (e.g. injected after synth). The bundled pod webhook resolves the
+ * patterns against the pod's containers into that annotation.
+ */
+export const ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS = 'kruise.cdk8s.io/container-exit-priority-patterns';
+/**
  * Pod annotation (`"true"`) asking upstream OpenKruise for its enhanced liveness probe: with gate EnhancedLivenessProbe its
  * pod webhook moves the containers' liveness probes out of the pod, and nothing in OpenKruise restarts a container
  * whose probe fails. The bundled runtime does nothing with it.

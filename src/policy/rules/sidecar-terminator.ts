@@ -2,6 +2,8 @@ import { SIDECAR_ENV, VIRTUAL_KUBELET_LABEL } from '../contracts.js';
 import { arr, containers, envVar, imageReferenceError, memo, obj, podTemplates, type Container, type PodTemplate } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 import { listNames, quoteValue } from '../../api/quote.js';
+import { parseExitPriorityPatterns, parseTerminateSidecars } from '../../api/container-patterns.js';
+import { ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS, ANNOTATION_TERMINATE_SIDECARS } from '../../contracts/keys.js';
 
 interface MarkedPod {
   readonly t: PodTemplate;
@@ -181,10 +183,72 @@ export const sidecarIgnoreExitCodeAlone: Rule = {
   },
 };
 
+const escapePointer = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
+
+export const sidecarPatternUnusable: Rule = {
+  id: 'KRUISE-SIDECAR-006',
+  severity: 'warning',
+  title: 'A container declared by name or pattern can never be matched, or its declaration is not used',
+  doc:
+    'The annotations kruise.cdk8s.io/terminate-sidecars and kruise.cdk8s.io/container-exit-priority-patterns name ' +
+    'containers by exact name, name pattern or image pattern, so they reach containers other webhooks add after synth. ' +
+    'The runtime leaves out an entry that can never match (an empty or invalid pattern, one that could backtrack ' +
+    'exponentially, an invalid container name), uses SIGTERM instead of an unusable shutdown, and ignores a whole value ' +
+    'that is not a JSON list. Job sidecar termination by pattern also needs restartPolicy Never or OnFailure.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of manifests) {
+      for (const t of podTemplates(m)) {
+        const annotations = obj(t.metadata.annotations);
+        for (const [key, parse] of [
+          [ANNOTATION_TERMINATE_SIDECARS, parseTerminateSidecars],
+          [ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS, parseExitPriorityPatterns],
+        ] as const) {
+          const raw = annotations[key];
+          if (raw === undefined) continue;
+          const pointer = `${t.pointer}/metadata/annotations/${escapePointer(key)}`;
+          if (typeof raw !== 'string') {
+            out.push({
+              manifest: m,
+              jsonPointer: pointer,
+              message: `annotation ${key} must be a string`,
+              hint: 'Write the JSON list as a string value.',
+            });
+            continue;
+          }
+          for (const issue of parse(raw).issues) {
+            out.push({
+              manifest: m,
+              jsonPointer: pointer,
+              message: issue.message,
+              hint:
+                issue.kind === 'unusable'
+                  ? 'Write a JSON list such as [{"name":"istio-proxy","ignoreExitCode":true}].'
+                  : issue.kind === 'shutdown'
+                    ? 'Fix the shutdown ({"exec":{"command":[...]}} or {"httpPost":{"port":15020,"path":"/quitquitquit"}}), or remove it to use SIGTERM.'
+                    : 'Give exactly one of name, namePattern or imagePattern: a valid container name, or a non-empty regular expression without nested repeats or backreferences.',
+            });
+          }
+          if (key === ANNOTATION_TERMINATE_SIDECARS && (t.spec.restartPolicy ?? 'Always') === 'Always') {
+            out.push({
+              manifest: m,
+              jsonPointer: pointer,
+              message: `annotation ${key} declares Job sidecars, but the pod's restartPolicy is Always, so the sidecar terminator never acts on it`,
+              hint: 'Use restartPolicy Never or OnFailure (a Job), or remove the annotation.',
+            });
+          }
+        }
+      }
+    }
+    return out;
+  },
+};
+
 export const SIDECAR_TERMINATOR_RULES = [
   sidecarRestartPolicy,
   sidecarNoMainContainer,
   sidecarQuickExitImage,
   sidecarWithImageOffVirtualNodes,
   sidecarIgnoreExitCodeAlone,
+  sidecarPatternUnusable,
 ];

@@ -5,6 +5,10 @@
  * because two units act on it: the manager's controller (pod status as the kubelet reported it) and the node daemon's
  * node-local terminator (the same pod with container states read from CRI). Table-tested in
  * test/unit/runtime/control/sidecar-termination.test.ts and, through the daemon, test/unit/runtime/daemon/crr/node-local-terminator.test.ts.
+ *
+ * A sidecar is a container with upstream's env marker, or one the pod's `kruise.cdk8s.io/terminate-sidecars`
+ * annotation declares by name or pattern (containers another webhook injected carry no marker): both units read the
+ * declaration here, through the one matcher of `api/container-patterns.ts`, so they agree on which containers it means.
  */
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
@@ -15,6 +19,7 @@ import {
   quickExitImage,
   sidecarTerminationCrrName,
 } from '../../api/pod-contracts.js';
+import { declaredTerminatedSidecars, type SidecarShutdown, type TerminationDecl } from '../../api/container-patterns.js';
 import { KRUISE_API_VERSION } from '../../contracts/index.js';
 import { podOwnerReference } from '../core/meta.js';
 import type { Container, ContainerStatus, KubeObject, Pod } from '../core/types.js';
@@ -69,11 +74,28 @@ function statusOf(statuses: readonly ContainerStatus[], name: string): Container
   return statuses.find((s) => s.name === name);
 }
 
-function classify(containers: readonly Container[], statuses: readonly ContainerStatus[]) {
+/** The containers the pod's terminate-sidecars annotation declares (name → how to stop it); empty without it. */
+export function declaredSidecars(pod: Pod): ReadonlyMap<string, TerminationDecl> {
+  return declaredTerminatedSidecars(pod.metadata.annotations, pod.spec?.containers ?? []);
+}
+
+/** The clean shutdown the pod declares for `container` (tried before SIGTERM), if any. */
+export function sidecarShutdownOf(pod: Pod, container: string): SidecarShutdown | undefined {
+  return declaredSidecars(pod).get(container)?.shutdown;
+}
+
+/** Whether the sidecar's exit code is to be ignored: its env marker, or its declaration. */
+export function ignoresSidecarExitCode(pod: Pod, container: Container): boolean {
+  return (isKillSidecar(container) && ignoresExitCode(container)) || declaredSidecars(pod).get(container.name)?.ignoreExitCode === true;
+}
+
+function classify(pod: Pod, containers: readonly Container[], statuses: readonly ContainerStatus[]) {
   const sidecars: Sidecar[] = [];
   const mains: Container[] = [];
+  const declared = declaredSidecars(pod);
   for (const c of containers) {
-    const kill = isKillSidecar(c);
+    const decl = declared.get(c.name);
+    const kill = isKillSidecar(c) || decl !== undefined;
     const image = quickExitImage(c);
     if (!kill && image === undefined) {
       mains.push(c);
@@ -82,7 +104,7 @@ function classify(containers: readonly Container[], statuses: readonly Container
     sidecars.push({
       name: c.name,
       kill,
-      ignoreExitCode: kill && ignoresExitCode(c),
+      ignoreExitCode: kill && (ignoresExitCode(c) || decl?.ignoreExitCode === true),
       ...(image !== undefined ? { quickExitImage: image } : {}),
       terminated: statusOf(statuses, c.name)?.state?.terminated !== undefined,
       restartedAfterFailure: restartedAfterFailure(statusOf(statuses, c.name)),
@@ -101,7 +123,7 @@ function restartedAfterFailure(status: ContainerStatus | undefined): boolean {
 export function isCandidate(pod: Pod): boolean {
   const rp = pod.spec?.restartPolicy;
   if (rp !== 'Never' && rp !== 'OnFailure') return false;
-  return (pod.spec?.containers ?? []).some((c) => isKillSidecar(c) || quickExitImage(c) !== undefined);
+  return (pod.spec?.containers ?? []).some((c) => isKillSidecar(c) || quickExitImage(c) !== undefined) || declaredSidecars(pod).size > 0;
 }
 
 export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
@@ -113,7 +135,7 @@ export function decide({ pod, nodeKind, crrExists }: DecisionInput): Decision {
   if (status.phase === 'Pending' || status.phase === undefined) return { action: 'skip', reason: 'pod is pending' };
   const containers = spec?.containers ?? [];
   const statuses = status.containerStatuses ?? [];
-  const { sidecars, mains } = classify(containers, statuses);
+  const { sidecars, mains } = classify(pod, containers, statuses);
   if (sidecars.length === 0) return { action: 'skip', reason: 'no sidecars' };
   if (sidecars.every((s) => s.terminated)) return { action: 'skip', reason: 'all sidecars terminated' };
   if (statuses.length < containers.length) return { action: 'wait', reason: 'not every container has a status yet' };

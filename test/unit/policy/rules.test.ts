@@ -217,6 +217,19 @@ const CASES: Record<string, Case> = {
     line: 15,
     message: /without KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true/,
   },
+  'KRUISE-SIDECAR-006': {
+    pass: job(`${main}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.cdk8s.io/terminate-sidecars: '[{"name":"istio-proxy","ignoreExitCode":true},{"imagePattern":"cloud-sql-proxy"}]'`,
+    }),
+    fail: job(`${main}`, {
+      restartPolicy: 'Never',
+      annotations: `kruise.cdk8s.io/terminate-sidecars: '[{"namePattern":"(a+)+$"}]'`,
+    }),
+    pointer: '/spec/template/metadata/annotations/kruise.cdk8s.io~1terminate-sidecars',
+    line: 8,
+    message: /never matches: namePattern "\(a\+\)\+\$" repeats a group/,
+  },
   'KRUISE-EXITPRIO-001': {
     pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {
       restartPolicy: 'Never',

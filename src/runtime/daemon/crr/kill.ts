@@ -1,3 +1,4 @@
+import type { SidecarShutdown } from '../../../api/container-patterns.js';
 import type { CriClient } from '../../cri/client.js';
 import type { Container } from '../../core/types.js';
 import { clampTimerSeconds } from '../../core/timers.js';
@@ -17,9 +18,18 @@ export interface KillRequest {
   readonly gracePeriodSeconds?: number;
   /** Pod IP, the host of an httpGet preStop that names none (as the kubelet does). */
   readonly podIP?: string;
+  /**
+   * A clean shutdown the pod declares for this container (kruise.cdk8s.io/terminate-sidecars), tried first: when the
+   * container exits within {@link SHUTDOWN_WAIT_SECONDS} of it, nothing else is done; otherwise the stop goes on as below.
+   */
+  readonly shutdown?: SidecarShutdown;
 }
 
 export interface KillOutcome {
+  /** `shutdown`: the container exited after its declared clean shutdown; `stop`: preStop and CRI StopContainer. */
+  readonly via: 'shutdown' | 'stop';
+  /** Why the declared shutdown did not stop the container (then it was stopped as usual). */
+  readonly shutdownError?: string;
   readonly preStopMs: number;
   /** Non-fatal preStop problem (the kubelet also kills after a failed hook). */
   readonly preStopError?: string;
@@ -33,6 +43,17 @@ export interface KillOutcome {
 export async function killContainer(cri: CriClient, req: KillRequest): Promise<KillOutcome> {
   // A grace period past the timer range would otherwise become a 1 ms timeout.
   const grace = clampTimerSeconds(req.gracePeriodSeconds ?? 30);
+  let shutdownError: string | undefined;
+  if (req.shutdown) {
+    const wait = Math.min(SHUTDOWN_WAIT_SECONDS, grace);
+    try {
+      await runShutdown(cri, req, wait);
+      if (await exitsWithin(cri, req.containerId, wait * 1000)) return { via: 'shutdown', preStopMs: 0 };
+      shutdownError = `the container was still running ${wait} s after its shutdown`;
+    } catch (err) {
+      shutdownError = (err as Error).message;
+    }
+  }
   const started = Date.now();
   let preStopError: string | undefined;
   try {
@@ -42,5 +63,47 @@ export async function killContainer(cri: CriClient, req: KillRequest): Promise<K
   }
   const preStopMs = Date.now() - started;
   await cri.stopContainer(req.containerId, stopTimeoutSeconds(grace, preStopMs));
-  return { preStopMs, ...(preStopError ? { preStopError } : {}) };
+  return { via: 'stop', preStopMs, ...(preStopError ? { preStopError } : {}), ...(shutdownError ? { shutdownError } : {}) };
+}
+
+/**
+ * How long a declared shutdown may take, and then how long the container has to exit after it, before the usual stop
+ * (preStop, then SIGTERM through CRI StopContainer) takes over; never more than the grace period.
+ */
+export const SHUTDOWN_WAIT_SECONDS = 10;
+const EXIT_POLL_MS = 200;
+
+/**
+ * Runs the declared shutdown. `exec` runs through CRI in the container itself: the mesh proxies' shutdown endpoints
+ * answer only on the pod's loopback, which a command inside the pod reaches and the daemon (in the host network) does
+ * not. `httpPost` goes to the pod's IP, on this node (the daemon only acts on its own node's pods), for endpoints
+ * that listen there.
+ */
+async function runShutdown(cri: CriClient, req: KillRequest, timeoutSeconds: number): Promise<void> {
+  const shutdown = req.shutdown!;
+  if ('exec' in shutdown) {
+    const res = await cri.execSync(req.containerId, [...shutdown.exec.command], timeoutSeconds);
+    if (res.exitCode !== 0) throw new Error(`shutdown command exited ${res.exitCode}: ${res.stderr.toString('utf8').slice(0, 200)}`);
+    return;
+  }
+  if (!req.podIP) throw new Error('the pod has no IP for its HTTP shutdown');
+  const host = req.podIP.includes(':') ? `[${req.podIP}]` : req.podIP;
+  const res = await fetch(`http://${host}:${shutdown.httpPost.port}${shutdown.httpPost.path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    signal: AbortSignal.timeout(timeoutSeconds * 1000),
+  });
+  await res.body?.cancel();
+  if (res.status >= 400) throw new Error(`shutdown POST answered ${res.status}`);
+}
+
+/** Whether CRI shows the container exited within `ms`. */
+async function exitsWithin(cri: CriClient, containerId: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const status = await cri.containerStatus(containerId);
+    if (status.state === 'CONTAINER_EXITED') return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, EXIT_POLL_MS));
+  }
 }

@@ -7,11 +7,10 @@ import {
   PODS,
   sidecarTerminationCrrName,
 } from '../../../contracts/index.js';
-import { ignoresExitCode } from '../../../api/pod-contracts.js';
 import { isAlreadyExists } from '../../core/client.js';
 import { objectUid, UID_INDEX } from '../../core/indexes.js';
 import type { Informer } from '../../core/informer.js';
-import { isCandidate, sidecarTerminationCrr } from '../../control/sidecar-termination.js';
+import { ignoresSidecarExitCode, isCandidate, sidecarShutdownOf, sidecarTerminationCrr } from '../../control/sidecar-termination.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { DaemonContext } from '../context.js';
 import { criContainerEvents, type CriContainerEvents } from '../cri-events.js';
@@ -135,7 +134,7 @@ export class NodeLocalSidecarTerminator {
       isCandidate(pod) &&
       // A sidecar whose exit code is to be ignored needs the manager's pod status handling around its stop (else the
       // kubelet fails the pod on its SIGTERM exit code): such pods stay with the CRR path.
-      !(pod.spec?.containers ?? []).some((c) => ignoresExitCode(c)) &&
+      !(pod.spec?.containers ?? []).some((c) => ignoresSidecarExitCode(pod, c)) &&
       !terminal(pod) &&
       !pod.metadata.deletionTimestamp &&
       !this.stopped.has(uid) &&
@@ -196,7 +195,10 @@ export class NodeLocalSidecarTerminator {
           podContainer: pod.spec?.containers.find((x) => x.name === c.name),
           gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds as number | undefined,
           podIP: pod.status?.podIP as string | undefined,
+          ...(shutdownFor(pod, c.name) ?? {}),
         });
+        if (out.shutdownError)
+          log.warn({ container: c.name, err: out.shutdownError }, 'declared shutdown did not stop the sidecar; SIGTERM');
         if (out.preStopError) log.warn({ container: c.name, err: out.preStopError }, 'preStop hook failed; stopped anyway');
         states.push({ name: c.name, phase: 'Recreating', isKilled: true });
       } catch (err) {
@@ -282,4 +284,9 @@ export class NodeLocalSidecarTerminator {
       return 'refused';
     }
   }
+}
+
+function shutdownFor(pod: Pod, container: string) {
+  const shutdown = sidecarShutdownOf(pod, container);
+  return shutdown ? { shutdown } : undefined;
 }

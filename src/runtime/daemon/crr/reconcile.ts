@@ -25,6 +25,9 @@ import {
   type PodView,
 } from './decision.js';
 import { killContainer } from './kill.js';
+import { sidecarShutdownOf } from '../../control/sidecar-termination.js';
+import { sidecarTerminationCrrName } from '../../../contracts/index.js';
+import type { SidecarShutdown } from '../../../api/container-patterns.js';
 import type { CrrWrites, NodeLocalSidecarTerminator } from './node-local.js';
 import { KeyedLock } from './keyed-lock.js';
 import { bareContainerId, observePod } from './observe.js';
@@ -229,14 +232,27 @@ export class CrrReconciler {
             gracePeriodSeconds:
               crr.spec.strategy?.terminationGracePeriodSeconds ?? (pod?.spec?.terminationGracePeriodSeconds as number | undefined),
             podIP: (pod?.status?.podIP as string | undefined) ?? undefined,
+            // The pod's declared clean shutdown, for the sidecars of its sidecar-termination CRR only.
+            ...(pod && action.crr === sidecarTerminationCrrName(pod.metadata.uid ?? '') ? shutdownOf(pod, container.name) : {}),
           });
+          if (out.shutdownError)
+            log.warn(
+              { crr: `${namespace}/${action.crr}`, container: container.name, err: out.shutdownError },
+              'declared shutdown did not stop the container; stopped with SIGTERM',
+            );
           if (out.preStopError)
             log.warn(
               { crr: `${namespace}/${action.crr}`, container: container.name, err: out.preStopError },
               'preStop hook failed; stopped anyway',
             );
           log.info(
-            { crr: `${namespace}/${action.crr}`, container: container.name, containerID: action.containerID, preStopMs: out.preStopMs },
+            {
+              crr: `${namespace}/${action.crr}`,
+              container: container.name,
+              containerID: action.containerID,
+              via: out.via,
+              preStopMs: out.preStopMs,
+            },
             'container stopped',
           );
           this.ctx.events.emit(
@@ -265,4 +281,10 @@ export class CrrReconciler {
         return;
     }
   }
+}
+
+/** The declared clean shutdown of one of the pod's sidecars, as a kill request field. */
+function shutdownOf(pod: Pod, container: string): { shutdown?: SidecarShutdown } {
+  const shutdown = sidecarShutdownOf(pod, container);
+  return shutdown ? { shutdown } : {};
 }

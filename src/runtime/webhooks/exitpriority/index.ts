@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ANNOTATION_CONTAINER_EXIT_PRIORITY } from '../../../contracts/index.js';
+import { ANNOTATION_CONTAINER_EXIT_PRIORITY, ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS } from '../../../contracts/index.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { POD_MUTATOR_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
@@ -18,7 +18,8 @@ export const exitPriorityWebhook: WebhookDefinition = {
     return [
       podMutator('exitpriority', POD_MUTATOR_ORDER.exitPriority, (pod, req) =>
         // Most pods carry no exit priority: no token is drawn for them (the decision ignores them too).
-        pod.metadata.annotations?.[ANNOTATION_CONTAINER_EXIT_PRIORITY] === undefined
+        pod.metadata.annotations?.[ANNOTATION_CONTAINER_EXIT_PRIORITY] === undefined &&
+        pod.metadata.annotations?.[ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS] === undefined
           ? undefined
           : // A pod under generateName has no name yet: a random token names it in its hooks instead.
             wireExitPriority(pod, req.namespace ?? pod.metadata.namespace ?? 'default', randomBytes(10).toString('hex')),

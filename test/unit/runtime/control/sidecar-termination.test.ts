@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decide, isCandidate, NODE_UNKNOWN_REQUEUE_MS } from '../../../../src/runtime/control/sidecar-termination.js';
+import {
+  decide,
+  ignoresSidecarExitCode,
+  isCandidate,
+  NODE_UNKNOWN_REQUEUE_MS,
+  sidecarShutdownOf,
+} from '../../../../src/runtime/control/sidecar-termination.js';
 import { crr, pod, QUICK, rows } from './sidecar-termination-table.js';
 
 describe('sidecar terminator decision', () => {
@@ -54,5 +60,74 @@ describe('sidecar terminator decision', () => {
     expect(isCandidate(pod({ restartPolicy: 'Always', mains: { app: 0 }, sidecars: { envoy: ['kill', 'running'] } }))).toBe(false);
     expect(isCandidate(pod({ mains: { app: 0 }, sidecars: {} }))).toBe(false);
     expect(isCandidate(pod({ mains: { app: 0 }, sidecars: { envoy: ['image', 'running'] } }))).toBe(true);
+  });
+});
+
+describe('sidecar terminator decision: sidecars declared by name or pattern (kruise.cdk8s.io/terminate-sidecars)', () => {
+  // An injected container carries no env marker: only the pod's annotation makes it a sidecar.
+  const declared = (annotation: string, proxy: 'running' | number, app: 'running' | number, restartPolicy = 'Never') => {
+    const p = pod({ restartPolicy, mains: { app, 'istio-proxy': proxy }, sidecars: {} });
+    p.metadata.annotations = { 'kruise.cdk8s.io/terminate-sidecars': annotation };
+    return p;
+  };
+  const ISTIO = '[{"name":"istio-proxy"}]';
+  const ISTIO_IGNORE = '[{"name":"istio-proxy","ignoreExitCode":true}]';
+  const table: Array<[string, ReturnType<typeof declared>, ReturnType<typeof decide>['action'], object?]> = [
+    ['main running: wait', declared(ISTIO, 'running', 'running'), 'wait'],
+    ['main done: the proxy is stopped through the CRR', declared(ISTIO, 'running', 0), 'act', crr('istio-proxy')],
+    ['by image pattern', declared('[{"imagePattern":"istio-proxy:1$"}]', 'running', 1), 'act', crr('istio-proxy')],
+    [
+      'ignoreExitCode: the CRR plus the phase from the mains',
+      declared(ISTIO_IGNORE, 'running', 0),
+      'act',
+      {
+        ...crr('istio-proxy'),
+        markTerminated: { phase: 'Succeeded' },
+      },
+    ],
+    [
+      'ignoreExitCode, main failed: Failed',
+      declared(ISTIO_IGNORE, 'running', 3),
+      'act',
+      { ...crr('istio-proxy'), markTerminated: { phase: 'Failed' } },
+    ],
+    ['a pattern matching every container declares nothing', declared('[{"namePattern":"."}]', 'running', 0), 'skip'],
+    ['a never-matching pattern declares nothing', declared('[{"namePattern":"(a+)+"}]', 'running', 0), 'skip'],
+    ['no such container (not injected): nothing to do', declared('[{"name":"linkerd-proxy"}]', 'running', 0), 'skip'],
+    ['restartPolicy Always: skipped', declared(ISTIO, 'running', 0, 'Always'), 'skip'],
+  ];
+  for (const [name, p, action, expected] of table) {
+    it(name, () => {
+      const d = decide({ pod: p, nodeKind: 'normal', crrExists: false });
+      expect(d.action).toBe(action);
+      if (expected) expect(d).toEqual(expected);
+    });
+  }
+
+  it('isCandidate sees the declaration', () => {
+    expect(isCandidate(declared(ISTIO, 'running', 'running'))).toBe(true);
+    expect(isCandidate(declared('[{"name":"linkerd-proxy"}]', 'running', 'running'))).toBe(false);
+  });
+
+  it('the shutdown and ignore-exit-code the pod declares per container', () => {
+    const p = declared(
+      '[{"name":"istio-proxy","ignoreExitCode":true,"shutdown":{"exec":{"command":["pilot-agent","request","POST","quitquitquit"]}}}]',
+      'running',
+      0,
+    );
+    expect(sidecarShutdownOf(p, 'istio-proxy')).toEqual({ exec: { command: ['pilot-agent', 'request', 'POST', 'quitquitquit'] } });
+    expect(sidecarShutdownOf(p, 'app')).toBeUndefined();
+    expect(
+      ignoresSidecarExitCode(
+        p,
+        p.spec!.containers.find((c) => c.name === 'istio-proxy')!,
+      ),
+    ).toBe(true);
+    expect(
+      ignoresSidecarExitCode(
+        p,
+        p.spec!.containers.find((c) => c.name === 'app')!,
+      ),
+    ).toBe(false);
   });
 });

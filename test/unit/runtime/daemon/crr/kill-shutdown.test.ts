@@ -1,0 +1,83 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { CriClient } from '../../../../../src/runtime/cri/client.js';
+import { killContainer } from '../../../../../src/runtime/daemon/crr/kill.js';
+
+/** A CRI stand-in recording the calls; the container exits when `exitOn` says so. */
+function cri(exitOn: { exec?: boolean; exitCode?: number } = {}) {
+  const calls: string[] = [];
+  let exited = false;
+  const client = {
+    execSync: async (_id: string, cmd: string[]) => {
+      calls.push(`exec ${cmd.join(' ')}`);
+      if (exitOn.exec) exited = true;
+      return { exitCode: exitOn.exitCode ?? 0, stdout: Buffer.alloc(0), stderr: Buffer.from('refused') };
+    },
+    containerStatus: async () => ({ state: exited ? 'CONTAINER_EXITED' : 'CONTAINER_RUNNING' }),
+    stopContainer: async (_id: string, t: number) => {
+      calls.push(`stop ${t}`);
+      exited = true;
+    },
+  };
+  return { client: client as unknown as CriClient, calls, exit: () => (exited = true) };
+}
+
+const req = { containerId: 'c1', podContainer: { name: 'istio-proxy' }, gracePeriodSeconds: 2 };
+
+describe('killContainer with a declared clean shutdown', () => {
+  it('exec shutdown that stops the container: no SIGTERM', async () => {
+    const c = cri({ exec: true });
+    const out = await killContainer(c.client, {
+      ...req,
+      shutdown: { exec: { command: ['pilot-agent', 'request', 'POST', 'quitquitquit'] } },
+    });
+    expect(out.via).toBe('shutdown');
+    expect(c.calls).toEqual(['exec pilot-agent request POST quitquitquit']);
+  });
+
+  it('exec shutdown that fails: SIGTERM through StopContainer, with the reason', async () => {
+    const c = cri({ exitCode: 7 });
+    const out = await killContainer(c.client, { ...req, shutdown: { exec: { command: ['quit'] } } });
+    expect(out.via).toBe('stop');
+    expect(out.shutdownError).toMatch(/shutdown command exited 7: refused/);
+    expect(c.calls).toEqual(['exec quit', 'stop 2']);
+  });
+
+  it('a shutdown the container ignores: SIGTERM after the bounded wait (never more than the grace period)', async () => {
+    const c = cri();
+    const started = Date.now();
+    const out = await killContainer(c.client, { ...req, gracePeriodSeconds: 1, shutdown: { exec: { command: ['quit'] } } });
+    expect(out.via).toBe('stop');
+    expect(out.shutdownError).toMatch(/still running 1 s after its shutdown/);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(c.calls.at(-1)).toMatch(/^stop /);
+  });
+
+  it('httpPost goes to the pod IP with POST; the container exiting after it means no SIGTERM', async () => {
+    const c = cri();
+    const seen: string[] = [];
+    const server = createServer((rq, rs) => {
+      seen.push(`${rq.method} ${rq.url}`);
+      c.exit();
+      rs.end('bye');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const out = await killContainer(c.client, { ...req, podIP: '127.0.0.1', shutdown: { httpPost: { port, path: '/quitquitquit' } } });
+      expect(out.via).toBe('shutdown');
+      expect(seen).toEqual(['POST /quitquitquit']);
+      expect(c.calls).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('httpPost without a pod IP, or answered with an error: SIGTERM', async () => {
+    const c = cri();
+    const out = await killContainer(c.client, { ...req, shutdown: { httpPost: { port: 1, path: '/q' } } });
+    expect(out.shutdownError).toMatch(/no IP/);
+    expect(c.calls).toEqual(['stop 2']);
+  });
+});
