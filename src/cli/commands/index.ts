@@ -8,6 +8,7 @@ import { register as daemon } from './daemon.js';
 import { register as apply } from './apply.js';
 import { register as image } from './image.js';
 import { register as uninstall } from './uninstall.js';
+import { register as status } from './status.js';
 
 /**
  * Every sub-command of the `cdk8s-kruise` binary, registered in one place.
@@ -15,7 +16,7 @@ import { register as uninstall } from './uninstall.js';
  */
 type Registrar = (program: Command) => void;
 
-const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply, uninstall, image];
+const registrars: Registrar[] = [controller, daemon, validate, explain, synth, schema, apply, uninstall, status, image];
 
 export function registerCommands(program: Command): void {
   for (const register of registrars) register(program);
