@@ -262,21 +262,26 @@ function addHashEntry(pod: Pod, key: string, set: SidecarSet, hash: string, now:
   annotations[key] = JSON.stringify(entries);
 }
 
-/** A percentage (`"20%"`) as a fraction; plain numbers and anything else count as everything pinned. */
-function partitionFraction(v: number | string | undefined): number {
+/**
+ * The share of selected new pods a Partial pin keeps on the pinned revision: a percentage partition (`"20%"`) as
+ * a fraction; no partition or a number of pods (upstream defaults it to 0) keeps none, as upstream draws only
+ * against a percentage.
+ */
+export function partitionFraction(v: number | string | undefined): number {
   const m = typeof v === 'string' ? /^(\d+)%$/.exec(v) : null;
-  return m ? Math.min(1, Number(m[1]) / 100) : 1;
+  return m ? Math.min(1, Number(m[1]) / 100) : 0;
 }
 
 /**
  * The version a pod gets: the latest, or the revision `injectionStrategy.revision` pins. Under policy
- * Partial a pod the update selector matches gets the latest with probability 1 - partition, as upstream.
+ * Partial a pod the update selector matches gets the latest with probability 1 - partition, as upstream;
+ * while the update is paused every new pod gets the pinned revision.
  */
 function chooseVersion(latest: SidecarSet, pod: Pod, input: InjectionInput): { set: SidecarSet; revision: string } | { deny: string } {
   const pin = latest.spec.injectionStrategy?.revision;
   const latestRevision = () => sidecarSetRevisionName(latest, (input.hashes ?? computeHashes)(latest).revision);
   if (!pin || (!pin.customVersion && !pin.revisionName)) return { set: latest, revision: latestRevision() };
-  if (pin.policy === 'Partial') {
+  if (pin.policy === 'Partial' && !latest.spec.updateStrategy?.paused) {
     const strategy = latest.spec.updateStrategy ?? {};
     const selected = !strategy.selector || selectorMatches(strategy.selector, labelsOf(pod));
     if (selected && (input.random ?? Math.random)() >= partitionFraction(strategy.partition)) {

@@ -9,7 +9,7 @@ import {
   sidecarSetRevisionName,
 } from '../../../../../src/runtime/control/sidecarset-pod.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
-import { injectSidecarSets, type InjectionInput } from '../../../../../src/runtime/webhooks/sidecarset/decision.js';
+import { injectSidecarSets, partitionFraction, type InjectionInput } from '../../../../../src/runtime/webhooks/sidecarset/decision.js';
 
 function set(name: string, spec: Partial<SidecarSet['spec']>, annotations?: Record<string, string>): SidecarSet {
   return {
@@ -396,6 +396,34 @@ describe('SidecarSet injection', () => {
     expect(run(pod(), [latest], { pinnedRevision: () => undefined })).toEqual({
       deny: expect.stringMatching(/injectionStrategy\.revision revisionName "logs-old" names no ControllerRevision/),
     });
+  });
+
+  it('canary upgrade (Partial pin, update selector, no partition): selected new pods get the latest, the others the pin', () => {
+    const canary = set('logs', {
+      containers: [{ name: 'logtail', image: 'logtail:2', env: [{ name: 'SOME_ENV', value: 'x' }] }],
+      updateStrategy: { selector: { matchLabels: { version: 'canary' } } },
+      injectionStrategy: { revision: { customVersion: '0', policy: 'Partial' } },
+    });
+    const stable = { name: 'logs-stable', data: { spec: { containers: [{ name: 'logtail', image: 'logtail:1' }] } } };
+    const image = (version: string, strategy: SidecarSet['spec']['updateStrategy'], draw: number) => {
+      const p = pod({}, { app: 'web', version });
+      run(p, [set('logs', { ...canary.spec, updateStrategy: strategy })], { pinnedRevision: () => stable, random: () => draw });
+      return p.spec!.containers.find((c) => c.name === 'logtail')!.image;
+    };
+    const selector = canary.spec.updateStrategy!.selector;
+    // As upstream, whatever the draw: no partition, or a number of pods (upstream's default is 0), keeps none.
+    for (const draw of [0, 0.5, 0.999]) {
+      expect(image('canary', { selector }, draw)).toBe('logtail:2');
+      expect(image('canary', { selector, partition: 0 }, draw)).toBe('logtail:2');
+      expect(image('canary', { selector, partition: 1 }, draw)).toBe('logtail:2');
+      expect(image('stable', { selector }, draw)).toBe('logtail:1');
+      // Paused: every new pod gets the pinned revision.
+      expect(image('canary', { selector, paused: true }, draw)).toBe('logtail:1');
+    }
+    expect(partitionFraction(undefined)).toBe(0);
+    expect(partitionFraction(3)).toBe(0);
+    expect(partitionFraction('30%')).toBe(0.3);
+    expect(partitionFraction('150%')).toBe(1);
   });
 
   it('a pinned revision replaces the injected fields: what it does not record (or records as null) was not set then', () => {
