@@ -29,10 +29,23 @@ import { validateObject } from '../src/api/validate.js';
 import { dns1123LabelError, dns1123SubdomainError } from '../src/contracts/validators.js';
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../src/contracts/keys.js';
 import { NAMES } from '../src/contracts/names.js';
+import { quoteValue } from '../src/api/quote.js';
 import { currentSynthScope, renderShared, scopeSynth } from './internal/render-once.js';
+import { readCapabilitiesFile } from './internal/capabilities-source.js';
+import {
+  CAPABILITIES_ENV,
+  CapabilitiesError,
+  capabilitiesOf,
+  capabilityErrors,
+  checkCapabilities,
+  type RuntimeCapabilities,
+} from '../src/install/capabilities.js';
 
 export { RuntimeImage } from '../src/install/image.js';
 export type { BundledImageOptions } from '../src/install/image.js';
+export { AppFeature } from '../src/contracts/features.js';
+export type { RuntimeCapabilities } from '../src/install/capabilities.js';
+export { CAPABILITIES_CONFIGMAP, CAPABILITIES_ENV, CAPABILITIES_FILE } from '../src/install/capabilities.js';
 
 /** Which Kruise implementation runs the app's resources. */
 export enum RuntimeTarget {
@@ -43,6 +56,82 @@ export enum RuntimeTarget {
    * checked for features upstream lacks and the feature gates it needs are reported.
    */
   OPENKRUISE = 'openkruise',
+  /**
+   * A runtime the platform installed (another app's `KruiseRuntime` with target BUNDLED): nothing is emitted; the
+   * app's features are checked against the installed runtime's capabilities (see `installedRuntime`), and one it
+   * lacks is a synth error naming the feature, the gate and the fix.
+   */
+  PLATFORM = 'platform',
+}
+
+/**
+ * Where an app whose runtime the platform installed finds that runtime's capabilities. All sources carry the same
+ * versioned document (`kruise.cdk8s.io/v1alpha1` `RuntimeCapabilities`), which the platform's install publishes in the
+ * ConfigMap `kruise-runtime-capabilities` of its namespace.
+ */
+export class InstalledRuntime {
+  /**
+   * From the platform's synth output, committed where the app can read it: its output directory (e.g.
+   * `../platform/dist`), its runtime manifest (`10-runtime.yaml`), or a capabilities JSON file
+   * (`kruise-runtime.capabilities.json`, e.g. `kubectl get configmap kruise-runtime-capabilities -n kruise-system -o jsonpath='{.data.capabilities\.json}'`).
+   * Read when the construct is created; a relative path is relative to the working directory of the synth.
+   * @param path file or directory
+   */
+  public static fromFile(path: string): InstalledRuntime {
+    if (typeof path !== 'string' || path.length === 0 || path.includes('\0')) {
+      throw new Error('InstalledRuntime.fromFile: path must be a non-empty string');
+    }
+    return new InstalledRuntime(() => readCapabilitiesFile(path), path, `commit its new output where ${path} reads it`);
+  }
+
+  /**
+   * From the cluster: `cdk8s-kruise synth --capabilities-from-cluster` reads the ConfigMap with your kubeconfig before
+   * it runs the app and passes it in the environment variable `CDK8S_KRUISE_CAPABILITIES` (a file path), which this reads.
+   * The default source of target PLATFORM.
+   */
+  public static fromCluster(): InstalledRuntime {
+    return new InstalledRuntime(
+      () => {
+        const file = process.env[CAPABILITIES_ENV];
+        if (!file) {
+          throw new CapabilitiesError(
+            `no runtime capabilities: ${CAPABILITIES_ENV} is not set. Run the synth as \`cdk8s-kruise synth --capabilities-from-cluster\` ` +
+              "(reads the platform runtime's ConfigMap with your kubeconfig), or give installedRuntime: InstalledRuntime.fromFile(<platform synth output>)",
+          );
+        }
+        return readCapabilitiesFile(file);
+      },
+      `the cluster's ConfigMap kruise-runtime-capabilities`,
+      'apply its output to the cluster',
+    );
+  }
+
+  /**
+   * From a capabilities document already in memory (e.g. `platformRuntime.capabilities()` in a monorepo program).
+   * @param document the parsed capabilities JSON
+   */
+  public static fromDocument(document: RuntimeCapabilities | Record<string, unknown>): InstalledRuntime {
+    const caps = checkCapabilities(JSON.parse(JSON.stringify(document ?? null)) as unknown, 'InstalledRuntime.fromDocument');
+    return new InstalledRuntime(() => caps, 'a capabilities document', 'pass its new capabilities document');
+  }
+
+  private constructor(
+    private readonly load: () => RuntimeCapabilities,
+    /** Where the capabilities come from, as messages name it. */
+    public readonly source: string,
+    /** How the app sees the platform's new capabilities, as a fix names it. */
+    private readonly refresh: string,
+  ) {}
+
+  /** @internal */
+  public _read(): RuntimeCapabilities {
+    return this.load();
+  }
+
+  /** @internal */
+  public get _refresh(): string {
+    return this.refresh;
+  }
 }
 
 /** When to run the node daemon. */
@@ -183,6 +272,18 @@ export interface KruiseRuntimeProps {
    */
   readonly target?: RuntimeTarget;
   /**
+   * Target PLATFORM: where the installed runtime's capabilities come from.
+   * @default InstalledRuntime.fromCluster() - what `cdk8s-kruise synth --capabilities-from-cluster` read
+   */
+  readonly installedRuntime?: InstalledRuntime;
+  /**
+   * Target BUNDLED, for a platform install that serves other apps: features to carry out whether or not this app
+   * uses them (the union of the apps' needs). Their gates are turned on, and the daemon and the pod webhook are
+   * deployed when they need them; the capabilities the install publishes then list them.
+   * @default - only what this app uses
+   */
+  readonly features?: readonly AppFeature[];
+  /**
    * Namespace of the runtime (created by this chart, labelled `control-plane: openkruise`).
    * @default "kruise-system"
    */
@@ -290,6 +391,11 @@ export interface KruiseRuntimeReport {
   readonly warnings: readonly string[];
   /** Markdown table of the gates the app needs (for a README or a PR description). */
   readonly gatesTable: string;
+  /**
+   * Target BUNDLED: the capabilities this install publishes. Target PLATFORM: those of the installed runtime the app
+   * was checked against. Undefined for target OPENKRUISE.
+   */
+  readonly capabilities?: RuntimeCapabilities;
 }
 
 const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = {
@@ -351,6 +457,21 @@ class RenderedObject extends ApiObject {
  * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
  * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
  */
+/** The `features` prop, checked: each an AppFeature value, no duplicates. */
+function checkFeatures(features: readonly AppFeature[] | undefined, where: string): readonly AppFeature[] {
+  if (features === undefined) return [];
+  if (!Array.isArray(features)) throw new Error(`${where}: features must be an array of AppFeature values`);
+  const known = Object.values(AppFeature) as string[];
+  for (const f of features) {
+    if (!known.includes(f as string)) {
+      throw new Error(
+        `${where}: features: ${quoteValue(f)} is not an AppFeature (e.g. AppFeature.SIDECAR_TERMINATOR_KILL, AppFeature.IMAGE_PULL_JOB)`,
+      );
+    }
+  }
+  return [...new Set<AppFeature>(features)];
+}
+
 /** Marks KruiseRuntime instances; a registered symbol, so two copies of this package recognize each other. */
 const KRUISE_RUNTIME = Symbol.for('cdk8s-kruise.KruiseRuntime');
 
@@ -374,6 +495,9 @@ export class KruiseRuntime extends Chart {
 
   private readonly props: KruiseRuntimeProps;
   private readonly overrides: Record<string, boolean>;
+  /** Target PLATFORM: the installed runtime's capabilities, read when the construct is created. */
+  private readonly installed?: { readonly caps: RuntimeCapabilities; readonly source: string; readonly refresh: string };
+  private readonly features: readonly AppFeature[];
   private readonly objects = new Map<string, RenderedObject>();
   private rendered = new Map<string, KubeObject>();
   private lastReport?: KruiseRuntimeReport;
@@ -429,6 +553,29 @@ export class KruiseRuntime extends Chart {
     if (props.daemon?.criSocketGroup !== undefined && (!Number.isInteger(props.daemon.criSocketGroup) || props.daemon.criSocketGroup < 0)) {
       throw new Error(`${this.node.path}: daemon.criSocketGroup must be a non-negative integer group id`);
     }
+    if (!Object.values(RuntimeTarget).includes(this.target)) {
+      throw new Error(
+        `${this.node.path}: target must be a RuntimeTarget (bundled, openkruise or platform), got ${JSON.stringify(this.target)}`,
+      );
+    }
+    this.features = checkFeatures(props.features, this.node.path);
+    if (this.features.length > 0 && this.target !== RuntimeTarget.BUNDLED) {
+      throw new Error(
+        `${this.node.path}: features only applies to target BUNDLED (the platform's install); with target ${this.target} the runtime is installed elsewhere, so enable them there`,
+      );
+    }
+    if (props.installedRuntime !== undefined && this.target !== RuntimeTarget.PLATFORM) {
+      throw new Error(`${this.node.path}: installedRuntime only applies to target PLATFORM`);
+    }
+    if (this.target === RuntimeTarget.PLATFORM) {
+      const source = props.installedRuntime ?? InstalledRuntime.fromCluster();
+      try {
+        this.installed = { caps: source._read(), source: source.source, refresh: source._refresh };
+      } catch (e) {
+        if (e instanceof CapabilitiesError) throw new Error(`${this.node.path}: target PLATFORM: ${e.message}`, { cause: e });
+        throw e;
+      }
+    }
 
     if (this.target === RuntimeTarget.BUNDLED) {
       const crdChart = new Chart(scope, `${id}-crds`);
@@ -457,7 +604,18 @@ export class KruiseRuntime extends Chart {
 
   /** What the runtime found at the last synth (analysing the app now if it was not synthesized yet). */
   public report(): KruiseRuntimeReport {
-    return this.lastReport ?? this.analyze();
+    if (this.lastReport) return this.lastReport;
+    const r = this.analyze();
+    return this.target === RuntimeTarget.BUNDLED && r.errors.length === 0 ? { ...r, capabilities: capabilitiesOf(this.buildSpec(r)) } : r;
+  }
+
+  /**
+   * The capabilities document: for target BUNDLED the one this install publishes (write it to a file for apps that
+   * read `InstalledRuntime.fromFile`, or pass it to `InstalledRuntime.fromDocument`); for target PLATFORM the installed
+   * runtime's. Undefined for target OPENKRUISE or when the app has errors.
+   */
+  public capabilities(): RuntimeCapabilities | undefined {
+    return this.report().capabilities;
   }
 
   /**
@@ -487,8 +645,9 @@ export class KruiseRuntime extends Chart {
 
   private analyze(shared = false): KruiseRuntimeReport {
     const objects = this.appObjects(shared);
-    const uses = detectFeatures(objects);
+    const uses = [...detectFeatures(objects), ...this.requestedUses()];
     this.sidecarSets = sidecarSetTargets(objects.map((o) => o.object));
+    if (this.installed) return this.analyzeAgainstPlatform(objects, uses, this.installed);
     const bundled = this.target === RuntimeTarget.BUNDLED;
     // What the app needs depends on how the target carries each feature out (the feature table's per-runtime needs).
     const runtime = bundled ? 'bundled' : 'upstream';
@@ -533,6 +692,35 @@ export class KruiseRuntime extends Chart {
       errors: [...new Set(errors)],
       warnings: [...new Set(warnings)],
       gatesTable: gatesMarkdownTable(gates),
+    };
+  }
+
+  /** The `features` prop as feature uses of this construct, so they flow through gates, daemon and webhook like the app's. */
+  private requestedUses(): FeatureUse[] {
+    const resource = { apiVersion: 'cdk8s.io/v1', kind: 'KruiseRuntime', name: this.node.id, path: this.node.path };
+    return this.features.map((feature, i) => ({ feature, resource, pointer: `/features/${i}` }));
+  }
+
+  /** Target PLATFORM: the app's uses against the installed runtime; nothing is rendered. */
+  private analyzeAgainstPlatform(
+    objects: readonly SourcedObject[],
+    uses: readonly FeatureUse[],
+    installed: { readonly caps: RuntimeCapabilities; readonly source: string; readonly refresh: string },
+  ): KruiseRuntimeReport {
+    const { caps, source, refresh } = installed;
+    const gates = resolveGates(gatesForUses(uses, caps.runtime), {});
+    const support = runtimeSupport(uses, caps.runtime);
+    const errors = [...support.errors, ...capabilityErrors(uses, objects, caps, source, refresh)];
+    if (caps.runtime === 'upstream') errors.push(...this.upstreamSchemaErrors(objects));
+    return {
+      uses,
+      gates,
+      daemon: false,
+      podWebhook: false,
+      errors: [...new Set(errors)],
+      warnings: [...new Set(support.warnings)],
+      gatesTable: gatesMarkdownTable(gates),
+      capabilities: caps,
     };
   }
 
@@ -626,11 +814,15 @@ export class KruiseRuntime extends Chart {
   private preparedIn?: { scope: number; errors: string[] };
 
   private prepareNow(shared: boolean): string[] {
-    const report = this.analyze(shared);
+    const analysis = this.analyze(shared);
+    let report = analysis;
     this.lastReport = report;
     if (report.errors.length > 0) return [...report.errors];
     if (this.target === RuntimeTarget.BUNDLED) {
-      this.sync(this.buildSpec(report));
+      const spec = this.buildSpec(report);
+      report = { ...analysis, capabilities: capabilitiesOf(spec) };
+      this.lastReport = report;
+      this.sync(spec);
       this.recordIgnoredGates();
       if (this.props.orderBeforeApp ?? true) this.orderApp();
     }

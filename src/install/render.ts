@@ -6,6 +6,7 @@ import { flowControl } from './flow-control.js';
 import { daemonRbac, managerRbac } from './rbac.js';
 import { controllerManagerDeployment, controllerManagerPdb } from './controller-manager.js';
 import { daemonSet } from './daemon.js';
+import { capabilitiesConfigMap } from './capabilities.js';
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration, webhookCertificate, webhookService } from './webhooks.js';
 
 /**
@@ -16,6 +17,8 @@ import { mutatingWebhookConfiguration, validatingWebhookConfiguration, webhookCe
 export function renderRuntime(spec: InstallSpec): KubeObject[] {
   const out: (KubeObject | undefined)[] = [
     ...namespaces(spec),
+    // What this install carries out, for apps that target it instead of installing a runtime (capabilities.ts).
+    capabilitiesConfigMap(spec),
     ...managerRbac(spec),
     ...(spec.daemon ? daemonRbac(spec) : []),
     // The policies narrowing RBAC come with it, before any workload can use the rights.

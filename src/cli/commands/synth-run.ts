@@ -21,6 +21,7 @@ import {
   type SynthDoc,
 } from '../../policy/output-layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
+import { CAPABILITIES_ENV, fetchClusterCapabilities } from '../synth/capabilities.js';
 
 export interface SynthOptions {
   app?: string;
@@ -41,6 +42,11 @@ export interface SynthOptions {
   allowEmpty?: boolean;
   clean?: boolean;
   maxFindings: string;
+  capabilitiesFromCluster?: boolean;
+  runtimeNamespace?: string;
+  kubectl?: string;
+  kubeconfig?: string;
+  context?: string;
 }
 
 export async function synth(opts: SynthOptions): Promise<number> {
@@ -93,8 +99,17 @@ export async function synth(opts: SynthOptions): Promise<number> {
   try {
     const raw = path.join(stage, 'raw');
     const t0 = performance.now();
+    const env: Record<string, string> = {};
+    if (opts.capabilitiesFromCluster) {
+      const clusterOpts = { kubectl: opts.kubectl ?? 'kubectl', kubeconfig: opts.kubeconfig, context: opts.context };
+      env[CAPABILITIES_ENV] = await fetchClusterCapabilities(
+        { ...clusterOpts, namespace: opts.runtimeNamespace ?? 'kruise-system' },
+        stage,
+      );
+      log(`read the platform runtime's capabilities from the cluster`);
+    }
     log(`running the app: ${app}`);
-    const result = await runApp(app, raw, process.cwd());
+    const result = await runApp(app, raw, process.cwd(), env);
     if (result.code !== 0) {
       process.stderr.write(
         `cdk8s-kruise: the cdk8s app failed (${result.signal ? `signal ${result.signal}` : `exit code ${result.code}`}): ${app}\n` +

@@ -38,6 +38,14 @@ export function register(program: Command): void {
     .option('-q, --quiet', 'no progress or timing, even on a terminal')
     .option('--max-findings <n>', 'findings listed in the report (the summary counts all; 0 lists all)', String(DEFAULT_MAX_FINDINGS))
     .option('--clean', 'take over an output directory that holds only what `cdk8s synth` writes (*.k8s.yaml, construct-metadata.json)')
+    .option(
+      '--capabilities-from-cluster',
+      "read the platform runtime's capabilities (ConfigMap kruise-runtime-capabilities) with kubectl and hand them to the app's KruiseRuntime (target PLATFORM)",
+    )
+    .option('--runtime-namespace <ns>', 'with --capabilities-from-cluster: namespace of the platform runtime', 'kruise-system')
+    .option('--kubectl <path>', 'with --capabilities-from-cluster: kubectl binary', 'kubectl')
+    .option('--kubeconfig <file>', 'with --capabilities-from-cluster: kubeconfig passed to kubectl')
+    .option('--context <name>', 'with --capabilities-from-cluster: kubeconfig context passed to kubectl')
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',

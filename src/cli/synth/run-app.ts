@@ -7,14 +7,19 @@ let running: ChildProcess | undefined;
  * construct metadata recorded). The app's own output goes to stderr so stdout stays machine-readable. It runs in
  * its own process group so that an interrupted synth can stop the whole app (shell and children) at once.
  */
-export function runApp(command: string, outdir: string, cwd: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export function runApp(
+  command: string,
+  outdir: string,
+  cwd: string,
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, {
       cwd,
       shell: true,
       detached: true,
       stdio: ['ignore', 2, 2],
-      env: { ...process.env, CDK8S_OUTDIR: outdir, CDK8S_RECORD_CONSTRUCT_METADATA: 'true' },
+      env: { ...process.env, ...extraEnv, CDK8S_OUTDIR: outdir, CDK8S_RECORD_CONSTRUCT_METADATA: 'true' },
     });
     running = child;
     child.on('error', reject);
