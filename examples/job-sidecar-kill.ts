@@ -1,9 +1,12 @@
 import { Chart, ChartProps } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
-import { JobSidecarTermination } from '../constructs/index.js';
+import { InjectedSidecar, JobSidecarTermination } from '../constructs/index.js';
 
-/** A batch Job whose long-running sidecar is killed once the main container finishes (kill mode). */
+/**
+ * A batch Job whose long-running sidecar is killed once the main container finishes (kill mode). An Istio proxy a mesh
+ * injects into the pod after synth is declared by name and stops too, through its own quitquitquit.
+ */
 export class JobSidecarKill extends Construct {
   public constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -18,7 +21,7 @@ export class JobSidecarKill extends Construct {
         },
       ],
     });
-    JobSidecarTermination.of(job).addSidecar(
+    JobSidecarTermination.of(job, { injectedSidecars: [InjectedSidecar.istio()] }).addSidecar(
       {
         name: 'log-shipper',
         image: 'fluent/fluent-bit:3.0',

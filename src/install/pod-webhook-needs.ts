@@ -12,6 +12,7 @@
  */
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
+  ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS,
   ANNOTATION_CONTAINER_LAUNCH_PRIORITY,
   ENV_CONTAINER_PRIORITY,
   isEmptySelector,
@@ -99,6 +100,8 @@ function markerTerms(): string[] {
   return [
     // Exit priority: the preStop wiring to the node daemon.
     hasKey(ANNOTATIONS, ANNOTATION_CONTAINER_EXIT_PRIORITY),
+    // Exit priority by name or pattern: resolved into the annotation above, then wired the same way.
+    hasKey(ANNOTATIONS, ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS),
     // Launch priority: the barrier env. The annotation counts whatever its value, so that no mutation of it can
     // take a pod out of the expression.
     hasKey(ANNOTATIONS, ANNOTATION_CONTAINER_LAUNCH_PRIORITY),

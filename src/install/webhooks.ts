@@ -87,7 +87,10 @@ function podWebhooks(spec: InstallSpec): Record<string, unknown>[] {
     sideEffects: 'None',
     failurePolicy,
     matchPolicy: 'Equivalent',
-    reinvocationPolicy: 'Never',
+    // Called again when a webhook after ours (configurations run in name order; e.g. a mesh injector named after
+    // kruise-mutating-webhook-configuration) changed the pod: the exit-priority step then wires the containers it
+    // added (kruise.cdk8s.io/container-exit-priority-patterns). Every step of the chain is idempotent on its own output.
+    reinvocationPolicy: 'IfNeeded',
     timeoutSeconds: spec.webhook.timeoutSeconds,
     namespaceSelector: podNamespaceSelector(spec),
     rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE'], scope: 'Namespaced' }],

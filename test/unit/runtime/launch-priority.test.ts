@@ -51,6 +51,18 @@ describe('launch priority webhook step', () => {
     expect(generatePodName('x'.repeat(70), () => 26)).toBe('x'.repeat(58) + '99999');
   });
 
+  it('called again (reinvocation after another webhook added a container): nothing changes', () => {
+    const p = pod({ name: 'fixed', ordered: true });
+    wireLaunchPriority(p);
+    const first = JSON.stringify(p.spec);
+    expect(wireLaunchPriority(p)).toBeUndefined();
+    expect(JSON.stringify(p.spec)).toBe(first);
+    p.spec!.containers.push({ name: 'istio-proxy', image: 'proxyv2' });
+    wireLaunchPriority(p);
+    expect(p.spec!.containers[3]!.env).toBeUndefined();
+    expect(barrierEnv({ ...p, spec: { containers: p.spec!.containers.slice(0, 3) } } as Pod).map((e) => e!.valueFrom)).toHaveLength(3);
+  });
+
   it('keeps a given name and the env already there', () => {
     const p = pod({ name: 'fixed', env: { a: '2' } });
     wireLaunchPriority(p);

@@ -53,6 +53,9 @@ export function generatePodName(generateName: string, random: (n: number) => num
 
 /** Adds the barrier env to every container (in place); fills in the pod name when only generateName is set. */
 export function wireLaunchPriority(pod: Pod, random?: (n: number) => number): PodMutation {
+  // Called again (reinvocation after a later webhook changed the pod): the order was decided on the first call, and
+  // the barrier ConfigMap's keys with it. A container added since starts without a barrier, as an unordered one.
+  if (pod.spec?.containers.some((c) => (c.env ?? []).some((e) => e.name === ENV_CONTAINER_BARRIER))) return;
   const { priorities, error } = launchPriorities(pod);
   if (error) return { deny: `container launch priority: ${error}` };
   if (!priorities) return;
