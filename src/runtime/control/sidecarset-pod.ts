@@ -52,8 +52,10 @@ export function usesNativeSidecars(set: Pick<SidecarSet, 'metadata'>): boolean {
 function hashOf(containers: readonly SidecarContainer[], initContainers: readonly SidecarContainer[] | undefined, native: boolean): string {
   const body: Record<string, unknown> = { containers };
   // Native-sidecar init containers are upgraded like containers, so they are part of the hash; plain init
-  // containers only run at start and never make a pod "not updated".
-  const nativeInit = (initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  // containers only run at start and never make a pod "not updated". An init container's podInjectPolicy changes
+  // nothing injected (the CRD defaults it to AfterAppContainer, as upstream's webhook does), so it is left out:
+  // the default appearing on sets stored before it must not make their pods look out of date.
+  const nativeInit = (initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map(({ podInjectPolicy: _ignored, ...c }) => c);
   if (nativeInit.length > 0) body.initContainers = nativeInit;
   if (native) body.nativeSidecars = true;
   return safeEncodeString(createHash('sha256').update(canonicalJson(body)).digest('hex'));

@@ -477,4 +477,17 @@ describe('SidecarSet injection', () => {
     expect(sidecarSetHashWithoutImage(b)).not.toBe(sidecarSetHashWithoutImage(c));
     expect(sidecarSetHash(a)).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
   });
+
+  it('an init container’s podInjectPolicy (defaulted by the CRD, ignored by injection) leaves both hashes as they were', () => {
+    const native = { name: 'proxy', image: 'p:1', restartPolicy: 'Always' as const };
+    const before = set('s', { containers: [{ name: 'c', image: '1' }], initContainers: [native] });
+    const defaulted = set('s', {
+      containers: [{ name: 'c', image: '1' }],
+      initContainers: [{ ...native, podInjectPolicy: 'AfterAppContainer' }],
+    });
+    expect(sidecarSetHash(defaulted)).toBe(sidecarSetHash(before));
+    expect(sidecarSetHashWithoutImage(defaulted)).toBe(sidecarSetHashWithoutImage(before));
+    // The native init container itself still counts.
+    expect(sidecarSetHash(set('s', { ...before.spec, initContainers: [{ ...native, image: 'p:2' }] }))).not.toBe(sidecarSetHash(before));
+  });
 });
