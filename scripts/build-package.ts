@@ -25,6 +25,8 @@
  * - `lib/image/` — the image kit `cdk8s-kruise image build` builds the runtime image from: the app layer as
  *   the project's image build writes it (gzip blob) and what the base layer and the config need
  *   (src/image/kit.ts). About 0.8 MB; read only by that command.
+ * - `lib/schemas/<version>/` — a JSON Schema per kind the compiler models, Kruise and core kinds, named as
+ *   kubeconform looks them up (src/api/schema-files.ts), for editors (`yaml.schemas`) and kubeconform.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ import { build, transformSync, type BuildOptions, type Plugin } from 'esbuild';
 import { CORE_KIND_VALIDATORS_FILE, coreKindValidatorsSource, precompiledValidatorsSource } from '../src/api/validate-standalone.js';
 import { PLUS_ENTRY_POINTS, plusPeerLoaderSource, type PlusPackage } from '../constructs/internal/plus-peer.js';
 import { KIT_DIR_IN_PACKAGE } from '../src/image/kit.js';
+import { SCHEMA_SET_VERSION, schemaFiles } from '../src/api/schema-files.js';
 import { writeImageKit } from '../src/image/kit-write.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -568,6 +571,14 @@ export async function buildImageKit(): Promise<void> {
   await writeImageKit(repoRoot, path.join(repoRoot, KIT_DIR_IN_PACKAGE));
 }
 
+/** The JSON Schemas (`lib/schemas/<version>/`), from the definitions `validate` compiles. Minified: editors and kubeconform parse them. */
+export function buildSchemas(schemasDir: string = path.join(lib, 'schemas')): string {
+  const dir = path.join(schemasDir, SCHEMA_SET_VERSION);
+  mkdirSync(dir, { recursive: true });
+  for (const f of schemaFiles()) writeFileSync(path.join(dir, f.file), JSON.stringify(f.schema));
+  return dir;
+}
+
 async function main(): Promise<void> {
   // `--library`: only the library entries and the cdk8s plugin that requires their CommonJS core (what a test of
   // the plugin needs), not the CLI, types or image kit.
@@ -577,8 +588,9 @@ async function main(): Promise<void> {
     await buildLibrary();
     return;
   }
-  for (const dir of ['esm', 'cjs', 'cli', 'types', 'image']) rmSync(path.join(lib, dir), { recursive: true, force: true });
+  for (const dir of ['esm', 'cjs', 'cli', 'types', 'image', 'schemas']) rmSync(path.join(lib, dir), { recursive: true, force: true });
   mkdirSync(lib, { recursive: true });
+  buildSchemas();
   await Promise.all([buildLibrary(), buildCli(), buildImageKit()]);
   buildTypes();
   buildPlusVariantTypes();

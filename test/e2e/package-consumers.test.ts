@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestRegistry } from '../cri-harness/registry.js';
 import { readmeTour } from '../harness/readme-tour.js';
+import { SCHEMA_SET_VERSION, schemaFiles } from '../../src/api/schema-files.js';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -217,6 +218,8 @@ beforeAll(async () => {
     'lib/cdk8s-plugin.cjs',
     'lib/image/kit.json',
     'lib/image/app-layer.tar.gz',
+    // The JSON Schemas, one per kind the compiler models, Kruise and core kinds (README: editor and kubeconform).
+    ...schemaFiles().map((f) => `lib/schemas/${SCHEMA_SET_VERSION}/${f.file}`),
   ]) {
     expect(paths, required).toContain(required);
   }
@@ -224,7 +227,7 @@ beforeAll(async () => {
   expect(
     paths.filter(
       (p) =>
-        !/^(lib\/(esm|cjs|cli|types)\/|lib\/image\/(kit\.json|app-layer\.tar\.gz)$|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(
+        !/^(lib\/(esm|cjs|cli|types)\/|lib\/image\/(kit\.json|app-layer\.tar\.gz)$|lib\/schemas\/v[0-9.]+\/[a-z0-9-]+\.json$|lib\/cdk8s-plugin\.cjs$|package\.json$|README\.md$|LICENSE$)/.test(
           p,
         ),
     ),
