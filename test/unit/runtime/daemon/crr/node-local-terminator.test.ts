@@ -190,3 +190,26 @@ describe('node-local sidecar terminator: what CRI adds to the kubelet report', (
     ]);
   });
 });
+
+describe('node-local sidecar terminator: a sidecar declared by name or pattern (kruise.cdk8s.io/terminate-sidecars)', () => {
+  // The injected container carries no env marker: only the annotation makes it a sidecar, on the node as in the manager.
+  const declared = (annotation: string | undefined) => {
+    const p = pod({ mains: { app: 0, 'mesh-proxy': 'running' }, sidecars: {} });
+    if (annotation !== undefined) p.metadata.annotations = { 'kruise.cdk8s.io/terminate-sidecars': annotation };
+    return p;
+  };
+  const table: Array<[string, string | undefined, 'stop' | 'none']> = [
+    ['declared by name: stopped', '[{"name":"mesh-proxy","shutdown":{"httpPost":{"port":15020,"path":"/quit"}}}]', 'stop'],
+    ['declared by image pattern: stopped', '[{"imagePattern":"/mesh-proxy:"}]', 'stop'],
+    ['not declared: left running', undefined, 'none'],
+    ['a pattern that never matches: left running', '[{"namePattern":""}]', 'none'],
+  ];
+  for (const [name, annotation, action] of table) {
+    it(name, () => {
+      const p = declared(annotation);
+      const step = decideNodeLocal({ pod: p, instances: criOf(p), scheme: 'containerd', crrCached: false, stoppedHere: false });
+      expect(step.action).toBe(action);
+      if (action === 'stop') expect(step).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'mesh-proxy', id: 'mesh-proxy' }] });
+    });
+  }
+});
