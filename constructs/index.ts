@@ -8,4 +8,5 @@ export * from './sidecar-set.js';
 export * from './image-pull-job.js';
 export * from './container-recreate-request.js';
 export * from './kruise-runtime.js';
+export * from './runtime-metrics.js';
 export type { SecretReference } from './internal/plus-objects.js';

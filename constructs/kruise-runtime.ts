@@ -21,6 +21,7 @@ import { bundledFeatureGatesFlag } from '../src/install/runtime-gates.js';
 import { bundledServesPods, runtimeSupport } from '../src/install/runtime-support.js';
 import { AppFeature, BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
 import { renderRuntime } from '../src/install/render.js';
+import { metricsSpecOf, type RuntimeMetricsOptions } from './runtime-metrics.js';
 import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
 import { describeRef, refOf } from '../src/install/types.js';
@@ -373,6 +374,13 @@ export interface KruiseRuntimeProps {
    * @default RuntimeLogLevel.INFO
    */
   readonly logLevel?: RuntimeLogLevel;
+  /**
+   * How Prometheus scrapes the manager and the daemon: `prometheus.io/*` pod annotations, and optionally Prometheus
+   * Operator PodMonitors or ServiceMonitors. The metrics: docs/runtime.md, "Metrics".
+   *
+   * @default - pod annotations only
+   */
+  readonly metrics?: RuntimeMetricsOptions;
 }
 
 /** What the runtime found in the app at the last synth. */
@@ -777,6 +785,7 @@ export class KruiseRuntime extends Chart {
       featureGates: bundledFeatureGatesFlag(gates),
       kinds: servedKinds(),
       syncWave: p.syncWaves ? RUNTIME_WAVE : undefined,
+      metrics: metricsSpecOf(p.metrics, this.node.path),
     };
   }
 

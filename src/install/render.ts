@@ -1,5 +1,6 @@
 import type { KubeObject } from './types.js';
 import type { InstallSpec } from './spec.js';
+import { withMetricsScrape } from './metrics.js';
 import { namespaces } from './namespace.js';
 import { admissionPolicies } from './admission-policies.js';
 import { flowControl } from './flow-control.js';
@@ -33,5 +34,9 @@ export function renderRuntime(spec: InstallSpec): KubeObject[] {
     mutatingWebhookConfiguration(spec),
     validatingWebhookConfiguration(spec),
   ];
-  return out.filter((o): o is KubeObject => o !== undefined);
+  // Scrape annotations and monitors last: they read the ports the workloads were rendered with.
+  return withMetricsScrape(
+    out.filter((o): o is KubeObject => o !== undefined),
+    spec,
+  );
 }

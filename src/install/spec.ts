@@ -4,6 +4,7 @@
  */
 
 import type { PodFailClosed } from './pod-webhook-needs.js';
+import type { MetricsSpec } from './metrics.js';
 
 /** Kubernetes ResourceRequirements as rendered. */
 export interface ResourceRequirements {
@@ -70,6 +71,8 @@ export interface InstallSpec {
   readonly kinds: readonly ServedKind[];
   /** Argo CD sync wave for the runtime objects, when asked for. */
   readonly syncWave?: number;
+  /** How Prometheus scrapes the manager and daemon. @default DEFAULT_METRICS (pod annotations only) */
+  readonly metrics?: MetricsSpec;
 }
 
 // Names and ports are contracts the runtime reads too; declared in the contract layer.
