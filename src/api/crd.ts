@@ -146,7 +146,7 @@ export interface CrdOptions {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
-/** The apiextensions.k8s.io/v1 CustomResourceDefinition of a kind (one served+storage version). */
+/** The apiextensions.k8s.io/v1 CustomResourceDefinition of a kind (its storage version and any also served). */
 export function toCustomResourceDefinition(def: KindDefinition, options: CrdOptions = {}): Json {
   const metadata: Json = { name: `${def.plural}.${def.group}` };
   if (options.labels && Object.keys(options.labels).length) metadata.labels = { ...options.labels };
@@ -165,16 +165,15 @@ export function toCustomResourceDefinition(def: KindDefinition, options: CrdOpti
       group: def.group,
       names,
       scope: def.scope,
-      versions: [
-        {
-          name: def.version,
-          served: true,
-          storage: true,
-          ...(def.printerColumns.length ? { additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })) } : {}),
-          schema: { openAPIV3Schema: openApiV3Schema(def) },
-          subresources,
-        },
-      ],
+      // The storage version first, then the versions served with the same schema (no conversion needed).
+      versions: [def.version, ...(def.alsoServed ?? [])].map((name) => ({
+        name,
+        served: true,
+        storage: name === def.version,
+        ...(def.printerColumns.length ? { additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })) } : {}),
+        schema: { openAPIV3Schema: openApiV3Schema(def) },
+        subresources,
+      })),
     },
   };
 }

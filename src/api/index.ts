@@ -11,6 +11,7 @@ export * from './kinds/cloneset.js';
 export * from './kinds/imagepulljob.js';
 export * from './kinds/containerrecreaterequest.js';
 export * from './kinds/nodeimage.js';
+export * from './kinds/broadcastjob.js';
 export * from './pod-contracts.js';
 export * from './pod-contract-schemas.js';
 export * from './registry.js';

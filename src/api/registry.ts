@@ -11,6 +11,7 @@ import { CloneSetSchema } from './kinds/cloneset.js';
 import { ContainerRecreateRequestSchema } from './kinds/containerrecreaterequest.js';
 import { ImagePullJobSchema } from './kinds/imagepulljob.js';
 import { NodeImageSchema } from './kinds/nodeimage.js';
+import { BroadcastJobSchema } from './kinds/broadcastjob.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
 /** An `additionalPrinterColumns` entry of a CRD version. */
@@ -38,6 +39,8 @@ export interface Subresources {
 export interface KindDefinition {
   readonly group: string;
   readonly version: string;
+  /** Versions the CRD also serves with the same schema (conversion None); `version` stays the storage version. */
+  readonly alsoServed?: readonly string[];
   readonly kind: string;
   readonly plural: string;
   readonly singular: string;
@@ -61,7 +64,7 @@ const AGE: PrinterColumn = {
 /** A kind's names and scope come from the contract layer; the API model adds schema, columns and subresources. */
 function def(
   kind: KruiseKindName,
-  d: Omit<KindDefinition, 'group' | 'version' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'>,
+  d: Omit<KindDefinition, 'group' | 'version' | 'alsoServed' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'>,
 ): KindDefinition {
   const id = KRUISE_KINDS[kind];
   return Object.freeze({
@@ -73,6 +76,7 @@ function def(
     listKind: `${id.kind}List`,
     scope: id.namespaced ? ('Namespaced' as const) : ('Cluster' as const),
     ...(id.shortNames ? { shortNames: id.shortNames } : {}),
+    ...(id.alsoServed ? { alsoServed: id.alsoServed } : {}),
     ...d,
   });
 }
@@ -177,6 +181,24 @@ export const NodeImageDefinition = def('NodeImage', {
   ],
 });
 
+/** Registry entry of BroadcastJob: names, scope, schema, printer columns (upstream's) and subresources. */
+export const BroadcastJobDefinition = def('BroadcastJob', {
+  schema: BroadcastJobSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    {
+      name: 'Desired',
+      type: 'integer',
+      jsonPath: '.status.desired',
+      description: 'The desired number of pods. This is typically equal to the number of nodes satisfied to run pods.',
+    },
+    { name: 'Active', type: 'integer', jsonPath: '.status.active', description: 'The number of actively running pods.' },
+    { name: 'Succeeded', type: 'integer', jsonPath: '.status.succeeded', description: 'The number of pods which reached phase Succeeded.' },
+    { name: 'Failed', type: 'integer', jsonPath: '.status.failed', description: 'The number of pods which reached phase Failed.' },
+    AGE,
+  ],
+});
+
 /** Every kind we model, in a stable order (used for CRD output order). */
 export const KINDS: readonly KindDefinition[] = Object.freeze([
   SidecarSetDefinition,
@@ -184,6 +206,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   ImagePullJobDefinition,
   ContainerRecreateRequestDefinition,
   NodeImageDefinition,
+  BroadcastJobDefinition,
 ]);
 
 const byKey = new Map(KINDS.map((d) => [`${d.group}/${d.version}|${d.kind}`, d]));

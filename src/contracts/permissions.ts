@@ -142,7 +142,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['create', 'delete'],
-    why: 'CloneSet controller: creates its pods, deletes pods on scale-in and recreate (it patches lifecycle state, revision labels, in-place images and owner references under the pods rule above)',
+    why: 'CloneSet and BroadcastJob controllers: create their pods; CloneSet deletes pods on scale-in and recreate, BroadcastJob the active pods of a failed job and pods no longer fitting their node (CloneSet patches lifecycle state, revision labels, in-place images and owner references under the pods rule above)',
   },
   {
     apiGroups: [''],
@@ -167,6 +167,18 @@ export const MANAGER: readonly PermissionRule[] = [
     resources: ['clonesets/status'],
     verbs: ['patch'],
     why: 'CloneSet status (replicas, ready/available/updated counts, revisions, collisionCount, labelSelector for the scale subresource, conditions)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['broadcastjobs'],
+    verbs: ['list', 'watch', 'delete'],
+    why: 'BroadcastJob controller: informer on jobs; deletes a finished job after ttlSecondsAfterFinished (its pods go with it by owner reference); creates and deletes its pods under the pods rules above',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['broadcastjobs/status'],
+    verbs: ['patch'],
+    why: 'BroadcastJob status (active, succeeded, failed, desired, phase, conditions, startTime, completionTime)',
   },
   {
     apiGroups: ['admissionregistration.k8s.io'],

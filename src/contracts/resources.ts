@@ -51,10 +51,21 @@ export interface KruiseKindIdentity {
   readonly plural: string;
   readonly namespaced: boolean;
   readonly shortNames?: readonly string[];
+  /**
+   * Versions served besides {@link KRUISE_VERSION} with the same schema (the CRD lists them, conversion None), where
+   * upstream's clients use another version of the same kind (upstream's e2e suite writes BroadcastJobs as v1beta1).
+   */
+  readonly alsoServed?: readonly string[];
 }
 
-function kruiseKind(kind: string, plural: string, namespaced: boolean, shortNames?: readonly string[]): KruiseKindIdentity {
-  return Object.freeze({ kind, plural, namespaced, ...(shortNames ? { shortNames } : {}) });
+function kruiseKind(
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  shortNames?: readonly string[],
+  alsoServed?: readonly string[],
+): KruiseKindIdentity {
+  return Object.freeze({ kind, plural, namespaced, ...(shortNames ? { shortNames } : {}), ...(alsoServed ? { alsoServed } : {}) });
 }
 
 /** Every kind we model, in CRD output order. */
@@ -64,6 +75,7 @@ export const KRUISE_KINDS = Object.freeze({
   ImagePullJob: kruiseKind('ImagePullJob', 'imagepulljobs', true),
   ContainerRecreateRequest: kruiseKind('ContainerRecreateRequest', 'containerrecreaterequests', true, ['crr']),
   NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
+  BroadcastJob: kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']),
 });
 
 export type KruiseKindName = keyof typeof KRUISE_KINDS;
@@ -79,6 +91,7 @@ export const CLONESETS = kruiseResource('CloneSet');
 export const IMAGE_PULL_JOBS = kruiseResource('ImagePullJob');
 export const CONTAINER_RECREATE_REQUESTS = kruiseResource('ContainerRecreateRequest');
 export const NODE_IMAGES = kruiseResource('NodeImage');
+export const BROADCAST_JOBS = kruiseResource('BroadcastJob');
 
 /** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
 export function apiVersionOf(t: ResourceType): string {

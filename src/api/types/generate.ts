@@ -18,6 +18,7 @@ import * as cloneset from '../kinds/cloneset.js';
 import * as crr from '../kinds/containerrecreaterequest.js';
 import * as imagepulljob from '../kinds/imagepulljob.js';
 import * as nodeimage from '../kinds/nodeimage.js';
+import * as broadcastjob from '../kinds/broadcastjob.js';
 import * as sidecarset from '../kinds/sidecarset.js';
 
 type Json = Record<string, unknown>;
@@ -30,6 +31,7 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
   ['imagepulljob', imagepulljob],
   ['containerrecreaterequest', crr],
   ['nodeimage', nodeimage],
+  ['broadcastjob', broadcastjob],
 ];
 
 /** Canonical structure of a schema node, ignoring its own description (same shape = same type). */

@@ -766,3 +766,85 @@ export interface ReferenceObject {
   /** Name of the secret. */
   name?: string;
 }
+
+/** When the job finishes and how long it is kept. */
+export interface BroadcastJobCompletionPolicy {
+  /** Always (default): finish once a pod ran on every eligible node; Never: keep running pods on new nodes. */
+  type?: "Always" | "Never";
+  /** Always only: fail the job (and delete its active pods) after this many seconds. */
+  activeDeadlineSeconds?: number;
+  /** Always only: delete the job (and its pods) this many seconds after it finished. */
+  ttlSecondsAfterFinished?: number;
+}
+
+/** A BroadcastJob condition (Complete or Failed). */
+export interface BroadcastJobCondition {
+  /** Complete or Failed. */
+  type: string;
+  /** True, False or Unknown. */
+  status: string;
+  /** When the condition was last probed. */
+  lastProbeTime?: string;
+  /** When the status last changed. */
+  lastTransitionTime?: string;
+  /** Machine-readable reason of the last transition. */
+  reason?: string;
+  /** Human-readable details. */
+  message?: string;
+}
+
+/** What a failed pod does to the job. */
+export interface BroadcastJobFailurePolicy {
+  /** FailFast (default): fail the job at the first failed pod; Continue: keep going; Pause: pause the job. */
+  type?: "Continue" | "FailFast" | "Pause";
+  /** restartPolicy OnFailure: a pod whose containers restarted more often than this counts as failed. */
+  restartLimit?: number;
+}
+
+/** BroadcastJob runs one pod of a template on every eligible node. */
+export interface BroadcastJob {
+  /** Always `apps.kruise.io/v1alpha1`. */
+  apiVersion: "apps.kruise.io/v1alpha1";
+  /** Always `BroadcastJob`. */
+  kind: "BroadcastJob";
+  /** Standard object metadata (metav1.ObjectMeta). */
+  metadata: ObjectMeta;
+  /** Desired state of a BroadcastJob. */
+  spec: BroadcastJobSpec;
+  /** Observed state of a BroadcastJob. */
+  status?: BroadcastJobStatus;
+}
+
+/** Desired state of a BroadcastJob. */
+export interface BroadcastJobSpec {
+  /** Pods running at once: an integer or a percentage of the eligible nodes (default: no limit). */
+  parallelism?: number | string;
+  /** Pod template; one pod of it runs on each eligible node. */
+  template: V1PodTemplateSpec;
+  /** When the job finishes and how long it is kept. */
+  completionPolicy?: BroadcastJobCompletionPolicy;
+  /** Create no more pods while true (running pods go on). */
+  paused?: boolean;
+  /** What a failed pod does to the job. */
+  failurePolicy?: BroadcastJobFailurePolicy;
+}
+
+/** Observed state of a BroadcastJob. */
+export interface BroadcastJobStatus {
+  /** Observations of the state. */
+  conditions?: BroadcastJobCondition[];
+  /** When the controller first acted on the job. */
+  startTime?: string;
+  /** When the job completed or failed. */
+  completionTime?: string;
+  /** Pods running (not succeeded, not failed). */
+  active?: number;
+  /** Pods that succeeded. */
+  succeeded?: number;
+  /** Pods that failed (or were deleted by the controller). */
+  failed?: number;
+  /** Eligible nodes, each to run one pod. */
+  desired?: number;
+  /** running, paused, completed or failed (empty before the first reconcile). */
+  phase?: string;
+}

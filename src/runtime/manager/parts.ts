@@ -52,6 +52,11 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     does: 'CloneSet pods and PVCs: scaling, lifecycle hooks, in-place and ReCreate updates, revisions, status',
     options: [EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>],
   },
+  {
+    name: 'broadcastjob',
+    topic: 'BroadcastJobs',
+    does: 'one pod per eligible node for each BroadcastJob: parallelism, completion and failure policies, status, TTL',
+  },
 ];
 
 export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
@@ -61,7 +66,7 @@ export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
   },
   {
     name: 'kruisevalidation',
-    does: 'validates CloneSets, SidecarSets, ImagePullJobs and NodeImages with the policy rules of `cdk8s-kruise validate`',
+    does: 'validates CloneSets, SidecarSets, ImagePullJobs, NodeImages and BroadcastJobs with the policy rules of `cdk8s-kruise validate`',
   },
   { name: 'cloneset', does: 'CloneSet defaulting and update checks' },
   {

@@ -8,6 +8,7 @@ import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
+import { broadcastJobController } from '../controllers/broadcastjob/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
@@ -27,6 +28,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   podReadinessController,
   sidecarSetController,
   cloneSetController,
+  broadcastJobController,
 ];
 
 /**

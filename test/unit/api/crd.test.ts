@@ -32,15 +32,20 @@ describe('generated CRDs', () => {
         expect(structuralSchemaProblems(schema)).toEqual([]);
       });
 
-      it('has one served+storage version and the identity upstream has', () => {
+      it('has one storage version (plus the versions also served, same schema) and the identity upstream has', () => {
         const up = upstream(def);
         expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
         expect(crd.metadata.name).toBe(up.metadata.name);
         expect(crd.spec.group).toBe(up.spec.group);
         expect(crd.spec.scope).toBe(up.spec.scope);
         expect(crd.spec.names).toEqual(up.spec.names);
-        expect(crd.spec.versions).toHaveLength(1);
+        expect(crd.spec.versions.map((v: Json) => v.name)).toEqual(['v1alpha1', ...(def.alsoServed ?? [])]);
         expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true });
+        for (const other of crd.spec.versions.slice(1)) {
+          // Upstream serves these with the same schema; ours needs no conversion between them.
+          expect(up.spec.versions.map((v: Json) => v.name)).toContain(other.name);
+          expect(other).toEqual({ ...version, name: other.name, storage: false });
+        }
         const upV = up.spec.versions.find((v: Json) => v.name === 'v1alpha1');
         expect(version.subresources).toEqual(upV.subresources);
         expect(version.additionalPrinterColumns.map((c: Json) => [c.name, c.type, c.jsonPath, c.priority ?? 0])).toEqual(

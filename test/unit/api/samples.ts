@@ -2,7 +2,7 @@
  * Representative objects of every kind, exercising most fields, so the API tests never pass
  * vacuously (dist/ may hold few objects).
  */
-import type { CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../../src/api/index.js';
+import type { BroadcastJob, CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../../src/api/index.js';
 
 export function sampleCloneSet(): CloneSet {
   return {
@@ -206,10 +206,53 @@ export function sampleNodeImage(): NodeImage {
   };
 }
 
+export function sampleBroadcastJob(): BroadcastJob {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'BroadcastJob',
+    metadata: { name: 'warm-cache', namespace: 'default' },
+    spec: {
+      parallelism: '50%',
+      template: {
+        metadata: { labels: { app: 'warm-cache' } },
+        spec: {
+          restartPolicy: 'Never',
+          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }],
+          containers: [{ name: 'warm', image: 'busybox:1.36', command: ['sh', '-c', 'echo warm'] }],
+        },
+      },
+      completionPolicy: { type: 'Always', activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 300 },
+      failurePolicy: { type: 'Continue', restartLimit: 2 },
+      paused: false,
+    },
+    status: {
+      startTime: '2024-01-02T15:04:05Z',
+      completionTime: '2024-01-02T15:05:05Z',
+      active: 0,
+      succeeded: 2,
+      failed: 0,
+      desired: 2,
+      phase: 'completed',
+      conditions: [
+        {
+          type: 'Complete',
+          status: 'True',
+          lastProbeTime: '2024-01-02T15:05:05Z',
+          lastTransitionTime: '2024-01-02T15:05:05Z',
+          reason: 'Complete',
+          message: 'Job completed, 2 pods succeeded, 0 pods failed',
+        },
+      ],
+    },
+  };
+}
+
 export const SAMPLES = {
   SidecarSet: sampleSidecarSet,
   CloneSet: sampleCloneSet,
   ImagePullJob: sampleImagePullJob,
   ContainerRecreateRequest: sampleContainerRecreateRequest,
   NodeImage: sampleNodeImage,
+  BroadcastJob: sampleBroadcastJob,
 } as const;
