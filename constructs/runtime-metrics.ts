@@ -1,6 +1,6 @@
 import type { Duration } from 'cdk8s';
 import { labelValueError, qualifiedNameError } from '../src/contracts/validators.js';
-import type { MetricsSpec } from '../src/install/metrics.js';
+import type { MetricsSpec } from '../src/install/metrics-spec.js';
 
 /** The Prometheus Operator object that tells Prometheus to scrape the runtime. */
 export enum PrometheusMonitor {

@@ -6,6 +6,7 @@
  * also answers /metrics). The metrics themselves are listed in docs/runtime.md#metrics.
  */
 import { NAMES } from '../contracts/names.js';
+import type { MetricsSpec } from './metrics-spec.js';
 import type { KubeObject } from './types.js';
 import { COMMON_LABELS, DAEMON_SELECTOR, MANAGER_SELECTOR, SYNC_WAVE_ANNOTATION } from './spec.js';
 
@@ -13,17 +14,6 @@ export const PROMETHEUS_ANNOTATIONS = { scrape: 'prometheus.io/scrape', port: 'p
 export const METRICS_PATH = '/metrics';
 /** Label of the metrics Services a ServiceMonitor selects. */
 export const METRICS_SERVICE_LABEL = { 'app.kubernetes.io/component': 'metrics' } as const;
-
-export interface MetricsSpec {
-  /** `prometheus.io/scrape|port|path` on the manager and daemon pod templates. */
-  readonly annotations: boolean;
-  /** Prometheus Operator objects to emit besides. */
-  readonly monitor?: 'PodMonitor' | 'ServiceMonitor';
-  /** Labels of the monitors (the Prometheus resource's `podMonitorSelector`/`serviceMonitorSelector` picks them). */
-  readonly monitorLabels?: Readonly<Record<string, string>>;
-  /** Scrape interval of the monitors, e.g. `30s`; Prometheus's default when absent. */
-  readonly interval?: string;
-}
 
 export const DEFAULT_METRICS: MetricsSpec = { annotations: true };
 

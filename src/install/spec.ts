@@ -4,7 +4,7 @@
  */
 
 import type { PodFailClosed } from './pod-webhook-needs.js';
-import type { MetricsSpec } from './metrics.js';
+import type { MetricsSpec } from './metrics-spec.js';
 
 /** Kubernetes ResourceRequirements as rendered. */
 export interface ResourceRequirements {
