@@ -1,5 +1,5 @@
-import { ApiObject, App, Chart, Duration, Lazy } from 'cdk8s';
-import type { ContainerResources } from 'cdk8s-plus-27';
+import { ApiObject, App, Chart, Duration, JsonPatch, Lazy } from 'cdk8s';
+import type { ContainerResources, EnvValue } from 'cdk8s-plus-27';
 import { ImagePullPolicy } from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import { secretNames, type SecretReference } from './internal/plus-objects.js';
@@ -22,7 +22,17 @@ import { bundledServesPods, runtimeSupport } from '../src/install/runtime-suppor
 import { AppFeature, BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
 import { renderRuntime } from '../src/install/render.js';
 import { metricsSpecOf, type RuntimeMetricsOptions } from './runtime-metrics.js';
-import type { CertificateSpec, InstallSpec, ResourceRequirements } from '../src/install/spec.js';
+import type { CertificateSpec, InstallSpec, ManagerPorts, PodPlacement, ResourceRequirements } from '../src/install/spec.js';
+import {
+  checkPlacement,
+  checkPort,
+  checkPorts,
+  checkPriorityClassName,
+  checkRenderedWorkloads,
+  checkServiceAccountAnnotations,
+} from './internal/runtime-values.js';
+import { DAEMON_EXIT_PRIORITY_PORT, PORTS } from '../src/contracts/names.js';
+import type { V1Affinity } from '../src/api/core/k8s-core-types.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
 import { describeRef, refOf } from '../src/install/types.js';
 import { findKind, isKruiseApiVersion } from '../src/api/registry.js';
@@ -234,8 +244,117 @@ export class CriSocket {
   ) {}
 }
 
+/** How a toleration matches a taint. */
+export enum TolerationOperator {
+  /** The taint has the key, whatever its value. */
+  EXISTS = 'Exists',
+  /** The taint has the key with this value. */
+  EQUAL = 'Equal',
+}
+
+/** The effect of a taint a toleration matches. */
+export enum TaintEffect {
+  NO_SCHEDULE = 'NoSchedule',
+  PREFER_NO_SCHEDULE = 'PreferNoSchedule',
+  NO_EXECUTE = 'NoExecute',
+}
+
+/** A toleration of the runtime pods (Kubernetes `Toleration`). */
+export interface RuntimeToleration {
+  /**
+   * Taint key; empty with operator EXISTS tolerates every taint.
+   * @default - every key (only with TolerationOperator.EXISTS)
+   */
+  readonly key?: string;
+  /**
+   * @default TolerationOperator.EQUAL
+   */
+  readonly operator?: TolerationOperator;
+  /**
+   * Taint value (operator EQUAL only).
+   * @default ""
+   */
+  readonly value?: string;
+  /**
+   * Effect matched.
+   * @default - every effect
+   */
+  readonly effect?: TaintEffect;
+  /**
+   * How long a NO_EXECUTE taint is tolerated before the pod is evicted.
+   * @default - forever
+   */
+  readonly tolerationSeconds?: number;
+}
+
+/** Where the runtime pods run and what they get, beyond the install's defaults (the chart's per-workload values). */
+export interface RuntimePodOptions {
+  /**
+   * Node labels the pods must match (added to `kubernetes.io/os: linux`). Chart: `manager.nodeSelector`, `daemon.nodeSelector`.
+   * @default - Linux nodes
+   */
+  readonly nodeSelector?: { readonly [label: string]: string };
+  /**
+   * Tolerations, replacing the default. Chart: `manager.tolerations`.
+   * @default - manager: none; daemon: every taint (it must run on every node)
+   */
+  readonly tolerations?: readonly RuntimeToleration[];
+  /**
+   * Affinity (Kubernetes `Affinity`). Manager: each of nodeAffinity, podAffinity and podAntiAffinity given replaces
+   * the default one (replicas preferably on different hosts). Daemon: required node terms each keep the exclusion of
+   * virtual-kubelet and non-Linux nodes. Chart: `manager.nodeAffinity`, `daemon.affinity`.
+   * @default - manager: host anti-affinity; daemon: not on virtual-kubelet nodes
+   */
+  readonly affinity?: V1Affinity;
+  /**
+   * Run in the host network (dnsPolicy ClusterFirstWithHostNet), e.g. where the API server cannot reach pod IPs for
+   * webhooks. Chart: `manager.hostNetwork` (the chart's daemon always runs in the host network).
+   * @default false (the daemon: true when the app uses exit priority)
+   */
+  readonly hostNetwork?: boolean;
+  /**
+   * Extra environment variables of the container (e.g. HTTP_PROXY), cdk8s-plus `EnvValue`s. Names the install sets
+   * itself are refused. Chart: `daemon.extraEnvs`.
+   * @default - none
+   */
+  readonly extraEnv?: { readonly [name: string]: EnvValue };
+}
+
+/** The controller-manager's ports (container ports; the webhook Service targets the webhook port by name). */
+export interface RuntimePorts {
+  /**
+   * Admission webhook server. Chart: `manager.webhook.port`.
+   * @default 9876
+   */
+  readonly webhook?: number;
+  /**
+   * Prometheus metrics. Chart: `manager.metrics.port`.
+   * @default 8080
+   */
+  readonly metrics?: number;
+  /**
+   * Health and readiness probes. Chart: `manager.healthProbe.port`.
+   * @default 8000
+   */
+  readonly health?: number;
+}
+
+/** A rendered object of the install that `KruiseRuntime.addJsonPatch` can patch. */
+export enum RuntimeObject {
+  /** The controller-manager Deployment `kruise-controller-manager`. */
+  MANAGER_DEPLOYMENT = 'Deployment/kruise-controller-manager',
+  /** The node daemon DaemonSet `kruise-daemon` (rendered at synth, when the app needs it or placement is ALWAYS). */
+  DAEMON_SET = 'DaemonSet/kruise-daemon',
+  /** `kruise-mutating-webhook-configuration`. */
+  MUTATING_WEBHOOK_CONFIGURATION = 'MutatingWebhookConfiguration/kruise-mutating-webhook-configuration',
+  /** `kruise-validating-webhook-configuration`. */
+  VALIDATING_WEBHOOK_CONFIGURATION = 'ValidatingWebhookConfiguration/kruise-validating-webhook-configuration',
+  /** The webhook Service `kruise-webhook-service`. */
+  WEBHOOK_SERVICE = 'Service/kruise-webhook-service',
+}
+
 /** Options of the node daemon. */
-export interface KruiseDaemonOptions {
+export interface KruiseDaemonOptions extends RuntimePodOptions {
   /**
    * When to run the daemon.
    * @default DaemonPlacement.AUTO
@@ -263,10 +382,15 @@ export interface KruiseDaemonOptions {
    * @default - none
    */
   readonly priorityClassName?: string;
+  /**
+   * Port of the daemon's health endpoint. Chart: `daemon.port`.
+   * @default 10221
+   */
+  readonly port?: number;
 }
 
-/** Props of {@link KruiseRuntime}. */
-export interface KruiseRuntimeProps {
+/** Props of {@link KruiseRuntime}. The pod options apply to the controller-manager; the daemon's are in `daemon`. */
+export interface KruiseRuntimeProps extends RuntimePodOptions {
   /**
    * Which Kruise implementation runs the app.
    * @default RuntimeTarget.BUNDLED
@@ -324,6 +448,29 @@ export interface KruiseRuntimeProps {
    * @default - none
    */
   readonly priorityClassName?: string;
+  /**
+   * The controller-manager's ports.
+   * @default - webhook 9876, metrics 8080, health 8000 (upstream's)
+   */
+  readonly ports?: RuntimePorts;
+  /**
+   * Annotations of the manager's and the daemon's ServiceAccounts (e.g. `eks.amazonaws.com/role-arn`). Chart:
+   * `serviceAccount.annotations`.
+   * @default - none
+   */
+  readonly serviceAccountAnnotations?: { readonly [key: string]: string };
+  /**
+   * Emit the CRD chart. False when the CRDs are applied another way (e.g. by a cluster bootstrap); the runtime still
+   * serves the kinds. Chart: `crds.managed`.
+   * @default true
+   */
+  readonly installCrds?: boolean;
+  /**
+   * Emit the runtime's Namespace (and the daemon-config one). False when the namespaces already exist, created by
+   * whoever owns them. Chart: `installation.createNamespace`.
+   * @default true
+   */
+  readonly createNamespace?: boolean;
   /**
    * The node daemon.
    * @default - placed automatically, CRI socket probed
@@ -465,6 +612,14 @@ class RenderedObject extends ApiObject {
  * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
  * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
  */
+/** Env vars the install sets on the manager and the daemon (extraEnv may not override them). */
+const MANAGER_ENV = ['POD_NAMESPACE', 'KRUISE_DAEMON_CONFIG_NS', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX'];
+const DAEMON_ENV = ['NODE_NAME', 'POD_NAMESPACE'];
+
+function hasPodOptions(o: RuntimePodOptions): boolean {
+  return o.nodeSelector !== undefined || o.tolerations !== undefined || o.affinity !== undefined || o.extraEnv !== undefined;
+}
+
 /** The `features` prop, checked: each an AppFeature value, no duplicates. */
 function checkFeatures(features: readonly AppFeature[] | undefined, where: string): readonly AppFeature[] {
   if (features === undefined) return [];
@@ -478,6 +633,13 @@ function checkFeatures(features: readonly AppFeature[] | undefined, where: strin
     }
   }
   return [...new Set<AppFeature>(features)];
+}
+
+/** Every KruiseRuntime of this process (all Apps, every copy of this package), to find two that would collide. */
+function liveRuntimes(): Set<WeakRef<KruiseRuntime>> {
+  const key = Symbol.for('cdk8s-kruise.KruiseRuntime.instances');
+  const g = globalThis as unknown as Record<symbol, Set<WeakRef<KruiseRuntime>> | undefined>;
+  return (g[key] ??= new Set());
 }
 
 /** Marks KruiseRuntime instances; a registered symbol, so two copies of this package recognize each other. */
@@ -506,6 +668,12 @@ export class KruiseRuntime extends Chart {
   /** Target PLATFORM: the installed runtime's capabilities, read when the construct is created. */
   private readonly installed?: { readonly caps: RuntimeCapabilities; readonly source: string; readonly refresh: string };
   private readonly features: readonly AppFeature[];
+  private readonly managerPlacement: PodPlacement;
+  private readonly daemonPlacement: PodPlacement;
+  private readonly managerPorts?: ManagerPorts;
+  private readonly serviceAccountAnnotations?: Record<string, string>;
+  /** JSON patches by target, applied to the rendered object whenever it exists (see addJsonPatch). */
+  private readonly patches = new Map<RuntimeObject, JsonPatch[]>();
   private readonly objects = new Map<string, RenderedObject>();
   private rendered = new Map<string, KubeObject>();
   private lastReport?: KruiseRuntimeReport;
@@ -516,6 +684,7 @@ export class KruiseRuntime extends Chart {
   constructor(scope: Construct, id: string, props: KruiseRuntimeProps = {}) {
     super(scope, id);
     Object.defineProperty(this, KRUISE_RUNTIME, { value: true });
+    liveRuntimes().add(new WeakRef(this));
     const other = App.of(this)
       .node.findAll()
       .find((c) => c !== this && KruiseRuntime.isKruiseRuntime(c));
@@ -575,6 +744,25 @@ export class KruiseRuntime extends Chart {
     if (props.installedRuntime !== undefined && this.target !== RuntimeTarget.PLATFORM) {
       throw new Error(`${this.node.path}: installedRuntime only applies to target PLATFORM`);
     }
+    checkPriorityClassName(props.priorityClassName, `${this.node.path}: priorityClassName`);
+    checkPriorityClassName(props.daemon?.priorityClassName, `${this.node.path}: daemon.priorityClassName`);
+    this.managerPlacement = checkPlacement(props, `${this.node.path}:`, MANAGER_ENV);
+    this.daemonPlacement = checkPlacement(props.daemon ?? {}, `${this.node.path}: daemon`, DAEMON_ENV);
+    this.managerPorts = checkPorts(props.ports, PORTS, `${this.node.path}: ports`);
+    if (props.daemon?.port !== undefined) {
+      checkPort(props.daemon.port, `${this.node.path}: daemon.port`);
+      if (props.daemon.port === DAEMON_EXIT_PRIORITY_PORT) {
+        throw new Error(`${this.node.path}: daemon.port ${props.daemon.port} is the daemon's exit-priority endpoint; choose another port`);
+      }
+    }
+    this.serviceAccountAnnotations = checkServiceAccountAnnotations(
+      props.serviceAccountAnnotations,
+      `${this.node.path}: serviceAccountAnnotations`,
+    );
+    for (const flag of ['installCrds', 'createNamespace'] as const) {
+      if (props[flag] !== undefined && typeof props[flag] !== 'boolean')
+        throw new Error(`${this.node.path}: ${flag} must be true or false`);
+    }
     if (this.target === RuntimeTarget.PLATFORM) {
       const source = props.installedRuntime ?? InstalledRuntime.fromCluster();
       try {
@@ -586,13 +774,19 @@ export class KruiseRuntime extends Chart {
     }
 
     if (this.target === RuntimeTarget.BUNDLED) {
-      const crdChart = new Chart(scope, `${id}-crds`);
-      for (const crd of customResourceDefinitions({ syncWave: props.syncWaves ? CRD_WAVE : undefined })) {
-        new ApiObject(crdChart, crd.metadata!.name!, crd as never);
+      if (props.installCrds ?? true) {
+        const crdChart = new Chart(scope, `${id}-crds`);
+        for (const crd of customResourceDefinitions({ syncWave: props.syncWaves ? CRD_WAVE : undefined })) {
+          new ApiObject(crdChart, crd.metadata!.name!, crd as never);
+        }
+        this.crds = crdChart;
+        this.addDependency(crdChart);
       }
-      this.crds = crdChart;
-      this.addDependency(crdChart);
       this.sync(this.buildSpec());
+      // The chart-like values, rendered once with a daemon: an affinity or env the API server would refuse fails here.
+      if (hasPodOptions(props) || hasPodOptions(props.daemon ?? {})) {
+        checkRenderedWorkloads(renderRuntime(this.buildSpec(undefined, true)), this.node.path);
+      }
     }
 
     this.node.addValidation({ validate: () => this.prepare() });
@@ -608,6 +802,113 @@ export class KruiseRuntime extends Chart {
   public setFeatureGate(gate: string, enabled: boolean): void {
     checkGateNames({ [gate]: enabled }, `${this.node.path}: setFeatureGate`);
     this.overrides[gate] = enabled;
+  }
+
+  /**
+   * Escape hatch to a rendered object of the install, as `ApiObject.addJsonPatch`: the patches apply to the object's
+   * JSON at synth, after everything else. The DaemonSet exists only once the synth has decided the app needs it; a
+   * patch for an object the install does not render, a patch that does not apply, and a workload the patch makes
+   * invalid fail the synth.
+   * @param target which object
+   * @param ops JSON patch operations, e.g. `JsonPatch.add('/spec/template/spec/containers/0/args/-', '--flag')`
+   */
+  public addJsonPatch(target: RuntimeObject, ...ops: JsonPatch[]): void {
+    if (this.target !== RuntimeTarget.BUNDLED) {
+      throw new Error(`${this.node.path}: addJsonPatch: target ${this.target} renders no install objects to patch`);
+    }
+    if (!Object.values(RuntimeObject).includes(target)) {
+      throw new Error(`${this.node.path}: addJsonPatch: ${quoteValue(target)} is not a RuntimeObject`);
+    }
+    if (ops.length === 0 || ops.some((op) => !(op instanceof JsonPatch))) {
+      throw new Error(
+        `${this.node.path}: addJsonPatch(${target}): give one or more cdk8s JsonPatch operations (JsonPatch.add, replace, remove...)`,
+      );
+    }
+    this.patches.set(target, [...(this.patches.get(target) ?? []), ...ops]);
+    this.objectFor(target)?.addJsonPatch(...ops);
+  }
+
+  private objectFor(target: RuntimeObject): RenderedObject | undefined {
+    const id: string = target;
+    return [...this.objects.values()].find((o) => `${o.kind}/${o.metadata.name}` === id);
+  }
+
+  /** The cluster-scoped objects this install writes, by `Kind/name`, as JSON (what another install must match). */
+  private clusterScoped(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [id, o] of this.rendered) {
+      if (o.metadata?.namespace !== undefined) continue;
+      const obj = this.objects.get(id);
+      out.set(`${o.kind}/${o.metadata?.name}`, JSON.stringify(obj ? obj.toJson() : o));
+    }
+    // The CRDs depend only on the package version and the sync wave.
+    if (this.crds)
+      out.set('CustomResourceDefinitions', `${capabilitiesOf(this.buildSpec()).version} wave ${this.props.syncWaves ? CRD_WAVE : 'none'}`);
+    return out;
+  }
+
+  /**
+   * Another App of this program writing the same output directory with a KruiseRuntime of target BUNDLED would apply
+   * the same cluster-scoped objects (webhook configurations, cluster roles, CRDs); when they differ, whichever is
+   * applied last wins. Both construct paths and the first differing object are named.
+   */
+  private conflictsWithOtherApps(): string[] {
+    const outdir = App.of(this).outdir;
+    const mine = this.clusterScoped();
+    this.lastClusterScoped = mine;
+    for (const ref of liveRuntimes()) {
+      const other = ref.deref();
+      if (!other) {
+        liveRuntimes().delete(ref);
+        continue;
+      }
+      if (other === this || App.of(other) === App.of(this) || App.of(other).outdir !== outdir) continue;
+      const theirs = other.lastClusterScoped;
+      if (!theirs || other.target !== RuntimeTarget.BUNDLED) continue;
+      const differing = [...mine.keys()].filter((k) => theirs.has(k) && theirs.get(k) !== mine.get(k));
+      if (differing.length === 0) continue;
+      return [
+        `${this.node.path} and ${other.node.path} (another App writing ${outdir}) would both write ${differing[0]}` +
+          `${differing.length > 1 ? ` and ${differing.length - 1} other cluster-scoped object(s)` : ''}, differently. ` +
+          "One runtime serves a cluster: keep one KruiseRuntime with target BUNDLED, given the union of the apps' needs with `features`, " +
+          'and use target PLATFORM in the other apps.',
+      ];
+    }
+    return [];
+  }
+
+  /** This install's cluster-scoped objects at its last synth (read by another App's runtime, see conflictsWithOtherApps). */
+  private lastClusterScoped?: Map<string, string>;
+
+  /** Patches whose object is not rendered, does not take them, or ends up invalid: synth errors. */
+  private patchErrors(): string[] {
+    const errors: string[] = [];
+    for (const [target, ops] of this.patches) {
+      const call = `addJsonPatch(RuntimeObject.${(Object.keys(RuntimeObject) as (keyof typeof RuntimeObject)[]).find((k) => RuntimeObject[k] === target)})`;
+      const obj = this.objectFor(target);
+      if (!obj) {
+        errors.push(
+          `${call}: the install renders no ${target}` +
+            (target === RuntimeObject.DAEMON_SET
+              ? ' (nothing in the app needs the node daemon; set daemon.placement to DaemonPlacement.ALWAYS)'
+              : ''),
+        );
+        continue;
+      }
+      let json: KubeObject;
+      try {
+        json = obj.toJson() as KubeObject;
+      } catch (e) {
+        errors.push(`${call}: the ${ops.length} patch operation(s) do not apply: ${(e as Error).message.split('\n')[0]}`);
+        continue;
+      }
+      try {
+        checkRenderedWorkloads([json], call);
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    return errors;
   }
 
   /** What the runtime found at the last synth (analysing the app now if it was not synthesized yet). */
@@ -673,6 +974,13 @@ export class KruiseRuntime extends Chart {
         errors.push(
           `daemon.placement is NEVER, but ${describeRef(daemonUse.resource)} uses ${daemonUse.feature}${daemonUse.pointer ? ` at ${daemonUse.pointer}` : ''}, ` +
             'which the node daemon carries out. Use DaemonPlacement.AUTO or remove the resource.',
+        );
+      }
+      const exitPriority = uses.find((u) => u.feature === AppFeature.CONTAINER_EXIT_PRIORITY);
+      if (daemon && exitPriority && this.props.daemon?.hostNetwork === false) {
+        errors.push(
+          `daemon.hostNetwork is false, but ${describeRef(exitPriority.resource)} uses ${exitPriority.feature}: the kubelet sends its preStop ` +
+            "hooks to the daemon on the node's loopback, which only a host-network daemon listens on. Leave daemon.hostNetwork unset.",
         );
       }
       const servesPods = bundledServesPods();
@@ -747,10 +1055,10 @@ export class KruiseRuntime extends Chart {
     return errors;
   }
 
-  private buildSpec(report?: KruiseRuntimeReport): InstallSpec {
+  private buildSpec(report?: KruiseRuntimeReport, forceDaemon = false): InstallSpec {
     const p = this.props;
     const gates = report?.gates ?? resolveGates([], this.overrides);
-    const daemon = report?.daemon ?? p.daemon?.placement === DaemonPlacement.ALWAYS;
+    const daemon = forceDaemon || (report?.daemon ?? p.daemon?.placement === DaemonPlacement.ALWAYS);
     return {
       namespace: this.runtimeNamespace,
       daemonConfigNamespace: p.daemonConfigNamespace ?? DAEMON_CONFIG_NAMESPACE,
@@ -762,6 +1070,8 @@ export class KruiseRuntime extends Chart {
         resources: toResources(p.managerResources, DEFAULT_MANAGER_RESOURCES),
         logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
         priorityClassName: p.priorityClassName,
+        placement: this.managerPlacement,
+        ports: this.managerPorts,
       },
       daemon: daemon
         ? {
@@ -771,6 +1081,8 @@ export class KruiseRuntime extends Chart {
             logLevel: p.logLevel ?? RuntimeLogLevel.INFO,
             priorityClassName: p.daemon?.priorityClassName,
             exitPriorityEndpoint: report?.uses.some((u) => u.feature === AppFeature.CONTAINER_EXIT_PRIORITY) ?? false,
+            placement: this.daemonPlacement,
+            port: p.daemon?.port,
           }
         : undefined,
       webhook: {
@@ -786,6 +1098,8 @@ export class KruiseRuntime extends Chart {
       kinds: servedKinds(),
       syncWave: p.syncWaves ? RUNTIME_WAVE : undefined,
       metrics: metricsSpecOf(p.metrics, this.node.path),
+      serviceAccountAnnotations: this.serviceAccountAnnotations,
+      createNamespaces: p.createNamespace ?? true,
     };
   }
 
@@ -800,7 +1114,11 @@ export class KruiseRuntime extends Chart {
       }
     }
     for (const [id, o] of next) {
-      if (!this.objects.has(id)) this.objects.set(id, new RenderedObject(this, id, o, () => this.rendered.get(id)));
+      if (this.objects.has(id)) continue;
+      const obj = new RenderedObject(this, id, o, () => this.rendered.get(id));
+      this.objects.set(id, obj);
+      const patches = this.patches.get(`${o.kind}/${o.metadata?.name}` as RuntimeObject);
+      if (patches) obj.addJsonPatch(...patches);
     }
     // Admission webhooks go last in the file: registered once their backend has been applied.
     const hooks = [...this.objects.values()].filter((o) => o.kind.endsWith('WebhookConfiguration'));
@@ -832,6 +1150,10 @@ export class KruiseRuntime extends Chart {
       report = { ...analysis, capabilities: capabilitiesOf(spec) };
       this.lastReport = report;
       this.sync(spec);
+      const patchErrors = this.patchErrors();
+      if (patchErrors.length > 0) return patchErrors;
+      const conflicts = this.conflictsWithOtherApps();
+      if (conflicts.length > 0) return conflicts;
       this.recordIgnoredGates();
       if (this.props.orderBeforeApp ?? true) this.orderApp();
     }

@@ -21,16 +21,22 @@ export const CONTROLLER_FLAGS = {
   logLevel: '--log-level',
 } as const;
 
+/** The manager's ports: the spec's, else the defaults (upstream's). */
+export function managerPorts(spec: InstallSpec): { webhook: number; metrics: number; health: number } {
+  return spec.manager.ports ?? { webhook: PORTS.webhook, metrics: PORTS.metrics, health: PORTS.health };
+}
+
 export function controllerArgs(spec: InstallSpec): string[] {
   const f = CONTROLLER_FLAGS;
+  const ports = managerPorts(spec);
   return [
     'controller',
     `${f.leaderElect}=true`,
     `${f.leaderElectionNamespace}=${spec.namespace}`,
     `${f.leaderElectionId}=${LEADER_ELECTION_LEASE}`,
-    `${f.metricsAddr}=:${PORTS.metrics}`,
-    `${f.healthProbeAddr}=:${PORTS.health}`,
-    `${f.webhookPort}=${PORTS.webhook}`,
+    `${f.metricsAddr}=:${ports.metrics}`,
+    `${f.healthProbeAddr}=:${ports.health}`,
+    `${f.webhookPort}=${ports.webhook}`,
     `${f.webhookService}=${NAMES.webhookService}`,
     `${f.webhookCertSecret}=${WEBHOOK_CERT_SECRET}`,
     `${f.webhookCertMode}=${spec.webhook.certificates.mode}`,
@@ -42,6 +48,8 @@ export function controllerArgs(spec: InstallSpec): string[] {
 /** The controller-manager Deployment: leader-elected replicas spread across hosts and zones. */
 export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
   const podLabels = { ...MANAGER_SELECTOR, 'app.kubernetes.io/name': 'cdk8s-kruise', 'app.kubernetes.io/component': 'controller-manager' };
+  const ports = managerPorts(spec);
+  const placement = spec.manager.placement ?? {};
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -63,7 +71,9 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
           securityContext: podSecurityContext(),
           ...(spec.imagePullSecrets.length ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) } : {}),
           ...(spec.manager.priorityClassName ? { priorityClassName: spec.manager.priorityClassName } : {}),
-          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          ...(placement.hostNetwork ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),
+          nodeSelector: { 'kubernetes.io/os': 'linux', ...placement.nodeSelector },
+          ...(placement.tolerations ? { tolerations: placement.tolerations } : {}),
           affinity: {
             podAntiAffinity: {
               preferredDuringSchedulingIgnoredDuringExecution: [
@@ -73,6 +83,7 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
                 },
               ],
             },
+            ...placement.affinity,
           },
           topologySpreadConstraints: [
             {
@@ -97,11 +108,12 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
                 { name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS },
                 // Fewer glibc malloc arenas: less resident memory for the same work.
                 { name: 'MALLOC_ARENA_MAX', value: MANAGER_MALLOC_ARENA_MAX },
+                ...(placement.extraEnv ?? []),
               ],
               ports: [
-                { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
-                { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
-                { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
+                { name: 'webhook-server', containerPort: ports.webhook, protocol: 'TCP' },
+                { name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' },
+                { name: 'health', containerPort: ports.health, protocol: 'TCP' },
               ],
               // readyz waits for caches and the webhook certificate, so a replica that cannot serve
               // admission requests never gets Service traffic.

@@ -43,6 +43,35 @@ export function criSocketWiring(criSocket: string): { volume: Record<string, unk
   };
 }
 
+/** The daemon never runs where there is no CRI (virtual-kubelet nodes) nor on other operating systems. */
+const DAEMON_NODE_EXPRESSIONS = [
+  { key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] },
+  { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
+];
+
+/**
+ * The daemon's affinity: the user's pod (anti-)affinity and preferred node terms as given; each required node term
+ * (ORed by the scheduler) keeps the default expressions, so no term can place the daemon on a node without CRI.
+ */
+export function daemonAffinity(user: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const nodeAffinity = (user?.nodeAffinity ?? {}) as Record<string, unknown>;
+  const required = nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution as
+    { nodeSelectorTerms?: Record<string, unknown>[] } | undefined;
+  const terms = required?.nodeSelectorTerms?.length ? required.nodeSelectorTerms : [{}];
+  return {
+    ...user,
+    nodeAffinity: {
+      ...nodeAffinity,
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: terms.map((t) => ({
+          ...t,
+          matchExpressions: [...DAEMON_NODE_EXPRESSIONS, ...((t.matchExpressions as unknown[] | undefined) ?? [])],
+        })),
+      },
+    },
+  };
+}
+
 /** The node daemon: one pod per node (virtual-kubelet nodes excluded), talking CRI over the host socket. */
 export function daemonSet(spec: InstallSpec): KubeObject | undefined {
   const d = spec.daemon;
@@ -52,6 +81,9 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
   // stay dropped, so root here grants file ownership only, not privileges.
   const runAsRoot = d.criSocketGroup === undefined;
   const podLabels = { ...DAEMON_SELECTOR, 'app.kubernetes.io/name': 'cdk8s-kruise', 'app.kubernetes.io/component': 'daemon' };
+  const placement = d.placement ?? {};
+  const port = d.port ?? PORTS.daemonHealth;
+  const hostNetwork = d.exitPriorityEndpoint === true || placement.hostNetwork === true;
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -69,26 +101,16 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 10,
           // The kubelet sends exit-priority preStop hooks to 127.0.0.1 on the node: only a host-network daemon is there.
-          ...(d.exitPriorityEndpoint ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),
+          ...(hostNetwork ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),
           securityContext: podSecurityContext({ runAsRoot, supplementalGroups: runAsRoot ? [] : [d.criSocketGroup!] }),
           ...(spec.imagePullSecrets.length ? { imagePullSecrets: spec.imagePullSecrets.map((name) => ({ name })) } : {}),
           ...(d.priorityClassName ? { priorityClassName: d.priorityClassName } : {}),
           // Runs on every real node whatever its taints, never on virtual-kubelet nodes (no CRI there).
-          tolerations: [{ operator: 'Exists' }],
-          affinity: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [
-                  {
-                    matchExpressions: [
-                      { key: 'type', operator: 'NotIn', values: ['virtual-kubelet'] },
-                      { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
-                    ],
-                  },
-                ],
-              },
-            },
-          },
+          tolerations: placement.tolerations ?? [{ operator: 'Exists' }],
+          ...(placement.nodeSelector && Object.keys(placement.nodeSelector).length > 0
+            ? { nodeSelector: { ...placement.nodeSelector } }
+            : {}),
+          affinity: daemonAffinity(placement.affinity),
           containers: [
             {
               name: 'daemon',
@@ -97,7 +119,7 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
               command: ['cdk8s-kruise'],
               args: [
                 'daemon',
-                `${DAEMON_FLAGS.healthProbeAddr}=:${PORTS.daemonHealth}`,
+                `${DAEMON_FLAGS.healthProbeAddr}=:${port}`,
                 cri.flag,
                 `${DAEMON_FLAGS.configNamespace}=${spec.daemonConfigNamespace}`,
                 ...(spec.featureGates ? [`${DAEMON_FLAGS.featureGates}=${spec.featureGates}`] : []),
@@ -107,8 +129,9 @@ export function daemonSet(spec: InstallSpec): KubeObject | undefined {
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'spec.nodeName' } } },
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+                ...(placement.extraEnv ?? []),
               ],
-              ports: [{ name: 'health', containerPort: PORTS.daemonHealth, protocol: 'TCP' }],
+              ports: [{ name: 'health', containerPort: port, protocol: 'TCP' }],
               livenessProbe: {
                 httpGet: { path: '/healthz', port: 'health' },
                 initialDelaySeconds: 30,

@@ -7,6 +7,7 @@ import { meta, type InstallSpec } from './spec.js';
  * the daemon does.
  */
 export function namespaces(spec: InstallSpec): KubeObject[] {
+  if (spec.createNamespaces === false) return [];
   const ns = (name: string, labels: Record<string, string>): KubeObject => {
     const m = meta(spec, name, false, labels);
     return { apiVersion: 'v1', kind: 'Namespace', metadata: m as KubeObject['metadata'] };

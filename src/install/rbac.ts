@@ -41,7 +41,11 @@ function binding(
 }
 
 function serviceAccount(name: string, spec: InstallSpec): KubeObject {
-  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(spec, name, true) as KubeObject['metadata'] };
+  const m = meta(spec, name, true) as NonNullable<KubeObject['metadata']>;
+  if (spec.serviceAccountAnnotations && Object.keys(spec.serviceAccountAnnotations).length > 0) {
+    m.annotations = { ...spec.serviceAccountAnnotations, ...(m.annotations ?? {}) };
+  }
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: m };
 }
 
 /**

@@ -24,6 +24,34 @@ export interface ServedKind {
 export type CertificateSpec =
   { readonly mode: 'self' } | { readonly mode: 'cert-manager'; readonly issuerKind: string; readonly issuerName: string };
 
+/**
+ * Where and how a runtime pod runs, beyond the install's defaults (the chart's nodeSelector, tolerations, affinity,
+ * hostNetwork and extra env values). Kubernetes JSON, checked by the construct before it gets here.
+ */
+export interface PodPlacement {
+  /** Added to the default `kubernetes.io/os: linux`. */
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  /** Replace the default tolerations (none for the manager, tolerate-all for the daemon). */
+  readonly tolerations?: readonly Readonly<Record<string, unknown>>[];
+  /**
+   * Manager: each of nodeAffinity / podAffinity / podAntiAffinity given replaces the default one (host anti-affinity).
+   * Daemon: pod (anti-)affinity as given; its required node terms each keep the default exclusion of virtual-kubelet
+   * and non-Linux nodes.
+   */
+  readonly affinity?: Readonly<Record<string, unknown>>;
+  /** Run in the host network (dnsPolicy ClusterFirstWithHostNet). */
+  readonly hostNetwork?: boolean;
+  /** Appended to the container's env (names the install sets itself are refused before). */
+  readonly extraEnv?: readonly Readonly<Record<string, unknown>>[];
+}
+
+/** The manager's container ports. */
+export interface ManagerPorts {
+  readonly webhook: number;
+  readonly metrics: number;
+  readonly health: number;
+}
+
 export interface InstallSpec {
   /** Namespace of the manager, the daemon and the webhook Service. */
   readonly namespace: string;
@@ -38,6 +66,9 @@ export interface InstallSpec {
     readonly resources: ResourceRequirements;
     readonly logLevel: string;
     readonly priorityClassName?: string;
+    readonly placement?: PodPlacement;
+    /** @default PORTS (9876, 8080, 8000) */
+    readonly ports?: ManagerPorts;
   };
   /** Undefined when the app needs no daemon: then no DaemonSet, daemon RBAC or daemon-config namespace. */
   readonly daemon?: {
@@ -53,6 +84,9 @@ export interface InstallSpec {
      * (the kubelet sends the hooks to 127.0.0.1 on the node). Only when the app uses exit priority.
      */
     readonly exitPriorityEndpoint?: boolean;
+    readonly placement?: PodPlacement;
+    /** Health probe port. @default PORTS.daemonHealth (10221) */
+    readonly port?: number;
   };
   readonly webhook: {
     readonly timeoutSeconds: number;
@@ -73,6 +107,10 @@ export interface InstallSpec {
   readonly syncWave?: number;
   /** How Prometheus scrapes the manager and daemon. @default DEFAULT_METRICS (pod annotations only) */
   readonly metrics?: MetricsSpec;
+  /** Annotations of both ServiceAccounts (e.g. a cloud IAM role). */
+  readonly serviceAccountAnnotations?: Readonly<Record<string, string>>;
+  /** False: the namespaces exist already (created by the platform), so the install emits no Namespace. @default true */
+  readonly createNamespaces?: boolean;
 }
 
 // Names and ports are contracts the runtime reads too; declared in the contract layer.
