@@ -137,6 +137,65 @@ describe('platform / app split', { timeout: 300_000 }, () => {
     expect(readdirSync(dir)).not.toContain('team-c-dist');
   });
 
+  it('refuses a hostile capabilities ConfigMap in the cluster, naming it and the field', async () => {
+    const bad = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'kruise-runtime-capabilities', namespace: 'hostile-runtime' },
+      data: {
+        'capabilities.json': JSON.stringify({
+          apiVersion: 'kruise.cdk8s.io/v1alpha1',
+          kind: 'RuntimeCapabilities',
+          runtime: 'bundled\u001b[2J',
+          extra: 'x'.repeat(5000),
+        }),
+      },
+    };
+    await kubectl(['apply', '--server-side', '--field-manager=platform-split-e2e', '-f', '-'], {
+      input: `${JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'hostile-runtime' } })}\n---\n${JSON.stringify(bad)}\n`,
+    });
+    const r = await synth(
+      file('team-e.ts', TEAM('team-e', '')),
+      'team-e-dist',
+      '--capabilities-from-cluster',
+      '--runtime-namespace',
+      'hostile-runtime',
+      '--kubectl',
+      findAssets().kubectl,
+      '--kubeconfig',
+      kubeconfigPath(),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('ConfigMap hostile-runtime/kruise-runtime-capabilities: unknown field(s) "extra"');
+    expect(r.stderr).not.toContain('\u001b');
+    expect(r.stderr.length).toBeLessThan(1000);
+  });
+
+  it('names an unreachable cluster as such', async () => {
+    const kubeconfig = file(
+      'unreachable.kubeconfig',
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+        users: [{ name: 'u', user: { token: 'x' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    const r = await synth(
+      file('team-f.ts', TEAM('team-f', '')),
+      'team-f-dist',
+      '--capabilities-from-cluster',
+      '--kubectl',
+      findAssets().kubectl,
+      '--kubeconfig',
+      kubeconfig,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--capabilities-from-cluster: cannot reach the cluster');
+  });
+
   it('says so when the cluster has no platform runtime in the given namespace', async () => {
     const r = await synth(
       file('team-d.ts', TEAM('team-d', '')),
