@@ -1,4 +1,5 @@
 import type { Rule } from '../types.js';
+import { BROADCASTJOB_RULES } from './broadcastjob.js';
 import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
@@ -23,6 +24,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...LAUNCH_PRIORITY_RULES,
   ...SIDECARSET_RULES,
   ...IMAGEPULLJOB_RULES,
+  ...BROADCASTJOB_RULES,
   ...CLONESET_RULES,
   ...CRR_RULES,
   ...FEATURE_GATE_RULES,

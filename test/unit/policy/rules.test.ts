@@ -35,6 +35,18 @@ metadata: {name: pull, namespace: default}
 spec:
 ${spec}`;
 
+const broadcastJob = (podSpec: string, spec = '', labels = '{app: warm}') => `
+apiVersion: apps.kruise.io/v1beta1
+kind: BroadcastJob
+metadata: {name: warm, namespace: default}
+spec:
+  template:
+    metadata:
+      labels: ${labels}
+    spec:
+      containers: [{name: main, image: busybox:1.36}]
+${podSpec}${spec}`;
+
 const sidecarSet = (name: string, spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -391,6 +403,27 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/completionPolicy/ttlSecondsAfterFinished',
     line: 9,
     message: /completionPolicy.type is Never/,
+  },
+  'KRUISE-BROADCASTJOB-001': {
+    pass: broadcastJob('      restartPolicy: OnFailure'),
+    fail: broadcastJob('      restartPolicy: Always'),
+    pointer: '/spec/template/spec/restartPolicy',
+    line: 11,
+    message: /restartPolicy "Always" is not Never or OnFailure/,
+  },
+  'KRUISE-BROADCASTJOB-002': {
+    pass: broadcastJob('      restartPolicy: Never', '\n  completionPolicy: {type: Always, ttlSecondsAfterFinished: 30}'),
+    fail: broadcastJob('      restartPolicy: Never', '\n  completionPolicy:\n    type: Never\n    activeDeadlineSeconds: 30'),
+    pointer: '/spec/completionPolicy/activeDeadlineSeconds',
+    line: 14,
+    message: /completionPolicy.type is Never/,
+  },
+  'KRUISE-BROADCASTJOB-003': {
+    pass: broadcastJob('      restartPolicy: Never'),
+    fail: broadcastJob('      restartPolicy: Never', '', '{app: warm, broadcastjob-name: other}'),
+    pointer: '/spec/template/metadata/labels/broadcastjob-name',
+    line: 8,
+    message: /set by the BroadcastJob controller/,
   },
   'KRUISE-IMAGEPULLJOB-004': {
     pass: imagePullJob(

@@ -1,0 +1,83 @@
+import { isKind, isObj, obj } from '../k8s.js';
+import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { quoteValue } from '../../api/quote.js';
+
+/** The pod labels the BroadcastJob controller sets on every pod of a job (upstream's keys). */
+const RESERVED_LABELS = ['broadcastjob-name', 'broadcastjob-controller-uid'] as const;
+
+function rule(
+  id: string,
+  title: string,
+  doc: string,
+  find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[],
+): Rule {
+  return {
+    id,
+    severity: 'error',
+    title,
+    doc,
+    check(manifests) {
+      return manifests
+        .filter((m) => isKind(m, 'apps.kruise.io', 'BroadcastJob'))
+        .flatMap((m) => find(m, obj(m.object.spec)).map((f) => ({ manifest: m, ...f })));
+    },
+  };
+}
+
+export const broadcastJobRestartPolicy = rule(
+  'KRUISE-BROADCASTJOB-001',
+  'BroadcastJob pod template restartPolicy is not Never or OnFailure',
+  'A BroadcastJob completes when the pod on every node has finished; a pod with restartPolicy Always (the Kubernetes ' +
+    'default when unset) never finishes, so the job could never complete. Upstream rejects any restartPolicy but Never and OnFailure.',
+  (_m, spec) => {
+    const podSpec = obj(obj(spec.template).spec);
+    const policy = podSpec.restartPolicy;
+    if (policy === 'Never' || policy === 'OnFailure') return [];
+    const set = policy !== undefined && policy !== null;
+    return [
+      {
+        jsonPointer: set ? '/spec/template/spec/restartPolicy' : '/spec/template/spec',
+        message: set
+          ? `restartPolicy ${quoteValue(policy)} is not Never or OnFailure`
+          : 'restartPolicy is unset, so it defaults to Always; a BroadcastJob pod must be Never or OnFailure',
+        hint: 'Set spec.template.spec.restartPolicy to Never (one attempt per node) or OnFailure (restart the failed containers).',
+      },
+    ];
+  },
+);
+
+export const broadcastJobNeverWithDeadline = rule(
+  'KRUISE-BROADCASTJOB-002',
+  'BroadcastJob completionPolicy Never with activeDeadlineSeconds or ttlSecondsAfterFinished',
+  'A job with completionPolicy.type Never keeps running pods on new nodes and never finishes, so it has no deadline ' +
+    'and no TTL after finishing. Upstream rejects activeDeadlineSeconds and ttlSecondsAfterFinished with Never.',
+  (_m, spec) => {
+    const cp = obj(spec.completionPolicy);
+    if (cp.type !== 'Never') return [];
+    return (['activeDeadlineSeconds', 'ttlSecondsAfterFinished'] as const)
+      .filter((f) => cp[f] !== undefined && cp[f] !== null)
+      .map((f) => ({
+        jsonPointer: `/spec/completionPolicy/${f}`,
+        message: `completionPolicy.${f} is set, but completionPolicy.type is Never, which never completes`,
+        hint: `Remove ${f}, or use completionPolicy.type Always.`,
+      }));
+  },
+);
+
+export const broadcastJobReservedLabels = rule(
+  'KRUISE-BROADCASTJOB-003',
+  'BroadcastJob pod template presets the labels its controller sets',
+  'The controller finds the pods of a job by the labels broadcastjob-name and broadcastjob-controller-uid, which it ' +
+    'sets on every pod it creates; a template that presets them could tie pods to another job. Upstream rejects them.',
+  (_m, spec) => {
+    const labels = obj(obj(spec.template).metadata).labels;
+    if (!isObj(labels)) return [];
+    return RESERVED_LABELS.filter((k) => k in labels).map((k) => ({
+      jsonPointer: `/spec/template/metadata/labels/${k}`,
+      message: `pod label ${k} is set by the BroadcastJob controller and may not be preset`,
+      hint: `Remove the ${k} label from the pod template; select the job's pods by your own labels.`,
+    }));
+  },
+);
+
+export const BROADCASTJOB_RULES = [broadcastJobRestartPolicy, broadcastJobNeverWithDeadline, broadcastJobReservedLabels];
