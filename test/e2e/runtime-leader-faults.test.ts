@@ -135,19 +135,36 @@ function accessLines(c: ControllerProcess): number {
   }
 }
 
-/** The test's own record of pods: every uid ever added and deleted (a watch from before the CloneSet existed). */
+/**
+ * The test's own record of pods: every uid ever added and deleted (a watch from before the CloneSet existed). A
+ * watch the API server or the connection ends is resumed from the last resourceVersion seen, so no event is lost;
+ * one that cannot be resumed (410 Gone) is recorded in `errors`, which the tests require empty.
+ */
 class PodLedger {
   readonly added = new Map<string, { name: string; at: number }>();
   readonly deleted = new Set<string>();
+  readonly errors: string[] = [];
+  /** Times the watch ended and was resumed. */
+  resumed = 0;
   private abort?: AbortController;
+  private stopped = false;
+  private lastResourceVersion?: string;
   onAdded?: (pod: V1Pod) => void;
 
   async start(ns: string, labelSelector: string): Promise<void> {
+    let gone = false;
     const w = new Watch(adminKubeConfig());
     this.abort = await w.watch(
       `/api/v1/namespaces/${ns}/pods`,
-      { labelSelector, allowWatchBookmarks: false },
+      { labelSelector, allowWatchBookmarks: true, ...(this.lastResourceVersion ? { resourceVersion: this.lastResourceVersion } : {}) },
       (type: string, pod: V1Pod) => {
+        if (type === 'ERROR') {
+          gone = true;
+          this.errors.push(`watch error: ${JSON.stringify(pod)}`);
+          return;
+        }
+        this.lastResourceVersion = pod.metadata?.resourceVersion ?? this.lastResourceVersion;
+        if (type === 'BOOKMARK') return;
         const uid = pod.metadata!.uid!;
         if (type === 'ADDED' && !this.added.has(uid)) {
           this.added.set(uid, { name: pod.metadata!.name!, at: Date.now() });
@@ -155,11 +172,16 @@ class PodLedger {
         }
         if (type === 'DELETED') this.deleted.add(uid);
       },
-      () => undefined,
+      () => {
+        if (this.stopped || gone) return;
+        this.resumed++;
+        this.start(ns, labelSelector).catch((err: Error) => this.errors.push(`watch not resumed: ${err.message}`));
+      },
     );
   }
 
   stop(): void {
+    this.stopped = true;
     this.abort?.abort();
   }
 
@@ -217,7 +239,8 @@ describe('a leader cut off from the API server', () => {
       await eventually(async () => stalledAt > 0, 30_000, `${N / 5} pods before the stall`);
       const atStall = pods.added.size;
       await eventually(() => isLeader(b), 40_000, 'the standby leads');
-      const bLedAt = logTime(b, 'became leader')!;
+      // The metric can be read before the log line is: wait for the line, whose time the checks use.
+      const bLedAt = await eventually(async () => logTime(b, 'became leader'), 10_000, "the standby's 'became leader' line");
       const aLinesWhenBLed = accessLines(a);
       await sleep(Math.max(0, stalledAt + 25_000 - Date.now()));
       // Never healed, the cut-off process stays up behind the stalled proxy until the test ends.
@@ -229,7 +252,7 @@ describe('a leader cut off from the API server', () => {
         `${N} pods and status.replicas ${N}`,
       ).catch(async (err: Error) => {
         throw new Error(
-          `${err.message} (pods seen ${pods.added.size}, status.replicas ${await statusReplicas(ns, 'part')}, new leader's log:\n${b.tail(40)})`,
+          `${err.message} (pods seen ${pods.added.size}, ledger watch resumed ${pods.resumed}x, errors ${JSON.stringify(pods.errors)}, status.replicas ${await statusReplicas(ns, 'part')}, new leader's log:\n${b.tail(40)})`,
         );
       });
       const convergedAfterStallMs = Date.now() - stalledAt;
@@ -254,6 +277,7 @@ describe('a leader cut off from the API server', () => {
         ),
         podsEverCreated: pods.added.size,
         podsDeleted: pods.deleted.size,
+        ledgerWatchResumed: pods.resumed,
         convergedAfterStallMs,
         proxy: proxy.stats,
       };
@@ -263,6 +287,7 @@ describe('a leader cut off from the API server', () => {
       expect(aLost!.sinceLastRenewMs as number).toBeLessThan(LEASE.renewDeadlineMs + 1_000);
       expect(aLost!.time as number).toBeLessThan(bLedAt);
       expect(after).toEqual([]);
+      expect(pods.errors, 'the pod ledger saw every event').toEqual([]);
       expect(pods.added.size).toBe(N);
       expect(pods.deleted.size).toBe(0);
     },
@@ -295,7 +320,7 @@ describe('a frozen leader', () => {
     process.kill(a.pid, 'SIGSTOP');
     const stoppedAt = Date.now();
     await eventually(() => isLeader(b), 40_000, 'the standby leads');
-    const bLedAt = logTime(b, 'became leader')!;
+    const bLedAt = await eventually(async () => logTime(b, 'became leader'), 10_000, "the standby's 'became leader' line");
     await custom.patchNamespacedCustomObject({ ...G, namespace: ns, name: 'frz', body: { spec: { replicas: M } } }, mergePatch);
     const scaledAt = Date.now();
     // Thawed while the standby is still scaling, the moment a stale replica would do harm.
@@ -327,9 +352,11 @@ describe('a frozen leader', () => {
       thawedLogsLostLeadership: a.logs.some((l) => l.msg === 'lost leadership' && (l.time as number) >= thawedAt),
       podsEverCreated: pods.added.size,
       podsDeleted: pods.deleted.size,
+      ledgerWatchResumed: pods.resumed,
       convergedAfterScaleMs: convergedMs,
     };
     expect(afterThaw).toEqual([]);
+    expect(pods.errors, 'the pod ledger saw every event').toEqual([]);
     expect(pods.added.size).toBe(M);
     expect(pods.deleted.size).toBe(0);
     expect(convergedMs).toBeLessThan(10_000);
