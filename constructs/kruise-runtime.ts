@@ -41,6 +41,7 @@ import { dns1123LabelError, dns1123SubdomainError } from '../src/contracts/valid
 import { ANNOTATION_IGNORED_FEATURE_GATES } from '../src/contracts/keys.js';
 import { NAMES } from '../src/contracts/names.js';
 import { quoteValue } from '../src/api/quote.js';
+import { packageVersion } from '../src/version.js';
 import { currentSynthScope, renderShared, scopeSynth } from './internal/render-once.js';
 import { readCapabilitiesFile } from './internal/capabilities-source.js';
 import {
@@ -842,8 +843,7 @@ export class KruiseRuntime extends Chart {
       out.set(`${o.kind}/${o.metadata?.name}`, JSON.stringify(obj ? obj.toJson() : o));
     }
     // The CRDs depend only on the package version and the sync wave.
-    if (this.crds)
-      out.set('CustomResourceDefinitions', `${capabilitiesOf(this.buildSpec()).version} wave ${this.props.syncWaves ? CRD_WAVE : 'none'}`);
+    if (this.crds) out.set('CustomResourceDefinitions', `${packageVersion()} wave ${this.props.syncWaves ? CRD_WAVE : 'none'}`);
     return out;
   }
 
