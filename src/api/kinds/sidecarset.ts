@@ -60,8 +60,7 @@ const ResourceExprSchema = Struct(
 export const SidecarContainerFields = {
   podInjectPolicy: Type.Optional(
     StringEnum(PodInjectPolicyValues, {
-      description:
-        'Where the container is injected: BeforeAppContainer (default for containers) or AfterAppContainer. Ignored for initContainers.',
+      description: 'Where the container is injected: BeforeAppContainer (default) or AfterAppContainer.',
     }),
   ),
   upgradeStrategy: Type.Optional(
@@ -130,6 +129,27 @@ export const SidecarContainerSchema = CoreExtend<V1Container, typeof SidecarCont
 /** A sidecar container: a core Container plus injection and upgrade settings. Every field is documented (generated from the schema descriptions). */
 export type SidecarContainer = G.SidecarContainer;
 
+/**
+ * A SidecarSet init container: the same fields, its `podInjectPolicy` defaulted by the CRD to AfterAppContainer as
+ * upstream's SidecarSet defaulting writes it, so clients read back what they would from OpenKruise.
+ */
+export const SidecarInitContainerSchema = CoreExtend<V1Container, typeof SidecarContainerFields>(
+  'Container',
+  {
+    ...SidecarContainerFields,
+    podInjectPolicy: Type.Optional(
+      StringEnum(PodInjectPolicyValues, {
+        description:
+          "Where the init container is injected: before the pod's own init containers (BeforeAppContainer) or after them (AfterAppContainer, the default, as upstream writes it).",
+        default: 'AfterAppContainer',
+      }),
+    ),
+  },
+  { description: 'An init container to inject: a core Container plus the sidecar container settings.', crd: 'preserve' },
+);
+/** An init container to inject: a core Container plus the sidecar container settings. Every field is documented (generated from the schema descriptions). */
+export type SidecarInitContainer = G.SidecarInitContainer;
+
 /** TypeBox schema of {@link SidecarSetUpdateStrategy}: How injected pods are upgraded when the SidecarSet changes. */
 export const SidecarSetUpdateStrategySchema = Struct(
   {
@@ -165,8 +185,8 @@ export const SidecarSetSpecSchema = Struct(
     namespace: Type.Optional(Type.String({ description: 'Only inject pods in this namespace (v1alpha1).' })),
     namespaceSelector: Type.Optional(LabelSelector('Only inject pods in namespaces whose labels match.')),
     initContainers: Type.Optional(
-      Type.Array(SidecarContainerSchema, {
-        description: "Init containers to inject, after the pod's own (sorted by name).",
+      Type.Array(SidecarInitContainerSchema, {
+        description: "Init containers to inject (sorted by name), after the pod's own unless BeforeAppContainer.",
       }),
     ),
     containers: Type.Optional(Type.Array(SidecarContainerSchema, { description: 'Sidecar containers to inject.' })),

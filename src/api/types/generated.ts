@@ -106,7 +106,68 @@ export interface OwnerReference {
 
 /** A sidecar container: a core Container plus injection and upgrade settings. */
 export interface SidecarContainer extends V1Container {
-  /** Where the container is injected: BeforeAppContainer (default for containers) or AfterAppContainer. Ignored for initContainers. */
+  /** Where the container is injected: BeforeAppContainer (default) or AfterAppContainer. */
+  podInjectPolicy?: "BeforeAppContainer" | "AfterAppContainer";
+  /** How the sidecar is upgraded. */
+  upgradeStrategy?: {
+    /** ColdUpgrade (default; stateless sidecars) or HotUpgrade (e.g. envoy). */
+    upgradeType?: "ColdUpgrade" | "HotUpgrade";
+    /** HotUpgrade only: an image that behaves like the sidecar (command, probes) but does no work. */
+    hotUpgradeEmptyImage?: string;
+  };
+  /** Whether the sidecar shares the app containers' volumes. */
+  shareVolumePolicy?: {
+    /** `enabled` or `disabled` (default, also when unset). */
+    type?: "enabled" | "disabled";
+  };
+  /** Whether the sidecar shares the app containers' volumes. */
+  shareVolumeDevicePolicy?: {
+    /** `enabled` or `disabled` (default, also when unset). */
+    type?: "enabled" | "disabled";
+  };
+  /** Env vars copied from an app container into the sidecar. */
+  transferEnv?: {
+    /** Name of the app container to copy env from. */
+    sourceContainerName?: string;
+    /** Take the source container name from a pod field. */
+    sourceContainerNameFrom?: {
+      /** Pod field holding the source container name. */
+      fieldRef?: V1ObjectFieldSelector;
+    };
+    /** Env var to copy. */
+    envName?: string;
+    /** Env vars to copy. */
+    envNames?: string[];
+  }[];
+  /** Compute the sidecar resources from the app containers at pod creation (Kruise v1.9+). Excludes `resources`. */
+  resourcesPolicy?: {
+    /** How matched containers' resources aggregate: sum or max. */
+    targetContainersMode: "sum" | "max";
+    /** Regex over app container names whose resources are aggregated. */
+    targetContainersNameRegex?: string;
+    /** Expressions computing the sidecar resources. */
+    resourcesExpr: {
+      /** Resource expressions. */
+      limits?: {
+        /** Expression over variable 'cpu' (+ - * / max() min()). */
+        cpu?: string;
+        /** Expression over variable 'memory' (+ - * / max() min()). */
+        memory?: string;
+      };
+      /** Resource expressions. */
+      requests?: {
+        /** Expression over variable 'cpu' (+ - * / max() min()). */
+        cpu?: string;
+        /** Expression over variable 'memory' (+ - * / max() min()). */
+        memory?: string;
+      };
+    };
+  };
+}
+
+/** An init container to inject: a core Container plus the sidecar container settings. */
+export interface SidecarInitContainer extends V1Container {
+  /** Where the init container is injected: before the pod's own init containers (BeforeAppContainer) or after them (AfterAppContainer, the default, as upstream writes it). */
   podInjectPolicy?: "BeforeAppContainer" | "AfterAppContainer";
   /** How the sidecar is upgraded. */
   upgradeStrategy?: {
@@ -187,8 +248,8 @@ export interface SidecarSetSpec {
   namespace?: string;
   /** Only inject pods in namespaces whose labels match. */
   namespaceSelector?: LabelSelector;
-  /** Init containers to inject, after the pod's own (sorted by name). */
-  initContainers?: SidecarContainer[];
+  /** Init containers to inject (sorted by name), after the pod's own unless BeforeAppContainer. */
+  initContainers?: SidecarInitContainer[];
   /** Sidecar containers to inject. */
   containers?: SidecarContainer[];
   /** Volumes the sidecars may mount; only those they reference are added to a pod. */

@@ -52,10 +52,12 @@ export function usesNativeSidecars(set: Pick<SidecarSet, 'metadata'>): boolean {
 function hashOf(containers: readonly SidecarContainer[], initContainers: readonly SidecarContainer[] | undefined, native: boolean): string {
   const body: Record<string, unknown> = { containers };
   // Native-sidecar init containers are upgraded like containers, so they are part of the hash; plain init
-  // containers only run at start and never make a pod "not updated". An init container's podInjectPolicy changes
-  // nothing injected (the CRD defaults it to AfterAppContainer, as upstream's webhook does), so it is left out:
-  // the default appearing on sets stored before it must not make their pods look out of date.
-  const nativeInit = (initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map(({ podInjectPolicy: _ignored, ...c }) => c);
+  // containers only run at start and never make a pod "not updated". An init container's podInjectPolicy
+  // AfterAppContainer is what an unset one means (the CRD now writes it as the default, as upstream's webhook
+  // does), so it is hashed as unset: the default appearing on sets stored before must not make pods look out of date.
+  const nativeInit = (initContainers ?? [])
+    .filter((c) => c.restartPolicy === 'Always')
+    .map(({ podInjectPolicy, ...c }) => (podInjectPolicy === 'BeforeAppContainer' ? { ...c, podInjectPolicy } : c));
   if (nativeInit.length > 0) body.initContainers = nativeInit;
   if (native) body.nativeSidecars = true;
   return safeEncodeString(createHash('sha256').update(canonicalJson(body)).digest('hex'));

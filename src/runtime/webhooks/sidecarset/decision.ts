@@ -331,6 +331,7 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
   const nativeBefore: Container[] = [];
   const nativeAfter: Container[] = [];
   const inits: Container[] = [];
+  const initsBefore: Container[] = [];
   const volumes: VolumeLike[] = [];
   const pullSecrets: Array<{ name: string }> = [];
   const injected: string[] = [];
@@ -351,7 +352,7 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
     const native = usesNativeSidecars(set);
     for (const ic of [...(set.spec.initContainers ?? [])].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if ((original.spec!.initContainers ?? []).some((c) => c.name === ic.name)) continue;
-      inits.push(buildContainer(ic, original, namespace, false));
+      (ic.podInjectPolicy === 'BeforeAppContainer' ? initsBefore : inits).push(buildContainer(ic, original, namespace, false));
     }
     for (const sc of set.spec.containers ?? []) {
       const built = buildContainer(sc, original, namespace, native);
@@ -393,9 +394,9 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
   const podInits = [...(spec.initContainers ?? [])];
   const nb = replaceInPlace(podInits, nativeBefore);
   const na = replaceInPlace(podInits, nativeAfter);
-  // Native sidecars the app's init containers may need (BeforeAppContainer) start first; plain injected init
-  // containers run after the pod's own, as upstream.
-  const allInits = [...nb, ...podInits, ...inits, ...na];
+  // Native sidecars the app's init containers may need (BeforeAppContainer) start first; injected init containers
+  // go before the pod's own when BeforeAppContainer, else after them (the default), as upstream places them.
+  const allInits = [...nb, ...initsBefore, ...podInits, ...inits, ...na];
   if (allInits.length) spec.initContainers = allInits;
 
   const podVolumes = (spec.volumes ?? []) as VolumeLike[];

@@ -100,6 +100,18 @@ describe('SidecarSet injection', () => {
     expect(names(p.spec!.containers)).toEqual(['first', 'app', 'envoy', 'agent']);
     expect(p.spec!.containers[2]!.image).toBe('envoy:2');
     expect(names(p.spec!.initContainers)).toEqual(['migrate', 'a-init', 'z-init']);
+    // BeforeAppContainer puts an init container before the pod's own, as upstream.
+    const q = pod({ initContainers: [{ name: 'migrate', image: 'm' }] });
+    run(q, [
+      set('mesh', {
+        initContainers: [
+          { name: 'z-init', image: 'z', podInjectPolicy: 'AfterAppContainer' },
+          { name: 'b-init', image: 'b', podInjectPolicy: 'BeforeAppContainer' },
+          { name: 'a-init', image: 'a' },
+        ],
+      }),
+    ]);
+    expect(names(q.spec!.initContainers)).toEqual(['b-init', 'migrate', 'a-init', 'z-init']);
     for (const c of [...p.spec!.containers.filter((c) => c.name !== 'app'), ...p.spec!.initContainers!.slice(1)]) {
       expect(c.env).toContainEqual({ name: 'IS_INJECTED', value: 'true' });
       expect(c).not.toHaveProperty('podInjectPolicy');
@@ -478,7 +490,7 @@ describe('SidecarSet injection', () => {
     expect(sidecarSetHash(a)).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
   });
 
-  it('an init container’s podInjectPolicy (defaulted by the CRD, ignored by injection) leaves both hashes as they were', () => {
+  it('an init container’s podInjectPolicy AfterAppContainer (the CRD default) hashes as unset; BeforeAppContainer counts', () => {
     const native = { name: 'proxy', image: 'p:1', restartPolicy: 'Always' as const };
     const before = set('s', { containers: [{ name: 'c', image: '1' }], initContainers: [native] });
     const defaulted = set('s', {
@@ -487,6 +499,8 @@ describe('SidecarSet injection', () => {
     });
     expect(sidecarSetHash(defaulted)).toBe(sidecarSetHash(before));
     expect(sidecarSetHashWithoutImage(defaulted)).toBe(sidecarSetHashWithoutImage(before));
+    const first = set('s', { ...before.spec, initContainers: [{ ...native, podInjectPolicy: 'BeforeAppContainer' }] });
+    expect(sidecarSetHashWithoutImage(first)).not.toBe(sidecarSetHashWithoutImage(before));
     // The native init container itself still counts.
     expect(sidecarSetHash(set('s', { ...before.spec, initContainers: [{ ...native, image: 'p:2' }] }))).not.toBe(sidecarSetHash(before));
   });
