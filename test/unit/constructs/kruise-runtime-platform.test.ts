@@ -224,6 +224,40 @@ describe('app on a platform install (target PLATFORM)', () => {
     );
   });
 
+  it('checks against an upstream install described by hand (runtime "upstream"), with upstream\'s needs and schema', () => {
+    const upstream = {
+      apiVersion: 'kruise.cdk8s.io/v1alpha1',
+      kind: 'RuntimeCapabilities',
+      runtime: 'upstream',
+      version: '1.9.1',
+      namespace: 'kruise-system',
+      // The chart's default featureGates value.
+      featureGates: { ImagePullJobGate: true, KruiseDaemon: true, PodWebhook: true, WorkloadSpread: true },
+      daemon: true,
+      podWebhook: true,
+      servedKinds: ['apps.kruise.io/v1alpha1/CloneSet', 'apps.kruise.io/v1alpha1/WorkloadSpread'],
+      features: [],
+    };
+    const spread = (c: Chart) =>
+      new ApiObject(c, 'ws', {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'WorkloadSpread',
+        metadata: { name: 'ws', namespace: 'team' },
+        spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, subsets: [{ name: 'a', maxReplicas: 2 }] },
+      });
+    const ok = appAgainst(InstalledRuntime.fromDocument(upstream), spread);
+    expect(() => ok.app.synthYaml()).not.toThrow();
+    const off = appAgainst(
+      InstalledRuntime.fromDocument({ ...upstream, featureGates: { ...upstream.featureGates, WorkloadSpread: false } }),
+      spread,
+    );
+    expect(() => off.app.synthYaml()).toThrow(
+      /WorkloadSpread team\/ws \(team\/ws\) uses WorkloadSpread, but in the platform's runtime \(upstream 1\.9\.1, from a capabilities document\) feature gate WorkloadSpread is off/,
+    );
+    const sidecar = appAgainst(InstalledRuntime.fromDocument(upstream), (c) => sidecarJob(c));
+    expect(() => sidecar.app.synthYaml()).toThrow(/feature gate SidecarTerminator is off/);
+  });
+
   it('refuses installedRuntime outside target PLATFORM', () => {
     expect(() => new KruiseRuntime(Testing.app(), 'kruise', { installedRuntime: InstalledRuntime.fromFile(dist) })).toThrow(
       /installedRuntime only applies to target PLATFORM/,
