@@ -255,5 +255,31 @@ export function KindObject<K extends string, S extends TSchema, St extends TSche
     { description },
   );
 }
+
+/**
+ * {@link KindObject} of a kind also served at other versions of its group with the same schema (its `alsoServed`):
+ * those apiVersions are accepted too, as the API server accepts them.
+ */
+export function ServedKindObject<K extends string, S extends TSchema, St extends TSchema>(
+  kind: K,
+  spec: S,
+  status: St,
+  description: string,
+  alsoServed: readonly string[],
+) {
+  const versions = alsoServed.map((v) => `${GROUP}/${v}`);
+  return Struct(
+    {
+      apiVersion: StringEnum([API_VERSION, ...versions], {
+        description: `\`${API_VERSION}\`, or ${versions.map((v) => `\`${v}\``).join(', ')} (served with the same schema).`,
+      }),
+      kind: Type.Literal(kind, { description: `Always \`${kind}\`.` }),
+      metadata: ObjectMetaSchema,
+      spec,
+      status: Type.Optional(status),
+    },
+    { description },
+  );
+}
 /** See the generated interface for field docs. */
 export type LabelSelectorRequirement = G.LabelSelectorRequirement;

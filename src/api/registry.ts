@@ -209,7 +209,10 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   BroadcastJobDefinition,
 ]);
 
-const byKey = new Map(KINDS.map((d) => [`${d.group}/${d.version}|${d.kind}`, d]));
+// A kind is found at its model version and at each version also served with the same schema.
+const byKey = new Map<string, KindDefinition>(
+  KINDS.flatMap((d) => [d.version, ...(d.alsoServed ?? [])].map((v): [string, KindDefinition] => [`${d.group}/${v}|${d.kind}`, d])),
+);
 
 /** The definition for `apiVersion` + `kind`, or undefined for kinds we do not model. */
 export function findKind(apiVersion: string, kind: string): KindDefinition | undefined {

@@ -7,8 +7,9 @@
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
 import { PodTemplateSpecSchema } from '../core.js';
-import { DateTime, Int32, Int64, IntOrString, KindObject, StringEnum, Struct } from '../common.js';
+import { DateTime, Int32, Int64, IntOrString, ServedKindObject, StringEnum, Struct } from '../common.js';
 import { CompletionPolicyTypeValues } from './imagepulljob.js';
+import { KRUISE_KINDS } from '../../contracts/resources.js';
 
 /** What a failed pod does to the job. */
 export const BroadcastJobFailurePolicyTypeValues = ['Continue', 'FailFast', 'Pause'] as const;
@@ -110,11 +111,12 @@ export const BroadcastJobStatusSchema = Struct(
 export type BroadcastJobStatus = G.BroadcastJobStatus;
 
 /** TypeBox schema of {@link BroadcastJob}: BroadcastJob runs one pod of a template on every eligible node. */
-export const BroadcastJobSchema = KindObject(
+export const BroadcastJobSchema = ServedKindObject(
   'BroadcastJob',
   BroadcastJobSpecSchema,
   BroadcastJobStatusSchema,
   'BroadcastJob runs one pod of a template on every eligible node.',
+  KRUISE_KINDS.BroadcastJob.alsoServed ?? [],
 );
 /** A BroadcastJob object. */
 export type BroadcastJob = G.BroadcastJob;

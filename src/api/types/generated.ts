@@ -864,8 +864,8 @@ export interface BroadcastJobFailurePolicy {
 
 /** BroadcastJob runs one pod of a template on every eligible node. */
 export interface BroadcastJob {
-  /** Always `apps.kruise.io/v1alpha1`. */
-  apiVersion: "apps.kruise.io/v1alpha1";
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (served with the same schema). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `BroadcastJob`. */
   kind: "BroadcastJob";
   /** Standard object metadata (metav1.ObjectMeta). */

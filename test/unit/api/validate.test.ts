@@ -51,6 +51,15 @@ describe('validateObject: valid objects', () => {
     expect(issuesOf(o)).toEqual([]);
   });
 
+  it('validates a kind at the versions it is also served at with the same schema (BroadcastJob v1beta1), not others', () => {
+    const o = { ...sample('BroadcastJob'), apiVersion: 'apps.kruise.io/v1beta1' };
+    expect(findKind('apps.kruise.io/v1beta1', 'BroadcastJob')).toBe(findKind('apps.kruise.io/v1alpha1', 'BroadcastJob'));
+    expect(issuesOf(o)).toEqual([]);
+    o.spec.paralelism = 2;
+    expect(only(o)).toMatchObject({ jsonPointer: '/spec/paralelism' });
+    expect(findKind('apps.kruise.io/v1beta1', 'CloneSet')).toBeUndefined();
+  });
+
   it('passes over non-Kruise objects', () => {
     const r = validateObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { bogus: 1 } });
     expect(r).toEqual({ issues: [] });
