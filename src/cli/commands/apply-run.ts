@@ -103,8 +103,16 @@ async function whyStalled(kubectl: Kubectl, w: { kind: string; name: string; nam
 }
 
 function fail(step: string, what: string, output: string): number {
-  process.stderr.write(`cdk8s-kruise: ${step}: ${what}; later phases were not applied.\n${escapeControl(output.trim())}\n`);
+  process.stderr.write(`cdk8s-kruise: ${step}: ${what}; later phases were not applied.\n${escapeLines(output.trim())}\n`);
   return 1;
+}
+
+/**
+ * kubectl's output (and the stall diagnosis) with control characters escaped line by line: its lines stay lines, as
+ * escaping the whole text would join the cause, each pod and each event into one line of literal "\n"s.
+ */
+export function escapeLines(text: string): string {
+  return text.split('\n').map(escapeControl).join('\n');
 }
 
 /** Reads the phases of a synth output: the Flux layout's directories, or the plain layout's kustomization. */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { escapeControl } from '../../api/quote.js';
 import { UsageError } from '../../policy/usage-error.js';
-import { readPhases, run } from './apply-run.js';
+import { escapeLines, readPhases, run } from './apply-run.js';
 import { kubectlFailure } from './apply-diagnose.js';
 
 export interface UninstallOptions {
@@ -92,7 +92,7 @@ function failure(output: string, otherwise: string): string {
 }
 
 function failed(what: string, output: string): number {
-  process.stderr.write(`cdk8s-kruise: ${what}\n${escapeControl(output.trim())}\n`);
+  process.stderr.write(`cdk8s-kruise: ${what}\n${escapeLines(output.trim())}\n`);
   return 1;
 }
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readPhases } from '../../../../src/cli/commands/apply-run.js';
+import { escapeLines, readPhases } from '../../../../src/cli/commands/apply-run.js';
 import { layout, OUTPUT_MARKER, OUTPUT_MARKER_CONTENT, type SynthDoc } from '../../../../src/policy/output-layout.js';
 import { repoRoot, runCli } from '../../support/cli.js';
 
@@ -92,5 +92,16 @@ describe('cdk8s-kruise apply: wrong input is a usage error (exit 2)', () => {
     const r = await runCli(['apply', dist, '--timeout', '5m']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--timeout must be a whole number of seconds/);
+  });
+});
+
+describe('cdk8s-kruise apply: what a failed phase prints', () => {
+  it('keeps the lines of the cause, pods and events; control characters inside a line are escaped', () => {
+    const diagnosis = 'cause: the image r/x:1 cannot be pulled\n  pod m-1: Pending\n  event Pod/m-1 Failed: bad\u001b[31m\r';
+    expect(escapeLines(diagnosis).split('\n')).toEqual([
+      'cause: the image r/x:1 cannot be pulled',
+      '  pod m-1: Pending',
+      '  event Pod/m-1 Failed: bad\\x1b[31m\\r',
+    ]);
   });
 });
