@@ -46,13 +46,13 @@ export async function killContainer(cri: CriClient, req: KillRequest): Promise<K
   let shutdownError: string | undefined;
   if (req.shutdown) {
     const wait = Math.min(SHUTDOWN_WAIT_SECONDS, grace);
-    try {
-      await runShutdown(cri, req, wait);
-      if (await exitsWithin(cri, req.containerId, wait * 1000)) return { via: 'shutdown', preStopMs: 0 };
-      shutdownError = `the container was still running ${wait} s after its shutdown`;
-    } catch (err) {
-      shutdownError = (err as Error).message;
-    }
+    const sent = await runShutdown(cri, req, wait);
+    // A shutdown that reached the container may still answer badly: the process often exits (or resets the
+    // connection) before its reply is complete. Its exit, not its reply, says whether it worked.
+    if (sent.reached && (await exitsWithin(cri, req.containerId, wait * 1000))) return { via: 'shutdown', preStopMs: 0 };
+    shutdownError = sent.reached
+      ? `the container was still running ${wait} s after its shutdown${sent.error ? ` (${sent.error})` : ''}`
+      : sent.error;
   }
   const started = Date.now();
   let preStopError: string | undefined;
@@ -79,22 +79,40 @@ const EXIT_POLL_MS = 200;
  * not. `httpPost` goes to the pod's IP, on this node (the daemon only acts on its own node's pods), for endpoints
  * that listen there.
  */
-async function runShutdown(cri: CriClient, req: KillRequest, timeoutSeconds: number): Promise<void> {
+async function runShutdown(
+  cri: CriClient,
+  req: KillRequest,
+  timeoutSeconds: number,
+): Promise<{ readonly reached: boolean; readonly error?: string }> {
   const shutdown = req.shutdown!;
   if ('exec' in shutdown) {
-    const res = await cri.execSync(req.containerId, [...shutdown.exec.command], timeoutSeconds);
-    if (res.exitCode !== 0) throw new Error(`shutdown command exited ${res.exitCode}: ${res.stderr.toString('utf8').slice(0, 200)}`);
-    return;
+    try {
+      const res = await cri.execSync(req.containerId, [...shutdown.exec.command], timeoutSeconds);
+      if (res.exitCode === 0) return { reached: true };
+      return { reached: true, error: `shutdown command exited ${res.exitCode}: ${res.stderr.toString('utf8').slice(0, 200)}` };
+    } catch (err) {
+      // The runtime could not run it (no such binary, container gone): nothing was delivered.
+      return { reached: false, error: `shutdown command not run: ${(err as Error).message}` };
+    }
   }
-  if (!req.podIP) throw new Error('the pod has no IP for its HTTP shutdown');
+  if (!req.podIP) return { reached: false, error: 'the pod has no IP for its HTTP shutdown' };
   const host = req.podIP.includes(':') ? `[${req.podIP}]` : req.podIP;
-  const res = await fetch(`http://${host}:${shutdown.httpPost.port}${shutdown.httpPost.path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    signal: AbortSignal.timeout(timeoutSeconds * 1000),
-  });
-  await res.body?.cancel();
-  if (res.status >= 400) throw new Error(`shutdown POST answered ${res.status}`);
+  try {
+    const res = await fetch(`http://${host}:${shutdown.httpPost.port}${shutdown.httpPost.path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutSeconds * 1000),
+    });
+    await res.body?.cancel();
+    return res.status >= 400 ? { reached: true, error: `shutdown POST answered ${res.status}` } : { reached: true };
+  } catch (err) {
+    const code = ((err as Error).cause as { code?: string } | undefined)?.code;
+    // Nothing listening: the request never reached a server. Any other failure happened after it was sent.
+    if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+      return { reached: false, error: `shutdown POST not delivered: ${code}` };
+    }
+    return { reached: true, error: `shutdown POST: ${code ?? (err as Error).message}` };
+  }
 }
 
 /** Whether CRI shows the container exited within `ms`. */

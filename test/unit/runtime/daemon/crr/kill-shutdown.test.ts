@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { CriClient } from '../../../../../src/runtime/cri/client.js';
 import { killContainer } from '../../../../../src/runtime/daemon/crr/kill.js';
@@ -36,12 +36,31 @@ describe('killContainer with a declared clean shutdown', () => {
     expect(c.calls).toEqual(['exec pilot-agent request POST quitquitquit']);
   });
 
-  it('exec shutdown that fails: SIGTERM through StopContainer, with the reason', async () => {
+  it('exec shutdown that fails and leaves the container running: SIGTERM through StopContainer, with the reason', async () => {
     const c = cri({ exitCode: 7 });
-    const out = await killContainer(c.client, { ...req, shutdown: { exec: { command: ['quit'] } } });
+    const out = await killContainer(c.client, { ...req, gracePeriodSeconds: 1, shutdown: { exec: { command: ['quit'] } } });
     expect(out.via).toBe('stop');
-    expect(out.shutdownError).toMatch(/shutdown command exited 7: refused/);
+    expect(out.shutdownError).toMatch(/still running 1 s after its shutdown \(shutdown command exited 7: refused\)/);
     expect(c.calls).toEqual(['exec quit', 'stop 2']);
+  });
+
+  it('a shutdown whose reply is broken still counts when the container exits (it often exits before replying)', async () => {
+    const c = cri({ exec: true, exitCode: 137 });
+    const out = await killContainer(c.client, { ...req, shutdown: { exec: { command: ['quit'] } } });
+    expect(out.via).toBe('shutdown');
+    expect(c.calls).toEqual(['exec quit']);
+  });
+
+  it('an exec the runtime cannot run: SIGTERM at once', async () => {
+    const c = cri();
+    (c.client as unknown as { execSync: () => Promise<never> }).execSync = async () => {
+      throw new Error('executable file not found');
+    };
+    const started = Date.now();
+    const out = await killContainer(c.client, { ...req, shutdown: { exec: { command: ['quit'] } } });
+    expect(out.shutdownError).toMatch(/shutdown command not run: executable file not found/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(c.calls).toEqual(['stop 2']);
   });
 
   it('a shutdown the container ignores: SIGTERM after the bounded wait (never more than the grace period)', async () => {
@@ -72,6 +91,34 @@ describe('killContainer with a declared clean shutdown', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('httpPost whose reply is not valid HTTP (the server exits while answering): counts when the container exits', async () => {
+    const c = cri();
+    const server = createNetServer((sock) => {
+      c.exit();
+      sock.end('HTTP/1.1 200 OK\nbad header line\n\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const out = await killContainer(c.client, { ...req, podIP: '127.0.0.1', shutdown: { httpPost: { port, path: '/quit' } } });
+      expect(out.via).toBe('shutdown');
+      expect(c.calls).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('httpPost to a port nothing listens on: SIGTERM at once', async () => {
+    const c = cri();
+    const server = createNetServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    const out = await killContainer(c.client, { ...req, podIP: '127.0.0.1', shutdown: { httpPost: { port, path: '/quit' } } });
+    expect(out.shutdownError).toMatch(/not delivered: ECONNREFUSED/);
+    expect(c.calls).toEqual(['stop 2']);
   });
 
   it('httpPost without a pod IP, or answered with an error: SIGTERM', async () => {
