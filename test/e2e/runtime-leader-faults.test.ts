@@ -10,8 +10,8 @@
 // - Expectations: the first 3 of 10 new pods are deleted the moment they appear: 10 live pods and
 //   status.replicas 10 within 10 s.
 //
-// Sizes: by default N = 100 and M = 60, to keep the file short on a small machine (nothing depends on them);
-// CDK8S_KRUISE_FAULT_SCALE=issue runs the issue's own, N = 300 (stalled at 60 pods) and M = 120.
+// The sizes are the issue's own (300 replicas stalled at 60 pods, 20 → 120): the file's time goes to the lease's
+// and the faults' fixed waits, not to the pod count.
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,14 +26,7 @@ const G = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'clonesets' } 
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
 /** client-go's defaults, as installed. */
 const LEASE = { durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-const SCALES = { default: { partition: 100, freezeTo: 60 }, issue: { partition: 300, freezeTo: 120 } } as const;
-const SCALE = (() => {
-  const name = process.env.CDK8S_KRUISE_FAULT_SCALE || 'default';
-  if (!Object.hasOwn(SCALES, name)) {
-    throw new Error(`CDK8S_KRUISE_FAULT_SCALE=${name}: expected one of ${Object.keys(SCALES).join(', ')}`);
-  }
-  return SCALES[name as keyof typeof SCALES];
-})();
+const SCALE = { partition: 300, freezeTo: 120 } as const;
 
 let core: CoreV1Api;
 let custom: CustomObjectsApi;
