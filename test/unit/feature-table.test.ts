@@ -82,6 +82,13 @@ describe('the feature table classifies every field path of every kind we model',
     });
   }
 
+  it('a kind is its feature at the versions it is also served at (BroadcastJob v1beta1), other versions are unmodelled', () => {
+    expect(kindFeatureOf('apps.kruise.io/v1beta1', 'BroadcastJob')).toBe(AppFeature.BROADCAST_JOB);
+    expect(fieldTableOf('apps.kruise.io/v1beta1', 'BroadcastJob')).toBe(fieldTableOf('apps.kruise.io/v1alpha1', 'BroadcastJob'));
+    expect(kindFeatureOf('apps.kruise.io/v1beta1', 'CloneSet')).toBe(AppFeature.OTHER_KRUISE_KIND);
+    expect(kindFeatureOf('apps.kruise.io/v1beta2', 'BroadcastJob')).toBe(AppFeature.OTHER_KRUISE_KIND);
+  });
+
   it('fails, naming the path and the place to classify it, for a field added to a schema without a classification', () => {
     const def = KINDS.find((k) => k.kind === 'CloneSet')!;
     const schema = structuredClone(crdSchema(def));

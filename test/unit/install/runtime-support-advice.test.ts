@@ -18,6 +18,9 @@ describe('runtime-support advice comes from the feature table', () => {
     // The bundled runtime runs the CloneSet controller: a CloneSet needs no advice under either target.
     { feature: AppFeature.CLONESET, target: 'bundled', expect: 'none' },
     { feature: AppFeature.CLONESET, target: 'upstream', expect: 'none' },
+    // The bundled runtime runs the BroadcastJob controller: no advice under either target.
+    { feature: AppFeature.BROADCAST_JOB, target: 'bundled', expect: 'none' },
+    { feature: AppFeature.BROADCAST_JOB, target: 'upstream', expect: 'none' },
     // The bundled runtime injects SidecarSets (pod webhook) and upgrades them (SidecarSet controller).
     { feature: AppFeature.SIDECARSET, target: 'bundled', expect: 'none' },
     // Exit priority: the bundled runtime carries it out (pod webhook + daemon); upstream never shipped it, so
