@@ -24,9 +24,12 @@ import { AppFeature, InstalledRuntime, KruiseRuntime, RuntimeTarget } from ${con
 const app = new App();
 `;
 
+// A namespace of its own: other tests of the shared API server apply dist/'s runtime (and its ConfigMap) to kruise-system.
+const RUNTIME_NS = 'platform-split-kruise';
+
 const PLATFORM = `${header}
 // The union of what the teams declared they need.
-new KruiseRuntime(app, 'kruise', { features: [AppFeature.SIDECAR_TERMINATOR_KILL, AppFeature.CONTAINER_RECREATE_REQUEST] });
+new KruiseRuntime(app, 'kruise', { namespace: ${JSON.stringify(RUNTIME_NS)}, features: [AppFeature.SIDECAR_TERMINATOR_KILL, AppFeature.CONTAINER_RECREATE_REQUEST] });
 app.synth();
 `;
 
@@ -81,7 +84,7 @@ describe('platform / app split', { timeout: 300_000 }, () => {
     const runtimeYaml = readFileSync(path.join(dir, 'platform-dist', '10-runtime.yaml'), 'utf8');
     const wanted = parseAllDocuments(runtimeYaml)
       .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
-      .filter((o) => (o.kind === 'Namespace' && o.metadata.name === 'kruise-system') || o.metadata.name === 'kruise-runtime-capabilities');
+      .filter((o) => (o.kind === 'Namespace' && o.metadata.name === RUNTIME_NS) || o.metadata.name === 'kruise-runtime-capabilities');
     expect(wanted.map((o) => o.kind)).toEqual(['Namespace', 'ConfigMap']);
     await kubectl(['apply', '--server-side', '--field-manager=platform-split-e2e', '-f', '-'], {
       input: wanted.map((o) => `---\n${JSON.stringify(o)}\n`).join(''),
@@ -93,6 +96,8 @@ describe('platform / app split', { timeout: 300_000 }, () => {
       file('team-a.ts', TEAM('team-a', '')),
       'team-a-dist',
       '--capabilities-from-cluster',
+      '--runtime-namespace',
+      RUNTIME_NS,
       '--kubectl',
       findAssets().kubectl,
       '--kubeconfig',
@@ -123,6 +128,8 @@ describe('platform / app split', { timeout: 300_000 }, () => {
       '--config',
       path.join(dir, 'none.yaml'),
       '--capabilities-from-cluster',
+      '--runtime-namespace',
+      RUNTIME_NS,
       '--kubectl',
       findAssets().kubectl,
       '--kubeconfig',
