@@ -52,7 +52,7 @@ describe('validateObject: valid objects', () => {
   });
 
   it('validates a kind at the versions it is also served at with the same schema (BroadcastJob v1beta1), not others', () => {
-    const o = { ...sample('BroadcastJob'), apiVersion: 'apps.kruise.io/v1beta1' };
+    const o: Mutable = { ...sample('BroadcastJob'), apiVersion: 'apps.kruise.io/v1beta1' };
     expect(findKind('apps.kruise.io/v1beta1', 'BroadcastJob')).toBe(findKind('apps.kruise.io/v1alpha1', 'BroadcastJob'));
     expect(issuesOf(o)).toEqual([]);
     o.spec.paralelism = 2;
