@@ -613,6 +613,35 @@ class RenderedObject extends ApiObject {
  * new MyChart(app, 'my-app'); // uses CloneSets, sidecars...
  * app.synth(); // dist/0000-kruise-crds.k8s.yaml, 0001-kruise.k8s.yaml, 0002-my-app.k8s.yaml
  */
+/** Props that only shape the emitted install, so they mean nothing under target PLATFORM. */
+const PLATFORM_IGNORED_PROPS = [
+  'namespace',
+  'daemonConfigNamespace',
+  'image',
+  'imagePullPolicy',
+  'imagePullSecrets',
+  'replicas',
+  'managerResources',
+  'priorityClassName',
+  'daemon',
+  'featureGates',
+  'webhookTimeout',
+  'certificates',
+  'alwaysRegisterPodWebhook',
+  'podWebhookFailClosed',
+  'syncWaves',
+  'nodeSelector',
+  'tolerations',
+  'affinity',
+  'hostNetwork',
+  'extraEnv',
+  'ports',
+  'serviceAccountAnnotations',
+  'installCrds',
+  'createNamespace',
+  'metrics',
+] as const satisfies readonly (keyof KruiseRuntimeProps)[];
+
 /** Env vars the install sets on the manager and the daemon (extraEnv may not override them). */
 const MANAGER_ENV = ['POD_NAMESPACE', 'KRUISE_DAEMON_CONFIG_NS', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX'];
 const DAEMON_ENV = ['NODE_NAME', 'POD_NAMESPACE'];
@@ -744,6 +773,16 @@ export class KruiseRuntime extends Chart {
     }
     if (props.installedRuntime !== undefined && this.target !== RuntimeTarget.PLATFORM) {
       throw new Error(`${this.node.path}: installedRuntime only applies to target PLATFORM`);
+    }
+    if (this.target === RuntimeTarget.PLATFORM) {
+      // The platform's install is configured in the platform's app: a value here would change nothing.
+      const ignored = PLATFORM_IGNORED_PROPS.filter((k) => props[k] !== undefined);
+      if (ignored.length > 0) {
+        throw new Error(
+          `${this.node.path}: ${ignored.join(', ')} configure the install, which the platform's KruiseRuntime emits; with target PLATFORM ` +
+            'set them there (this app emits no install objects)',
+        );
+      }
     }
     checkPriorityClassName(props.priorityClassName, `${this.node.path}: priorityClassName`);
     checkPriorityClassName(props.daemon?.priorityClassName, `${this.node.path}: daemon.priorityClassName`);

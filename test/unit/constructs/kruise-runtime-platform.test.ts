@@ -258,6 +258,20 @@ describe('app on a platform install (target PLATFORM)', () => {
     expect(() => sidecar.app.synthYaml()).toThrow(/feature gate SidecarTerminator is off/);
   });
 
+  it('refuses install props that would change nothing under target PLATFORM', () => {
+    expect(
+      () =>
+        new KruiseRuntime(Testing.app(), 'kruise', {
+          target: RuntimeTarget.PLATFORM,
+          installedRuntime: InstalledRuntime.fromFile(dist),
+          replicas: 3,
+          nodeSelector: { pool: 'system' },
+        }),
+    ).toThrow(
+      /kruise: replicas, nodeSelector configure the install, which the platform's KruiseRuntime emits; with target PLATFORM set them there/,
+    );
+  });
+
   it('refuses installedRuntime outside target PLATFORM', () => {
     expect(() => new KruiseRuntime(Testing.app(), 'kruise', { installedRuntime: InstalledRuntime.fromFile(dist) })).toThrow(
       /installedRuntime only applies to target PLATFORM/,
