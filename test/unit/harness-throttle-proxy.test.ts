@@ -8,7 +8,7 @@ import { ThrottleProxy } from '../cri-harness/throttle-proxy.js';
 
 const PAYLOAD = randomBytes(256 * 1024);
 let server: net.Server;
-let received = Buffer.alloc(0);
+let received: Buffer = Buffer.alloc(0);
 
 beforeAll(async () => {
   // Answers any request with the payload, and records what the client sent.
