@@ -236,9 +236,12 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     const k = await runPod('unready', ['app'], { readinessGates: [{ conditionType: 'KruisePodReady' }] });
     const oldApp = k.cri.containerIds.get('app')!;
     await createCrr(k, 'graceful', [{ name: 'app' }], {}, { unreadyGracePeriodSeconds: 2 });
-    const condition = async () =>
-      (await adminClient().get<Pod>(PODS, 'unready', ns)).status?.conditions?.find((c) => c.type === 'KruisePodReady')?.status;
+    const kruisePodReady = async () =>
+      (await adminClient().get<Pod>(PODS, 'unready', ns)).status?.conditions?.find((c) => c.type === 'KruisePodReady');
+    const condition = async () => (await kruisePodReady())?.status;
     await waitFor('pod made not-ready for the CRR', async () => (await condition()) === 'False', 20_000, 50);
+    // Upstream's message: the JSON list of the reasons the pod is held, this CRR's among them.
+    expect((await kruisePodReady())?.message).toBe(JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${ns}/graceful` }]));
     // Out of service first, still running: the kill waits for the grace period.
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_RUNNING');
     const crr = await waitCompleted('graceful');
@@ -247,6 +250,7 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     expect(finishedMs - acquired).toBeGreaterThanOrEqual(2000);
     expect(crr.status?.containerRecreateStates).toEqual([{ name: 'app', phase: 'Succeeded', isKilled: true }]);
     await waitFor('readiness given back after the CRR', async () => (await condition()) === 'True', 20_000, 100);
+    expect((await kruisePodReady())?.message).toBe('[]');
   });
 
   it('orderedRecreate recreates containers one after the other; both succeed', async () => {

@@ -6,7 +6,8 @@
 import type { LifecycleState } from '../../../api/pod-contracts.js';
 import { CONDITION_KRUISE_POD_READY } from '../../../contracts/index.js';
 import type { Pod, PodCondition } from '../../core/types.js';
-import { condition, hasReadinessGate, isAllHooked, isPodAtRevision, podState, type Lifecycle } from './pods.js';
+import { kruisePodReadyWithKeys, notReadyKeysOf } from '../../control/pod-readiness.js';
+import { hasReadinessGate, isAllHooked, isPodAtRevision, podState, type Lifecycle } from './pods.js';
 
 /** The key the lifecycle writes into KruisePodReady's message while a hook holds the pod. */
 export const NOT_READY_KEY = { preDelete: 'preDeleteHook', preUpdate: 'preUpdateHook' } as const;
@@ -42,45 +43,10 @@ export function nextLifecycleState(i: RefreshInput): LifecycleState | undefined 
   }
 }
 
-export interface NotReadyKey {
-  readonly userAgent: string;
-  readonly key: string;
-}
-
-/** Parses KruisePodReady's message (sorted JSON array of {userAgent,key}); anything else is no keys. */
-export function parseNotReadyKeys(c: PodCondition | undefined): NotReadyKey[] {
-  if (!c?.message) return [];
-  try {
-    const v = JSON.parse(c.message) as unknown;
-    if (!Array.isArray(v)) return [];
-    return v
-      .filter((x): x is NotReadyKey => {
-        const o = x as Partial<Record<keyof NotReadyKey, unknown>> | null;
-        return typeof o === 'object' && o !== null && typeof o.userAgent === 'string' && typeof o.key === 'string';
-      })
-      .map((x) => ({ userAgent: x.userAgent, key: x.key }));
-  } catch {
-    return [];
-  }
-}
-
 /** The KruisePodReady condition after adding or removing one lifecycle key; undefined when unchanged. */
 export function kruisePodReadyWith(pod: Pod, key: string, present: boolean, now: string): PodCondition | undefined {
-  const c = condition(pod, CONDITION_KRUISE_POD_READY);
-  const keys = parseNotReadyKeys(c);
-  const has = keys.some((k) => k.userAgent === LIFECYCLE_USER_AGENT && k.key === key);
-  let next = keys;
-  if (present && !has) next = [...keys, { userAgent: LIFECYCLE_USER_AGENT, key }];
-  else if (!present && has) next = keys.filter((k) => !(k.userAgent === LIFECYCLE_USER_AGENT && k.key === key));
-  const status = next.length === 0 ? 'True' : 'False';
-  if (next === keys && c?.status === status) return undefined;
-  next = [...next].sort((a, b) => (a.userAgent + a.key < b.userAgent + b.key ? -1 : a.userAgent + a.key > b.userAgent + b.key ? 1 : 0));
-  return {
-    type: CONDITION_KRUISE_POD_READY,
-    status,
-    ...(next.length ? { message: JSON.stringify(next) } : {}),
-    lastTransitionTime: c?.status === status && c.lastTransitionTime ? c.lastTransitionTime : now,
-  };
+  const mine = notReadyKeysOf(pod, LIFECYCLE_USER_AGENT);
+  return kruisePodReadyWithKeys(pod, LIFECYCLE_USER_AGENT, present ? [...mine, key] : mine.filter((k) => k !== key), now);
 }
 
 /**

@@ -10,8 +10,10 @@ import {
   type ProcessResult,
 } from '../../core/index.js';
 import type { KubeObject } from '../../core/index.js';
+import type { PodCondition } from '../../core/types.js';
 import { ResourceVersionExpectations } from '../../core/expectations.js';
 import { rfc3339 as now } from '../../core/meta.js';
+import { kruisePodReadyWithKeys, notReadyKeysOf } from '../../control/pod-readiness.js';
 import type { DaemonContext } from '../context.js';
 import {
   CrrKeys,
@@ -34,6 +36,9 @@ import { bareContainerId, observePod } from './observe.js';
 
 /** The API type, as the cache holds it (plain JSON with the KubeObject shape). */
 type ContainerRecreateRequest = ApiCrr & KubeObject;
+
+/** The user agent of a CRR's reason in KruisePodReady's message (upstream's). */
+export const CRR_READINESS_USER_AGENT = 'ContainerRecreateRequest';
 
 /** How soon a reconcile that found the cache behind its own last write looks again (the write's event usually comes first). */
 export const STALE_CACHE_REQUEUE_MS = 100;
@@ -140,13 +145,22 @@ export class CrrReconciler {
     this.written.record(written);
   }
 
-  private setPodCondition(pod: Pod, status: 'True' | 'False', message: string): Promise<unknown> {
-    const condition = { type: KRUISE_POD_READY, status, lastTransitionTime: now(), message };
-    return this.ctx.client.patch(
+  /**
+   * Sets the CRRs' reasons for holding the pod not ready (`<namespace>/<crr>` keys of KruisePodReady, as upstream's),
+   * leaving other writers' reasons alone; a pod held not ready is marked not Ready at once, as upstream does.
+   */
+  private async setCrrNotReadyKeys(pod: Pod, keys: readonly string[]): Promise<void> {
+    const condition = kruisePodReadyWithKeys(pod, CRR_READINESS_USER_AGENT, keys, now());
+    if (!condition) return;
+    const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
+    const conditions: PodCondition[] = [condition];
+    if (condition.status === 'False' && ready?.status === 'True')
+      conditions.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', lastTransitionTime: now() });
+    await this.ctx.client.patch(
       PODS,
       pod.metadata.name!,
       pod.metadata.namespace,
-      { status: { conditions: [condition] } },
+      { status: { conditions } },
       PatchStrategy.StrategicMergePatch,
       { subresource: 'status' },
     );
@@ -197,11 +211,12 @@ export class CrrReconciler {
         return;
       case 'acquireUnready':
         if (action.setPodCondition && pod)
-          await this.setPodCondition(pod, 'False', `ContainerRecreateRequest ${action.crr} is recreating containers`);
+          await this.setCrrNotReadyKeys(pod, [...notReadyKeysOf(pod, CRR_READINESS_USER_AGENT), `${namespace}/${action.crr}`]);
         await this.patchMetadata(action.crr, namespace, { annotations: { [CrrKeys.unreadyAcquired]: now() } });
         return;
       case 'releaseUnready':
-        if (pod) await this.setPodCondition(pod, 'True', '');
+        // No CRR of the pod is in progress: none holds it any more.
+        if (pod) await this.setCrrNotReadyKeys(pod, []);
         return;
       case 'patchStates':
         await this.patchStatus(action.crr, namespace, { containerRecreateStates: action.states });
