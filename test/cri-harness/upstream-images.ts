@@ -48,6 +48,14 @@ export const UPSTREAM_IMAGE_GROUPS: readonly (readonly string[])[] = [
 const SERVE = ['/bin/sh', '-c', 'trap "exit 0" INT QUIT; trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
 
 /**
+ * The busybox images keep busybox's own Cmd, `sh`, which exits at once without a terminal: every spec that runs one
+ * for long gives it a command, and one CloneSet spec updates a container to busybox without one precisely so that
+ * it fails to start (cloneset.go, "should not update the next when the previous one failed").
+ */
+const BUSYBOX_CMD = ['sh'];
+const isBusybox = (name: string): boolean => /\/busybox:[^/]+$/.test(name);
+
+/**
  * Builds the stand-ins with umoci from Debian's busybox-static (every applet linked, `/bin/bash` running busybox
  * sh, since one spec runs `bash -c`; `/migrate.sh` for the hot-upgrade sample's postStart) and pushes each name
  * under its upstream repository path (`<registry>/<repository>:<tag>`, the path a mirror asks for).
@@ -83,7 +91,8 @@ export async function pushUpstreamStandIns(workDir: string, layout: string, regi
   for (const [index, names] of UPSTREAM_IMAGE_GROUPS.entries()) {
     // A label of its own gives each group its own config, hence its own image ID, over the one shared layer.
     const tag = `upstream-stand-in-${index}`;
-    await run('umoci', ['config', '--image', base, '--tag', tag, `--config.label=cdk8s-kruise.stand-in-for=${names[0]}`]);
+    const cmd = isBusybox(names[0]!) ? BUSYBOX_CMD.map((c) => `--config.cmd=${c}`) : [];
+    await run('umoci', ['config', '--image', base, '--tag', tag, `--config.label=cdk8s-kruise.stand-in-for=${names[0]}`, ...cmd]);
     for (const name of names) await push(`${layout}:${tag}`, `${registryHost}/${repositoryPath(name)}`);
   }
   await run('umoci', ['gc', '--layout', layout]);

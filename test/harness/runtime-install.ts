@@ -1,9 +1,10 @@
 // Installs the runtime on a real node the way users do: builds the image with `npm run image` (once per node),
 // imports its archive into the node's containerd (under the manifests' own reference, pulled
 // IfNotPresent: nothing is fetched), applies the CRDs and KruiseRuntime manifests `synth` wrote to
-// dist/, and waits for both rollouts. The one change to the manifests is the daemon's host-run
-// hostPath, pointed at the node's private run directory: the harness's containerd socket is not at
-// the host's /var/run. Used by the node stories and by bench/real-node-terminator.bench.ts.
+// dist/ (or other manifests a KruiseRuntime rendered, such as the conformance tier's), and waits for both
+// rollouts. The one change to the manifests is the daemon's host-run hostPath, pointed at the node's private
+// run directory: the harness's containerd socket is not at the host's /var/run. Used by the node stories and
+// by bench/real-node-terminator.bench.ts.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,20 @@ export interface RuntimeInstallTarget {
   readonly hostRunDir: string;
 }
 
+/** An install as `synth` writes it: the CRDs, then the runtime (whose Deployment names the image). */
+export interface RuntimeManifests {
+  readonly crds: string;
+  readonly runtime: string;
+}
+
+/** The install of the examples app, as `synth` wrote it to dist/. */
+export function distManifests(): RuntimeManifests {
+  return {
+    crds: readFileSync(path.join(repoRoot, 'dist/00-crds.yaml'), 'utf8'),
+    runtime: readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8'),
+  };
+}
+
 export interface RuntimeInstallTimings {
   readonly imageMs: number;
   readonly rolloutMs: number;
@@ -38,8 +53,15 @@ function kubectl(target: RuntimeInstallTarget, args: string[], input?: string): 
   );
 }
 
-/** Installs the runtime unless its controller-manager Deployment exists; waits for both rollouts either way. */
-export async function installRuntime(target: RuntimeInstallTarget): Promise<RuntimeInstallTimings> {
+/**
+ * Installs the runtime unless its controller-manager Deployment exists (with `reapply`, applies the manifests over
+ * it, so a runtime another suite installed takes these manifests' flags); waits for both rollouts either way.
+ */
+export async function installRuntime(
+  target: RuntimeInstallTarget,
+  manifests: RuntimeManifests = distManifests(),
+  options: { readonly reapply?: boolean } = {},
+): Promise<RuntimeInstallTimings> {
   let imageMs = 0;
   const existing = await kubectl(target, [
     'get',
@@ -51,11 +73,11 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
     '-o',
     'name',
   ]);
-  if (!existing.trim()) {
-    imageMs = await importRuntimeImage(target);
-    await kubectl(target, ['apply', '--server-side', '-f', path.join(repoRoot, 'dist/00-crds.yaml')]);
+  if (!existing.trim() || options.reapply) {
+    imageMs = await importRuntimeImage(target, manifestImage(manifests.runtime));
+    await kubectl(target, ['apply', '--server-side', '-f', '-'], manifests.crds);
     await kubectl(target, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-    await kubectl(target, ['apply', '--server-side', '-f', '-'], runtimeManifests(target.hostRunDir));
+    await kubectl(target, ['apply', '--server-side', '-f', '-'], runtimeManifests(target.hostRunDir, manifests.runtime));
   }
   const rolloutStarted = Date.now();
   await kubectl(target, ['rollout', 'status', '-n', 'kruise-system', 'deployment/kruise-controller-manager', '--timeout=300s']);
@@ -67,9 +89,8 @@ export async function installRuntime(target: RuntimeInstallTarget): Promise<Runt
  * Builds the runtime image and imports it into the node's containerd under the reference dist/ uses, unless it is
  * there already (a node lives for one run, so an image on it was built from this checkout). Returns the ms spent.
  */
-export async function importRuntimeImage(target: RuntimeInstallTarget): Promise<number> {
+export async function importRuntimeImage(target: RuntimeInstallTarget, reference = manifestImage()): Promise<number> {
   const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
-  const reference = manifestImage();
   if ((await ctr('images', 'ls', '-q', `name==${reference}`)).stdout.trim() === reference) return 0;
   const started = Date.now();
   const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
@@ -88,22 +109,18 @@ export async function importRuntimeImage(target: RuntimeInstallTarget): Promise<
   return Date.now() - started;
 }
 
-/** The image reference the controller-manager Deployment in dist/10-runtime.yaml runs. */
-export function manifestImage(): string {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map(
-    (d) => d.toJS() as Record<string, any> | null,
-  );
+/** The image reference the controller-manager Deployment of a runtime install runs (default: dist/10-runtime.yaml). */
+export function manifestImage(runtimeYaml = distManifests().runtime): string {
+  const docs = YAML.parseAllDocuments(runtimeYaml).map((d) => d.toJS() as Record<string, any> | null);
   const deployment = docs.find((d) => d?.kind === 'Deployment');
   const image = deployment?.spec?.template?.spec?.containers?.[0]?.image as string | undefined;
-  if (!image) throw new Error('no Deployment image in dist/10-runtime.yaml');
+  if (!image) throw new Error('no Deployment image in the runtime manifests');
   return image;
 }
 
-/** dist/10-runtime.yaml with the daemon's host-run volume on `hostRunDir`. */
-export function runtimeManifests(hostRunDir: string): string {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot, 'dist/10-runtime.yaml'), 'utf8')).map(
-    (d) => d.toJS() as Record<string, any> | null,
-  );
+/** A runtime install (default: dist/10-runtime.yaml) with the daemon's host-run volume on `hostRunDir`. */
+export function runtimeManifests(hostRunDir: string, runtimeYaml = distManifests().runtime): string {
+  const docs = YAML.parseAllDocuments(runtimeYaml).map((d) => d.toJS() as Record<string, any> | null);
   let patched = 0;
   for (const doc of docs) {
     if (doc?.kind !== 'DaemonSet') continue;
@@ -114,7 +131,7 @@ export function runtimeManifests(hostRunDir: string): string {
       }
     }
   }
-  if (patched !== 1) throw new Error(`expected one /var/run hostPath in the daemon DaemonSet of dist/10-runtime.yaml, found ${patched}`);
+  if (patched !== 1) throw new Error(`expected one /var/run hostPath in the daemon DaemonSet of the runtime manifests, found ${patched}`);
   return docs
     .filter(Boolean)
     .map((d) => YAML.stringify(d))

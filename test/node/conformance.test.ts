@@ -1,5 +1,6 @@
 // The upstream conformance tier: OpenKruise v1.9.1's own e2e suite (built by test/prepare.d/45-upstream-e2e.sh),
-// unchanged, against the bundled runtime installed from its image on the real node. Each upstream spec file runs
+// unchanged, against the bundled runtime installed from its image on the real node, with the feature gates upstream's
+// own e2e runs turn on (test/conformance/install.ts; restored to dist/'s install afterwards). Each upstream spec file runs
 // in its own e2e process (`--ginkgo.focus-file`), and its ginkgo JSON report is compared with
 // test/conformance/expectations.yaml: a `pass` spec must pass, an `expected-fail` spec must not (so the list only
 // shrinks), and every spec of the file must be listed. `npm test` runs the specs marked `ci: true`;
@@ -11,8 +12,10 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectCacheDir } from '../harness/cache.js';
+import { distManifests, installRuntime } from '../harness/runtime-install.js';
+import { tierManifests } from '../conformance/install.js';
 import {
   compare,
   ginkgoArgs,
@@ -23,7 +26,7 @@ import {
   type FileExpectation,
   type Mode,
 } from '../conformance/tier.js';
-import { installRuntime, node } from './support.js';
+import { node } from './support.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const focus = process.env.CDK8S_KRUISE_CONFORMANCE_FOCUS;
@@ -45,7 +48,14 @@ const fileTimeoutMin = mode === 'ci' ? 15 : 100;
 beforeAll(async () => {
   if (!existsSync(binary)) throw new Error(`the upstream e2e suite is not built (${binary}); run bash test/prepare.d/45-upstream-e2e.sh`);
   mkdirSync(outDir, { recursive: true });
-  await installRuntime();
+  // Applied over any runtime an earlier suite of the run installed, so the specs always meet the tier's gates.
+  const t = await installRuntime(node(), tierManifests(), { reapply: true });
+  console.log(`[conformance] runtime installed with the tier's gates (image ${t.imageMs} ms, rollout ${t.rolloutMs} ms)`);
+}, 900_000);
+
+// The suites after this one expect dist/'s install (its gates), which they do not reapply over an existing runtime.
+afterAll(async () => {
+  await installRuntime(node(), distManifests(), { reapply: true });
 }, 900_000);
 
 /** Runs one file's specs in an e2e process of its own; resolves with the report path and the process's exit code. */

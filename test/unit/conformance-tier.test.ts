@@ -1,8 +1,19 @@
 // The conformance tier's bookkeeping (test/conformance/tier.ts) on hand-written ginkgo reports: which results fail
 // the tier, what the expectations file may contain, and the ginkgo arguments CI runs with. The tier itself runs
-// upstream's suite on the real node (test/node/conformance.test.ts).
+// upstream's suite on the real node (test/node/conformance.test.ts); and the install it runs the suite against.
 import { describe, expect, it } from 'vitest';
-import { compare, ginkgoArgs, loadExpectations, parseExpectations, specResults, type FileExpectation } from '../conformance/tier.js';
+import YAML from 'yaml';
+import { BUNDLED_RUNTIME_GATES } from '../../src/contracts/features.js';
+import { tierManifests } from '../conformance/install.js';
+import {
+  compare,
+  ginkgoArgs,
+  loadExpectations,
+  parseExpectations,
+  selected,
+  specResults,
+  type FileExpectation,
+} from '../conformance/tier.js';
 
 const file: FileExpectation = {
   file: 'apps/v1alpha1/containermeta.go',
@@ -176,5 +187,46 @@ describe('conformance tier: ginkgo arguments', () => {
     ];
     expect(compare({ ...file, specs }, results, mode)).toEqual({ problems: [], ran: 1, passed: 1 });
     expect(() => ginkgoArgs({ ...file, specs }, { focus: 'nothing' }, reports, '1h')).toThrow(/no spec contains "nothing"/);
+  });
+
+  it('a focus of |-separated parts selects the specs containing any part; empty parts select nothing', () => {
+    const specs = [
+      { spec: 'A recreates with preStop', expect: 'pass' as const },
+      { spec: 'A recreates by force', expect: 'pass' as const },
+      { spec: 'A recreates simple containers', expect: 'pass' as const },
+    ];
+    const chosen = (focus: string) => specs.filter((s) => selected(s, { focus })).map((s) => s.spec);
+    expect(chosen('prestop | BY FORCE')).toEqual(['A recreates with preStop', 'A recreates by force']);
+    expect(chosen('|')).toEqual([]);
+    expect(chosen('simple||')).toEqual(['A recreates simple containers']);
+  });
+});
+
+describe("the tier's install (test/conformance/install.ts)", () => {
+  it('turns on every gate the bundled runtime knows, on the manager and the daemon, and asks for the daemon and a Fail pod webhook', () => {
+    const { crds, runtime } = tierManifests();
+    const docs = YAML.parseAllDocuments(runtime).map((d) => d.toJS() as Record<string, any>);
+    const gatesOf = (kind: string) => {
+      const args: string[] = docs.find((d) => d.kind === kind)!.spec.template.spec.containers[0].args;
+      return args
+        .find((a) => a.startsWith('--feature-gates='))!
+        .slice('--feature-gates='.length)
+        .split(',')
+        .sort();
+    };
+    const all = Object.keys(BUNDLED_RUNTIME_GATES)
+      .map((g) => `${g}=true`)
+      .sort();
+    expect(all).toContain('PreparingUpdateAsUpdate=true');
+    expect(all).toContain('SidecarSetPatchPodMetadataDefaultsAllowed=true');
+    expect(gatesOf('Deployment')).toEqual(all);
+    expect(gatesOf('DaemonSet')).toEqual(all);
+    const podHooks = docs
+      .filter((d) => d.kind === 'MutatingWebhookConfiguration')
+      .flatMap((d) => d.webhooks as { rules: { resources: string[] }[]; failurePolicy: string }[])
+      .filter((w) => w.rules.some((r) => r.resources.includes('pods')));
+    expect(podHooks.map((w) => w.failurePolicy)).toEqual(['Fail']);
+    expect(crds).toContain('kind: CustomResourceDefinition');
+    expect(runtime).not.toContain('kind: CustomResourceDefinition');
   });
 });
