@@ -1,6 +1,8 @@
 // The GitOps layouts on the real node, from an empty cluster to a ready app: the Flux layout applied directory by
 // directory in its dependsOn order with the waits Flux's `wait`/healthChecks do, and `cdk8s-kruise apply` on the plain
-// layout. The runtime comes from the app's own KruiseRuntime, runs from its image, and makes the app ready: its
+// layout. Then what must not happen to a running app: removing KruiseRuntime from the Flux layout and re-syncing (with
+// Flux's prune) removes the runtime but not the CRDs, so the CloneSet and its running pods survive; and
+// `cdk8s-kruise uninstall` refuses while a CloneSet exists and uninstalls once it is deleted. The runtime comes from the app's own KruiseRuntime, runs from its image, and makes the app ready: its
 // CloneSet controller creates the CloneSet's pods (nothing else would) and its sidecar terminator, through the daemon
 // and CRI, stops the Job's sidecar so the Job completes. The app's CloneSet also passes the runtime's validating
 // webhook (failurePolicy Fail), which an app applied before the runtime serves would not.
@@ -12,7 +14,7 @@
 // it installed afterwards (before each flow and in afterAll). The next file's installRuntime() reinstalls dist/; the
 // runtime image stays on the node, so only the node's images and other files' namespaces survive from before.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -38,7 +40,7 @@ const mod = (p: string) => JSON.stringify(path.join(repoRoot, p));
 // The app: the bundled runtime (daemon on the node's containerd socket, which is not under /run), a Namespace, and
 // an app chart with a CloneSet and a Job whose sidecar the runtime stops. The node's offline busybox image runs as
 // root, so the containers name a non-root user (the constructs' defaults require one).
-const APP = (appNs: string) => `
+const APP = (appNs: string, withRuntime = true) => `
 const { App, Chart, ApiObject, Size } = await import(${mod('node_modules/cdk8s/lib/index.js')});
 const kplus = await import(${mod('node_modules/cdk8s-plus-27/lib/index.js')});
 const { KruiseRuntime, CloneSet, CriSocket, JobSidecarTermination } = await import(${mod('constructs/index.ts')});
@@ -47,7 +49,7 @@ const loop = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wai
 const resources = { cpu: { request: kplus.Cpu.millis(10), limit: kplus.Cpu.millis(500) }, memory: { request: Size.mebibytes(16), limit: Size.mebibytes(64) } };
 const container = (name, command) => ({ name, image, imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT, command, resources, securityContext: { user: 65534, group: 65534 } });
 const app = new App();
-new KruiseRuntime(app, 'kruise', { daemon: { criSocket: CriSocket.fromPath(${JSON.stringify(node().containerdSocket)}) } });
+${withRuntime ? `new KruiseRuntime(app, 'kruise', { daemon: { criSocket: CriSocket.fromPath(${JSON.stringify(node().containerdSocket)}) } });` : ''}
 const ns = new Chart(app, 'namespace');
 new ApiObject(ns, 'ns', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: '${appNs}' } });
 const web = new Chart(app, 'web', { namespace: '${appNs}' });
@@ -74,10 +76,11 @@ function docsOf(file: string): Obj[] {
     .filter((o): o is Obj => o !== null);
 }
 
-async function synth(dir: string, appNs: string, gitops: 'flux' | 'plain'): Promise<string> {
-  const appFile = path.join(dir, `${gitops}-app.mts`);
-  writeFileSync(appFile, APP(appNs));
-  const out = path.join(dir, gitops);
+async function synth(dir: string, appNs: string, gitops: 'flux' | 'plain', withRuntime = true): Promise<string> {
+  const name = withRuntime ? gitops : `${gitops}-without-runtime`;
+  const appFile = path.join(dir, `${name}-app.mts`);
+  writeFileSync(appFile, APP(appNs, withRuntime));
+  const out = path.join(dir, name);
   const r = await runCli([
     'synth',
     '--app',
@@ -162,6 +165,33 @@ async function cloneSetAdmittedByRuntime(): Promise<void> {
   expect(hook?.clientConfig.caBundle).toBeTruthy();
 }
 
+const keyOf = (o: Obj) => `${o.apiVersion}|${o.kind}|${o.metadata.namespace ?? ''}|${o.metadata.name}`;
+
+/** Per Kustomization directory of a Flux layout (crds, runtime, app), the objects it applies. */
+function fluxInventory(out: string): Record<string, Obj[]> {
+  const inventory: Record<string, Obj[]> = {};
+  for (const d of ['crds', 'runtime', 'app']) {
+    const file = path.join(out, d, 'kustomization.yaml');
+    if (!existsSync(file)) continue;
+    inventory[d] = (docsOf(file)[0]!.resources as string[]).flatMap((f) => docsOf(path.join(out, d, f)));
+  }
+  return inventory;
+}
+
+/** The CloneSet's pods, by name: uid, phase and restarts, to tell the same running pods from replacements. */
+async function cloneSetPods(appNs: string): Promise<Array<{ name: string; uid: string; phase: string; restarts: number }>> {
+  const pods = JSON.parse(await kubectl(['get', 'pods', '-n', appNs, '-o', 'json'])) as Obj;
+  return (pods.items as Obj[])
+    .filter((p) => p.metadata.ownerReferences?.some((o: Obj) => o.kind === 'CloneSet'))
+    .map((p) => ({
+      name: p.metadata.name as string,
+      uid: p.metadata.uid as string,
+      phase: p.status.phase as string,
+      restarts: ((p.status.containerStatuses ?? []) as Obj[]).reduce((n, c) => n + (c.restartCount as number), 0),
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /** Flux's order: each Kustomization after the ones it dependsOn. */
 function dependsOnOrder(kustomizations: Obj[]): Obj[] {
   const order: Obj[] = [];
@@ -178,6 +208,8 @@ function dependsOnOrder(kustomizations: Obj[]): Obj[] {
 
 let dir: string;
 const installed = { crds: [] as string[], runtime: [] as string[], app: [] as string[] };
+/** The layouts the flows below synthesized and applied, for the stories that follow each. */
+const flows: { flux?: { out: string; appNs: string }; plain?: { out: string; appNs: string } } = {};
 
 async function uninstall(): Promise<void> {
   // The app first, while the runtime still runs (its controllers own the CloneSet's pods).
@@ -234,7 +266,74 @@ describe('from an empty cluster to a ready app', () => {
     const t0 = Date.now();
     await appReady(appNs);
     console.log(`[gitops] flux phases: ${took.join(', ')}; app ready ${((Date.now() - t0) / 1000).toFixed(1)} s later`);
+    flows.flux = { out, appNs };
   }, 900_000);
+
+  it('Flux layout without KruiseRuntime, re-synced with prune: the runtime goes; the CRDs, the CloneSet and its pods stay', async () => {
+    const { out: before, appNs } = flows.flux!;
+    const podsBefore = await cloneSetPods(appNs);
+    expect(podsBefore).toHaveLength(2);
+    const csUid = (JSON.parse(await kubectl(['get', 'clonesets.apps.kruise.io', 'cache', '-n', appNs, '-o', 'json'])) as Obj).metadata.uid;
+    const after = await synth(dir, appNs, 'flux', false);
+    const now = fluxInventory(after);
+    expect(Object.keys(now)).toEqual(['app']);
+    const t0 = Date.now();
+    // The app's Kustomization applies its (unchanged) objects. Flux garbage-collects the inventory of each
+    // Kustomization that left Git (crds, runtime) and what left a remaining one's, except objects annotated
+    // `kustomize.toolkit.fluxcd.io/prune: disabled`, judged on the live object.
+    await kubectl(['apply', '--server-side', '--field-manager=kustomize-controller', '-k', path.join(after, 'app')]);
+    const wanted = new Set(Object.values(now).flat().map(keyOf));
+    const gone = Object.values(fluxInventory(before))
+      .flat()
+      .filter((o) => !wanted.has(keyOf(o)));
+    const kept: string[] = [];
+    const pruned: Obj[] = [];
+    const live = JSON.parse(
+      await kubectl(['get', '-f', '-', '-o', 'json'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: gone }) }),
+    ) as Obj;
+    const liveByKey = new Map((live.items as Obj[]).map((o) => [keyOf(o), o]));
+    for (const o of gone) {
+      const l = liveByKey.get(keyOf(o));
+      expect(l, `${keyOf(o)} is live`).toBeDefined();
+      if (l!.metadata.annotations?.['kustomize.toolkit.fluxcd.io/prune'] === 'disabled') kept.push(`${o.kind}/${o.metadata.name}`);
+      else pruned.push(o);
+    }
+    await kubectl(['delete', '--ignore-not-found', '--wait=true', '--timeout=180s', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: pruned }),
+    });
+    const seconds = (Date.now() - t0) / 1000;
+
+    const crds = fluxInventory(before).crds!.map((o) => `CustomResourceDefinition/${o.metadata.name}`);
+    expect(crds).toContain('CustomResourceDefinition/clonesets.apps.kruise.io');
+    expect(kept.sort()).toEqual([...crds].sort());
+    expect(pruned.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      expect.arrayContaining([
+        `Namespace/${DEFAULT_RUNTIME_NAMESPACE}`,
+        `Deployment/${NAMES.managerDeployment}`,
+        `DaemonSet/${NAMES.daemonSet}`,
+        `MutatingWebhookConfiguration/${MUTATING_WEBHOOK_CONFIGURATION}`,
+        `ValidatingWebhookConfiguration/${VALIDATING_WEBHOOK_CONFIGURATION}`,
+      ]),
+    );
+    // The runtime is gone from the cluster ...
+    expect(await kubectl(['get', 'namespace', DEFAULT_RUNTIME_NAMESPACE, '--ignore-not-found', '-o', 'name'])).toBe('');
+    expect(await kubectl(['get', 'mutatingwebhookconfiguration', MUTATING_WEBHOOK_CONFIGURATION, '--ignore-not-found', '-o', 'name'])).toBe(
+      '',
+    );
+    // ... the CRDs, the same CloneSet and the same pods, still running and never restarted, are not.
+    const liveCrds = await kubectl(['get', 'crd', '-o', 'name']);
+    for (const c of crds) expect(liveCrds).toContain(`customresourcedefinition.apiextensions.k8s.io/${c.split('/')[1]}`);
+    const cs = JSON.parse(await kubectl(['get', 'clonesets.apps.kruise.io', 'cache', '-n', appNs, '-o', 'json'])) as Obj;
+    expect(cs.metadata.uid).toBe(csUid);
+    expect(cs.metadata.deletionTimestamp).toBeUndefined();
+    expect(await cloneSetPods(appNs)).toEqual(podsBefore);
+    console.log(
+      `[gitops] flux re-sync without KruiseRuntime: ${pruned.length} objects pruned, ${kept.length} CRDs kept, in ${seconds.toFixed(1)} s; ` +
+        `CloneSet and its ${podsBefore.length} pods unchanged`,
+    );
+    // The runtime is no longer the Flux layout's: the next flow's cleanup must not look for it there.
+    installed.runtime = [];
+  }, 600_000);
 
   it('cdk8s-kruise apply on the plain layout: three phases with progress, exit 0, a ready app', async () => {
     await uninstall();
@@ -256,5 +355,57 @@ describe('from an empty cluster to a ready app', () => {
     console.log(
       `[gitops] apply: ${r.stderr.match(/\S+: done in [\d.]+ s/g)!.join(', ')}; app ready ${((Date.now() - t0) / 1000).toFixed(1)} s later`,
     );
+    flows.plain = { out, appNs };
   }, 900_000);
+
+  it('uninstall refuses while the CloneSet exists and leaves everything running; once the listed objects are deleted, it uninstalls', async () => {
+    const { out, appNs } = flows.plain!;
+    const args = ['uninstall', out, '--kubectl', findAssets().kubectl, '--kubeconfig', kubeconfigPath(), '--timeout', '180'];
+    const podsBefore = await cloneSetPods(appNs);
+    const t0 = Date.now();
+    const refused = await runCli(args);
+    const refusedSeconds = (Date.now() - t0) / 1000;
+    expect(refused.code, refused.stderr).toBe(1);
+    // The CloneSet, and the ContainerRecreateRequest through which the runtime stopped the Job's sidecar.
+    expect(refused.stderr).toContain('refusing to uninstall: 2 Kruise object(s) exist');
+    const listed = [...refused.stderr.matchAll(/^ {2}(\w+) ([\w-]+)\/([\w.-]+)$/gm)].map(([, kind, ns, name]) => ({ kind, ns, name }));
+    expect(listed.map((o) => `${o.kind} ${o.ns}/${o.name}`).sort()).toEqual([
+      `CloneSet ${appNs}/cache`,
+      expect.stringMatching(new RegExp(`^ContainerRecreateRequest ${appNs}/sidecar-termination-`)),
+    ]);
+    // Nothing was removed: the runtime still serves, the CRDs stay, the CloneSet's pods run on.
+    await kubectl(['rollout', 'status', `deployment/${NAMES.managerDeployment}`, '-n', DEFAULT_RUNTIME_NAMESPACE, '--timeout=10s']);
+    expect(await kubectl(['get', 'crd', 'clonesets.apps.kruise.io', '-o', 'name'])).toContain('clonesets.apps.kruise.io');
+    expect(await cloneSetPods(appNs)).toEqual(podsBefore);
+
+    // The app's owner deletes what the refusal lists (the CloneSet's pods go with it), then uninstall goes through.
+    for (const o of listed) {
+      const resource = o.kind === 'CloneSet' ? 'clonesets.apps.kruise.io' : 'containerrecreaterequests.apps.kruise.io';
+      await kubectl(['delete', resource, o.name!, '-n', o.ns!, '--wait=true', '--timeout=120s']);
+    }
+    await waitFor('the CloneSet pods deleted', async () => (await cloneSetPods(appNs)).length === 0, 120_000, 500);
+    const t1 = Date.now();
+    const done = await runCli(args);
+    const doneSeconds = (Date.now() - t1) / 1000;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toMatch(/\[2\/3\] runtime: deleting \d+ file\(s\)/);
+    const crdCount = Number(/\[3\/3\] CRDs: deleting (\d+) CRD\(s\)/.exec(done.stderr)?.[1]);
+    expect(crdCount).toBeGreaterThan(0);
+    const crdsLeft = (await kubectl(['get', 'crd', '-o', 'name'])).split('\n').filter((n) => n.endsWith('.kruise.io'));
+    expect(crdsLeft).toEqual([]);
+    expect(
+      await kubectl(['get', 'deployment', NAMES.managerDeployment, '-n', DEFAULT_RUNTIME_NAMESPACE, '--ignore-not-found', '-o', 'name']),
+    ).toBe('');
+    // The app's namespace (and its Job) is not the install's: left alone.
+    expect(await kubectl(['get', 'job', 'seed', '-n', appNs, '-o', 'name'])).toContain('seed');
+    console.log(
+      `[gitops] uninstall: refused in ${refusedSeconds.toFixed(1)} s with the CloneSet present; ` +
+        `after its deletion removed the runtime and ${crdCount} CRDs in ${doneSeconds.toFixed(1)} s`,
+    );
+    // What is left of the app is its namespace: deleted here, since its files name kinds whose CRDs are gone.
+    await kubectl(['delete', 'namespace', appNs, '--wait=true', '--timeout=180s']);
+    installed.crds = [];
+    installed.runtime = [];
+    installed.app = [];
+  }, 600_000);
 });
