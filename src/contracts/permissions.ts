@@ -135,8 +135,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get'],
-    why: "ImagePullJob spec.pullSecrets: the source Secret is read in the job's namespace, which can be any (writes go to MANAGER_DAEMON_CONFIG)",
+    verbs: ['get', 'list', 'watch'],
+    why: "ImagePullJob spec.pullSecrets: the source Secret is read in the job's namespace, which can be any, and registry-credential Secrets are watched (field selector on type) so a changed source reaches its copy at once (writes go to MANAGER_DAEMON_CONFIG)",
   },
   {
     apiGroups: [''],

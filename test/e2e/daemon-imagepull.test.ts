@@ -381,6 +381,33 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await waitFor('the copy is deleted with the last job', async () => (await annotations()) === undefined, 20_000, 200);
   });
 
+  it('an update of the source pull secret of a Never job that sits still reaches its copy (Secret watch)', async () => {
+    await dockerSecret('moving-cred', env.authRegistry.host, REGISTRY_USER.username, REGISTRY_USER.password);
+    await createJob('still', { image: env.images.private, pullSecrets: ['moving-cred'], completionPolicy: { type: 'Never' } });
+    const copyData = async () =>
+      (
+        await adminClient()
+          .get<Secret>(SECRETS, `${ns}.moving-cred`, CONFIG_NS)
+          .catch(() => undefined)
+      )?.data?.['.dockerconfigjson'];
+    // The pull is done and reported: no job or NodeImage event is due any more.
+    await waitFor(
+      'the Never job has pulled on its node',
+      async () => (await adminClient().get<Job>(IMAGE_PULL_JOBS, 'still', ns)).status?.succeeded === 1,
+      60_000,
+      200,
+    );
+    const source = await adminClient().get<Secret>(SECRETS, 'moving-cred', ns);
+    expect(await copyData()).toBe(source.data?.['.dockerconfigjson']);
+    const rotated = Buffer.from(
+      JSON.stringify({ auths: { [env.authRegistry.host]: { username: 'rotated', password: 'new-password' } } }),
+    ).toString('base64');
+    await adminClient().update(SECRETS, { ...source, data: { '.dockerconfigjson': rotated } });
+    // The manager runs without resync here: only the Secret event brings the job back to its reconcile.
+    await waitFor('the copy carries the rotated credential', async () => (await copyData()) === rotated, 5_000, 100);
+    await adminClient().delete(IMAGE_PULL_JOBS, 'still', ns);
+  });
+
   it('hostile: a Secret that is not a registry credential is never copied for the daemons', async () => {
     await adminClient().create(SECRETS, {
       apiVersion: 'v1',

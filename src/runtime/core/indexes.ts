@@ -3,7 +3,7 @@
  * taken index name, so readers that share an index take its name and function from here (one identity).
  */
 import type { IndexFunc } from './informer.js';
-import type { KubeObject, Pod } from './types.js';
+import type { ImagePullJobObject, KubeObject, Pod } from './types.js';
 
 /** Pods by the node they are bound to (`spec.nodeName`); unscheduled pods are not in it. */
 export const POD_NODE_NAME_INDEX = 'spec.nodeName';
@@ -12,3 +12,11 @@ export const podNodeName: IndexFunc<Pod> = (pod) => (pod.spec?.nodeName ? [pod.s
 /** Objects by uid, for readers that learn a uid (from a container's labels, an event) and need the object. */
 export const UID_INDEX = 'metadata.uid';
 export const objectUid: IndexFunc<KubeObject> = (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []);
+
+/**
+ * ImagePullJobs by the Secrets their `spec.pullSecrets` name, as `namespace/name` (a pull secret lives in its
+ * job's namespace), so an event on a source Secret finds the jobs whose copies it feeds.
+ */
+export const IMAGE_PULL_JOB_PULL_SECRET_INDEX = 'spec.pullSecrets';
+export const imagePullJobPullSecrets: IndexFunc<ImagePullJobObject> = (job) =>
+  (job.spec?.pullSecrets ?? []).map((name) => `${job.metadata.namespace ?? ''}/${name}`);

@@ -183,10 +183,10 @@ describe('RBAC', () => {
       expect(find(docs, 'ClusterRole', 'kruise-daemon-role')!.rules).toEqual(toPolicyRules(PERMISSIONS.DAEMON));
   });
 
-  it('lets the manager write Secrets only in the daemon-config namespace (pull-secret copies), reading them anywhere', () => {
+  it('lets the manager write Secrets only in the daemon-config namespace (pull-secret copies), reading and watching them anywhere', () => {
     const secretRules = (o: Obj) => o.rules.filter((r: Obj) => r.resources.includes('secrets'));
     expect(secretRules(find(docs, 'ClusterRole', 'kruise-manager-role')!)).toEqual([
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
     ]);
     const role = find(docs, 'Role', 'kruise-manager-secret-role')!;
     expect(role.metadata.namespace).toBe('kruise-daemon-config');

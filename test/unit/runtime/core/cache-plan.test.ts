@@ -1,7 +1,7 @@
 // Cache plans: every field a registered controller declares it reads survives its resource's cache
 // transform; what nobody declared is dropped; undeclared resources are refused.
 import { describe, expect, it } from 'vitest';
-import { NODES, PODS, SECRETS } from '../../../../src/contracts/index.js';
+import { LEASES, NODES, PODS, SECRETS } from '../../../../src/contracts/index.js';
 import { CachePlan, type CacheRead } from '../../../../src/runtime/core/cache-plan.js';
 import { cachePlanOf } from '../../../../src/runtime/core/controller.js';
 import type { KubeObject } from '../../../../src/runtime/core/types.js';
@@ -165,9 +165,26 @@ describe('cache plans of the registered controllers', () => {
     expect(cached).toEqual(fullNode());
   });
 
+  it('keeps no credential of the Secrets the manager watches (ImagePullJob source pull secrets): identity and type only', () => {
+    const plan = cachePlanOf([...CONTROLLERS, ...WEBHOOKS]);
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'pull', namespace: 'team', uid: 'u1', resourceVersion: '7', annotations: { note: 'x' } },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': Buffer.from('{"auths":{}}').toString('base64') },
+    } as unknown as KubeObject;
+    expect(plan.for(SECRETS).transform(secret)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'pull', namespace: 'team', uid: 'u1', resourceVersion: '7' },
+      type: 'kubernetes.io/dockerconfigjson',
+    });
+  });
+
   it('refuses loudly: an undeclared resource, an invalid path, two versions of one resource', () => {
     const plan = cachePlanOf([...CONTROLLERS, ...WEBHOOKS]);
-    expect(() => plan.for(SECRETS)).toThrow(/nothing declared that it reads \/secrets; add a CacheRead/);
+    expect(() => plan.for(LEASES)).toThrow(/nothing declared that it reads coordination.k8s.io\/leases; add a CacheRead/);
     expect(() => new CachePlan([{ resource: PODS, fields: ['spec.containers[name'] }])).toThrow(/invalid field path segment/);
     expect(
       () =>
