@@ -119,7 +119,7 @@ describe('silent before, reported now', () => {
     expect(summary(fs)).toEqual([{ ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'ImageListPullJob', pointer: '' }]);
     expect(fs[0]!.message).toBe('uses ImageListPullJob, which this version of the bundled runtime does not carry out');
     expect(fs[0]!.hint).toBe(
-      'The bundled runtime serves SidecarSet, CloneSet, ImagePullJob, ContainerRecreateRequest and NodeImage (apps.kruise.io/v1alpha1); ' +
+      'The bundled runtime serves SidecarSet, CloneSet, ImagePullJob, ContainerRecreateRequest, NodeImage and BroadcastJob (apps.kruise.io/v1alpha1); ' +
         'upstream OpenKruise serves apps.kruise.io/v1alpha1 ImageListPullJob: use target openkruise.',
     );
   });
