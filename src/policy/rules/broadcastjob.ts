@@ -1,28 +1,12 @@
-import { isKind, isObj, obj } from '../k8s.js';
-import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { isObj, obj } from '../k8s.js';
+import { neverCompletionWithDeadline } from './completion-policy.js';
+import { specRuleFor } from './kind-rule.js';
 import { quoteValue } from '../../api/quote.js';
 
 /** The pod labels the BroadcastJob controller sets on every pod of a job (upstream's keys). */
 const RESERVED_LABELS = ['broadcastjob-name', 'broadcastjob-controller-uid'] as const;
 
-function rule(
-  id: string,
-  title: string,
-  doc: string,
-  find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[],
-): Rule {
-  return {
-    id,
-    severity: 'error',
-    title,
-    doc,
-    check(manifests) {
-      return manifests
-        .filter((m) => isKind(m, 'apps.kruise.io', 'BroadcastJob'))
-        .flatMap((m) => find(m, obj(m.object.spec)).map((f) => ({ manifest: m, ...f })));
-    },
-  };
-}
+const rule = specRuleFor('apps.kruise.io', 'BroadcastJob');
 
 export const broadcastJobRestartPolicy = rule(
   'KRUISE-BROADCASTJOB-001',
@@ -51,17 +35,7 @@ export const broadcastJobNeverWithDeadline = rule(
   'BroadcastJob completionPolicy Never with activeDeadlineSeconds or ttlSecondsAfterFinished',
   'A job with completionPolicy.type Never keeps running pods on new nodes and never finishes, so it has no deadline ' +
     'and no TTL after finishing. Upstream rejects activeDeadlineSeconds and ttlSecondsAfterFinished with Never.',
-  (_m, spec) => {
-    const cp = obj(spec.completionPolicy);
-    if (cp.type !== 'Never') return [];
-    return (['activeDeadlineSeconds', 'ttlSecondsAfterFinished'] as const)
-      .filter((f) => cp[f] !== undefined && cp[f] !== null)
-      .map((f) => ({
-        jsonPointer: `/spec/completionPolicy/${f}`,
-        message: `completionPolicy.${f} is set, but completionPolicy.type is Never, which never completes`,
-        hint: `Remove ${f}, or use completionPolicy.type Always.`,
-      }));
-  },
+  (_m, spec) => neverCompletionWithDeadline(spec),
 );
 
 export const broadcastJobReservedLabels = rule(

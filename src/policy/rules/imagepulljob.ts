@@ -1,30 +1,12 @@
-import { imageReferenceError, isKind, isObj, obj } from '../k8s.js';
-import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { imageReferenceError, isObj, obj } from '../k8s.js';
+import { neverCompletionWithDeadline } from './completion-policy.js';
+import { specRuleFor } from './kind-rule.js';
 import { quoteValue } from '../../api/quote.js';
 
 // Upstream default of pullPolicy.timeoutSeconds.
 const DEFAULT_TIMEOUT_SECONDS = 600;
 
-function jobs(manifests: readonly Manifest[]): Manifest[] {
-  return manifests.filter((m) => isKind(m, 'apps.kruise.io', 'ImagePullJob'));
-}
-
-function rule(
-  id: string,
-  title: string,
-  doc: string,
-  find: (m: Manifest, spec: Record<string, unknown>) => Omit<RuleFinding, 'manifest'>[],
-): Rule {
-  return {
-    id,
-    severity: 'error',
-    title,
-    doc,
-    check(manifests) {
-      return jobs(manifests).flatMap((m) => find(m, obj(m.object.spec)).map((f) => ({ manifest: m, ...f })));
-    },
-  };
-}
+const rule = specRuleFor('apps.kruise.io', 'ImagePullJob');
 
 export const imagePullJobBothSelectors = rule(
   'KRUISE-IMAGEPULLJOB-001',
@@ -65,17 +47,7 @@ export const imagePullJobNeverWithDeadline = rule(
   'ImagePullJob completionPolicy Never with activeDeadlineSeconds or ttlSecondsAfterFinished',
   'A job with completionPolicy.type Never runs forever (it keeps the image present on new nodes), so it has no ' +
     'deadline and never finishes to start a TTL. Upstream rejects activeDeadlineSeconds and ttlSecondsAfterFinished with Never.',
-  (_m, spec) => {
-    const cp = obj(spec.completionPolicy);
-    if (cp.type !== 'Never') return [];
-    return (['activeDeadlineSeconds', 'ttlSecondsAfterFinished'] as const)
-      .filter((f) => cp[f] !== undefined && cp[f] !== null)
-      .map((f) => ({
-        jsonPointer: `/spec/completionPolicy/${f}`,
-        message: `completionPolicy.${f} is set, but completionPolicy.type is Never, which never completes`,
-        hint: `Remove ${f}, or use completionPolicy.type Always.`,
-      }));
-  },
+  (_m, spec) => neverCompletionWithDeadline(spec),
 );
 
 export const imagePullJobDeadlineShorterThanTimeout = rule(
