@@ -117,8 +117,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs'],
-    verbs: ['list', 'watch', 'delete'],
-    why: 'ImagePullJob controller: informer on jobs; deletes finished jobs after ttlSecondsAfterFinished',
+    verbs: ['list', 'watch', 'patch', 'delete'],
+    why: 'ImagePullJob controller: informer on jobs; adds the deletion-protection finalizer to an unfinished job and removes it once its pull-secret copies are let go of; deletes finished jobs after ttlSecondsAfterFinished',
   },
   {
     apiGroups: [KRUISE_GROUP],

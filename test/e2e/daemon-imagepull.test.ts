@@ -337,6 +337,13 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await createJob('private', { image: env.images.private, pullSecrets: ['good-cred'] });
     const job = await waitFinished('private');
     expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
+    // Finished, it lets go of the protection finalizer (so the TTL deletion is immediate).
+    await waitFor(
+      'the finished job without its finalizer',
+      async () => !(await adminClient().get<Job>(IMAGE_PULL_JOBS, 'private', ns)).metadata.finalizers?.length,
+      10_000,
+      100,
+    );
     expect(await env.cri.imageStatus(env.images.private)).not.toBeNull();
     // The finished job let go of the copy; no other job used it, so it is gone, as upstream does.
     await waitFor(
@@ -405,7 +412,23 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await adminClient().update(SECRETS, { ...source, data: { '.dockerconfigjson': rotated } });
     // The manager runs without resync here: only the Secret event brings the job back to its reconcile.
     await waitFor('the copy carries the rotated credential', async () => (await copyData()) === rotated, 5_000, 100);
+    // Unfinished, the job carries upstream's protection finalizer: its deletion waits for the copy to be let go of.
+    expect((await adminClient().get<Job>(IMAGE_PULL_JOBS, 'still', ns)).metadata.finalizers).toContain(
+      'apps.kruise.io/deletion-protection',
+    );
     await adminClient().delete(IMAGE_PULL_JOBS, 'still', ns);
+    await waitFor(
+      'the deleted job is gone once its copy is',
+      async () =>
+        isNotFound(
+          await adminClient()
+            .get(IMAGE_PULL_JOBS, 'still', ns)
+            .catch((err: unknown) => err),
+        ),
+      10_000,
+      100,
+    );
+    expect(await copyData()).toBeUndefined();
   });
 
   it('hostile: a Secret that is not a registry credential is never copied for the daemons', async () => {

@@ -1,4 +1,9 @@
-import { ANNOTATION_PULL_SECRET_REFERENCES, ANNOTATION_PULL_SECRET_SOURCE, selectorMatches } from '../../../contracts/index.js';
+import {
+  ANNOTATION_PULL_SECRET_REFERENCES,
+  ANNOTATION_PULL_SECRET_SOURCE,
+  FINALIZER_DELETION_PROTECTION,
+  selectorMatches,
+} from '../../../contracts/index.js';
 import {
   IMAGE_PULL_JOBS,
   NODE_IMAGES,
@@ -161,12 +166,38 @@ export class ImagePullJobReconciler implements Reconciler {
     }
   }
 
+  /**
+   * Adds or removes the protection finalizer by a merge patch made conditional on the cached resourceVersion (the
+   * list is replaced whole, so a stale cache must get 409 and a retry rather than drop someone else's finalizer).
+   */
+  private async setProtection(job: ImagePullJobObject, on: boolean): Promise<void> {
+    const finalizers = job.metadata.finalizers ?? [];
+    if (finalizers.includes(FINALIZER_DELETION_PROTECTION) === on) return;
+    const next = on ? [...finalizers, FINALIZER_DELETION_PROTECTION] : finalizers.filter((f) => f !== FINALIZER_DELETION_PROTECTION);
+    await this.ctx.client.patch(
+      IMAGE_PULL_JOBS,
+      job.metadata.name!,
+      job.metadata.namespace,
+      { metadata: { finalizers: next, resourceVersion: job.metadata.resourceVersion } },
+      PatchStrategy.MergePatch,
+    );
+  }
+
   async reconcile(key: string): Promise<ProcessResult> {
     const job = this.jobs.get(key);
-    if (!job || job.metadata.deletionTimestamp) return this.releaseSecretCopies(key);
+    if (!job) return this.releaseSecretCopies(key);
+    if (job.metadata.deletionTimestamp) {
+      // The finalizer holds a deleted job until its pull-secret copies are let go of, as upstream's does, so no
+      // copy of a credential outlives its jobs even when the manager was down at the deletion.
+      await this.releaseSecretCopies(key);
+      return this.setProtection(job, false);
+    }
     const finished = !!job.status?.completionTime;
-    // A finished job is reconciled again on every report of its tags: only one that had pull secrets lists copies.
-    if (finished && (job.spec.pullSecrets?.length ?? 0) > 0) await this.releaseSecretCopies(key);
+    if (finished) {
+      // A finished job is reconciled again on every report of its tags: only one that had pull secrets lists copies.
+      if ((job.spec.pullSecrets?.length ?? 0) > 0) await this.releaseSecretCopies(key);
+      await this.setProtection(job, false);
+    } else await this.setProtection(job, true);
     const decision = decideJob({
       job,
       targets: finished ? [] : await this.targets(job),
