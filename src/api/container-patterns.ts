@@ -232,13 +232,17 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Parses `kruise.cdk8s.io/terminate-sidecars`. An entry that can never match is left out; a bad shutdown leaves the
- * entry in with SIGTERM; a bad ignoreExitCode leaves it at false. Each is reported.
+ * Reads the entries of one pattern annotation: each must be an object whose match can ever succeed; `rest` reads
+ * what the annotation adds to the match, reporting into `issues`, and returns the entry or undefined to leave it out.
  */
-export function parseTerminateSidecars(raw: string): PatternParse<TerminatedSidecarPattern> {
-  const { list, issue } = readList(raw, ANNOTATION_TERMINATE_SIDECARS);
+function parseEntries<T>(
+  raw: string,
+  annotation: string,
+  rest: (item: Record<string, unknown>, match: ContainerMatch, entry: number, issues: PatternIssue[]) => T | undefined,
+): PatternParse<T> {
+  const { list, issue } = readList(raw, annotation);
   if (!list) return { entries: [], issues: [issue!] };
-  const entries: TerminatedSidecarPattern[] = [];
+  const entries: T[] = [];
   const issues: PatternIssue[] = [];
   list.forEach((item, entry) => {
     if (!isObject(item)) {
@@ -250,6 +254,18 @@ export function parseTerminateSidecars(raw: string): PatternParse<TerminatedSide
       issues.push({ entry, kind: 'never-matches', message: `entry ${entry} never matches: ${problem}` });
       return;
     }
+    const read = rest(item, match, entry, issues);
+    if (read !== undefined) entries.push(read);
+  });
+  return { entries, issues };
+}
+
+/**
+ * Parses `kruise.cdk8s.io/terminate-sidecars`. An entry that can never match is left out; a bad shutdown leaves the
+ * entry in with SIGTERM; a bad ignoreExitCode leaves it at false. Each is reported.
+ */
+export function parseTerminateSidecars(raw: string): PatternParse<TerminatedSidecarPattern> {
+  return parseEntries(raw, ANNOTATION_TERMINATE_SIDECARS, (item, match, entry, issues) => {
     const ignore = item.ignoreExitCode;
     if (ignore !== undefined && typeof ignore !== 'boolean') {
       issues.push({ entry, kind: 'shutdown', message: `entry ${entry}: ignoreExitCode must be true or false, got ${quoteValue(ignore)}` });
@@ -257,27 +273,13 @@ export function parseTerminateSidecars(raw: string): PatternParse<TerminatedSide
     const sd = readShutdown(item.shutdown);
     if (sd.problem)
       issues.push({ entry, kind: 'shutdown', message: `entry ${entry} (${describeMatch(match)}): ${sd.problem}; SIGTERM is used` });
-    entries.push({ match, ignoreExitCode: ignore === true, ...(sd.shutdown ? { shutdown: sd.shutdown } : {}) });
+    return { match, ignoreExitCode: ignore === true, ...(sd.shutdown ? { shutdown: sd.shutdown } : {}) };
   });
-  return { entries, issues };
 }
 
 /** Parses `kruise.cdk8s.io/container-exit-priority-patterns`; entries that cannot be used are left out and reported. */
 export function parseExitPriorityPatterns(raw: string): PatternParse<ExitPriorityPattern> {
-  const { list, issue } = readList(raw, ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS);
-  if (!list) return { entries: [], issues: [issue!] };
-  const entries: ExitPriorityPattern[] = [];
-  const issues: PatternIssue[] = [];
-  list.forEach((item, entry) => {
-    if (!isObject(item)) {
-      issues.push({ entry, kind: 'never-matches', message: `entry ${entry} must be an object` });
-      return;
-    }
-    const { match, problem } = readMatch(item);
-    if (!match) {
-      issues.push({ entry, kind: 'never-matches', message: `entry ${entry} never matches: ${problem}` });
-      return;
-    }
+  return parseEntries(raw, ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS, (item, match, entry, issues) => {
     const p = item.priority;
     if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 2147483647) {
       issues.push({
@@ -285,11 +287,10 @@ export function parseExitPriorityPatterns(raw: string): PatternParse<ExitPriorit
         kind: 'priority',
         message: `entry ${entry} (${describeMatch(match)}): priority must be a non-negative integer, got ${quoteValue(p)}`,
       });
-      return;
+      return undefined;
     }
-    entries.push({ match, priority: p });
+    return { match, priority: p };
   });
-  return { entries, issues };
 }
 
 /** A container the way the matching reads it. */
