@@ -265,15 +265,21 @@ describe('declared permissions', () => {
       expect(findCoveringRule(secret(verb, 'team-a'), manager), verb).toBeUndefined();
       expect(findCoveringRule(secret(verb, 'kruise-daemon-config'), manager)!.why, verb).toMatch(/pull secrets copied/);
     }
-    // In its own namespace: create (RBAC cannot name it), and list, watch, update the certificate Secret only.
+    // In its own namespace: create (RBAC cannot name it), and update the certificate Secret only.
     expect(findCoveringRule(secret('create', 'kruise-system'), manager)!.why).toMatch(/webhook CA/);
     expect(findCoveringRule(secret('update', 'kruise-system'), manager)).toBeUndefined();
-    for (const verb of ['list', 'watch', 'update'] as const) {
-      const access = { apiGroup: '', resource: 'secrets', verb, namespace: 'kruise-system', name: 'kruise-webhook-certs' };
-      expect(findCoveringRule(access, manager)!.why, verb).toMatch(/webhook certificate Secret/);
-      expect(findCoveringRule({ ...access, name: undefined }, manager), verb).toBeUndefined();
-    }
-    expect(findCoveringRule(secret('list'), manager)).toBeUndefined();
+    const certificate = {
+      apiGroup: '',
+      resource: 'secrets',
+      verb: 'update' as const,
+      namespace: 'kruise-system',
+      name: 'kruise-webhook-certs',
+    };
+    expect(findCoveringRule(certificate, manager)!.why).toMatch(/webhook certificate Secret/);
+    expect(findCoveringRule({ ...certificate, name: undefined }, manager)).toBeUndefined();
+    // Listed and watched anywhere: the ImagePullJob controller follows registry-credential sources (read access
+    // it already had by name), so a rotated source reaches its copy at once.
+    expect(findCoveringRule(secret('list'), manager)!.why).toMatch(/registry-credential Secrets are watched/);
     // A pull-secret copy no unfinished job uses is deleted, in the daemon-config namespace only.
     expect(findCoveringRule(secret('delete', 'kruise-daemon-config'), manager)!.why).toMatch(/pull secrets copied/);
     expect(findCoveringRule(secret('delete', 'team-a'), manager)).toBeUndefined();
