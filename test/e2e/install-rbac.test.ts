@@ -223,10 +223,11 @@ describe.each(COMPONENTS.map((c) => [c.name, c] as const))('RBAC of the %s Servi
 });
 
 describe('manager ServiceAccount, spelled out', () => {
-  // Secrets *get* is declared cluster-wide (ImagePullJob pull secrets live in any namespace); writing
-  // Secrets only in its own namespace (webhook certificate) and in kruise-daemon-config (the copies, which it
-  // also lists and deletes there).
-  it('may not write, list or delete secrets outside its namespaces, delete nodes, exec into pods, or escalate/bind/impersonate', async () => {
+  // Secrets *get, list, watch* are declared cluster-wide (ImagePullJob pull secrets live in any namespace, and the
+  // controller watches registry-credential Secrets so a rotated source reaches its copy at once, as upstream's
+  // does); writing Secrets only in its own namespace (webhook certificate) and in kruise-daemon-config (the copies,
+  // which it also deletes there).
+  it('may not write or delete secrets outside its namespaces, delete nodes, exec into pods, or escalate/bind/impersonate', async () => {
     const sa = serviceAccountOf(COMPONENTS[0]!);
     const user = serviceAccountUser(sa.namespace, sa.name);
     for (const o of rbacObjects) await serverSideApply(o, { fieldManager: 'cdk8s-kruise-e2e-rbac' });
@@ -236,8 +237,6 @@ describe('manager ServiceAccount, spelled out', () => {
       { verb: 'create', resource: 'secrets', namespace: 'kube-system' },
       { verb: 'update', resource: 'secrets', namespace: 'kube-system', name: 'any' },
       { verb: 'create', resource: 'secrets' },
-      { verb: 'list', resource: 'secrets' },
-      { verb: 'list', resource: 'secrets', namespace: 'default' },
       { verb: 'delete', resource: 'secrets', namespace: 'default', name: 'any' },
       { verb: 'delete', resource: 'secrets', namespace: 'kube-system', name: 'any' },
       { verb: 'delete', resource: 'nodes', name: 'node-a' },
@@ -255,6 +254,8 @@ describe('manager ServiceAccount, spelled out', () => {
       // The CloneSet controller creates its pods.
       { verb: 'create', resource: 'pods', namespace: 'default' },
       { verb: 'get', resource: 'secrets', namespace: 'default', name: 'regcred' },
+      { verb: 'list', resource: 'secrets' },
+      { verb: 'watch', resource: 'secrets' },
       { verb: 'create', resource: 'secrets', namespace: 'kruise-daemon-config' },
       { verb: 'update', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
       { verb: 'get', resource: 'secrets', namespace: 'kruise-daemon-config', name: 'default.regcred' },
