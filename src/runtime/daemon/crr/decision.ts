@@ -9,6 +9,7 @@
  * runtime has no manager-side CRR controller, so the daemon owns those parts too.
  */
 import type { ContainerRecreateRequest } from '../../../api/kinds/containerrecreaterequest.js';
+import { sidecarTerminationCrrName } from '../../../contracts/names.js';
 
 export type CrrPhase = 'Pending' | 'Recreating' | 'Succeeded' | 'Failed' | 'Completed';
 
@@ -177,6 +178,12 @@ function ttlActions(crrs: readonly ContainerRecreateRequest[], nowMs: number): {
   return { actions, requeueAfterMs };
 }
 
+/** Whether `crr` is the sidecar terminator's CRR of this pod and one of its containers still runs. */
+function stopsRunningSidecar(crr: ContainerRecreateRequest, podUid: string, observed: ReadonlyMap<string, ObservedContainer>): boolean {
+  if (crr.metadata.name !== sidecarTerminationCrrName(podUid)) return false;
+  return crr.spec.containers.some((c) => observed.get(c.name)?.running === true);
+}
+
 /**
  * The next steps for one pod's CRRs. At most one CRR is worked on; the others that are new are
  * marked Pending. Each call returns the steps up to the first write of the picked CRR: the
@@ -208,7 +215,11 @@ export function decidePodCrrs(input: PodCrrInput): CrrDecision {
 
   const podUid = picked.metadata.labels?.[CrrKeys.podUid];
   if (!pod || pod.deleting || (podUid && podUid !== pod.uid)) return done('pod has gone');
-  if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return done(`pod is not active (phase ${pod.phase})`);
+  // A Job pod whose sidecars ignore their exit code is marked Succeeded by the sidecar terminator before its CRR
+  // exists; that CRR still stops the sidecars that run (through their declared shutdown) rather than leaving them to
+  // the kubelet's later SIGTERM. Any other CRR of a finished pod has nothing left to do.
+  if ((pod.phase === 'Succeeded' || pod.phase === 'Failed') && !stopsRunningSidecar(picked, pod.uid, observed))
+    return done(`pod is not active (phase ${pod.phase})`);
   const leftMs = deadlineLeftMs(picked, nowMs);
   if (leftMs !== undefined) {
     if (leftMs <= 0) return done(DEADLINE_EXCEEDED);

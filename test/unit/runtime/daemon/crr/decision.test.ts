@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerRecreateRequest } from '../../../../../src/api/kinds/containerrecreaterequest.js';
+import { sidecarTerminationCrrName } from '../../../../../src/contracts/names.js';
 import {
   afterKill,
   currentStates,
@@ -227,6 +228,27 @@ describe('decidePodCrrs (what to do next for a pod)', () => {
       decidePodCrrs({ crrs: [crr({ phase: 'Recreating' })], pod: pod({}, { phase: 'Succeeded' }), observed: running, nowMs: T0 })
         .actions[0],
     ).toMatchObject({ type: 'complete', message: 'pod is not active (phase Succeeded)' });
+  });
+  it("the sidecar terminator's CRR of a finished pod still stops a sidecar that runs, and completes once none runs", () => {
+    // The terminator marks a Job pod whose sidecars ignore their exit code Succeeded before it creates this CRR.
+    const terminator = crr({ name: sidecarTerminationCrrName('uid-1'), containers: ['side'] });
+    const finished = pod({}, { phase: 'Succeeded' });
+    expect(decidePodCrrs({ crrs: [terminator], pod: finished, observed: running, nowMs: T0 }).actions).toEqual([
+      { type: 'setPhase', crr: sidecarTerminationCrrName('uid-1'), phase: 'Recreating' },
+    ]);
+    const stopped = observe(seen('app', { exited: true }), seen('side', { exited: true }));
+    expect(
+      decidePodCrrs({
+        crrs: [crr({ name: sidecarTerminationCrrName('uid-1'), containers: ['side'], phase: 'Recreating' })],
+        pod: finished,
+        observed: stopped,
+        nowMs: T0,
+      }).actions,
+    ).toEqual([{ type: 'complete', crr: sidecarTerminationCrrName('uid-1'), message: 'pod is not active (phase Succeeded)' }]);
+    // Another CRR of the finished pod, with a running container: nothing to do.
+    expect(decidePodCrrs({ crrs: [crr({ containers: ['side'] })], pod: finished, observed: running, nowMs: T0 }).actions).toEqual([
+      { type: 'complete', crr: 'r1', message: 'pod is not active (phase Succeeded)' },
+    ]);
   });
   it('activeDeadlineSeconds: completes once passed, otherwise requeues for it', () => {
     const late = decidePodCrrs({ crrs: [crr({ phase: 'Recreating', deadline: 5 })], pod: pod(), observed: running, nowMs: T0 + 5000 });
