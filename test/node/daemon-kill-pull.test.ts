@@ -3,7 +3,6 @@
 // bandwidth-limited proxy so it is still running when the daemon dies. The kubelet restarts the daemon in
 // place; the new process must carry the tag to Succeeded once, the job completes, and containerd holds the
 // whole image with no ingest left behind.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +10,7 @@ import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { adminKubeConfig, kubectl } from '../harness/index.js';
 import { buildLayout, push } from '../cri-harness/images.js';
 import { ThrottleProxy } from '../cri-harness/throttle-proxy.js';
-import { core, installRuntime, namespace, node, waitFor } from './support.js';
+import { core, ctr, installRuntime, namespace, node, sigkillContainerTask, waitFor } from './support.js';
 
 const PADDING_BYTES = 16 * 1024 * 1024;
 const RATE_BYTES_PER_SECOND = 1024 * 1024;
@@ -24,10 +23,6 @@ interface TagStatus {
   version?: number;
   completionTime?: string;
   imageID?: string;
-}
-
-function ctr(...args: string[]): string {
-  return execFileSync('ctr', ['--address', node().containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
 }
 
 describe('the daemon killed (SIGKILL) during an ImagePullJob pull', () => {
@@ -90,15 +85,7 @@ describe('the daemon killed (SIGKILL) during an ImagePullJob pull', () => {
       });
       await waitFor('the pull under way through the proxy', () => proxy.stats.bytesToClient >= KILL_AFTER_BYTES, 120_000, 50);
       expect(phases.at(-1)?.phase).toBe('Pulling');
-      const tasks = ctr('task', 'ls');
-      const pid = Number(
-        tasks
-          .split('\n')
-          .find((l) => l.startsWith(id))
-          ?.split(/\s+/)[1],
-      );
-      expect(pid, `daemon task ${id} in:\n${tasks}`).toBeGreaterThan(1);
-      process.kill(pid, 'SIGKILL');
+      sigkillContainerTask(id);
       const killedAt = Date.now();
       const bytesAtKill = proxy.stats.bytesToClient;
       await waitFor(

@@ -1,7 +1,6 @@
 // The features on a real node, with the runtime installed the way users install it (image built by
 // `npm run image`, manifests from dist/). The kubelet, not the test, runs every container, restarts
 // it and decides pod phases; the test only creates objects and reads state.
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,18 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { sidecarTerminationCrrName } from '../../src/api/pod-contracts.js';
 import { kubectl } from '../harness/index.js';
 import { seedJob, type SeedJobOptions } from './jobs.js';
-import { containerLog, core, installRuntime, jobPods, namespace, node, waitFor, waitForJobComplete, waitForPod } from './support.js';
+import {
+  containerLog,
+  core,
+  installRuntime,
+  jobPods,
+  namespace,
+  node,
+  sigkillContainerTask,
+  waitFor,
+  waitForJobComplete,
+  waitForPod,
+} from './support.js';
 
 async function apply(ns: string, objects: object[]): Promise<void> {
   await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
@@ -378,16 +388,7 @@ describe('resilience of the installed runtime', () => {
     const daemonRestarts = daemonPod.status?.containerStatuses?.[0]?.restartCount ?? 0;
     const id = daemonPod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
     const { ns, before } = await crrInPreStop('resilience-daemon-kill');
-    // The container's init process on the host, from containerd's task list (what `kill -9` of the daemon means).
-    const tasks = execFileSync('ctr', ['--address', node().containerdSocket, '-n', 'k8s.io', 'task', 'ls'], { encoding: 'utf8' });
-    const pid = Number(
-      tasks
-        .split('\n')
-        .find((l) => l.startsWith(id))
-        ?.split(/\s+/)[1],
-    );
-    expect(pid, `daemon task ${id} in:\n${tasks}`).toBeGreaterThan(1);
-    process.kill(pid, 'SIGKILL');
+    sigkillContainerTask(id);
     await waitFor(
       'the daemon container restarted by the kubelet',
       async () =>

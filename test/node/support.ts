@@ -1,6 +1,7 @@
 // Shared pieces of the real-node stories: clients for the node's cluster, namespaces with their
 // default ServiceAccount, waits on real pod/Job state, container logs read from the kubelet's pod-log
 // files (the apiserver has no kubelet client certificate), and installing the runtime the way users do.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node';
@@ -127,4 +128,25 @@ export function installRuntime(): Promise<void> {
     if (t.imageMs) console.log(`[node] runtime image built and imported in ${t.imageMs} ms, rollout ${t.rolloutMs} ms`);
   });
   return runtimeInstalled;
+}
+
+/** Runs containerd's `ctr` against the node's containerd, in the kubelet's namespace; returns its output. */
+export function ctr(...args: string[]): string {
+  return execFileSync('ctr', ['--address', node().containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+}
+
+/**
+ * SIGKILLs a container's init process on the host, found in containerd's task list (what `kill -9` of a process
+ * in a pod means); `containerID` is the bare id, without the `containerd://` prefix.
+ */
+export function sigkillContainerTask(containerID: string): void {
+  const tasks = ctr('task', 'ls');
+  const pid = Number(
+    tasks
+      .split('\n')
+      .find((l) => l.startsWith(containerID))
+      ?.split(/\s+/)[1],
+  );
+  if (!(pid > 1)) throw new Error(`no host process for task ${containerID} in:\n${tasks}`);
+  process.kill(pid, 'SIGKILL');
 }
