@@ -7,6 +7,7 @@
 //   proxy.heal();       // what was held is delivered, for connections still alive
 //   proxy.reset();      // every open connection is reset (RST both ways)
 //   proxy.silenceExisting(); // open connections go silent for good (half-open); new ones pass
+//   proxy.silenceNextConnections(1); // the next connection is accepted and never answered
 //
 // While stalled, the proxy holds what each side sent, as the network would: a client that then closes
 // with FIN still has its bytes delivered after the heal (its kernel retransmits them), one that resets
@@ -145,6 +146,8 @@ export class FaultProxy {
   readonly links = new Set<Link>();
   readonly stats: FaultProxyStats = { connections: 0, droppedClientBytes: 0, resetWhileHeld: 0, deliveredAfterHeal: 0, silencedBytes: 0 };
   stalled = false;
+  /** How many of the next connections go silent from their first byte (`silenceNextConnections`). */
+  private silenceNew = 0;
   /** True once a stall was healed (bytes delivered from then on were held by it, or came after). */
   healed = false;
   readonly target: { host: string; port: number };
@@ -179,6 +182,10 @@ export class FaultProxy {
   private accept(client: Socket): void {
     this.stats.connections++;
     const link = new Link(client, this);
+    if (this.silenceNew > 0) {
+      this.silenceNew--;
+      link.silenced = true;
+    }
     this.links.add(link);
     client.on('data', (b: Buffer) => link.fromClient(b));
     client.on('end', () => {
@@ -210,6 +217,11 @@ export class FaultProxy {
   /** Open connections go silent (bytes dropped both ways, nothing closed); new connections pass. */
   silenceExisting(): void {
     for (const l of this.links) l.silenced = true;
+  }
+
+  /** The next `n` connections are accepted and then silent from their first byte: a call made on one hangs. */
+  silenceNextConnections(n: number): void {
+    this.silenceNew += n;
   }
 
   async close(): Promise<void> {

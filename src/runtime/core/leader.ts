@@ -51,8 +51,9 @@ function microTime(d = new Date()): string {
  * Lease-based leader election (coordination.k8s.io/v1), following client-go's leaderelection: expiry is
  * judged by the local time at which the lease record was last seen to change (not by the holder's clock),
  * takeovers use optimistic concurrency on resourceVersion, each lease call is bounded by the time left to
- * the renew deadline, and the leader steps down when no renew succeeded within `renewDeadline`. On a clean
- * stop it releases the lease so a standby takes over at once.
+ * the renew deadline (and by its own share of it, so a call hung on a dead connection is retried), and the
+ * leader steps down when no renew succeeded within `renewDeadline`. On a clean stop it releases the lease so
+ * a standby takes over at once.
  *
  * Leadership is also a time fence (`mayWrite`): it holds only while `now - lastRenew < renewDeadline`, where
  * `lastRenew` is when the last successful renew was *sent* (the API server cannot have recorded it earlier,
@@ -103,8 +104,12 @@ export class LeaderElector {
   private schedule(): void {
     if (this.stopped) return;
     // Jitter standby polling a little (client-go's JitterFactor 1.2) so replicas do not move in lockstep.
-    const delay = this.leading ? this.o.retryPeriodMs : this.o.retryPeriodMs * (1 + Math.random() * 0.2);
-    this.timer = this.clock.setTimer(() => void this.tick(), delay);
+    this.scheduleIn(this.leading ? this.o.retryPeriodMs : this.o.retryPeriodMs * (1 + Math.random() * 0.2));
+  }
+
+  private scheduleIn(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = this.clock.setTimer(() => void this.tick(), delayMs);
   }
 
   private async tick(): Promise<void> {
@@ -114,16 +119,17 @@ export class LeaderElector {
     const sent = this.clock.now();
     // client-go bounds the attempt by the renew deadline: a call that hangs (a stalled connection) must not
     // keep a leader believing in a lease it can no longer prove. A standby bounds its attempt the same way.
-    const until = (this.leading ? this.lastRenew : sent) + this.o.renewDeadlineMs;
+    // Each attempt is also bounded by its own share of the deadline, so that one call caught on a connection
+    // that went silent leaves time for a second on a fresh one; that second is sent at once.
+    const until = Math.min((this.leading ? this.lastRenew : sent) + this.o.renewDeadlineMs, sent + this.attemptTimeoutMs());
     const attempt = new AbortController();
-    const bound = this.clock.setTimer(
-      () => attempt.abort(new DOMException('lease call exceeded the renew deadline', 'TimeoutError')),
-      until - sent,
-    );
+    const bound = this.clock.setTimer(() => attempt.abort(new DOMException('lease call exceeded its time', 'TimeoutError')), until - sent);
     let ok = false;
+    let timedOut = false;
     try {
       ok = await this.tryAcquireOrRenew(attempt.signal);
     } catch (err) {
+      timedOut = attempt.signal.aborted;
       this.o.logger.warn({ err: (err as Error).message }, 'leader election: lease call failed');
     } finally {
       this.clock.clearTimer(bound);
@@ -143,7 +149,19 @@ export class LeaderElector {
       else if (this.currentLeader !== this.o.identity) this.loseLeadership(`lease taken by ${this.currentLeader}`);
       else if (!this.mayWrite()) this.loseLeadership('could not renew the lease within the renew deadline');
     }
-    this.schedule();
+    // A call that timed out says nothing about the API server: a leader asks again at once on a new connection.
+    // A refused or failed call waits the retry period, so an unreachable server is not asked in a tight loop.
+    if (timedOut && this.leading) this.scheduleIn(0);
+    else this.schedule();
+  }
+
+  /**
+   * How long one lease call may take: half of what the renew deadline leaves after a retry period (4 s with
+   * client-go's defaults), at least a retry period. Far above an answer of a loaded API server (milliseconds),
+   * and short enough that two attempts fit in the deadline.
+   */
+  private attemptTimeoutMs(): number {
+    return Math.max(this.o.retryPeriodMs, (this.o.renewDeadlineMs - this.o.retryPeriodMs) / 2);
   }
 
   private armDeadline(): void {
