@@ -337,7 +337,8 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
     await createJob('private', { image: env.images.private, pullSecrets: ['good-cred'] });
     const job = await waitFinished('private');
     expect(job.status).toMatchObject({ succeeded: 1, failed: 0 });
-    // Finished, it lets go of the protection finalizer (so the TTL deletion is immediate).
+    // Finished, it lets go of the protection finalizer (so the TTL deletion is immediate) once it let go of its
+    // copies: at completion, but no sooner than SECRET_COPY_MIN_LIFETIME_MS (5 s) after its start.
     await waitFor(
       'the finished job without its finalizer',
       async () => !(await adminClient().get<Job>(IMAGE_PULL_JOBS, 'private', ns)).metadata.finalizers?.length,
@@ -345,7 +346,7 @@ describe('ImagePullJob through NodeImage and the daemon', () => {
       100,
     );
     expect(await env.cri.imageStatus(env.images.private)).not.toBeNull();
-    // The finished job let go of the copy; no other job used it, so it is gone, as upstream does.
+    // The finished job let go of the copy; no other job used it, so it is gone, as upstream's.
     await waitFor(
       'the pull secret copy is deleted',
       async () =>

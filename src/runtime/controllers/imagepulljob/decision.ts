@@ -18,6 +18,20 @@ export type JobObject = ImagePullJob & {
   metadata: { name?: string; namespace?: string; uid?: string; creationTimestamp?: string; deletionTimestamp?: string };
 };
 
+/**
+ * A finished job lets go of its pull-secret copies no sooner than this after it started. Upstream's daemons report
+ * a tag on their NodeImage resync (every 3-5 s while one is in flight), so an upstream job runs for seconds even
+ * when the image is on every node, and clients written against upstream (its own e2e suite among them) look for
+ * the copy while the job runs; the bundled daemon reports within the second. A job that runs longer lets go of
+ * its copies at completion, as upstream's does.
+ */
+export const SECRET_COPY_MIN_LIFETIME_MS = 5_000;
+
+/** When a finished job's pull-secret copies are let go of (epoch ms): its completion, at the earliest the minimum lifetime after its start. */
+export function secretCopiesReleaseAtMs(status: { startTime?: string | null; completionTime?: string | null }): number {
+  return Math.max(ms(status.completionTime), ms(status.startTime) + SECRET_COPY_MIN_LIFETIME_MS);
+}
+
 /** A pull secret of the job as copied into the daemon-config namespace. */
 export interface SecretCopyRef {
   readonly namespace: string;

@@ -18,7 +18,15 @@ import {
   type Reconciler,
   type Secret,
 } from '../../core/index.js';
-import { decideJob, pullSecretCopyRefusal, pullSecretReferences, secretCopyName, type JobStatus, type SecretCopyRef } from './decision.js';
+import {
+  decideJob,
+  pullSecretCopyRefusal,
+  pullSecretReferences,
+  secretCopiesReleaseAtMs,
+  secretCopyName,
+  type JobStatus,
+  type SecretCopyRef,
+} from './decision.js';
 
 export type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
@@ -193,10 +201,16 @@ export class ImagePullJobReconciler implements Reconciler {
       return this.setProtection(job, false);
     }
     const finished = !!job.status?.completionTime;
+    let holdCopiesMs: number | undefined;
     if (finished) {
       // A finished job is reconciled again on every report of its tags: only one that had pull secrets lists copies.
-      if ((job.spec.pullSecrets?.length ?? 0) > 0) await this.releaseSecretCopies(key);
-      await this.setProtection(job, false);
+      if ((job.spec.pullSecrets?.length ?? 0) > 0) {
+        const wait = secretCopiesReleaseAtMs(job.status!) - Date.now();
+        if (wait > 0) holdCopiesMs = wait;
+        else await this.releaseSecretCopies(key);
+      }
+      // The finalizer stays while copies are held: a deletion meanwhile still lets go of them first.
+      await this.setProtection(job, holdCopiesMs !== undefined);
     } else await this.setProtection(job, true);
     const decision = decideJob({
       job,
@@ -239,6 +253,7 @@ export class ImagePullJobReconciler implements Reconciler {
         );
       }
     }
-    return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : undefined;
+    const requeue = Math.min(decision.requeueAfterMs ?? Infinity, holdCopiesMs ?? Infinity);
+    return Number.isFinite(requeue) ? { requeueAfterMs: requeue } : undefined;
   }
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeImage } from '../../../../../src/api/kinds/nodeimage.js';
 import {
+  SECRET_COPY_MIN_LIFETIME_MS,
+  secretCopiesReleaseAtMs,
   decideJob,
   nodeResult,
   parallelismOf,
@@ -225,6 +227,18 @@ describe('decideJob', () => {
   ])('pull secret copy references %j, %s present=%s → %j', (refs, job, present, out) =>
     expect(pullSecretReferences(refs, job, present)).toBe(out),
   );
+});
+
+describe('secretCopiesReleaseAtMs (when a finished job lets go of its pull-secret copies)', () => {
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  const at = (offsetMs: number) => new Date(start + offsetMs).toISOString();
+  it.each([
+    ['completed within the second: held until the minimum lifetime after the start', 800, SECRET_COPY_MIN_LIFETIME_MS],
+    ['completed exactly at the minimum lifetime', SECRET_COPY_MIN_LIFETIME_MS, SECRET_COPY_MIN_LIFETIME_MS],
+    ['ran for a minute: let go of at completion, as upstream', 60_000, 60_000],
+  ])('%s', (_, completedAfterMs, releasedAfterMs) => {
+    expect(secretCopiesReleaseAtMs({ startTime: at(0), completionTime: at(completedAfterMs) })).toBe(start + releasedAfterMs);
+  });
 });
 
 describe('decideNodeImage', () => {
