@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `npm test` after its pretest (checks, prepare): the unit tier, then the end-to-end and node tiers at the same time.
+#
+# Vitest runs the files of every project that turns file parallelism off in one queue, one file at a time; the
+# end-to-end tier (its own etcd + kube-apiserver, containerd and registries) and the node tier (a one-node cluster
+# in a network namespace of its own) share no part, so each gets a vitest process of its own and the two queues
+# run side by side. Their lines carry the tier's name; the exit status is the first failure's.
+#
+#   bash scripts/test.sh                 every tier
+#   bash scripts/test.sh <vitest args>   one plain `vitest run <args>` (a file, a --project, a -t filter)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PATH="$PWD/node_modules/.bin:$PATH"
+
+if [ "$#" -gt 0 ]; then exec vitest run "$@"; fi
+
+vitest run --project unit || exit
+
+# One tier's output, each line prefixed with its name, written as it comes; returns vitest's exit status.
+tier() { # <name>
+  vitest run --project "$1" 2>&1 | sed -u "s/^/[$1] /"
+  return "${PIPESTATUS[0]}"
+}
+
+started=$SECONDS
+tier e2e &
+e2e=$!
+tier node &
+node=$!
+wait "$e2e"
+e2e_status=$?
+wait "$node"
+node_status=$?
+echo "[tiers] e2e exit ${e2e_status}, node exit ${node_status}, $((SECONDS - started)) s side by side"
+[ "$e2e_status" -eq 0 ] || exit "$e2e_status"
+exit "$node_status"
