@@ -1,7 +1,27 @@
 import { IConstruct } from 'constructs';
+import type { LaunchMechanismValue } from '../src/api/launch-lowering.js';
 import { parseLaunchPriority } from '../src/api/pod-contracts.js';
 import { checkContainerName, PodFeatures } from './internal/pod-features.js';
 import type { NamedContainer } from './internal/plus-objects.js';
+
+/** How a launch order is carried out. */
+export enum LaunchMechanism {
+  /**
+   * Native sidecars when the app's pod features compile to them (context `cdk8s-kruise:kubernetesVersion` >= 1.29)
+   * and the order can be expressed by them; the barrier otherwise. The default.
+   */
+  AUTO = 'auto',
+  /** Always upstream's barrier: one `<pod>-barrier` ConfigMap per pod, carried out by the pod webhook and its controller. */
+  BARRIER = 'barrier',
+  /** Native sidecars, or a synth error naming why the order or the cluster cannot have them. */
+  NATIVE_SIDECARS = 'native-sidecars',
+}
+
+/** Options of {@link ContainerLaunchPriority.of}. */
+export interface ContainerLaunchPriorityOptions {
+  /** How the order is carried out. @default LaunchMechanism.AUTO */
+  readonly mechanism?: LaunchMechanism;
+}
 
 /** Largest launch priority (and smallest, negated), as upstream OpenKruise accepts it. */
 export const MAX_LAUNCH_PRIORITY = 2147483647;
@@ -12,9 +32,18 @@ export const MAX_LAUNCH_PRIORITY = 2147483647;
  * ready. Either {@link inOrder} (annotation `apps.kruise.io/container-launch-priority: Ordered`: spec
  * order) or per-container priorities with {@link set} (env `KRUISE_CONTAINER_PRIORITY`, default 0).
  *
- * Carried out by the pod webhook and barrier controller of both the bundled runtime and upstream
- * OpenKruise (gate PodWebhook): each container waits on a key of ConfigMap `<pod>-barrier`, which the
- * controller fills highest priority first.
+ * Carried out one of two ways ({@link LaunchMechanism}):
+ * - native sidecars, when the app targets Kubernetes >= 1.29 (context `cdk8s-kruise:kubernetesVersion`) and every
+ *   priority level above the lowest holds one container: those containers become restartable init containers
+ *   (`restartPolicy: Always`), highest first, each gated by its startupProbe (or one derived from its readinessProbe),
+ *   and the kubelet orders the start; no runtime, no ConfigMap. The pod template records it in annotation
+ *   `kruise.cdk8s.io/launch-priority-lowered`. A lowered container is then a sidecar for its whole life (stopped after
+ *   the other containers), so in a Job pod only declared Job sidecars lower.
+ * - otherwise the pod webhook and barrier controller of both the bundled runtime and upstream OpenKruise (gate
+ *   PodWebhook): each container waits on a key of ConfigMap `<pod>-barrier`, which the controller fills highest
+ *   priority first.
+ *
+ * `synth` notes which one each workload got (rule KRUISE-LAUNCHPRIO-002).
  *
  * @example
  * ContainerLaunchPriority.of(deployment).set('envoy', 10).set('app', 0);
@@ -22,14 +51,33 @@ export const MAX_LAUNCH_PRIORITY = 2147483647;
  */
 export class ContainerLaunchPriority {
   /** The launch priorities of `owner`'s pod template. */
-  public static of(owner: IConstruct): ContainerLaunchPriority {
-    return new ContainerLaunchPriority(owner);
+  public static of(owner: IConstruct, options: ContainerLaunchPriorityOptions = {}): ContainerLaunchPriority {
+    return new ContainerLaunchPriority(owner, options);
   }
 
   private readonly features: PodFeatures;
 
-  private constructor(private readonly owner: IConstruct) {
+  private constructor(
+    private readonly owner: IConstruct,
+    options: ContainerLaunchPriorityOptions,
+  ) {
     this.features = PodFeatures.of(owner);
+    const mechanism = options.mechanism;
+    if (mechanism === undefined) return;
+    if (!Object.values(LaunchMechanism).includes(mechanism)) {
+      throw new Error(
+        `[${owner.node.path}] launch priority: mechanism ${JSON.stringify(mechanism)} is not one of ${Object.values(LaunchMechanism).join(', ')}.`,
+      );
+    }
+    const earlier = this.features.launchMechanism;
+    const value: LaunchMechanismValue = mechanism;
+    if (earlier !== undefined && earlier !== value) {
+      throw new Error(
+        `[${owner.node.path}] launch priority: mechanism "${mechanism}" conflicts with "${earlier}" given earlier for the same workload. ` +
+          'Fix: pass the same mechanism each time, or pass it once.',
+      );
+    }
+    this.features.launchMechanism = value;
   }
 
   /** Starts the containers one after another in the order they are declared. */
@@ -67,6 +115,11 @@ export class ContainerLaunchPriority {
   /** The declared priorities (a copy); empty under {@link inOrder}. */
   public get priorities(): { [containerName: string]: number } {
     return Object.fromEntries(this.features.launchPriority);
+  }
+
+  /** The mechanism asked for ({@link LaunchMechanism.AUTO} unless given). */
+  public get mechanism(): LaunchMechanism {
+    return (this.features.launchMechanism as LaunchMechanism | undefined) ?? LaunchMechanism.AUTO;
   }
 
   /** Whether {@link inOrder} was chosen. */

@@ -71,3 +71,29 @@ export function sidecarStrategyOf(scope: IConstruct): SidecarStrategy {
   const { major, minor } = parseKubernetesVersion(version, where());
   return major > 1 || minor >= NATIVE_SIDECARS_MIN_MINOR ? SidecarStrategy.NATIVE : SidecarStrategy.KRUISE;
 }
+
+/** What the compiler knows about native sidecars in `scope`: the strategy, whether the cluster has them, and how it knows. */
+export interface NativeSidecarFacts {
+  readonly strategy: SidecarStrategy;
+  /** Kubernetes >= 1.29 by {@link KUBERNETES_VERSION_CONTEXT}, or the native strategy forced by {@link SIDECAR_STRATEGY_CONTEXT}. */
+  readonly nativeAvailable: boolean;
+  /** The contexts behind it, for messages. */
+  readonly versionText: string;
+}
+
+/** The native-sidecar facts of `scope` (see {@link sidecarStrategyOf}). */
+export function nativeSidecarFactsOf(scope: IConstruct): NativeSidecarFacts {
+  const strategy = sidecarStrategyOf(scope);
+  const version: unknown = scope.node.tryGetContext(KUBERNETES_VERSION_CONTEXT);
+  const forced: unknown = scope.node.tryGetContext(SIDECAR_STRATEGY_CONTEXT);
+  let nativeAvailable = strategy === SidecarStrategy.NATIVE;
+  const parts: string[] = [];
+  if (version === undefined) parts.push(`context "${KUBERNETES_VERSION_CONTEXT}" is not set`);
+  else {
+    const { major, minor } = parseKubernetesVersion(version, scope.node.path || '<app>');
+    if (major > 1 || minor >= NATIVE_SIDECARS_MIN_MINOR) nativeAvailable = true;
+    parts.push(`context "${KUBERNETES_VERSION_CONTEXT}" is ${JSON.stringify(version)}`);
+  }
+  if (forced !== undefined) parts.push(`context "${SIDECAR_STRATEGY_CONTEXT}" is ${JSON.stringify(forced)}`);
+  return { strategy, nativeAvailable, versionText: parts.join(' and ') };
+}

@@ -1,6 +1,6 @@
 import { ApiObject } from 'cdk8s';
 import { IConstruct } from 'constructs';
-import { SidecarStrategy, sidecarStrategyOf } from '../sidecar-strategy.js';
+import { nativeSidecarFactsOf, SidecarStrategy } from '../sidecar-strategy.js';
 import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
   ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE,
@@ -20,7 +20,17 @@ import {
   type ExitPriorityPattern,
   type TerminatedSidecarPattern,
 } from '../../src/api/container-patterns.js';
-import { ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS, ANNOTATION_TERMINATE_SIDECARS } from '../../src/contracts/keys.js';
+import {
+  ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS,
+  ANNOTATION_LAUNCH_PRIORITY_LOWERED,
+  ANNOTATION_TERMINATE_SIDECARS,
+} from '../../src/contracts/keys.js';
+import {
+  decideLaunchLowering,
+  startupProbeFromReadiness,
+  type LaunchMechanismValue,
+  type ProbeJson,
+} from '../../src/api/launch-lowering.js';
 import { addManifestTransform } from './render-hooks.js';
 import { ContainerJson, locatePodTemplate, type LocatedPodTemplate } from './pod-template-json.js';
 
@@ -42,6 +52,16 @@ export interface PodFeatureDecls {
   readonly injectedSidecars?: readonly TerminatedSidecarPattern[];
   /** Exit priorities by name or pattern (annotation kruise.cdk8s.io/container-exit-priority-patterns). */
   readonly exitPriorityPatterns?: readonly ExitPriorityPattern[];
+  /** How the launch order is carried out (default auto). */
+  readonly launchMechanism?: LaunchMechanismValue;
+}
+
+/** What the app says about native sidecars beyond the strategy (see nativeSidecarFactsOf). */
+export interface NativeSidecarContext {
+  /** Kubernetes >= 1.29 is known, or the native strategy is forced. */
+  readonly nativeAvailable: boolean;
+  /** The contexts behind it, for messages. */
+  readonly versionText: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -80,6 +100,10 @@ export function compilePodFeatures(
   decls: PodFeatureDecls,
   strategy: SidecarStrategy,
   path: string,
+  native: NativeSidecarContext = {
+    nativeAvailable: strategy === SidecarStrategy.NATIVE,
+    versionText: `the sidecar strategy is ${strategy}`,
+  },
 ): void {
   const launch = decls.launchPriority ?? new Map<string, number>();
   const injected = decls.injectedSidecars ?? [];
@@ -150,6 +174,46 @@ export function compilePodFeatures(
   const byPattern = (c: ContainerJson): boolean =>
     injected.some((p) => matchesContainer(p.match, c)) || priorityPatterns.some((p) => p.priority > 0 && matchesContainer(p.match, c));
   compilePatterns(located, injected, priorityPatterns);
+
+  // Launch priority: native sidecars where the order and the cluster allow it, upstream's barrier otherwise.
+  const exitPriorities = new Map(decls.exitPriority);
+  for (const c of containers) {
+    const pattern = priorityPatterns.find((p) => matchesContainer(p.match, c));
+    if (pattern && !exitPriorities.has(c.name)) exitPriorities.set(c.name, pattern.priority);
+  }
+  const lowering = decideLaunchLowering({
+    containers: names,
+    ordered: decls.launchOrdered === true,
+    priorities: launch,
+    mechanism: decls.launchMechanism ?? 'auto',
+    strategyNative: strategy === SidecarStrategy.NATIVE,
+    nativeAvailable: native.nativeAvailable,
+    versionText: native.versionText,
+    ...(spec.restartPolicy === undefined ? {} : { restartPolicy: spec.restartPolicy }),
+    jobSidecars: new Set(
+      names.filter(
+        (n) =>
+          decls.sidecars.has(n) ||
+          injected.some((p) =>
+            matchesContainer(
+              p.match,
+              containers.find((c) => c.name === n)!,
+            ),
+          ),
+      ),
+    ),
+    exitPriority: exitPriorities,
+  });
+  if (lowering.kind === 'error') fail(`launch priority: ${lowering.message}. Fix: ${lowering.fix}`, `${specPointer}/containers`);
+  const lowered = lowering.kind === 'native' ? lowering.sidecars : [];
+  const loweredContainers = lowered.map((n) => lowerForLaunch(containers.find((c) => c.name === n)!));
+  if (lowered.length > 0) {
+    const metadata = located.metadata();
+    const hadAnnotations = metadata.annotations !== undefined;
+    metadata.annotations = sortedKeys({ ...(metadata.annotations ?? {}), [ANNOTATION_LAUNCH_PRIORITY_LOWERED]: JSON.stringify(lowered) });
+    if (!hadAnnotations) located.replaceMetadata(sortedKeys(metadata));
+  }
+
   if (decls.sidecars.size === 0 && decls.exitPriority.size === 0) {
     if ((injected.length > 0 || priorityPatterns.length > 0) && containers.length > 0 && containers.every(byPattern)) {
       fail(
@@ -158,7 +222,8 @@ export function compilePodFeatures(
         `${specPointer}/containers`,
       );
     }
-    compileLaunchPriority(located, containers, decls);
+    if (lowered.length > 0) moveToInit(located, containers, lowered, loweredContainers);
+    else compileLaunchPriority(located, containers, decls);
     return;
   }
   if (!containers.some((c) => !isSidecar(c.name) && !byPattern(c))) {
@@ -169,21 +234,40 @@ export function compilePodFeatures(
     );
   }
 
-  compileLaunchPriority(located, containers, decls);
+  if (lowered.length === 0) compileLaunchPriority(located, containers, decls);
   if (strategy === SidecarStrategy.NATIVE) {
     // Native sidecars stop after the main containers, in reverse declaration order, so the
-    // container that must exit last (highest priority) is declared first.
+    // container that must exit last (highest priority) is declared first. Launch-lowered containers come first
+    // (they start first); the decision checked that their exit priorities allow it.
     const sidecars = containers
-      .filter((c) => isSidecar(c.name))
+      .filter((c) => isSidecar(c.name) && !lowered.includes(c.name))
       .map((c, index) => ({ c, index }))
       .sort((a, b) => priorityOf(b.c.name) - priorityOf(a.c.name) || a.index - b.index)
       .map(({ c }) => sortedKeys({ ...c, restartPolicy: 'Always' }));
-    if (sidecars.length === 0) return;
-    spec.containers = containers.filter((c) => !isSidecar(c.name));
-    spec.initContainers = [...(spec.initContainers ?? []), ...sidecars];
+    if (sidecars.length === 0 && lowered.length === 0) return;
+    spec.containers = containers.filter((c) => !isSidecar(c.name) && !lowered.includes(c.name));
+    spec.initContainers = [...(spec.initContainers ?? []), ...loweredContainers, ...sidecars];
     located.replaceSpec(sortedKeys(spec));
     return;
   }
+  // Kruise markers: the decision kept Job sidecar and exit-priority markers off the lowered containers.
+  if (lowered.length > 0) {
+    moveToInit(located, containers, lowered, loweredContainers);
+    compileKruiseMarkers(located, spec.containers!, decls, specPointer, fail);
+    return;
+  }
+  compileKruiseMarkers(located, containers, decls, specPointer, fail);
+}
+
+/** Job sidecar env markers and the exit-priority annotation (the Kruise strategy), on `containers` in place. */
+function compileKruiseMarkers(
+  located: LocatedPodTemplate,
+  containers: ContainerJson[],
+  decls: PodFeatureDecls,
+  specPointer: string,
+  fail: (message: string, pointer: string) => never,
+): void {
+  const { spec } = located;
 
   if (decls.exitPriority.size > 0) {
     // The runtime gives each exit level a share of the grace period; one that cannot fit them fails here, at synth.
@@ -216,6 +300,27 @@ export function compilePodFeatures(
     // cdk8s sorts keys; a newly added "annotations" belongs before "labels".
     if (!hadAnnotations) located.replaceMetadata(sortedKeys(metadata));
   }
+}
+
+/** A container made a native sidecar for its launch order: restartable, its start gated like the barrier gated it. */
+function lowerForLaunch(container: ContainerJson): ContainerJson {
+  const out: ContainerJson = { ...container, restartPolicy: 'Always' };
+  const env = (container.env ?? []).filter((e) => e.name !== ENV_CONTAINER_PRIORITY);
+  if (env.length > 0) out.env = env;
+  else delete out.env;
+  if (container.startupProbe === undefined) {
+    const gate = startupProbeFromReadiness(container.readinessProbe as ProbeJson | undefined);
+    if (gate) out.startupProbe = gate;
+  }
+  return sortedKeys(out);
+}
+
+/** Moves the lowered containers (start order) to the end of initContainers; the others stay, in place. */
+function moveToInit(located: LocatedPodTemplate, containers: ContainerJson[], lowered: readonly string[], moved: ContainerJson[]): void {
+  const { spec } = located;
+  spec.containers = containers.filter((c) => !lowered.includes(c.name));
+  spec.initContainers = [...(spec.initContainers ?? []), ...moved];
+  located.replaceSpec(sortedKeys(spec));
 }
 
 /**
@@ -272,6 +377,7 @@ export class PodFeatures implements PodFeatureDecls {
   public readonly exitPriority = new Map<string, number>();
   public readonly launchPriority = new Map<string, number>();
   public launchOrdered = false;
+  public launchMechanism?: LaunchMechanismValue;
   public readonly injectedSidecars: TerminatedSidecarPattern[] = [];
   public readonly exitPriorityPatterns: ExitPriorityPattern[] = [];
 
@@ -279,7 +385,10 @@ export class PodFeatures implements PodFeatureDecls {
 
   private constructor(apiObject: ApiObject, owner: IConstruct) {
     this.path = owner.node.path;
-    addManifestTransform(apiObject, (manifest) => compilePodFeatures(manifest, this, sidecarStrategyOf(apiObject), this.path));
+    addManifestTransform(apiObject, (manifest) => {
+      const facts = nativeSidecarFactsOf(apiObject);
+      compilePodFeatures(manifest, this, facts.strategy, this.path, facts);
+    });
     // Also checked in cdk8s's validation phase, which runs for every construct before anything renders and
     // reports all failures together: one synth then names every invalid construct, not only the first.
     owner.node.addValidation({

@@ -806,6 +806,8 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_SIDECARS_STOPPED_ON_NODE]: INERT,
   [K.ANNOTATION_PULL_SECRET_SOURCE]: INERT,
   [K.ANNOTATION_PULL_SECRET_REFERENCES]: INERT,
+  // Written by the compiler to record a launch order lowered to native sidecars, which the kubelet carries out.
+  [K.ANNOTATION_LAUNCH_PRIORITY_LOWERED]: INERT,
 });
 
 /** Labels of an object itself (`metadata.labels`) → what gives them behaviour. */

@@ -76,6 +76,8 @@ export const ENV_SIDECARSET_VERSION_ALT = 'SIDECARSET_VERSION_ALT';
 export const CONDITION_SIDECARSET_UPGRADABLE = 'SidecarSetUpgradable';
 /** Finalizer the ImagePullJob controller adds. */
 export const FINALIZER_DELETION_PROTECTION = 'apps.kruise.io/deletion-protection';
+/** Finalizer the PodProbeMarker controller adds: it removes the marker's probes from every NodePodProbe before the marker goes. */
+export const FINALIZER_NODE_POD_PROBE_CLEANUP = 'kruise.io/node-pod-probe-cleanup';
 /** NodeImage label that keeps it when its Node is gone. */
 export const LABEL_FAKE_NODEIMAGE = 'apps.kruise.io/fake-nodeimage';
 /** CRR label: name of the target pod (set by the CRR webhook). */
@@ -157,6 +159,12 @@ export const ANNOTATION_TERMINATE_SIDECARS = 'kruise.cdk8s.io/terminate-sidecars
  * patterns against the pod's containers into that annotation.
  */
 export const ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS = 'kruise.cdk8s.io/container-exit-priority-patterns';
+/**
+ * Pod-template annotation (ours) the compiler writes when it lowered the launch priority to native sidecars: a JSON
+ * list of the containers it made restartable init containers, in start order. Nothing acts on it; it records in the
+ * output which mechanism the pod got (the barrier pods carry upstream's annotation or env instead).
+ */
+export const ANNOTATION_LAUNCH_PRIORITY_LOWERED = 'kruise.cdk8s.io/launch-priority-lowered';
 /**
  * Pod annotation (`"true"`) asking upstream OpenKruise for its enhanced liveness probe: with gate EnhancedLivenessProbe its
  * pod webhook moves the containers' liveness probes out of the pod, and nothing in OpenKruise restarts a container

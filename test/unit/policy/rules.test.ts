@@ -288,6 +288,22 @@ const CASES: Record<string, Case> = {
     line: 13,
     message: /container "envoy": KRUISE_CONTAINER_PRIORITY must be an integer, got "high"/,
   },
+  'KRUISE-LAUNCHPRIO-002': {
+    pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`),
+    fail: job(`${main}\n        - {name: envoy, image: "envoy:1", env: [{name: KRUISE_CONTAINER_PRIORITY, value: "10"}]}`),
+    pointer: '/spec/template/spec/containers/1/env/0',
+    line: 13,
+    message: /launch priority uses the barrier: one <pod>-barrier ConfigMap per pod/,
+  },
+  'KRUISE-LAUNCHPRIO-003': {
+    pass: job(`${main}\n      initContainers:\n        - {name: setup, image: "busybox:1"}`),
+    fail: job(
+      `${main}\n      initContainers:\n        - {name: setup, image: "busybox:1", env: [{name: KRUISE_CONTAINER_PRIORITY, value: "1"}]}`,
+    ),
+    pointer: '/spec/template/spec/initContainers/0/env/0',
+    line: 14,
+    message: /init container "setup" sets KRUISE_CONTAINER_PRIORITY, which no webhook reads there/,
+  },
   'KRUISE-EXITPRIO-004': {
     pass: job(`${main}\n        - {name: log-agent, image: "busybox:1"}\n        - {name: envoy, image: "envoy:1"}`, {
       restartPolicy: 'Never',
