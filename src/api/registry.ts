@@ -12,6 +12,7 @@ import { ContainerRecreateRequestSchema } from './kinds/containerrecreaterequest
 import { ImagePullJobSchema } from './kinds/imagepulljob.js';
 import { NodeImageSchema } from './kinds/nodeimage.js';
 import { BroadcastJobSchema } from './kinds/broadcastjob.js';
+import { ImageListPullJobSchema } from './kinds/imagelistpulljob.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
 /** An `additionalPrinterColumns` entry of a CRD version. */
@@ -199,6 +200,18 @@ export const BroadcastJobDefinition = def('BroadcastJob', {
   ],
 });
 
+/** Registry entry of ImageListPullJob: names, scope, schema, printer columns (upstream's) and subresources. */
+export const ImageListPullJobDefinition = def('ImageListPullJob', {
+  schema: ImageListPullJobSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'TOTAL', type: 'integer', jsonPath: '.status.desired', description: 'Number of image pull jobs' },
+    { name: 'SUCCEEDED', type: 'integer', jsonPath: '.status.succeeded', description: 'Number of image pull jobs succeeded' },
+    { name: 'COMPLETED', type: 'integer', jsonPath: '.status.completed', description: 'Number of image pull jobs finished' },
+    AGE,
+  ],
+});
+
 /** Every kind we model, in a stable order (used for CRD output order). */
 export const KINDS: readonly KindDefinition[] = Object.freeze([
   SidecarSetDefinition,
@@ -207,6 +220,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   ContainerRecreateRequestDefinition,
   NodeImageDefinition,
   BroadcastJobDefinition,
+  ImageListPullJobDefinition,
 ]);
 
 // A kind is found at its model version and at each version also served with the same schema.

@@ -306,8 +306,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // Upstream ignores the annotation and injects the containers as ordinary containers.
   [AppFeature.SIDECARSET_NATIVE_SIDECARS]: feature(['PodWebhook'], { podWebhook: true }, BUNDLED_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
-  // No ImageListPullJob controller (and no CRD) in the bundled runtime.
-  [AppFeature.IMAGE_LIST_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, UPSTREAM_ONLY),
+  // The bundled ImageListPullJob controller makes one ImagePullJob per image; their pulls are the daemon's.
+  [AppFeature.IMAGE_LIST_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.NODE_IMAGE]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),
   [AppFeature.CONTAINER_RECREATE_REQUEST]: feature(['KruiseDaemon'], { daemon: true }, BOTH),
   // Upstream never shipped exit priority. The bundled runtime carries it out: its pod webhook gives prioritised
@@ -627,6 +627,32 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
     [
       'spec',
       'spec.image',
+      'spec.pullSecrets',
+      'spec.selector',
+      'spec.selector.names',
+      'spec.selector.matchLabels.**',
+      'spec.selector.matchExpressions.**',
+      'spec.podSelector.**',
+      'spec.parallelism',
+      'spec.pullPolicy',
+      'spec.pullPolicy.timeoutSeconds',
+      'spec.pullPolicy.backoffLimit',
+      'spec.completionPolicy',
+      'spec.completionPolicy.type',
+      'spec.completionPolicy.activeDeadlineSeconds',
+      'spec.completionPolicy.ttlSecondsAfterFinished',
+      'spec.sandboxConfig',
+      'spec.sandboxConfig.labels',
+      'spec.sandboxConfig.annotations',
+      'spec.imagePullPolicy',
+    ],
+  ]),
+  [`${KRUISE_GROUP}/ImageListPullJob`]: table(OBJECT_PARTS, [
+    AppFeature.IMAGE_LIST_PULL_JOB,
+    [
+      'spec',
+      'spec.images',
+      // The template every child ImagePullJob gets as it is.
       'spec.pullSecrets',
       'spec.selector',
       'spec.selector.names',

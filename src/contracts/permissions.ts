@@ -117,14 +117,26 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs'],
-    verbs: ['list', 'watch', 'patch', 'delete'],
-    why: 'ImagePullJob controller: informer on jobs; adds the deletion-protection finalizer to an unfinished job and removes it once its pull-secret copies are let go of; deletes finished jobs after ttlSecondsAfterFinished',
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why: 'ImagePullJob controller: informer on jobs; adds the deletion-protection finalizer to an unfinished job and removes it once its pull-secret copies are let go of; deletes finished jobs after ttlSecondsAfterFinished. ImageListPullJob controller: creates one ImagePullJob per image of a list (owned by it) and deletes one whose image left the list or whose template is stale',
   },
   {
     apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs/status'],
     verbs: ['patch'],
     why: 'ImagePullJob status aggregated from the NodeImages (desired, active, succeeded, failed, failedNodes, completionTime)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['imagelistpulljobs'],
+    verbs: ['list', 'watch', 'delete'],
+    why: 'ImageListPullJob controller: informer on list jobs; deletes a finished one after ttlSecondsAfterFinished (its ImagePullJobs go with it by owner reference)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['imagelistpulljobs/status'],
+    verbs: ['patch'],
+    why: 'ImageListPullJob status aggregated from its ImagePullJobs (desired, active, completed, succeeded, failedImageStatuses, startTime, completionTime)',
   },
   {
     apiGroups: [KRUISE_GROUP],

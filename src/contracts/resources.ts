@@ -76,6 +76,7 @@ export const KRUISE_KINDS = Object.freeze({
   ContainerRecreateRequest: kruiseKind('ContainerRecreateRequest', 'containerrecreaterequests', true, ['crr']),
   NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
   BroadcastJob: kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']),
+  ImageListPullJob: kruiseKind('ImageListPullJob', 'imagelistpulljobs', true, undefined, ['v1beta1']),
 });
 
 export type KruiseKindName = keyof typeof KRUISE_KINDS;
@@ -92,6 +93,7 @@ export const IMAGE_PULL_JOBS = kruiseResource('ImagePullJob');
 export const CONTAINER_RECREATE_REQUESTS = kruiseResource('ContainerRecreateRequest');
 export const NODE_IMAGES = kruiseResource('NodeImage');
 export const BROADCAST_JOBS = kruiseResource('BroadcastJob');
+export const IMAGE_LIST_PULL_JOBS = kruiseResource('ImageListPullJob');
 
 /** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
 export function apiVersionOf(t: ResourceType): string {

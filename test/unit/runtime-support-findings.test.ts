@@ -106,22 +106,18 @@ describe('false warning: lifecycle markPodNotReady (the README tour CloneSet)', 
 });
 
 describe('silent before, reported now', () => {
-  it('ImageListPullJob: no controller in the bundled runtime; the warning names what it serves', () => {
-    const { objects } = synthApp((c) =>
-      raw(c, 'list', {
-        apiVersion: 'apps.kruise.io/v1alpha1',
-        kind: 'ImageListPullJob',
-        metadata: { name: 'prepull', namespace: 'default' },
-        spec: { images: ['nginx:1.25'], completionPolicy: { type: 'Always' } },
-      }),
-    );
-    const fs = runtimeFindings(objects);
-    expect(summary(fs)).toEqual([{ ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'ImageListPullJob', pointer: '' }]);
-    expect(fs[0]!.message).toBe('uses ImageListPullJob, which this version of the bundled runtime does not carry out');
-    expect(fs[0]!.hint).toBe(
-      'The bundled runtime serves SidecarSet, CloneSet, ImagePullJob, ContainerRecreateRequest, NodeImage and BroadcastJob (apps.kruise.io/v1alpha1); ' +
-        'upstream OpenKruise serves apps.kruise.io/v1alpha1 ImageListPullJob: use target openkruise.',
-    );
+  it('ImageListPullJob, v1alpha1 or v1beta1: the bundled runtime carries it out (one ImagePullJob per image), nothing reported', () => {
+    const { objects } = synthApp((c) => {
+      for (const v of ['v1alpha1', 'v1beta1'])
+        raw(c, `list-${v}`, {
+          apiVersion: `apps.kruise.io/${v}`,
+          kind: 'ImageListPullJob',
+          metadata: { name: `prepull-${v}`, namespace: 'default' },
+          spec: { images: ['nginx:1.25'], completionPolicy: { type: 'Always' } },
+        });
+    });
+    expect(objects.filter((o) => o.kind === 'ImageListPullJob')).toHaveLength(2);
+    expect(summary(runtimeFindings(objects))).toEqual([]);
   });
 
   it('apps.kruise.io/v1beta1 Advanced StatefulSet and Advanced DaemonSet: one warning each, not one per field', () => {

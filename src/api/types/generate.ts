@@ -19,6 +19,7 @@ import * as crr from '../kinds/containerrecreaterequest.js';
 import * as imagepulljob from '../kinds/imagepulljob.js';
 import * as nodeimage from '../kinds/nodeimage.js';
 import * as broadcastjob from '../kinds/broadcastjob.js';
+import * as imagelistpulljob from '../kinds/imagelistpulljob.js';
 import * as sidecarset from '../kinds/sidecarset.js';
 
 type Json = Record<string, unknown>;
@@ -32,6 +33,7 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
   ['containerrecreaterequest', crr],
   ['nodeimage', nodeimage],
   ['broadcastjob', broadcastjob],
+  ['imagelistpulljob', imagelistpulljob],
 ];
 
 /** Canonical structure of a schema node, ignoring its own description (same shape = same type). */

@@ -909,3 +909,67 @@ export interface BroadcastJobStatus {
   /** running, paused, completed or failed (empty before the first reconcile). */
   phase?: string;
 }
+
+/** An image whose ImagePullJob failed on some node. */
+export interface FailedImageStatus {
+  /** Name of the ImagePullJob of the image. */
+  imagePullJob?: string;
+  /** The image. */
+  name?: string;
+  /** Where to look for the failed nodes. */
+  message?: string;
+}
+
+/** ImageListPullJob pre-pulls a list of images on selected nodes, one ImagePullJob per image. */
+export interface ImageListPullJob {
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (served with the same schema). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
+  /** Always `ImageListPullJob`. */
+  kind: "ImageListPullJob";
+  /** Standard object metadata (metav1.ObjectMeta). */
+  metadata: ObjectMeta;
+  /** Desired state of an ImageListPullJob. */
+  spec: ImageListPullJobSpec;
+  /** Observed state of an ImageListPullJob. */
+  status?: ImageListPullJobStatus;
+}
+
+/** Desired state of an ImageListPullJob. */
+export interface ImageListPullJobSpec {
+  /** Images to pull, e.g. `nginx:1.25`; each gets an ImagePullJob of its own with the fields below. */
+  images: string[];
+  /** Secret names in the job's namespace (immutable). */
+  pullSecrets?: string[];
+  /** Nodes to pull on: names and/or a node label query. Absent = all nodes. */
+  selector?: ImagePullJobNodeSelector;
+  /** Pull on the nodes of active pods matching this query in the namespace. Exclusive with selector. */
+  podSelector?: LabelSelector;
+  /** Nodes pulling at once (default 1; an integer, not a percentage; 0 pauses). */
+  parallelism?: number | string;
+  /** Per-node pull attempts. */
+  pullPolicy?: PullPolicy;
+  /** When the job finishes and how long it is kept. */
+  completionPolicy: CompletionPolicy;
+  /** Sandbox metadata some runtimes use for pull decisions and metrics. */
+  sandboxConfig?: SandboxConfig;
+  /** Always or IfNotPresent (default): skip nodes that have the image. */
+  imagePullPolicy?: "Always" | "IfNotPresent";
+}
+
+/** Observed state of an ImageListPullJob. */
+export interface ImageListPullJobStatus {
+  /** When the controller first saw the job. */
+  startTime?: string;
+  /** When every ImagePullJob of the list had finished. */
+  completionTime?: string;
+  /** ImagePullJobs wanted: the number of images. */
+  desired: number;
+  /** ImagePullJobs pulling on some node now. */
+  active?: number;
+  /** ImagePullJobs finished (every node succeeded or failed). */
+  completed?: number;
+  /** ImagePullJobs finished with every node succeeded. */
+  succeeded?: number;
+  /** The images whose ImagePullJob has failed nodes. */
+  failedImageStatuses?: FailedImageStatus[];
+}

@@ -57,6 +57,12 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     topic: 'BroadcastJobs',
     does: 'one pod per eligible node for each BroadcastJob: parallelism, completion and failure policies, status, TTL',
   },
+  {
+    name: 'imagelistpulljob',
+    gate: 'ImagePullJobGate',
+    topic: 'ImageListPullJobs',
+    does: "one ImagePullJob per image of each ImageListPullJob with the list's template; list edits, status, TTL",
+  },
 ];
 
 export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [

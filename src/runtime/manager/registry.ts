@@ -9,6 +9,7 @@ import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
 import { broadcastJobController } from '../controllers/broadcastjob/index.js';
+import { imageListPullJobController } from '../controllers/imagelistpulljob/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
@@ -29,6 +30,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarSetController,
   cloneSetController,
   broadcastJobController,
+  imageListPullJobController,
 ];
 
 /**

@@ -248,6 +248,39 @@ export function sampleBroadcastJob(): BroadcastJob {
   };
 }
 
+export function sampleImageListPullJob(): import('../../../src/api/index.js').ImageListPullJob {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ImageListPullJob',
+    metadata: { name: 'prepull-release', namespace: 'default' },
+    spec: {
+      images: ['registry.example.com/app:2.0', 'registry.example.com/sidecar:1.4'],
+      pullSecrets: ['registry-cred'],
+      selector: { names: ['node-a'], matchLabels: { pool: 'web' } },
+      parallelism: 2,
+      pullPolicy: { timeoutSeconds: 300, backoffLimit: 2 },
+      completionPolicy: { type: 'Always', activeDeadlineSeconds: 900, ttlSecondsAfterFinished: 600 },
+      sandboxConfig: { labels: { team: 'web' } },
+      imagePullPolicy: 'IfNotPresent',
+    },
+    status: {
+      startTime: '2024-01-02T15:04:05Z',
+      completionTime: '2024-01-02T15:06:05Z',
+      desired: 2,
+      active: 0,
+      completed: 2,
+      succeeded: 1,
+      failedImageStatuses: [
+        {
+          imagePullJob: 'prepull-release-x7k2p',
+          name: 'registry.example.com/sidecar:1.4',
+          message: 'pull failed on 1 of 2 node(s); ImagePullJob prepull-release-x7k2p lists them in status.failedNodes',
+        },
+      ],
+    },
+  };
+}
+
 export const SAMPLES = {
   SidecarSet: sampleSidecarSet,
   CloneSet: sampleCloneSet,
@@ -255,4 +288,5 @@ export const SAMPLES = {
   ContainerRecreateRequest: sampleContainerRecreateRequest,
   NodeImage: sampleNodeImage,
   BroadcastJob: sampleBroadcastJob,
+  ImageListPullJob: sampleImageListPullJob,
 } as const;

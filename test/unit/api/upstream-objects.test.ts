@@ -129,6 +129,12 @@ const SAME_AS_UPSTREAM_ADMISSION: readonly { kind: string; pointer: RegExp; reas
     pointer: /^\/spec\/completionPolicy\/activeDeadlineSeconds$/,
     reason: "upstream's ImagePullJob webhook refuses a deadline below pullPolicy.timeoutSeconds (default 600)",
   },
+  {
+    kind: 'ImageListPullJob',
+    pointer: /^\/spec\/completionPolicy\/activeDeadlineSeconds$/,
+    reason:
+      'upstream admits the list, but each ImagePullJob made from it carries the deadline and its webhook refuses one below pullPolicy.timeoutSeconds (default 600), so no list with such a deadline pulls',
+  },
 ];
 
 function deliberate(kind: string, pointer: string): boolean {
