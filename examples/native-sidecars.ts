@@ -4,6 +4,7 @@ import { Construct } from 'constructs';
 import { KUBERNETES_VERSION_CONTEXT } from '../constructs/index.js';
 import { ExitPriority } from './exit-priority.js';
 import { JobSidecarKill } from './job-sidecar-kill.js';
+import { LaunchOrder } from './launch-order.js';
 
 /** Namespace the native-sidecar variant is deployed to. */
 export const NATIVE_SIDECARS_NAMESPACE = 'native-sidecars';
@@ -22,7 +23,8 @@ export class NativeSidecarsNamespaceChart extends Chart {
 
 /**
  * The same scenario code as the job-sidecar-kill and exit-priority charts, targeting Kubernetes 1.29:
- * sidecar termination and exit priorities compile to native sidecars instead of the Kruise contracts.
+ * sidecar termination and exit priorities compile to native sidecars instead of the Kruise contracts; so does the
+ * launch order of {@link LaunchOrder} (no `<pod>-barrier` ConfigMap).
  */
 export class NativeSidecarsChart extends Chart {
   public constructor(scope: Construct, id: string, props: ChartProps = {}) {
@@ -31,5 +33,6 @@ export class NativeSidecarsChart extends Chart {
     this.node.setContext(KUBERNETES_VERSION_CONTEXT, '1.29');
     new JobSidecarKill(this, 'job-sidecar-kill');
     new ExitPriority(this, 'exit-priority');
+    new LaunchOrder(this, 'launch-order');
   }
 }

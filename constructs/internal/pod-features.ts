@@ -302,16 +302,18 @@ function compileKruiseMarkers(
   }
 }
 
-/** A container made a native sidecar for its launch order: restartable, its start gated like the barrier gated it. */
+/** A container made a native sidecar for its launch order: restartable, its start gated as the barrier gated it. */
 function lowerForLaunch(container: ContainerJson): ContainerJson {
   const out: ContainerJson = { ...container, restartPolicy: 'Always' };
   const env = (container.env ?? []).filter((e) => e.name !== ENV_CONTAINER_PRIORITY);
   if (env.length > 0) out.env = env;
   else delete out.env;
-  if (container.startupProbe === undefined) {
-    const gate = startupProbeFromReadiness(container.readinessProbe as ProbeJson | undefined);
-    if (gate) out.startupProbe = gate;
-  }
+  // The barrier released the next level once this container was ready, so its readiness check is the gate; the
+  // kubelet gates a native sidecar on its startupProbe only, which therefore gives way to one derived from readiness
+  // (cdk8s-plus gives every container with a port a TCP startupProbe of its own). Without readiness, a startupProbe
+  // stays the gate, and without either the container counts as started once it runs, as it counted as ready.
+  const gate = startupProbeFromReadiness(container.readinessProbe as ProbeJson | undefined);
+  if (gate) out.startupProbe = gate;
   return sortedKeys(out);
 }
 

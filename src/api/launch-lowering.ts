@@ -166,7 +166,7 @@ export interface ProbeJson {
 export const LOWERED_START_WINDOW_SECONDS = 600;
 
 /**
- * The start gate of a lowered container without a startupProbe: its readiness probe's check and timing (the barrier
+ * The start gate of a lowered container that has a readiness probe: that probe's check and timing (the barrier
  * released the next level once the container was ready), with successThreshold 1 (required for startup probes) and a
  * failure threshold that allows {@link LOWERED_START_WINDOW_SECONDS}. Undefined without a readiness probe: then, as
  * under the barrier, the container counts as started once it runs.
@@ -177,9 +177,15 @@ export function startupProbeFromReadiness(readiness: ProbeJson | undefined): Pro
   const probe: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(readiness)) {
     if (key === 'successThreshold' || key === 'failureThreshold' || key === 'terminationGracePeriodSeconds') continue;
-    probe[key] = value;
+    // A copy: an object shared with the readiness probe would be written out as a YAML anchor and alias.
+    probe[key] = structuredClone(value);
   }
   probe.failureThreshold = Math.ceil(LOWERED_START_WINDOW_SECONDS / period);
   probe.successThreshold = 1;
-  return probe as ProbeJson;
+  // Sorted keys, as cdk8s writes every other object.
+  return Object.fromEntries(
+    Object.keys(probe)
+      .sort()
+      .map((k) => [k, probe[k]]),
+  ) as ProbeJson;
 }

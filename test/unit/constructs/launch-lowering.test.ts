@@ -75,18 +75,19 @@ describe('launch priority lowered to native sidecars', () => {
     expect(note).toMatchObject({ severity: 'info', message: expect.stringMatching(/compiled to native sidecars: envoy starts first/) });
   });
 
-  it('keeps a startupProbe the user gave', () => {
+  it('gates on readiness where there is a readiness probe, else on the startupProbe the user gave', () => {
     const chart = chartFor('1.30');
     const pod = new ApiObject(chart, 'pod', {
       apiVersion: 'v1',
       kind: 'Pod',
       spec: {
         containers: [
+          { name: 'agent', image: 'vault:1', startupProbe: { exec: { command: ['test', '-f', '/started'] } } },
           {
-            name: 'agent',
-            image: 'vault:1',
-            startupProbe: { exec: { command: ['test', '-f', '/ready'] } },
-            readinessProbe: { tcpSocket: { port: 1 } },
+            name: 'proxy',
+            image: 'envoy:1',
+            startupProbe: { tcpSocket: { port: 15001 }, failureThreshold: 3 },
+            readinessProbe: { httpGet: { path: '/ready', port: 15021 }, periodSeconds: 5 },
           },
           { name: 'app', image: 'app:1' },
         ],
@@ -94,8 +95,14 @@ describe('launch priority lowered to native sidecars', () => {
     });
     ContainerLaunchPriority.of(pod).inOrder();
     const [p] = Testing.synth(chart) as Json[];
-    expect(p!.spec.initContainers[0].startupProbe).toEqual({ exec: { command: ['test', '-f', '/ready'] } });
-    expect(p!.metadata.annotations).toEqual({ 'kruise.cdk8s.io/launch-priority-lowered': '["agent"]' });
+    expect(p!.spec.initContainers[0].startupProbe).toEqual({ exec: { command: ['test', '-f', '/started'] } });
+    expect(p!.spec.initContainers[1].startupProbe).toEqual({
+      httpGet: { path: '/ready', port: 15021 },
+      periodSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 120,
+    });
+    expect(p!.metadata.annotations).toEqual({ 'kruise.cdk8s.io/launch-priority-lowered': '["agent","proxy"]' });
   });
 
   it('without a version, and with the BARRIER opt-out on 1.29, compiles to the barrier and notes it', () => {

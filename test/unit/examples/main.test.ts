@@ -93,11 +93,16 @@ describe('examples', () => {
     expect(objects.map((o) => `${o.kind}/${o.metadata.name} in ${o.metadata.namespace}`)).toEqual([
       'Job/job-with-sidecar in native-sidecars',
       'CloneSet/app-with-exit-priority in native-sidecars',
+      'Deployment/api-with-launch-order in native-sidecars',
     ]);
     // Native sidecars (restartable init containers) instead of the Kruise env/annotation contracts.
     expect(native).toMatch(/initContainers:[\s\S]*name: log-shipper[\s\S]*restartPolicy: Always\n/);
     expect(native).not.toContain('KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT');
     expect(native).not.toContain('kruise.io/container-exit-priority');
+    // The launch order too: envoy a restartable init container with a startup gate, no barrier marker.
+    expect(native).toContain(`kruise.cdk8s.io/launch-priority-lowered: '["envoy"]'`);
+    expect(native).toMatch(/initContainers:[\s\S]*name: envoy[\s\S]*restartPolicy: Always[\s\S]*startupProbe:/);
+    expect(native).not.toContain('KRUISE_CONTAINER_PRIORITY');
   });
 
   it('every namespace an object in dist/ uses is created by a Namespace applied before it (fresh cluster)', () => {
