@@ -47,6 +47,7 @@ export const CORE_DEFINITIONS = {
   PersistentVolumeClaim: 'V1PersistentVolumeClaim',
   LocalObjectReference: 'V1LocalObjectReference',
   ObjectFieldSelector: 'V1ObjectFieldSelector',
+  Probe: 'V1Probe',
 } as const;
 /** Short name of a referenced core type. */
 export type CoreAlias = keyof typeof CORE_DEFINITIONS;

@@ -13,6 +13,7 @@ import { ImagePullJobSchema } from './kinds/imagepulljob.js';
 import { NodeImageSchema } from './kinds/nodeimage.js';
 import { BroadcastJobSchema } from './kinds/broadcastjob.js';
 import { ImageListPullJobSchema } from './kinds/imagelistpulljob.js';
+import { NodePodProbeSchema, PodProbeMarkerSchema } from './kinds/podprobemarker.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
 /** An `additionalPrinterColumns` entry of a CRD version. */
@@ -200,6 +201,16 @@ export const BroadcastJobDefinition = def('BroadcastJob', {
   ],
 });
 
+/** Registry entry of PodProbeMarker: names, scope, schema and subresources (upstream has no printer columns). */
+export const PodProbeMarkerDefinition = def('PodProbeMarker', {
+  schema: PodProbeMarkerSchema,
+  subresources: { status: {} },
+  printerColumns: [],
+});
+
+/** Registry entry of NodePodProbe: names, scope, schema and subresources (upstream has no printer columns). */
+export const NodePodProbeDefinition = def('NodePodProbe', { schema: NodePodProbeSchema, subresources: { status: {} }, printerColumns: [] });
+
 /** Registry entry of ImageListPullJob: names, scope, schema, printer columns (upstream's) and subresources. */
 export const ImageListPullJobDefinition = def('ImageListPullJob', {
   schema: ImageListPullJobSchema,
@@ -221,6 +232,8 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   NodeImageDefinition,
   BroadcastJobDefinition,
   ImageListPullJobDefinition,
+  PodProbeMarkerDefinition,
+  NodePodProbeDefinition,
 ]);
 
 // A kind is found at its model version and at each version also served with the same schema.

@@ -330,8 +330,10 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes for its daemon to run, and nothing
   // restarts a container whose probe fails; the bundled runtime ignores the annotation. Neither carries the promise out.
   [AppFeature.ENHANCED_LIVENESS_PROBE]: feature(['EnhancedLivenessProbe'], { podWebhook: true, daemon: true }, NEITHER),
-  [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),
-  [AppFeature.NODE_POD_PROBE]: feature(['PodProbeMarkerGate'], { daemon: true }, UPSTREAM_ONLY),
+  // The bundled manager lists the probes per node in NodePodProbes and marks the results on the pods; the daemon of
+  // each node runs its node's probes (exec through CRI, http and tcp to the pod IP), as upstream splits the work.
+  [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, BOTH),
+  [AppFeature.NODE_POD_PROBE]: feature(['PodProbeMarkerGate'], { daemon: true }, BOTH),
   [AppFeature.WORKLOAD_SPREAD]: feature(['WorkloadSpread'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.POD_UNAVAILABLE_BUDGET]: feature(['PodUnavailableBudgetDeleteGate'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.RESOURCE_DISTRIBUTION]: feature(['ResourceDistributionGate'], {}, UPSTREAM_ONLY),
@@ -734,6 +736,40 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.failurePolicy',
       'spec.failurePolicy.type',
       'spec.failurePolicy.restartLimit',
+    ],
+  ]),
+  [`${KRUISE_GROUP}/PodProbeMarker`]: table(OBJECT_PARTS, [
+    AppFeature.POD_PROBE_MARKER,
+    [
+      'spec',
+      'spec.selector',
+      'spec.selector.matchLabels.**',
+      'spec.selector.matchExpressions.**',
+      'spec.probes',
+      'spec.probes[].name',
+      'spec.probes[].containerName',
+      // The core Probe, read whole by the daemon (exec, httpGet, tcpSocket and the timings).
+      'spec.probes[].probe.**',
+      'spec.probes[].markerPolicy',
+      'spec.probes[].markerPolicy[].state',
+      'spec.probes[].markerPolicy[].labels',
+      'spec.probes[].markerPolicy[].annotations',
+      'spec.probes[].podConditionType',
+    ],
+  ]),
+  [`${KRUISE_GROUP}/NodePodProbe`]: table(OBJECT_PARTS, [
+    AppFeature.NODE_POD_PROBE,
+    [
+      'spec',
+      'spec.podProbes',
+      'spec.podProbes[].name',
+      'spec.podProbes[].namespace',
+      'spec.podProbes[].uid',
+      'spec.podProbes[].IP',
+      'spec.podProbes[].probes',
+      'spec.podProbes[].probes[].name',
+      'spec.podProbes[].probes[].containerName',
+      'spec.podProbes[].probes[].probe.**',
     ],
   ]),
   // Not modelled: only the fields with a feature of their own (the rest is the kind's).

@@ -62,7 +62,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent',
+    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent; nodepodprobe sets the podConditionType conditions of PodProbeMarker results',
   },
   {
     apiGroups: [''],
@@ -193,6 +193,24 @@ export const MANAGER: readonly PermissionRule[] = [
     why: 'BroadcastJob status (active, succeeded, failed, desired, phase, conditions, startTime, completionTime)',
   },
   {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['podprobemarkers'],
+    verbs: ['list', 'watch', 'patch'],
+    why: 'PodProbeMarker controller: informer on markers; adds and removes the kruise.io/node-pod-probe-cleanup finalizer (conditional merge patch)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['podprobemarkers/status'],
+    verbs: ['patch'],
+    why: 'PodProbeMarker status (observedGeneration, matchedPods)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['nodepodprobes'],
+    verbs: ['list', 'watch', 'create', 'patch', 'delete'],
+    why: "one NodePodProbe per Ready Node (created, deleted with the node); markers' probes written and gone pods pruned by conditional merge patches",
+  },
+  {
     apiGroups: ['admissionregistration.k8s.io'],
     resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
     verbs: ['get', 'list', 'watch', 'patch'],
@@ -294,6 +312,18 @@ export const DAEMON: readonly PermissionRule[] = [
     resources: ['nodeimages/status'],
     verbs: ['patch'],
     why: 'per-tag pull states and counters of this node',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['nodepodprobes'],
+    verbs: ['list', 'watch'],
+    why: "informer on this node's own NodePodProbe (field selector metadata.name)",
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['nodepodprobes/status'],
+    verbs: ['patch'],
+    why: "probe results of this node's pods (kruise-daemon-node-scope binds the write to the daemon's own node)",
   },
 ];
 

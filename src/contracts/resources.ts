@@ -77,6 +77,8 @@ export const KRUISE_KINDS = Object.freeze({
   NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
   BroadcastJob: kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']),
   ImageListPullJob: kruiseKind('ImageListPullJob', 'imagelistpulljobs', true, undefined, ['v1beta1']),
+  PodProbeMarker: kruiseKind('PodProbeMarker', 'podprobemarkers', true),
+  NodePodProbe: kruiseKind('NodePodProbe', 'nodepodprobes', false),
 });
 
 export type KruiseKindName = keyof typeof KRUISE_KINDS;
@@ -94,6 +96,8 @@ export const CONTAINER_RECREATE_REQUESTS = kruiseResource('ContainerRecreateRequ
 export const NODE_IMAGES = kruiseResource('NodeImage');
 export const BROADCAST_JOBS = kruiseResource('BroadcastJob');
 export const IMAGE_LIST_PULL_JOBS = kruiseResource('ImageListPullJob');
+export const POD_PROBE_MARKERS = kruiseResource('PodProbeMarker');
+export const NODE_POD_PROBES = kruiseResource('NodePodProbe');
 
 /** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
 export function apiVersionOf(t: ResourceType): string {

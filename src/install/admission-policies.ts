@@ -6,11 +6,12 @@ import { NAMES, meta, type InstallSpec } from './spec.js';
  * ValidatingAdmissionPolicies that narrow two RBAC rules RBAC itself cannot narrow (it restricts neither a
  * create by name nor any verb by a field of the object):
  *
- * - The daemon writes ContainerRecreateRequests (and pod status) cluster-wide by RBAC. The policy binds every
- *   such write to the node its ServiceAccount token was issued for (the `authentication.kubernetes.io/node-name`
- *   extra a pod-bound token carries): a CRR's `crr.apps.kruise.io/node-name` label, which the CRR webhook sets
- *   from the pod's `spec.nodeName` on create and keeps immutable, must name that node before and after the write,
- *   and a pod's status may be written only for a pod bound to it. A daemon therefore cannot restart containers
+ * - The daemon writes ContainerRecreateRequests (and pod and NodePodProbe status) cluster-wide by RBAC. The policy
+ *   binds every such write to the node its ServiceAccount token was issued for (the
+ *   `authentication.kubernetes.io/node-name` extra a pod-bound token carries): a CRR's `crr.apps.kruise.io/node-name`
+ *   label, which the CRR webhook sets from the pod's `spec.nodeName` on create and keeps immutable, must name that
+ *   node before and after the write, a pod's status may be written only for a pod bound to it, and a NodePodProbe's
+ *   status only for its own node's. A daemon therefore cannot restart containers
  *   of a pod on another node, nor fake another node's CRR progress. Its metadata writes on a CRR may not change
  *   the spec or the pod-uid label: that check is made here, by the API server, so the CRR webhook can leave the
  *   daemon's updates alone (a manager that is down never blocks a CRR the daemon is carrying out).
@@ -70,6 +71,7 @@ export function daemonNodePolicy(spec: InstallSpec): KubeObject[] {
           operations: ['CREATE', 'UPDATE', 'DELETE'],
         },
         { apiGroups: [''], apiVersions: ['v1'], resources: ['pods/status'], operations: ['UPDATE'] },
+        { apiGroups: [KRUISE_GROUP], apiVersions: ['*'], resources: ['nodepodprobes/status'], operations: ['UPDATE'] },
       ],
     },
     matchConditions: [{ name: 'kruise-daemon', expression: `request.userInfo.username == ${lit(daemon)}` }],
@@ -109,6 +111,12 @@ export function daemonNodePolicy(spec: InstallSpec): KubeObject[] {
       {
         expression: "request.resource.resource != 'pods' || (has(object.spec.nodeName) && object.spec.nodeName == variables.node)",
         messageExpression: "'the kruise daemon of node ' + variables.node + ' may only write the status of pods on its node'",
+        reason: 'Forbidden',
+      },
+      {
+        expression: "request.resource.resource != 'nodepodprobes' || object.metadata.name == variables.node",
+        messageExpression:
+          "'the kruise daemon of node ' + variables.node + ' may only write the probe results of its own NodePodProbe, not ' + object.metadata.name",
         reason: 'Forbidden',
       },
     ],

@@ -20,6 +20,7 @@ import * as imagepulljob from '../kinds/imagepulljob.js';
 import * as nodeimage from '../kinds/nodeimage.js';
 import * as broadcastjob from '../kinds/broadcastjob.js';
 import * as imagelistpulljob from '../kinds/imagelistpulljob.js';
+import * as podprobemarker from '../kinds/podprobemarker.js';
 import * as sidecarset from '../kinds/sidecarset.js';
 
 type Json = Record<string, unknown>;
@@ -34,6 +35,7 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
   ['nodeimage', nodeimage],
   ['broadcastjob', broadcastjob],
   ['imagelistpulljob', imagelistpulljob],
+  ['podprobemarker', podprobemarker],
 ];
 
 /** Canonical structure of a schema node, ignoring its own description (same shape = same type). */

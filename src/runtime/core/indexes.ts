@@ -9,6 +9,10 @@ import type { ImagePullJobObject, KubeObject, Pod } from './types.js';
 export const POD_NODE_NAME_INDEX = 'spec.nodeName';
 export const podNodeName: IndexFunc<Pod> = (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []);
 
+/** Namespaced objects by namespace, for readers that act on one namespace's objects (a PodProbeMarker's pods). */
+export const NAMESPACE_INDEX = 'metadata.namespace';
+export const objectNamespace: IndexFunc<KubeObject> = (obj) => (obj.metadata.namespace ? [obj.metadata.namespace] : []);
+
 /** Objects by uid, for readers that learn a uid (from a container's labels, an event) and need the object. */
 export const UID_INDEX = 'metadata.uid';
 export const objectUid: IndexFunc<KubeObject> = (obj) => (obj.metadata.uid ? [obj.metadata.uid] : []);

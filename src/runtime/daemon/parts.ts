@@ -6,6 +6,7 @@ import type { RuntimeControllerPart } from '../core/parts.js';
 import { NODE_LOCAL_SIDECAR_TERMINATOR } from './crr/options.js';
 import { EXIT_PRIORITY_ADDR, MAX_EXIT_PRIORITY_WAITS } from './exitpriority/options.js';
 import { MAX_PULL_WORKERS } from './imagepull/options.js';
+import { MAX_CONCURRENT_PROBES } from './podprobe/options.js';
 
 export const DAEMON_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
   {
@@ -38,5 +39,12 @@ export const DAEMON_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
       "records the env each container started with from its pod's labels/annotations (annotation " +
       'apps.kruise.io/runtime-containers-meta) and, during an in-place update, stops the containers whose env changed',
     options: [],
+  },
+  {
+    name: 'daemon-podprobe',
+    gate: 'PodProbeMarkerGate',
+    topic: 'PodProbeMarker probes',
+    does: "runs the probes of this node's NodePodProbe (exec through CRI, http and tcp to the pod IP) and writes their results to its status",
+    options: [MAX_CONCURRENT_PROBES],
   },
 ];

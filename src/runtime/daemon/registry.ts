@@ -8,10 +8,12 @@ import { containerRecreateController } from './crr/index.js';
 import { imagePullController } from './imagepull/index.js';
 import { exitPriorityController } from './exitpriority/index.js';
 import { containerMetaController } from './containermeta/index.js';
+import { podProbeController } from './podprobe/index.js';
 
 export const DAEMON_CONTROLLERS: readonly ControllerDefinition<DaemonContext>[] = [
   containerRecreateController,
   imagePullController,
   exitPriorityController,
   containerMetaController,
+  podProbeController,
 ];

@@ -63,6 +63,18 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     topic: 'ImageListPullJobs',
     does: "one ImagePullJob per image of each ImageListPullJob with the list's template; list edits, status, TTL",
   },
+  {
+    name: 'podprobemarker',
+    gate: 'PodProbeMarkerGate',
+    topic: 'PodProbeMarkers',
+    does: "lists each PodProbeMarker's probes, per selected pod, in the NodePodProbe of the pod's node; finalizer, status",
+  },
+  {
+    name: 'nodepodprobe',
+    gate: 'PodProbeMarkerGate',
+    topic: 'NodePodProbes',
+    does: 'one NodePodProbe per Ready node; writes each probe result to its pod as the marker asks (condition, labels, annotations)',
+  },
 ];
 
 export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [

@@ -10,6 +10,8 @@ import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
 import { broadcastJobController } from '../controllers/broadcastjob/index.js';
 import { imageListPullJobController } from '../controllers/imagelistpulljob/index.js';
+import { podProbeMarkerController } from '../controllers/podprobemarker/index.js';
+import { nodePodProbeController } from '../controllers/nodepodprobe/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
@@ -31,6 +33,8 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   cloneSetController,
   broadcastJobController,
   imageListPullJobController,
+  podProbeMarkerController,
+  nodePodProbeController,
 ];
 
 /**

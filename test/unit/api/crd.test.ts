@@ -48,8 +48,8 @@ describe('generated CRDs', () => {
         }
         const upV = up.spec.versions.find((v: Json) => v.name === 'v1alpha1');
         expect(version.subresources).toEqual(upV.subresources);
-        expect(version.additionalPrinterColumns.map((c: Json) => [c.name, c.type, c.jsonPath, c.priority ?? 0])).toEqual(
-          upV.additionalPrinterColumns.map((c: Json) => [c.name, c.type, c.jsonPath, c.priority ?? 0]),
+        expect((version.additionalPrinterColumns ?? []).map((c: Json) => [c.name, c.type, c.jsonPath, c.priority ?? 0])).toEqual(
+          (upV.additionalPrinterColumns ?? []).map((c: Json) => [c.name, c.type, c.jsonPath, c.priority ?? 0]),
         );
       });
 

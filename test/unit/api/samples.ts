@@ -2,7 +2,16 @@
  * Representative objects of every kind, exercising most fields, so the API tests never pass
  * vacuously (dist/ may hold few objects).
  */
-import type { BroadcastJob, CloneSet, ContainerRecreateRequest, ImagePullJob, NodeImage, SidecarSet } from '../../../src/api/index.js';
+import type {
+  BroadcastJob,
+  CloneSet,
+  ContainerRecreateRequest,
+  ImagePullJob,
+  NodeImage,
+  NodePodProbe,
+  PodProbeMarker,
+  SidecarSet,
+} from '../../../src/api/index.js';
 
 export function sampleCloneSet(): CloneSet {
   return {
@@ -248,6 +257,82 @@ export function sampleBroadcastJob(): BroadcastJob {
   };
 }
 
+export function samplePodProbeMarker(): PodProbeMarker {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'PodProbeMarker',
+    metadata: { name: 'game-probes', namespace: 'default' },
+    spec: {
+      selector: { matchLabels: { app: 'game' } },
+      probes: [
+        {
+          name: 'idle',
+          containerName: 'main',
+          probe: { exec: { command: ['/bin/sh', '-c', 'test -f /tmp/idle'] }, initialDelaySeconds: 1, periodSeconds: 5, timeoutSeconds: 2 },
+          markerPolicy: [
+            {
+              state: 'Succeeded',
+              labels: { 'game.io/idle': 'true' },
+              annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-10' },
+            },
+            { state: 'Failed', labels: { 'game.io/idle': 'false' } },
+          ],
+          podConditionType: 'game.io/idle',
+        },
+        {
+          name: 'http',
+          containerName: 'main',
+          probe: {
+            httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X-Probe', value: 'kruise' }] },
+            successThreshold: 1,
+            failureThreshold: 3,
+          },
+          podConditionType: 'game.io/http',
+        },
+        { name: 'tcp', containerName: 'main', probe: { tcpSocket: { port: 8080 } }, podConditionType: 'game.io/tcp' },
+      ],
+    },
+    status: { observedGeneration: 1, matchedPods: 2 },
+  };
+}
+
+export function sampleNodePodProbe(): NodePodProbe {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'NodePodProbe',
+    metadata: { name: 'node-1' },
+    spec: {
+      podProbes: [
+        {
+          name: 'game-0',
+          namespace: 'default',
+          uid: '6b1f6c1e-0000-4000-8000-000000000001',
+          IP: '10.0.0.7',
+          probes: [{ name: 'game-probes#idle', containerName: 'main', probe: { exec: { command: ['cat', '/tmp/idle'] } } }],
+        },
+      ],
+    },
+    status: {
+      podProbeStatuses: [
+        {
+          name: 'game-0',
+          namespace: 'default',
+          uid: '6b1f6c1e-0000-4000-8000-000000000001',
+          probeStates: [
+            {
+              name: 'game-probes#idle',
+              state: 'Succeeded',
+              lastProbeTime: '2024-01-02T15:04:05Z',
+              lastTransitionTime: '2024-01-02T15:04:05Z',
+              message: 'ok',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export function sampleImageListPullJob(): import('../../../src/api/index.js').ImageListPullJob {
   return {
     apiVersion: 'apps.kruise.io/v1alpha1',
@@ -289,4 +374,6 @@ export const SAMPLES = {
   NodeImage: sampleNodeImage,
   BroadcastJob: sampleBroadcastJob,
   ImageListPullJob: sampleImageListPullJob,
+  PodProbeMarker: samplePodProbeMarker,
+  NodePodProbe: sampleNodePodProbe,
 } as const;

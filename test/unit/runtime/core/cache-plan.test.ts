@@ -67,6 +67,7 @@ function fullPod(): KubeObject {
     status: {
       phase: 'Running',
       podIP: '10.0.0.1',
+      hostIP: '192.168.0.1',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }],
       containerStatuses: [
         { name: 'main', containerID: 'containerd://a', restartCount: 0, state: { running: {} }, image: 'busybox', ready: true },
@@ -130,7 +131,7 @@ describe('cache plans of the registered controllers', () => {
     // Env names stay (the CloneSet controller hashes env from metadata by name), values never do.
     expect(cached.spec.containers[0]).toEqual({ name: 'main', image: 'busybox', env: [{ name: 'PASSWORD' }] });
     expect(cached.spec.containers[1].env).toEqual([{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }, { name: 'OTHER' }]);
-    expect(cached.status.podIP).toBeUndefined();
+    expect(cached.status.hostIP).toBeUndefined();
     expect(cached.status.conditions).toEqual([{ type: 'Ready', status: 'True', lastTransitionTime: 't' }]);
     expect(cached.metadata).toMatchObject({
       name: 'p',
@@ -145,11 +146,11 @@ describe('cache plans of the registered controllers', () => {
     const base = [...CONTROLLERS, ...WEBHOOKS].flatMap((d) => d.reads);
     const without = new CachePlan(base).for(PODS).transform(fullPod()) as unknown as Record<string, any>;
     expect(without.spec.serviceAccountName).toBeUndefined();
-    expect(without.status.podIP).toBeUndefined();
-    const withMore = [...base, { resource: PODS, fields: ['spec.serviceAccountName', 'status.podIP'] }];
+    expect(without.status.hostIP).toBeUndefined();
+    const withMore = [...base, { resource: PODS, fields: ['spec.serviceAccountName', 'status.hostIP'] }];
     const cached = new CachePlan(withMore).for(PODS).transform(fullPod()) as unknown as Record<string, any>;
     expect(cached.spec.serviceAccountName).toBe('sa');
-    expect(cached.status.podIP).toBe('10.0.0.1');
+    expect(cached.status.hostIP).toBe('192.168.0.1');
     expect(cached.metadata.labels).toEqual({ app: 'web' });
     expect(cached.metadata.ownerReferences).toHaveLength(1);
     checkPlanKeepsDeclaredFields(withMore);
