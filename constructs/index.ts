@@ -10,4 +10,5 @@ export * from './broadcast-job.js';
 export * from './container-recreate-request.js';
 export * from './kruise-runtime.js';
 export * from './runtime-metrics.js';
+export * from './deletion-protection.js';
 export type { SecretReference } from './internal/plus-objects.js';

@@ -1131,6 +1131,8 @@ export class KruiseRuntime extends Chart {
           (p.podWebhookFailClosed ?? PodWebhookFailClosed.NEEDED) === PodWebhookFailClosed.ALL_PODS
             ? { mode: 'all' }
             : { mode: 'needed', sidecarSets: this.sidecarSets },
+        // Upstream's gate is off by default since v1.8: the webhook comes with the gate, on when the app labels an object.
+        deletionProtection: gates.values.get('ResourcesDeletionProtection') === true,
         certificates: (p.certificates ?? WebhookCertificates.selfManaged())._spec,
       },
       featureGates: bundledFeatureGatesFlag(gates),

@@ -337,7 +337,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.WORKLOAD_SPREAD]: feature(['WorkloadSpread'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.POD_UNAVAILABLE_BUDGET]: feature(['PodUnavailableBudgetDeleteGate'], { podWebhook: true }, UPSTREAM_ONLY),
   [AppFeature.RESOURCE_DISTRIBUTION]: feature(['ResourceDistributionGate'], {}, UPSTREAM_ONLY),
-  [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, UPSTREAM_ONLY),
+  // The bundled manager's deletion-protection webhook refuses the DELETEs as upstream's do (src/contracts/deletion-protection.ts).
+  [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, BOTH),
   [AppFeature.POD_WEBHOOK_OPT_OUT]: feature([], {}, BUNDLED_ONLY),
   [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
@@ -374,12 +375,14 @@ export function needsOf(f: AppFeature, runtime?: RuntimeName): RuntimeNeeds {
 
 /**
  * Gates that no app feature needs but that change how the bundled runtime carries out one it serves, with upstream's
- * meaning: the CloneSet controller's `CloneSetPartitionRollback` and `PreparingUpdateAsUpdate`, and the pod webhook's
- * `KruisePodReadinessGate` (every pod gets the KruisePodReady gate). Listed so `--feature-gates` accepts them: a gate
+ * meaning: the CloneSet controller's `CloneSetPartitionRollback` and `PreparingUpdateAsUpdate`, the pod webhook's
+ * `KruisePodReadinessGate` (every pod gets the KruisePodReady gate) and the deletion-protection webhook's
+ * `DeletionProtectionForCRDCascadingGate` (`Cascading` on a CRD counts its custom resources). Listed so `--feature-gates` accepts them: a gate
  * the runtime reads but refuses on its command line could never be turned on.
  */
 const BUNDLED_BEHAVIOUR_GATES: readonly FeatureGateName[] = [
   'CloneSetPartitionRollback',
+  'DeletionProtectionForCRDCascadingGate',
   'KruisePodReadinessGate',
   'PreparingUpdateAsUpdate',
 ];

@@ -18,3 +18,4 @@ export * from './node-options.js';
 export * from './validators.js';
 export * from './features.js';
 export * from './defaults.js';
+export * from './deletion-protection.js';

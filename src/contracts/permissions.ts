@@ -56,7 +56,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release)',
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release); deletion protection lists the active pods of a Cascading namespace under deletion',
   },
   {
     apiGroups: [''],
@@ -160,7 +160,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['persistentvolumeclaims'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
-    why: "CloneSet volumeClaimTemplates: one PVC per instance, deleted with its pod; disablePVCReuse hands a dead instance's PVC to its pod (owner patch) or deletes it",
+    why: "CloneSet volumeClaimTemplates: one PVC per instance, deleted with its pod; disablePVCReuse hands a dead instance's PVC to its pod (owner patch) or deletes it; deletion protection lists the Bound claims of a Cascading namespace under deletion",
   },
   {
     apiGroups: ['apps'],

@@ -1,5 +1,6 @@
 import { judgeUse, outermost } from '../api/feature-uses.js';
 import { BUNDLED_ADMISSION } from '../contracts/features.js';
+import { DELETION_PROTECTION_PATH } from '../contracts/deletion-protection.js';
 import { kindWebhookPath, POD_MUTATING_PATH } from '../contracts/names.js';
 import type { FeatureUse } from './app-features.js';
 import type { ServedKind } from './spec.js';
@@ -12,9 +13,11 @@ export function bundledWebhookPaths(kinds: readonly ServedKind[]): { mutating: s
       ...(BUNDLED_ADMISSION.podWebhook ? [POD_MUTATING_PATH] : []),
       ...kinds.filter((k) => BUNDLED_ADMISSION.mutatingKinds.includes(k.kind)).map((k) => kindWebhookPath('mutate', k)),
     ],
-    validating: kinds
-      .filter((k) => !BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind))
-      .map((k) => kindWebhookPath('validate', k)),
+    validating: [
+      ...kinds.filter((k) => !BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind)).map((k) => kindWebhookPath('validate', k)),
+      // Registered only while gate ResourcesDeletionProtection is on (webhooks.ts), for every protected kind.
+      DELETION_PROTECTION_PATH,
+    ],
   };
 }
 

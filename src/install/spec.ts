@@ -97,6 +97,11 @@ export interface InstallSpec {
      * admitted unmutated. Absent: every pod it covers (one `Fail` entry), as upstream registers it.
      */
     readonly podFailClosed?: PodFailClosed;
+    /**
+     * Register the deletion-protection webhook (gate ResourcesDeletionProtection on: the app labels an object
+     * `policy.kruise.io/delete-protection`, or the gate is forced on). @default false
+     */
+    readonly deletionProtection?: boolean;
     readonly certificates: CertificateSpec;
   };
   /** `--feature-gates` value for manager and daemon. */

@@ -1,5 +1,9 @@
 import {
   BUNDLED_ADMISSION,
+  DELETION_PROTECTED_KINDS,
+  DELETION_PROTECTION_PATH,
+  LABEL_DELETE_PROTECTION,
+  modesOf,
   kindWebhookPath,
   LABEL_NAMESPACE_NAME,
   LABEL_POD_WEBHOOK_OPT_OUT,
@@ -154,9 +158,39 @@ export function mutatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   };
 }
 
+/**
+ * The deletion-protection entries (gate ResourcesDeletionProtection on), one per kind the bundled runtime protects, all
+ * on one path. The object selector sends only objects labelled with a value their kind honours, so `Fail` holds the
+ * protection while the runtime does not answer (a labelled object stays) and never makes an unlabelled object's
+ * deletion wait on the runtime. kube-system and the runtime's own namespace stay out of reach, as for every webhook of ours.
+ */
+function deletionProtectionWebhooks(spec: InstallSpec): Record<string, unknown>[] {
+  if (!spec.webhook.deletionProtection) return [];
+  return DELETION_PROTECTED_KINDS.filter((p) => p.bundled).map((p) => ({
+    name: webhookName('vdeletionprotection-', p.kind),
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: spec.webhook.timeoutSeconds,
+    namespaceSelector: namespaceSelector(spec),
+    objectSelector: { matchExpressions: [{ key: LABEL_DELETE_PROTECTION, operator: 'In', values: [...modesOf(p)] }] },
+    rules: [
+      {
+        apiGroups: [p.group],
+        apiVersions: [...p.versions],
+        resources: [p.resource],
+        operations: ['DELETE'],
+        scope: p.namespaced ? 'Namespaced' : 'Cluster',
+      },
+    ],
+    clientConfig: clientConfig(spec, DELETION_PROTECTION_PATH),
+  }));
+}
+
 export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   const served = bundledWebhookPaths(spec.kinds);
-  const webhooks = spec.kinds
+  const kindWebhooks = spec.kinds
     .filter((k) => served.validating.includes(kindWebhookPath('validate', k)))
     .sort((a, b) => a.kind.localeCompare(b.kind))
     .map((k) => ({
@@ -170,6 +204,7 @@ export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       rules: [kindRule(k, ['CREATE', 'UPDATE'])],
       clientConfig: clientConfig(spec, kindWebhookPath('validate', k)),
     }));
+  const webhooks = [...kindWebhooks, ...deletionProtectionWebhooks(spec)];
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',

@@ -2,6 +2,7 @@ import type { Rule } from '../types.js';
 import { BROADCASTJOB_RULES } from './broadcastjob.js';
 import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
+import { DELETION_PROTECTION_RULES } from './deletion-protection.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGE_RULES } from './images.js';
@@ -27,6 +28,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...BROADCASTJOB_RULES,
   ...CLONESET_RULES,
   ...CRR_RULES,
+  ...DELETION_PROTECTION_RULES,
   ...FEATURE_GATE_RULES,
   ...RUNTIME_SUPPORT_RULES,
   ...RUNTIME_IMAGE_RULES,

@@ -92,6 +92,11 @@ export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
     does: 'SidecarSet checks against the cluster: overlapping SidecarSets, the patchPodMetadata whitelist',
   },
   {
+    name: 'deletionprotection',
+    gate: 'ResourcesDeletionProtection',
+    does: 'refuses deleting objects labelled policy.kruise.io/delete-protection (Always, or Cascading while they hold pods, replicas or custom resources)',
+  },
+  {
     name: 'sidecarsetinjection',
     gate: 'PodWebhook',
     does: "pod webhook: injects the SidecarSets' containers",

@@ -15,6 +15,7 @@ import { nodePodProbeController } from '../controllers/nodepodprobe/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
+import { deletionProtectionWebhook } from '../webhooks/deletionprotection/index.js';
 import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 import { sidecarSetController } from '../controllers/sidecarset/index.js';
@@ -53,5 +54,6 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   kruiseValidationWebhook,
   cloneSetWebhook,
   sidecarSetValidationWebhook,
+  deletionProtectionWebhook,
   ...POD_MUTATORS,
 ];

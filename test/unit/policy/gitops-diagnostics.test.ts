@@ -11,16 +11,17 @@ import { ValidationContext } from 'cdk8s-cli/plugins';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KruiseRuntime } from '../../../constructs/index.js';
 import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES } from '../../../src/contracts/features.js';
-import { LABEL_DELETE_PROTECTION } from '../../../src/contracts/keys.js';
+import { ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM } from '../../../src/contracts/keys.js';
 import { KruiseValidation, validateManifests } from '../../../src/policy/index.js';
 import { repoRoot, runCli } from '../support/cli.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
 const constructsEntry = path.join(repoRoot, 'constructs/index.ts');
-// Deletion protection stands for "a feature the bundled runtime does not carry out": nobody plans it there.
-// Should that change, the first test below fails and names the stand-in to replace.
-const UNSUPPORTED_FEATURE = AppFeature.DELETION_PROTECTION;
+// CloneSet image pre-download (an annotation, so it can sit on a ConfigMap) stands for "a feature the bundled runtime
+// does not carry out". Should that change, the first test below fails and names the stand-in to replace.
+const UNSUPPORTED_FEATURE = AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD;
+const UNSUPPORTED_USE = { [ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM]: '2' };
 
 function allObjects(app: App): unknown[] {
   return app.charts.flatMap((c) => c.toJson() as unknown[]);
@@ -31,7 +32,7 @@ describe('runtime-support findings are policy rules', () => {
     const app = Testing.app();
     new KruiseRuntime(app, 'kruise');
     const chart = new Chart(app, 'app');
-    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', labels: { [LABEL_DELETE_PROTECTION]: 'Always' } } });
+    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', annotations: UNSUPPORTED_USE } });
     const findings = validateManifests(allObjects(app)).filter((f) => f.ruleId === 'KRUISE-RUNTIME-001');
     expect(FEATURES[UNSUPPORTED_FEATURE].carriedOutBy.bundled, `pick another unsupported stand-in than ${UNSUPPORTED_FEATURE}`).toBe(false);
     expect(findings).toHaveLength(1);
@@ -77,7 +78,7 @@ new KruiseRuntime(app, 'kruise'${opts.target ? ', { target: RuntimeTarget.OPENKR
 new cdk8s.Chart(app, 'empty');
 const chart = new cdk8s.Chart(app, 'web');
 new cdk8s.ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm'${
-  opts.unsupported ? `, labels: { ${JSON.stringify(LABEL_DELETE_PROTECTION)}: 'Always' }` : ''
+  opts.unsupported ? `, annotations: ${JSON.stringify(UNSUPPORTED_USE)}` : ''
 } }, data: { a: 'b' } });
 app.synth();
 `;
@@ -143,7 +144,7 @@ describe('synth: one report counts every warning', { timeout: 240_000 }, () => {
     new KruiseRuntime(app, 'kruise');
     new Chart(app, 'empty');
     const chart = new Chart(app, 'web');
-    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', labels: { [LABEL_DELETE_PROTECTION]: 'Always' } } });
+    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', annotations: UNSUPPORTED_USE } });
     app.synth();
     const files = app.charts.map((c) =>
       path.join(app.outdir, `${app.charts.indexOf(c).toString().padStart(4, '0')}-${c.node.id}.k8s.yaml`),

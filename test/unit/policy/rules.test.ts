@@ -111,12 +111,22 @@ spec:
         - image: ${image}
           name: manager
 `;
-const protectedConfigMap = `apiVersion: v1
+// Image pre-download stands for a feature the bundled runtime does not carry out (an annotation any object can hold).
+const preDownloadConfigMap = `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: cm
-  labels: {policy.kruise.io/delete-protection: Always}
+  annotations: {apps.kruise.io/image-predownload-parallelism: "2"}
 `;
+const labelled = (apiVersion: string, kind: string, value: string, extra = '') =>
+  `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: x\n  labels: {policy.kruise.io/delete-protection: ${value}}\n${extra}`;
+const crd = (group: string, plural: string, value: string) =>
+  labelled(
+    'apiextensions.k8s.io/v1',
+    'CustomResourceDefinition',
+    value,
+    `spec:\n  group: ${group}\n  scope: Namespaced\n  names: {plural: ${plural}, kind: X}\n  versions: [{name: v1, served: true, storage: true}]\n`,
+  );
 
 interface Case {
   /** A manifest set the rule accepts. */
@@ -495,6 +505,27 @@ const CASES: Record<string, Case> = {
     line: 1,
     message: /sits in a manifest tree a GitOps sync applies/,
   },
+  'KRUISE-PROTECT-001': {
+    pass: labelled('v1', 'Namespace', 'Cascading') + '---\n' + labelled('v1', 'Service', 'Always'),
+    fail: labelled('v1', 'Namespace', 'Cascading') + '---\n' + labelled('v1', 'Service', 'Cascading'),
+    pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
+    line: 11,
+    message: /delete-protection=Cascading is not honoured on a Service \(it takes only Always\)/,
+  },
+  'KRUISE-PROTECT-002': {
+    pass: labelled('apps/v1', 'Deployment', 'Always'),
+    fail: labelled('v1', 'ConfigMap', 'Always'),
+    pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
+    line: 5,
+    message: /on a ConfigMap protects nothing: no runtime checks deletions of this kind/,
+  },
+  'KRUISE-PROTECT-003': {
+    pass: crd('example.com', 'widgets', 'Always'),
+    fail: crd('example.com', 'widgets', 'Cascading'),
+    pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
+    line: 5,
+    message: /the bundled runtime may not list example.com\/widgets to count its resources/,
+  },
   'KRUISE-GATE-001': {
     pass: install('KruiseDaemon=true,SidecarTerminator=true') + '---' + job(`${main}\n${killSidecar()}`),
     fail: install('KruiseDaemon=true,SidecarTerminator=false') + '---' + job(`${main}\n${killSidecar()}`),
@@ -502,17 +533,17 @@ const CASES: Record<string, Case> = {
     line: 28,
     message: /needs feature gate SidecarTerminator.*it sets SidecarTerminator=false/,
   },
-  // Deletion protection is carried out by upstream only (the feature table); the finding follows the table.
+  // Image pre-download is carried out by upstream only (the feature table); the finding follows the table.
   'KRUISE-RUNTIME-001': {
     // A HotUpgrade SidecarSet is carried out by the bundled runtime too: no finding.
     pass:
       bundledManager() +
       '---\n' +
-      protectedConfigMap.replace(/ {2}labels: .*\n/, '') +
+      preDownloadConfigMap.replace(/ {2}annotations: .*\n/, '') +
       '---' +
       sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
-    fail: bundledManager() + '---\n' + protectedConfigMap,
-    pointer: '/metadata/labels/policy.kruise.io~1delete-protection',
+    fail: bundledManager() + '---\n' + preDownloadConfigMap,
+    pointer: '/metadata/annotations/apps.kruise.io~1image-predownload-parallelism',
     line: 14,
     message: /uses .* which this version of the bundled runtime does not carry out/,
   },
@@ -525,10 +556,10 @@ const CASES: Record<string, Case> = {
   },
   'KRUISE-RUNTIME-002': {
     pass: bundledManager(),
-    fail: bundledManager('{kruise.cdk8s.io/ignored-feature-gates: "ResourcesDeletionProtection=true"}'),
+    fail: bundledManager('{kruise.cdk8s.io/ignored-feature-gates: "ResourceDistributionGate=true"}'),
     pointer: '/metadata/annotations/kruise.cdk8s.io~1ignored-feature-gates',
     line: 7,
-    message: /ResourcesDeletionProtection=true are not known to the bundled runtime/,
+    message: /ResourceDistributionGate=true are not known to the bundled runtime/,
   },
 };
 

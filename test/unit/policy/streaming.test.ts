@@ -64,9 +64,9 @@ spec:
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: protected
+  name: pre-download
   namespace: team
-  labels: {policy.kruise.io/delete-protection: Always}
+  annotations: {apps.kruise.io/image-predownload-parallelism: "2"}
 `;
 
 // A label value JSON cannot carry (YAML's .inf is Infinity; JSON would make it null): retained manifests are kept
