@@ -113,10 +113,8 @@ export interface ImagePullJobSandboxConfig {
   readonly annotations?: { [key: string]: string };
 }
 
-/** Properties of an {@link ImagePullJob}. */
-export interface ImagePullJobProps extends kplus.ResourceProps {
-  /** Image to pre-pull, e.g. `nginx:1.9.1`; the reference syntax is checked. */
-  readonly image: string;
+/** What an {@link ImagePullJob} and each image of an {@link ImageListPullJob} share: nodes, pace, policies. */
+export interface ImagePullJobTemplateProps extends kplus.ResourceProps {
   /**
    * Secrets (in the job's namespace) used to pull: cdk8s-plus Secrets or Secret names.
    *
@@ -167,7 +165,61 @@ export interface ImagePullJobProps extends kplus.ResourceProps {
   readonly imagePullPolicy?: ImagePullJobImagePullPolicy;
 }
 
+/** Properties of an {@link ImagePullJob}. */
+export interface ImagePullJobProps extends ImagePullJobTemplateProps {
+  /** Image to pre-pull, e.g. `nginx:1.9.1`; the reference syntax is checked. */
+  readonly image: string;
+}
+
 const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
+
+/**
+ * Checks the template fields at construction, as upstream's webhooks would at admission; throws naming the construct.
+ * @internal
+ */
+export function checkPullTemplate(where: string, props: ImagePullJobTemplateProps): void {
+  if (props.selector && props.podSelector) {
+    throw new Error(`[${where}] selector (nodes) and podSelector are mutually exclusive; set only one.`);
+  }
+  if (props.parallelism !== undefined && (!Number.isSafeInteger(props.parallelism) || props.parallelism < 0)) {
+    throw new Error(`[${where}] parallelism must be a non-negative integer (percentages are not supported), got ${props.parallelism}.`);
+  }
+  const backoff = props.pullPolicy?.backoffLimit;
+  if (backoff !== undefined && (!Number.isSafeInteger(backoff) || backoff < 0)) {
+    throw new Error(`[${where}] pullPolicy.backoffLimit must be a non-negative integer, got ${backoff}.`);
+  }
+  const timeout = props.pullPolicy?.timeout?.toSeconds() ?? DEFAULT_PULL_TIMEOUT_SECONDS;
+  if (timeout <= 0) throw new Error(`[${where}] pullPolicy.timeout must be positive.`);
+  const deadline = props.completionPolicy?.activeDeadline?.toSeconds();
+  if (deadline !== undefined && deadline < timeout) {
+    throw new Error(
+      `[${where}] completionPolicy activeDeadline (${deadline}s) must be at least pullPolicy.timeout ` +
+        `(${timeout}s), or no pull could ever finish.`,
+    );
+  }
+}
+
+/**
+ * The template fields of the spec (everything but the image or images).
+ * @internal
+ */
+export function pullTemplateSpec(where: string, p: ImagePullJobTemplateProps): Omit<ImagePullJobSpec, 'image'> {
+  const completion = p.completionPolicy ?? ImagePullJobCompletionPolicy.always();
+  return {
+    pullSecrets: secretNames(p.pullSecrets, `[${where}] pullSecrets`),
+    selector: p.selector?._toKube(),
+    podSelector: p.podSelector ? kplus.k8s.toJson_LabelSelector(p.podSelector._toKube()) : undefined,
+    parallelism: p.parallelism,
+    pullPolicy: p.pullPolicy ? { timeoutSeconds: p.pullPolicy.timeout?.toSeconds(), backoffLimit: p.pullPolicy.backoffLimit } : undefined,
+    completionPolicy: {
+      type: completion.type,
+      activeDeadlineSeconds: completion.activeDeadline?.toSeconds(),
+      ttlSecondsAfterFinished: completion.ttlAfterFinished?.toSeconds(),
+    },
+    sandboxConfig: p.sandboxConfig ? { labels: p.sandboxConfig.labels, annotations: p.sandboxConfig.annotations } : undefined,
+    imagePullPolicy: p.imagePullPolicy,
+  };
+}
 
 /** An OpenKruise ImagePullJob: pre-pulls an image on a set of nodes. */
 export class ImagePullJob extends kplus.Resource {
@@ -187,25 +239,7 @@ export class ImagePullJob extends kplus.Resource {
     const where = this.node.path;
     const imageError = imageReferenceMessage(props.image);
     if (imageError) throw new Error(`[${where}] image: ${imageError}.`);
-    if (props.selector && props.podSelector) {
-      throw new Error(`[${where}] selector (nodes) and podSelector are mutually exclusive; set only one.`);
-    }
-    if (props.parallelism !== undefined && (!Number.isSafeInteger(props.parallelism) || props.parallelism < 0)) {
-      throw new Error(`[${where}] parallelism must be a non-negative integer (percentages are not supported), got ${props.parallelism}.`);
-    }
-    const backoff = props.pullPolicy?.backoffLimit;
-    if (backoff !== undefined && (!Number.isSafeInteger(backoff) || backoff < 0)) {
-      throw new Error(`[${where}] pullPolicy.backoffLimit must be a non-negative integer, got ${backoff}.`);
-    }
-    const timeout = props.pullPolicy?.timeout?.toSeconds() ?? DEFAULT_PULL_TIMEOUT_SECONDS;
-    if (timeout <= 0) throw new Error(`[${where}] pullPolicy.timeout must be positive.`);
-    const deadline = props.completionPolicy?.activeDeadline?.toSeconds();
-    if (deadline !== undefined && deadline < timeout) {
-      throw new Error(
-        `[${where}] completionPolicy activeDeadline (${deadline}s) must be at least pullPolicy.timeout ` +
-          `(${timeout}s), or no pull could ever finish.`,
-      );
-    }
+    checkPullTemplate(where, props);
     this.image = props.image;
     this.apiObject = new ApiObject(this, 'Resource', {
       apiVersion: KRUISE_API_VERSION,
@@ -217,22 +251,6 @@ export class ImagePullJob extends kplus.Resource {
 
   /** @internal */
   public _toKube(): ImagePullJobSpec {
-    const p = this.props;
-    const completion = p.completionPolicy ?? ImagePullJobCompletionPolicy.always();
-    return {
-      image: p.image,
-      pullSecrets: secretNames(p.pullSecrets, `[${this.node.path}] pullSecrets`),
-      selector: p.selector?._toKube(),
-      podSelector: p.podSelector ? kplus.k8s.toJson_LabelSelector(p.podSelector._toKube()) : undefined,
-      parallelism: p.parallelism,
-      pullPolicy: p.pullPolicy ? { timeoutSeconds: p.pullPolicy.timeout?.toSeconds(), backoffLimit: p.pullPolicy.backoffLimit } : undefined,
-      completionPolicy: {
-        type: completion.type,
-        activeDeadlineSeconds: completion.activeDeadline?.toSeconds(),
-        ttlSecondsAfterFinished: completion.ttlAfterFinished?.toSeconds(),
-      },
-      sandboxConfig: p.sandboxConfig ? { labels: p.sandboxConfig.labels, annotations: p.sandboxConfig.annotations } : undefined,
-      imagePullPolicy: p.imagePullPolicy,
-    };
+    return { image: this.props.image, ...pullTemplateSpec(this.node.path, this.props) };
   }
 }

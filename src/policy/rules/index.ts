@@ -6,6 +6,7 @@ import { DELETION_PROTECTION_RULES } from './deletion-protection.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGE_RULES } from './images.js';
+import { IMAGELISTPULLJOB_RULES } from './imagelistpulljob.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
@@ -25,6 +26,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...LAUNCH_PRIORITY_RULES,
   ...SIDECARSET_RULES,
   ...IMAGEPULLJOB_RULES,
+  ...IMAGELISTPULLJOB_RULES,
   ...BROADCASTJOB_RULES,
   ...CLONESET_RULES,
   ...CRR_RULES,

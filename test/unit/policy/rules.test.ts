@@ -35,6 +35,13 @@ metadata: {name: pull, namespace: default}
 spec:
 ${spec}`;
 
+const imageListPullJob = (spec: string) => `
+apiVersion: apps.kruise.io/v1beta1
+kind: ImageListPullJob
+metadata: {name: prepull, namespace: default}
+spec:
+${spec}`;
+
 const broadcastJob = (podSpec: string, spec = '', labels = '{app: warm}') => `
 apiVersion: apps.kruise.io/v1beta1
 kind: BroadcastJob
@@ -466,6 +473,64 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/image',
     line: 6,
     message: /not a valid image reference/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-001': {
+    pass: imageListPullJob('  images: [nginx:1.25]'),
+    fail: imageListPullJob('  images: []'),
+    pointer: '/spec/images',
+    line: 6,
+    message: /spec.images is empty/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-002': {
+    pass: imageListPullJob('  images:\n    - nginx:1.25\n    - redis:7.2'),
+    fail: imageListPullJob('  images:\n    - nginx:1.25\n    - redis:7.2\n    - nginx:1.25'),
+    pointer: '/spec/images/2',
+    line: 9,
+    message: /"nginx:1.25" is listed again \(first at \/spec\/images\/0\)/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-003': {
+    pass: imageListPullJob('  images:\n    - nginx:1.25\n    - registry.example.com:5000/team/app@sha256:' + 'a'.repeat(64)),
+    fail: imageListPullJob('  images:\n    - nginx:1.25\n    - nginx::1.25'),
+    pointer: '/spec/images/1',
+    line: 8,
+    message: /not a valid image reference/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-004': {
+    pass: imageListPullJob(`  images: [${Array.from({ length: 255 }, (_, i) => `app${i}:1`).join(', ')}]`),
+    fail: imageListPullJob(`  images: [${Array.from({ length: 256 }, (_, i) => `app${i}:1`).join(', ')}]`),
+    pointer: '/spec/images/255',
+    line: 6,
+    message: /256 images; at most 255/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-005': {
+    pass: imageListPullJob('  images: [nginx:1.25]\n  selector: {names: [node-1]}'),
+    fail: imageListPullJob('  images: [nginx:1.25]\n  selector: {names: [node-1]}\n  podSelector: {matchLabels: {app: web}}'),
+    pointer: '/spec/podSelector',
+    line: 8,
+    message: /mutually exclusive/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-006': {
+    pass: imageListPullJob('  images: [nginx:1.25]\n  parallelism: 4'),
+    fail: imageListPullJob('  images: [nginx:1.25]\n  parallelism: "50%"'),
+    pointer: '/spec/parallelism',
+    line: 7,
+    message: /is a percentage/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-007': {
+    pass: imageListPullJob('  images: [nginx:1.25]\n  completionPolicy: {type: Always, ttlSecondsAfterFinished: 300}'),
+    fail: imageListPullJob('  images: [nginx:1.25]\n  completionPolicy:\n    type: Never\n    ttlSecondsAfterFinished: 300'),
+    pointer: '/spec/completionPolicy/ttlSecondsAfterFinished',
+    line: 9,
+    message: /completionPolicy.type is Never/,
+  },
+  'KRUISE-IMAGELISTPULLJOB-008': {
+    pass: imageListPullJob(
+      '  images: [nginx:1.25]\n  pullPolicy: {timeoutSeconds: 60}\n  completionPolicy: {type: Always, activeDeadlineSeconds: 120}',
+    ),
+    fail: imageListPullJob('  images: [nginx:1.25]\n  completionPolicy:\n    type: Always\n    activeDeadlineSeconds: 120'),
+    pointer: '/spec/completionPolicy/activeDeadlineSeconds',
+    line: 9,
+    message: /shorter than pullPolicy.timeoutSeconds 600 \(the default\)/,
   },
   'KRUISE-CLONESET-001': {
     pass: cloneSet('  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker]}'),
