@@ -8,21 +8,24 @@
 # A green CI on a machine with warm caches can hide a step that fails on a fresh one; run this before calling an
 # installation or prepare change done.
 #
-#   scripts/cold-check.sh [--synth-only] [--keep] [REV]     REV defaults to HEAD (commit first: the clone
-#                                                          sees only what is committed)
+#   scripts/cold-check.sh [--synth-only|--prepare-only] [--keep] [REV]
+#                  REV defaults to HEAD (commit first: the clone sees only what is committed)
 #
 #   --synth-only   run only the first command
+#   --prepare-only run the first command, then only what the second does before its tests
+#                  (npm ci && npm run check && bash test/prepare.sh): the cold part of its time
 #   --keep         keep the clone and the caches (their directory is printed), e.g. to move the built
 #                  binaries into the real cache afterwards
 #
 # Debian packages that the prepare steps install are machine-wide: they are not removed first.
 set -euo pipefail
-synth_only=false keep=false rev=HEAD
+synth_only=false prepare_only=false keep=false rev=HEAD
 for arg in "$@"; do
   case "$arg" in
     --synth-only) synth_only=true ;;
+    --prepare-only) prepare_only=true ;;
     --keep) keep=true ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cold-check: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) rev="$arg" ;;
   esac
@@ -55,4 +58,8 @@ timed() { # <label> <command...>
 
 timed synth bash -c 'npm ci && npm run synth'
 $synth_only && exit 0
+if $prepare_only; then
+  timed prepare bash -c 'npm ci && npm run check && bash test/prepare.sh'
+  exit 0
+fi
 timed test bash -c 'npm ci && npm test'
