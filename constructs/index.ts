@@ -8,6 +8,7 @@ export * from './sidecar-set.js';
 export * from './image-pull-job.js';
 export * from './image-list-pull-job.js';
 export * from './broadcast-job.js';
+export * from './pod-probe-marker.js';
 export * from './container-recreate-request.js';
 export * from './kruise-runtime.js';
 export * from './runtime-metrics.js';

@@ -28,6 +28,30 @@ const killSidecar = (name = 'log-agent') => `        - name: ${name}
 
 const cloneSet = (spec: string) => `\n${CLONESET_YAML}${spec}`;
 
+const podProbeMarker = (selector: string, container: string) => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: PodProbeMarker
+metadata: {name: probes, namespace: default}
+spec:
+  selector: ${selector}
+  probes:
+    - name: healthy
+      containerName: ${container}
+      probe: {exec: {command: [cat, /healthy]}}
+      podConditionType: example.io/healthy
+`;
+const webDeployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: main, image: "nginx:1.27"}]
+`;
+
 const imagePullJob = (spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
@@ -625,6 +649,27 @@ const CASES: Record<string, Case> = {
     pointer: '/metadata/annotations/kruise.cdk8s.io~1ignored-feature-gates',
     line: 7,
     message: /ResourceDistributionGate=true are not known to the bundled runtime/,
+  },
+  'KRUISE-PODPROBEMARKER-001': {
+    pass: podProbeMarker('{matchLabels: {app: web}}', 'main'),
+    fail: podProbeMarker('{}', 'main'),
+    pointer: '/spec/selector',
+    line: 6,
+    message: /selector is missing or empty/,
+  },
+  'KRUISE-PODPROBEMARKER-002': {
+    pass: webDeployment + '---' + podProbeMarker('{matchLabels: {app: web}}', 'main'),
+    fail: webDeployment + '---' + podProbeMarker('{matchLabels: {app: webb}}', 'main'),
+    pointer: '/spec/selector',
+    line: 16,
+    message: /matches none of the 1 pod template\(s\) in namespace "default"/,
+  },
+  'KRUISE-PODPROBEMARKER-003': {
+    pass: webDeployment + '---' + podProbeMarker('{matchLabels: {app: web}}', 'main'),
+    fail: webDeployment + '---' + podProbeMarker('{matchLabels: {app: web}}', 'mian'),
+    pointer: '/spec/probes/0/containerName',
+    line: 19,
+    message: /targets container "mian", which Deployment web \(selected\) does not have; its containers: main/,
   },
 };
 
