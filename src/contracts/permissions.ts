@@ -56,7 +56,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release); deletion protection lists the active pods of a Cascading namespace under deletion',
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release); deletion protection lists the active pods of a Cascading namespace under deletion; nodepodprobe writes the labels/annotations of PodProbeMarker results (merge patch, uid precondition)',
   },
   {
     apiGroups: [''],
