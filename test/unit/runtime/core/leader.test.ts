@@ -146,6 +146,17 @@ function replica(server: LeaseServer, clock: ManualClock, id: string, mode: () =
   return { elector, events, lines };
 }
 
+/** Replica 'a', leading from time 0, and the switch for how its next lease calls go. */
+async function soleLeader() {
+  const clock = new ManualClock();
+  const server = new LeaseServer(clock);
+  let mode: Mode = 'ok';
+  const a = replica(server, clock, 'a', () => mode);
+  a.elector.start();
+  await clock.advance(0);
+  return { clock, server, a, setMode: (m: Mode) => void (mode = m) };
+}
+
 /** A client fenced by the elector, as the manager builds it; its writes are refused before anything is sent. */
 function fencedClient(elector: LeaderElector): KubeClient {
   const kc = new KubeConfig();
@@ -176,15 +187,10 @@ describe('Lease leader election', () => {
   });
 
   it('a renew that hangs is aborted after its share of the deadline, asked again at once, and leadership ends at the deadline', async () => {
-    const clock = new ManualClock();
-    const server = new LeaseServer(clock);
-    let mode: Mode = 'ok';
-    const a = replica(server, clock, 'a', () => mode);
-    a.elector.start();
-    await clock.advance(0);
+    const { clock, server, a, setMode } = await soleLeader();
     await clock.advance(RETRY_MS); // renewed at 2 s
     const lastRenew = clock.now();
-    mode = 'hang';
+    setMode('hang');
     await clock.advance(RETRY_MS); // a renew is sent at 4 s and hangs
     const hung = server.calls.at(-1)!;
     expect(hung).toMatchObject({ who: 'a', verb: 'get', at: lastRenew + RETRY_MS });
@@ -205,15 +211,10 @@ describe('Lease leader election', () => {
   });
 
   it('one renew caught on a connection gone silent costs nothing: the next, on a fresh one, keeps the leadership', async () => {
-    const clock = new ManualClock();
-    const server = new LeaseServer(clock);
-    let mode: Mode = 'ok';
-    const a = replica(server, clock, 'a', () => mode);
-    a.elector.start();
-    await clock.advance(0);
-    mode = 'hang';
+    const { clock, server, a, setMode } = await soleLeader();
+    setMode('hang');
     await clock.advance(RETRY_MS); // this renew never gets an answer
-    mode = 'ok';
+    setMode('ok');
     await clock.advance(RENEW_DEADLINE_MS * 3);
     expect(a.events).toEqual([{ event: 'started', at: 0 }]);
     expect(a.elector.mayWrite()).toBe(true);
@@ -221,14 +222,9 @@ describe('Lease leader election', () => {
   });
 
   it('no successful renew within the renew deadline: leadership ends and the fence refuses writes', async () => {
-    const clock = new ManualClock();
-    const server = new LeaseServer(clock);
-    let mode: Mode = 'ok';
-    const a = replica(server, clock, 'a', () => mode);
+    const { clock, a, setMode } = await soleLeader();
     const client = fencedClient(a.elector);
-    a.elector.start();
-    await clock.advance(0);
-    mode = 'fail';
+    setMode('fail');
     await clock.advance(RENEW_DEADLINE_MS - 1);
     expect(a.elector.mayWrite()).toBe(true);
     expect(a.events.map((e) => e.event)).toEqual(['started']);
@@ -260,15 +256,10 @@ describe('Lease leader election', () => {
   });
 
   it('a renew sent before a freeze and answered after it does not restore leadership', async () => {
-    const clock = new ManualClock();
-    const server = new LeaseServer(clock);
-    let mode: Mode = 'ok';
-    const a = replica(server, clock, 'a', () => mode);
-    a.elector.start();
-    await clock.advance(0);
-    mode = 'hang';
+    const { clock, server, a, setMode } = await soleLeader();
+    setMode('hang');
     await clock.advance(RETRY_MS); // the renew's get is in flight
-    mode = 'ok';
+    setMode('ok');
     clock.freeze(17_000);
     // After the thaw the answer is the first thing the process sees (before its timers).
     server.held.shift()!.resolve();
@@ -304,16 +295,11 @@ describe('Lease leader election', () => {
   });
 
   it('a replica that lost the lease re-acquires it as a warm standby when the API server answers again', async () => {
-    const clock = new ManualClock();
-    const server = new LeaseServer(clock);
-    let mode: Mode = 'ok';
-    const a = replica(server, clock, 'a', () => mode);
-    a.elector.start();
-    await clock.advance(0);
-    mode = 'fail';
+    const { clock, a, setMode } = await soleLeader();
+    setMode('fail');
     await clock.advance(RENEW_DEADLINE_MS + RETRY_MS);
     expect(a.elector.isLeader()).toBe(false);
-    mode = 'ok';
+    setMode('ok');
     await clock.advance(RETRY_MS * 1.2);
     expect(a.elector.isLeader()).toBe(true);
     expect(a.elector.mayWrite()).toBe(true);
