@@ -165,11 +165,12 @@ export function toCustomResourceDefinition(def: KindDefinition, options: CrdOpti
       group: def.group,
       names,
       scope: def.scope,
-      // The storage version first, then the versions served with the same schema (no conversion needed).
+      // The model version first, then the versions served with the same schema (no conversion needed); the storage
+      // version is the model's unless upstream stores one of the others.
       versions: [def.version, ...(def.alsoServed ?? [])].map((name) => ({
         name,
         served: true,
-        storage: name === def.version,
+        storage: name === (def.storageVersion ?? def.version),
         ...(def.printerColumns.length ? { additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })) } : {}),
         schema: { openAPIV3Schema: openApiV3Schema(def) },
         subresources,

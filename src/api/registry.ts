@@ -41,8 +41,10 @@ export interface Subresources {
 export interface KindDefinition {
   readonly group: string;
   readonly version: string;
-  /** Versions the CRD also serves with the same schema (conversion None); `version` stays the storage version. */
+  /** Versions the CRD also serves with the same schema (conversion None). */
   readonly alsoServed?: readonly string[];
+  /** The storage version when it is one of `alsoServed` (upstream's storage version); else `version`. */
+  readonly storageVersion?: string;
   readonly kind: string;
   readonly plural: string;
   readonly singular: string;
@@ -66,7 +68,10 @@ const AGE: PrinterColumn = {
 /** A kind's names and scope come from the contract layer; the API model adds schema, columns and subresources. */
 function def(
   kind: KruiseKindName,
-  d: Omit<KindDefinition, 'group' | 'version' | 'alsoServed' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'>,
+  d: Omit<
+    KindDefinition,
+    'group' | 'version' | 'alsoServed' | 'storageVersion' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'
+  >,
 ): KindDefinition {
   const id = KRUISE_KINDS[kind];
   return Object.freeze({
@@ -79,6 +84,7 @@ function def(
     scope: id.namespaced ? ('Namespaced' as const) : ('Cluster' as const),
     ...(id.shortNames ? { shortNames: id.shortNames } : {}),
     ...(id.alsoServed ? { alsoServed: id.alsoServed } : {}),
+    ...(id.storageVersion ? { storageVersion: id.storageVersion } : {}),
     ...d,
   });
 }

@@ -56,6 +56,12 @@ export interface KruiseKindIdentity {
    * upstream's clients use another version of the same kind (upstream's e2e suite writes BroadcastJobs as v1beta1).
    */
   readonly alsoServed?: readonly string[];
+  /**
+   * The version the API server stores, where upstream stores another than {@link KRUISE_VERSION}: one of `alsoServed`
+   * (same schema, conversion None). Taken where no object of the kind was ever stored at our version, so a cluster
+   * moved between upstream's install and ours never needs a storage migration.
+   */
+  readonly storageVersion?: string;
 }
 
 function kruiseKind(
@@ -76,7 +82,10 @@ export const KRUISE_KINDS = Object.freeze({
   ContainerRecreateRequest: kruiseKind('ContainerRecreateRequest', 'containerrecreaterequests', true, ['crr']),
   NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
   BroadcastJob: kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']),
-  ImageListPullJob: kruiseKind('ImageListPullJob', 'imagelistpulljobs', true, undefined, ['v1beta1']),
+  ImageListPullJob: Object.freeze({
+    ...kruiseKind('ImageListPullJob', 'imagelistpulljobs', true, undefined, ['v1beta1']),
+    storageVersion: 'v1beta1',
+  }),
   PodProbeMarker: kruiseKind('PodProbeMarker', 'podprobemarkers', true),
   NodePodProbe: kruiseKind('NodePodProbe', 'nodepodprobes', false),
 });

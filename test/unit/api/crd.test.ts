@@ -32,7 +32,7 @@ describe('generated CRDs', () => {
         expect(structuralSchemaProblems(schema)).toEqual([]);
       });
 
-      it('has one storage version (plus the versions also served, same schema) and the identity upstream has', () => {
+      it('has one storage version, the one upstream stores where that is not v1alpha1 (plus the versions also served, same schema), and the identity upstream has', () => {
         const up = upstream(def);
         expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
         expect(crd.metadata.name).toBe(up.metadata.name);
@@ -40,11 +40,13 @@ describe('generated CRDs', () => {
         expect(crd.spec.scope).toBe(up.spec.scope);
         expect(crd.spec.names).toEqual(up.spec.names);
         expect(crd.spec.versions.map((v: Json) => v.name)).toEqual(['v1alpha1', ...(def.alsoServed ?? [])]);
-        expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true });
+        expect(version).toMatchObject({ name: 'v1alpha1', served: true });
+        expect(crd.spec.versions.filter((v: Json) => v.storage).map((v: Json) => v.name)).toEqual([def.storageVersion ?? 'v1alpha1']);
+        if (def.storageVersion) expect(up.spec.versions.find((v: Json) => v.storage).name).toBe(def.storageVersion);
         for (const other of crd.spec.versions.slice(1)) {
           // Upstream serves these with the same schema; ours needs no conversion between them.
           expect(up.spec.versions.map((v: Json) => v.name)).toContain(other.name);
-          expect(other).toEqual({ ...version, name: other.name, storage: false });
+          expect({ ...other, storage: undefined }).toEqual({ ...version, name: other.name, storage: undefined });
         }
         const upV = up.spec.versions.find((v: Json) => v.name === 'v1alpha1');
         expect(version.subresources).toEqual(upV.subresources);
