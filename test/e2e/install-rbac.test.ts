@@ -449,6 +449,36 @@ describe('admission policies from dist/ confine the daemon to its node and the m
     expect((await as(daemonUser, 'DELETE', ownPath, undefined, nodeA)).status).toBe(200);
   });
 
+  it("the daemon writes probe results to its own node's NodePodProbe only", async () => {
+    const npps = '/apis/apps.kruise.io/v1alpha1/nodepodprobes';
+    for (const n of [nodeA, nodeB]) {
+      const res = await rawRequest('POST', npps, {
+        body: JSON.stringify({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'NodePodProbe', metadata: { name: n }, spec: {} }),
+        contentType: 'application/json',
+      });
+      expect([201, 409], res.body).toContain(res.status);
+    }
+    const results = {
+      status: { podProbeStatuses: [{ name: 'on-a', namespace: ns, uid: 'u', probeStates: [{ name: 'm#p', state: 'Succeeded' }] }] },
+    };
+    const own = await eventually(
+      async () => {
+        const r = await as(daemonUser, 'PATCH', `${npps}/${nodeA}/status`, results, nodeA);
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+      "the daemon's write to its own NodePodProbe",
+    );
+    expect(own.status).toBe(200);
+    const other = await as(daemonUser, 'PATCH', `${npps}/${nodeB}/status`, results, nodeA);
+    expect(other.status, other.body).toBe(403);
+    expect(other.body).toContain(
+      `the kruise daemon of node ${nodeA} may only write the probe results of its own NodePodProbe, not ${nodeB}`,
+    );
+    // The spec is the manager's: RBAC gives the daemon no write to it.
+    expect((await as(daemonUser, 'PATCH', `${npps}/${nodeA}`, { spec: { podProbes: [] } }, nodeA)).status).toBe(403);
+  });
+
   it("a pod's bound ServiceAccount token names the pod's node: the claim the daemon's policy reads", async () => {
     // What the kubelet mounts into the daemon's pod: a token bound to the pod. Asked who it is, the API server
     // answers with the node-name extra the policy binds the daemon's writes to.
