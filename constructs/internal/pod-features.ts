@@ -27,6 +27,7 @@ import {
 } from '../../src/contracts/keys.js';
 import {
   decideLaunchLowering,
+  launchPrioritiesOf,
   startupProbeFromReadiness,
   type LaunchMechanismValue,
   type ProbeJson,
@@ -234,16 +235,35 @@ export function compilePodFeatures(
     );
   }
 
+  if (strategy === SidecarStrategy.NATIVE && lowered.length === 0 && lowering.kind === 'barrier') {
+    // Job sidecars and exit-priority containers become native sidecars, which start before every regular container,
+    // whatever the barrier says; a launch order that wants one of them after a regular container cannot hold.
+    const levels = launchPrioritiesOf({ containers: names, ordered: decls.launchOrdered === true, priorities: launch });
+    const launchOf = new Map(names.map((n, i) => [n, levels[i]!]));
+    const moved = names.filter((n) => isSidecar(n));
+    for (const s of moved) {
+      const before = names.find((r) => !isSidecar(r) && launchOf.get(r)! > launchOf.get(s)!);
+      if (before === undefined) continue;
+      fail(
+        `launch priority: "${s}" becomes a native sidecar (a Job sidecar or an exit priority above 0, sidecar strategy native), ` +
+          `which starts before every regular container, but its launch priority (${launchOf.get(s)}) is below "${before}"'s ` +
+          `(${launchOf.get(before)}). Fix: give "${s}" a launch priority at least as high as the regular containers', or remove ` +
+          'its launch priority',
+        `${specPointer}/containers`,
+      );
+    }
+  }
   if (lowered.length === 0) compileLaunchPriority(located, containers, decls);
   if (strategy === SidecarStrategy.NATIVE) {
     // Native sidecars stop after the main containers, in reverse declaration order, so the
     // container that must exit last (highest priority) is declared first. Launch-lowered containers come first
-    // (they start first); the decision checked that their exit priorities allow it.
+    // (they start first); the decision checked that their exit priorities allow it. A barrier priority is read on
+    // regular containers only, so a container moved to initContainers does not keep one.
     const sidecars = containers
       .filter((c) => isSidecar(c.name) && !lowered.includes(c.name))
       .map((c, index) => ({ c, index }))
       .sort((a, b) => priorityOf(b.c.name) - priorityOf(a.c.name) || a.index - b.index)
-      .map(({ c }) => sortedKeys({ ...c, restartPolicy: 'Always' }));
+      .map(({ c }) => withoutLaunchEnv(sortedKeys({ ...c, restartPolicy: 'Always' })));
     if (sidecars.length === 0 && lowered.length === 0) return;
     spec.containers = containers.filter((c) => !isSidecar(c.name) && !lowered.includes(c.name));
     spec.initContainers = [...(spec.initContainers ?? []), ...loweredContainers, ...sidecars];
@@ -302,12 +322,19 @@ function compileKruiseMarkers(
   }
 }
 
-/** A container made a native sidecar for its launch order: restartable, its start gated as the barrier gated it. */
-function lowerForLaunch(container: ContainerJson): ContainerJson {
-  const out: ContainerJson = { ...container, restartPolicy: 'Always' };
+/** `container` without env KRUISE_CONTAINER_PRIORITY (and without an env list left empty). */
+function withoutLaunchEnv(container: ContainerJson): ContainerJson {
+  if (!(container.env ?? []).some((e) => e.name === ENV_CONTAINER_PRIORITY)) return container;
+  const out: ContainerJson = { ...container };
   const env = (container.env ?? []).filter((e) => e.name !== ENV_CONTAINER_PRIORITY);
   if (env.length > 0) out.env = env;
   else delete out.env;
+  return out;
+}
+
+/** A container made a native sidecar for its launch order: restartable, its start gated as the barrier gated it. */
+function lowerForLaunch(container: ContainerJson): ContainerJson {
+  const out: ContainerJson = withoutLaunchEnv({ ...container, restartPolicy: 'Always' });
   // The barrier released the next level once this container was ready, so its readiness check is the gate; the
   // kubelet gates a native sidecar on its startupProbe only, which therefore gives way to one derived from readiness
   // (cdk8s-plus gives every container with a port a TCP startupProbe of its own). Without readiness, a startupProbe

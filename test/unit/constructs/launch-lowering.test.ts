@@ -177,6 +177,39 @@ describe('launch priority lowered to native sidecars', () => {
     );
   });
 
+  it('under the native strategy, an exit-priority sidecar kept off the lowering starts first: refused when its launch priority says otherwise', () => {
+    const ok = chartFor('1.29');
+    const pod = new ApiObject(ok, 'pod', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: { containers: ['log', 'envoy', 'vault', 'app'].map((name) => ({ name, image: 'x' })) },
+    });
+    // envoy and vault share a level: the barrier stays; log (exit priority 1) becomes a native sidecar without the env.
+    ContainerLaunchPriority.of(pod).set('log', 20).set('envoy', 10).set('vault', 10);
+    ContainerExitPriority.of(pod).set('log', 1);
+    const [p] = Testing.synth(ok) as Json[];
+    expect(names(p!.spec.initContainers)).toEqual(['log']);
+    expect(p!.spec.initContainers[0].env).toBeUndefined();
+    expect(p!.spec.containers.map((c: Json) => [c.name, c.env?.[0]?.value])).toEqual([
+      ['envoy', '10'],
+      ['vault', '10'],
+      ['app', undefined],
+    ]);
+    expect(notes([p!], 'KRUISE-LAUNCHPRIO-003')).toEqual([]);
+
+    const bad = chartFor('1.29');
+    const other = new ApiObject(bad, 'pod', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: { containers: ['log', 'envoy', 'vault', 'app'].map((name) => ({ name, image: 'x' })) },
+    });
+    ContainerLaunchPriority.of(other).set('envoy', 10).set('vault', 10);
+    ContainerExitPriority.of(other).set('log', 1);
+    expect(() => Testing.synth(bad)).toThrow(
+      /\[test\/pod\] launch priority: "log" becomes a native sidecar .* its launch priority \(0\) is below "envoy"'s \(10\)\. Fix: /,
+    );
+  });
+
   it('a lowered pod carries nothing the barrier webhooks read', () => {
     const chart = chartFor('1.29');
     ContainerLaunchPriority.of(deployment(chart)).set('envoy', 10).set('app', -1);
