@@ -1133,6 +1133,12 @@ export class KruiseRuntime extends Chart {
             : { mode: 'needed', sidecarSets: this.sidecarSets },
         // Upstream's gate is off by default since v1.8: the webhook comes with the gate, on when the app labels an object.
         deletionProtection: gates.values.get('ResourcesDeletionProtection') === true,
+        // Upstream's delete gate is on by default: the webhook comes with a budget in the app (or the gate forced on).
+        podUnavailableBudget:
+          gates.values.get('PodUnavailableBudgetDeleteGate') === true &&
+          (report?.uses.some((u) => u.feature === AppFeature.POD_UNAVAILABLE_BUDGET) ?? false)
+            ? { update: gates.values.get('PodUnavailableBudgetUpdateGate') === true }
+            : undefined,
         certificates: (p.certificates ?? WebhookCertificates.selfManaged())._spec,
       },
       featureGates: bundledFeatureGatesFlag(gates),

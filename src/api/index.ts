@@ -14,6 +14,7 @@ export * from './kinds/nodeimage.js';
 export * from './kinds/broadcastjob.js';
 export * from './kinds/imagelistpulljob.js';
 export * from './kinds/podprobemarker.js';
+export * from './kinds/podunavailablebudget.js';
 export * from './pod-contracts.js';
 export * from './pod-contract-schemas.js';
 export * from './registry.js';

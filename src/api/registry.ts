@@ -5,7 +5,7 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
-import { API_VERSION, GROUP, VERSION } from './common.js';
+import { API_VERSION, VERSION } from './common.js';
 import { isKruiseApiVersion, KRUISE_KINDS, type KruiseKindName } from '../contracts/index.js';
 import { CloneSetSchema } from './kinds/cloneset.js';
 import { ContainerRecreateRequestSchema } from './kinds/containerrecreaterequest.js';
@@ -14,6 +14,7 @@ import { NodeImageSchema } from './kinds/nodeimage.js';
 import { BroadcastJobSchema } from './kinds/broadcastjob.js';
 import { ImageListPullJobSchema } from './kinds/imagelistpulljob.js';
 import { NodePodProbeSchema, PodProbeMarkerSchema } from './kinds/podprobemarker.js';
+import { PodUnavailableBudgetSchema } from './kinds/podunavailablebudget.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
 /** An `additionalPrinterColumns` entry of a CRD version. */
@@ -75,7 +76,7 @@ function def(
 ): KindDefinition {
   const id = KRUISE_KINDS[kind];
   return Object.freeze({
-    group: GROUP,
+    group: id.group,
     version: VERSION,
     kind: id.kind,
     plural: id.plural,
@@ -229,6 +230,38 @@ export const ImageListPullJobDefinition = def('ImageListPullJob', {
   ],
 });
 
+/** Registry entry of PodUnavailableBudget (policy.kruise.io): names, scope, schema, printer columns (upstream's) and subresources. */
+export const PodUnavailableBudgetDefinition = def('PodUnavailableBudget', {
+  schema: PodUnavailableBudgetSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    {
+      name: 'Allowed',
+      type: 'integer',
+      jsonPath: '.status.unavailableAllowed',
+      description: 'UnavailableAllowed number of pod unavailable that are currently allowed',
+    },
+    {
+      name: 'Current',
+      type: 'integer',
+      jsonPath: '.status.currentAvailable',
+      description: 'CurrentAvailable current number of available pods',
+    },
+    {
+      name: 'Desired',
+      type: 'integer',
+      jsonPath: '.status.desiredAvailable',
+      description: 'DesiredAvailable minimum desired number of available pods',
+    },
+    {
+      name: 'Total',
+      type: 'integer',
+      jsonPath: '.status.totalReplicas',
+      description: 'TotalReplicas total number of pods counted by this budget',
+    },
+  ],
+});
+
 /** Every kind we model, in a stable order (used for CRD output order). */
 export const KINDS: readonly KindDefinition[] = Object.freeze([
   SidecarSetDefinition,
@@ -240,6 +273,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   ImageListPullJobDefinition,
   PodProbeMarkerDefinition,
   NodePodProbeDefinition,
+  PodUnavailableBudgetDefinition,
 ]);
 
 // A kind is found at its model version and at each version also served with the same schema.

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { groupOf, KRUISE_API_VERSION, KRUISE_GROUP, KRUISE_GROUPS, KRUISE_POLICY_GROUP } from './groups.js';
+import { groupOf, KRUISE_API_VERSION, KRUISE_GROUP, KRUISE_GROUPS, KRUISE_POLICY_GROUP, KRUISE_VERSION } from './groups.js';
 import * as K from './keys.js';
 import { KRUISE_KINDS } from './resources.js';
 
@@ -335,7 +335,9 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, BOTH),
   [AppFeature.NODE_POD_PROBE]: feature(['PodProbeMarkerGate'], { daemon: true }, BOTH),
   [AppFeature.WORKLOAD_SPREAD]: feature(['WorkloadSpread'], { podWebhook: true }, UPSTREAM_ONLY),
-  [AppFeature.POD_UNAVAILABLE_BUDGET]: feature(['PodUnavailableBudgetDeleteGate'], { podWebhook: true }, UPSTREAM_ONLY),
+  // The bundled manager keeps the budget's counts and its pod webhook refuses deletions and evictions (and, with
+  // PodUnavailableBudgetUpdateGate, in-place updates) beyond it, as upstream's do.
+  [AppFeature.POD_UNAVAILABLE_BUDGET]: feature(['PodUnavailableBudgetDeleteGate'], { podWebhook: true }, BOTH),
   [AppFeature.RESOURCE_DISTRIBUTION]: feature(['ResourceDistributionGate'], {}, UPSTREAM_ONLY),
   // The bundled manager's deletion-protection webhook refuses the DELETEs as upstream's do (src/contracts/deletion-protection.ts).
   [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, BOTH),
@@ -384,6 +386,8 @@ const BUNDLED_BEHAVIOUR_GATES: readonly FeatureGateName[] = [
   'CloneSetPartitionRollback',
   'DeletionProtectionForCRDCascadingGate',
   'KruisePodReadinessGate',
+  // Off by default upstream: the PUB webhook also holds back in-place updates of covered pods.
+  'PodUnavailableBudgetUpdateGate',
   'PreparingUpdateAsUpdate',
 ];
 
@@ -775,6 +779,21 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.podProbes[].probes[].probe.**',
     ],
   ]),
+  [`${KRUISE_POLICY_GROUP}/PodUnavailableBudget`]: table(OBJECT_PARTS, [
+    AppFeature.POD_UNAVAILABLE_BUDGET,
+    [
+      'spec',
+      'spec.selector',
+      'spec.selector.matchLabels.**',
+      'spec.selector.matchExpressions.**',
+      'spec.targetRef',
+      'spec.targetRef.apiVersion',
+      'spec.targetRef.kind',
+      'spec.targetRef.name',
+      'spec.maxUnavailable',
+      'spec.minAvailable',
+    ],
+  ]),
   // Not modelled: only the fields with a feature of their own (the rest is the kind's).
   [`${KRUISE_GROUP}/StatefulSet`]: table(
     [AppFeature.STATEFULSET_AUTO_DELETE_PVC, ['spec.persistentVolumeClaimRetentionPolicy.**']],
@@ -805,18 +824,22 @@ export const KIND_FEATURES: Readonly<Record<string, AppFeature>> = Object.freeze
   [`${KRUISE_POLICY_GROUP}/PodUnavailableBudget`]: AppFeature.POD_UNAVAILABLE_BUDGET,
 });
 
-/** The kinds the bundled runtime serves, all at {@link KRUISE_API_VERSION}, in CRD order. */
+/** The kinds the bundled runtime serves, each at {@link KRUISE_VERSION} of its group, in CRD order. */
 export const BUNDLED_KINDS: readonly string[] = Object.freeze(Object.values(KRUISE_KINDS).map((k) => k.kind));
 
+function bundledIdentity(group: string, kind: string): (typeof KRUISE_KINDS)[keyof typeof KRUISE_KINDS] | undefined {
+  return Object.values(KRUISE_KINDS).find((k) => k.group === group && k.kind === kind);
+}
+
 function isBundledKind(group: string, kind: string): boolean {
-  return group === KRUISE_GROUP && BUNDLED_KINDS.includes(kind);
+  return bundledIdentity(group, kind) !== undefined;
 }
 
 /** Whether the bundled runtime serves `kind` of its group at `apiVersion` (its model version, or one it also serves). */
 function isServedVersion(kind: string, apiVersion: string): boolean {
-  if (apiVersion === KRUISE_API_VERSION) return true;
-  const id = Object.values(KRUISE_KINDS).find((k) => k.kind === kind);
-  return (id?.alsoServed ?? []).some((v) => apiVersion === `${KRUISE_GROUP}/${v}`);
+  const id = bundledIdentity(groupOf(apiVersion), kind);
+  if (!id) return apiVersion === KRUISE_API_VERSION;
+  return [KRUISE_VERSION, ...(id.alsoServed ?? [])].some((v) => apiVersion === `${id.group}/${v}`);
 }
 
 /**
@@ -854,6 +877,11 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
   // Kubernetes' own scale-in cost: both runtimes' CloneSet controllers rank by it, as a ReplicaSet does.
   [K.ANNOTATION_POD_DELETION_COST]: INERT,
+  [K.ANNOTATION_PUB_NO_PROTECT]: AppFeature.POD_UNAVAILABLE_BUDGET,
+  [K.ANNOTATION_PUB_PROTECT_OPERATIONS]: AppFeature.POD_UNAVAILABLE_BUDGET,
+  [K.ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS]: AppFeature.POD_UNAVAILABLE_BUDGET,
+  // Written by the PUB controller on the pods a budget covers.
+  [K.ANNOTATION_RELATED_PUB]: INERT,
   // Written by the runtimes (pods, SidecarSets, CRRs, revisions, our install), never the app's to set.
   [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED]: INERT,
   [K.ANNOTATION_LIFECYCLE_TIMESTAMP]: INERT,

@@ -86,6 +86,16 @@ export const LABEL_CRR_POD_NAME = 'crr.apps.kruise.io/pod-name';
 export const ANNOTATION_CRR_UNREADY_ACQUIRED = 'crr.apps.kruise.io/unready-acquired';
 /** Namespace label `kubernetes.io/metadata.name`, set by the API server on every namespace. */
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
+/** Pod annotation naming the PodUnavailableBudget that covers the pod (set by the PUB controller; the webhook reads it). */
+export const ANNOTATION_RELATED_PUB = 'kruise.io/related-pub';
+/** Pod annotation `"true"`: no PodUnavailableBudget holds back the pod's deletion, eviction or update. */
+export const ANNOTATION_PUB_NO_PROTECT = 'pub.kruise.io/no-protect';
+/** PodUnavailableBudget annotation: the operations it protects, comma-separated (DELETE, UPDATE, EVICT); all when unset. */
+export const ANNOTATION_PUB_PROTECT_OPERATIONS = 'kruise.io/pub-protect-operations';
+/** PodUnavailableBudget annotation: the replicas it counts, in place of its workloads' spec.replicas. */
+export const ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS = 'pub.kruise.io/protect-total-replicas';
+/** Pod label prefix: a label with it marks the pod unavailable for PodUnavailableBudgets (upstream `unavailable-pod.kruise.io/`). */
+export const UNAVAILABLE_POD_LABEL_PREFIX = 'unavailable-pod.kruise.io/';
 /** Label on an object that asks for deletion protection. */
 export const LABEL_DELETE_PROTECTION = 'policy.kruise.io/delete-protection';
 /** Pod condition (readiness gate) an in-place update sets False while the kubelet restarts containers. */

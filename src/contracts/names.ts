@@ -57,6 +57,8 @@ export const RUNTIME_ENV = {
  * derived from the same (group, version, kind).
  */
 export const POD_MUTATING_PATH = '/mutate-pod';
+/** Path of the pod validating webhook (PodUnavailableBudget on pod DELETE, UPDATE and eviction), upstream's. */
+export const POD_VALIDATING_PATH = '/validate-pod';
 
 /** `/mutate-<group with dots as dashes>-<version>-<kind lowercase>`, or `/validate-...`. */
 export function kindWebhookPath(

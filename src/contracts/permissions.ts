@@ -23,7 +23,7 @@
  * Where each namespaced list applies is stated once, by `managerScopes` / `daemonScopes`: the client's
  * strict check, the coverage tests and the RBAC generator all read it from there.
  */
-import { KRUISE_GROUP } from './groups.js';
+import { KRUISE_GROUP, KRUISE_POLICY_GROUP } from './groups.js';
 import {
   KRUISE_CONFIGURATION_CONFIGMAP,
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -56,7 +56,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release); deletion protection lists the active pods of a Cascading namespace under deletion; nodepodprobe writes the labels/annotations of PodProbeMarker results (merge patch, uid precondition)',
+    why: 'informer on pods; sidecar terminator swaps sidecar images on virtual-kubelet nodes (Get+Update with conflict retry); SidecarSet controller patches sidecar images and its annotations (conditional on resourceVersion); CloneSet controller patches lifecycle state, revision labels, in-place images and owner references (adopt/release); deletion protection lists the active pods of a Cascading namespace under deletion; nodepodprobe writes the labels/annotations of PodProbeMarker results (merge patch, uid precondition); PodUnavailableBudget controller annotates covered pods with kruise.io/related-pub (merge patch) and its webhook reads the pod an eviction names',
   },
   {
     apiGroups: [''],
@@ -171,8 +171,8 @@ export const MANAGER: readonly PermissionRule[] = [
   {
     apiGroups: [KRUISE_GROUP],
     resources: ['clonesets'],
-    verbs: ['list', 'watch', 'patch'],
-    why: 'CloneSet controller: informer on CloneSets; drops names of gone pods from scaleStrategy.podsToDelete',
+    verbs: ['get', 'list', 'watch', 'patch'],
+    why: 'CloneSet controller: informer on CloneSets; drops names of gone pods from scaleStrategy.podsToDelete; PodUnavailableBudget controller reads the replicas and selector of a CloneSet whose pods a budget covers',
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -209,6 +209,24 @@ export const MANAGER: readonly PermissionRule[] = [
     resources: ['nodepodprobes'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
     why: "one NodePodProbe per Ready Node (created, deleted with the node); markers' probes written and gone pods pruned by conditional merge patches",
+  },
+  {
+    apiGroups: [KRUISE_POLICY_GROUP],
+    resources: ['podunavailablebudgets'],
+    verbs: ['get', 'list', 'watch'],
+    why: 'PodUnavailableBudget controller: informer on budgets; the pod webhook reads the budget of a pod under deletion, eviction or in-place update from the API server',
+  },
+  {
+    apiGroups: [KRUISE_POLICY_GROUP],
+    resources: ['podunavailablebudgets/status'],
+    verbs: ['update'],
+    why: 'PodUnavailableBudget status: the controller writes the counts and prunes the records, the pod webhook spends unavailableAllowed and records the pod it lets go (both conditional on resourceVersion)',
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['deployments', 'replicasets', 'statefulsets'],
+    verbs: ['get'],
+    why: 'PodUnavailableBudget controller: the replicas (and, for a targetRef, the selector) of the workloads whose pods a budget covers, read at each count',
   },
   {
     apiGroups: ['admissionregistration.k8s.io'],

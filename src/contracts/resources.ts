@@ -1,4 +1,4 @@
-import { KRUISE_GROUP, KRUISE_VERSION } from './groups.js';
+import { KRUISE_GROUP, KRUISE_POLICY_GROUP, KRUISE_VERSION } from './groups.js';
 
 /**
  * REST identity of a resource type: what a request path and an RBAC check need (group, version, plural,
@@ -27,6 +27,9 @@ export const NAMESPACES = rt('', 'v1', 'namespaces', 'Namespace', false);
 export const LEASES = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 export const PERSISTENT_VOLUME_CLAIMS = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
 export const CONTROLLER_REVISIONS = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
+export const DEPLOYMENTS = rt('apps', 'v1', 'deployments', 'Deployment', true);
+export const REPLICA_SETS = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
+export const STATEFUL_SETS = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
 export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
   'admissionregistration.k8s.io',
   'v1',
@@ -47,6 +50,8 @@ export const VALIDATING_WEBHOOK_CONFIGURATIONS = rt(
  * columns and subresources to these; the runtime derives its REST identities from them.
  */
 export interface KruiseKindIdentity {
+  /** API group: {@link KRUISE_GROUP} unless the kind is upstream's in another Kruise group (policy.kruise.io). */
+  readonly group: string;
   readonly kind: string;
   readonly plural: string;
   readonly namespaced: boolean;
@@ -70,8 +75,9 @@ function kruiseKind(
   namespaced: boolean,
   shortNames?: readonly string[],
   alsoServed?: readonly string[],
+  group: string = KRUISE_GROUP,
 ): KruiseKindIdentity {
-  return Object.freeze({ kind, plural, namespaced, ...(shortNames ? { shortNames } : {}), ...(alsoServed ? { alsoServed } : {}) });
+  return Object.freeze({ group, kind, plural, namespaced, ...(shortNames ? { shortNames } : {}), ...(alsoServed ? { alsoServed } : {}) });
 }
 
 /** Every kind we model, in CRD output order. */
@@ -88,6 +94,7 @@ export const KRUISE_KINDS = Object.freeze({
   }),
   PodProbeMarker: kruiseKind('PodProbeMarker', 'podprobemarkers', true),
   NodePodProbe: kruiseKind('NodePodProbe', 'nodepodprobes', false),
+  PodUnavailableBudget: kruiseKind('PodUnavailableBudget', 'podunavailablebudgets', true, ['pub'], undefined, KRUISE_POLICY_GROUP),
 });
 
 export type KruiseKindName = keyof typeof KRUISE_KINDS;
@@ -95,7 +102,7 @@ export type KruiseKindName = keyof typeof KRUISE_KINDS;
 /** The REST identity of one of our kinds. */
 export function kruiseResource(kind: KruiseKindName): ResourceType {
   const k = KRUISE_KINDS[kind];
-  return rt(KRUISE_GROUP, KRUISE_VERSION, k.plural, k.kind, k.namespaced);
+  return rt(k.group, KRUISE_VERSION, k.plural, k.kind, k.namespaced);
 }
 
 export const SIDECARSETS = kruiseResource('SidecarSet');
@@ -107,6 +114,7 @@ export const BROADCAST_JOBS = kruiseResource('BroadcastJob');
 export const IMAGE_LIST_PULL_JOBS = kruiseResource('ImageListPullJob');
 export const POD_PROBE_MARKERS = kruiseResource('PodProbeMarker');
 export const NODE_POD_PROBES = kruiseResource('NodePodProbe');
+export const POD_UNAVAILABLE_BUDGETS = kruiseResource('PodUnavailableBudget');
 
 /** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
 export function apiVersionOf(t: ResourceType): string {

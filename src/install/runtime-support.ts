@@ -1,7 +1,7 @@
 import { judgeUse, outermost } from '../api/feature-uses.js';
 import { BUNDLED_ADMISSION } from '../contracts/features.js';
 import { DELETION_PROTECTION_PATH } from '../contracts/deletion-protection.js';
-import { kindWebhookPath, POD_MUTATING_PATH } from '../contracts/names.js';
+import { kindWebhookPath, POD_MUTATING_PATH, POD_VALIDATING_PATH } from '../contracts/names.js';
 import type { FeatureUse } from './app-features.js';
 import type { ServedKind } from './spec.js';
 import { describeRef } from './types.js';
@@ -17,6 +17,8 @@ export function bundledWebhookPaths(kinds: readonly ServedKind[]): { mutating: s
       ...kinds.filter((k) => !BUNDLED_ADMISSION.validatedByMutatingKinds.includes(k.kind)).map((k) => kindWebhookPath('validate', k)),
       // Registered only while gate ResourcesDeletionProtection is on (webhooks.ts), for every protected kind.
       DELETION_PROTECTION_PATH,
+      // Registered only while gate PodUnavailableBudgetDeleteGate is on and the app has a budget (webhooks.ts).
+      POD_VALIDATING_PATH,
     ],
   };
 }

@@ -102,6 +102,11 @@ export interface InstallSpec {
      * `policy.kruise.io/delete-protection`, or the gate is forced on). @default false
      */
     readonly deletionProtection?: boolean;
+    /**
+     * Register the pod validating webhook for PodUnavailableBudgets (gate PodUnavailableBudgetDeleteGate on and the
+     * app has a budget, or the gate is forced on); `update` also sends in-place updates (PodUnavailableBudgetUpdateGate).
+     */
+    readonly podUnavailableBudget?: { readonly update: boolean };
     readonly certificates: CertificateSpec;
   };
   /** `--feature-gates` value for manager and daemon. */

@@ -1,8 +1,11 @@
 import {
   BUNDLED_ADMISSION,
   DELETION_PROTECTED_KINDS,
+  ANNOTATION_RELATED_PUB,
   DELETION_PROTECTION_PATH,
   LABEL_DELETE_PROTECTION,
+  POD_VALIDATING_PATH,
+  UNAVAILABLE_POD_LABEL_PREFIX,
   modesOf,
   kindWebhookPath,
   LABEL_NAMESPACE_NAME,
@@ -188,6 +191,60 @@ function deletionProtectionWebhooks(spec: InstallSpec): Record<string, unknown>[
   }));
 }
 
+/**
+ * The PodUnavailableBudget entries on `/validate-pod` (upstream `vpod` and `vpodeviction`).
+ *
+ * - `vpod.kb.io` (DELETE, and UPDATE with PodUnavailableBudgetUpdateGate): `Fail`, but a match condition sends only
+ *   pods the budget controller annotated `kruise.io/related-pub`, and only UPDATEs that change the spec or add an
+ *   `unavailable-pod.kruise.io/` label. While the runtime does not answer, a covered pod stays; every other pod's
+ *   deletion or update never waits on the runtime.
+ * - `vpodeviction.kb.io` (CREATE pods/eviction): the API server shows a webhook only the Eviction, never the pod, so
+ *   no selector can tell a covered pod's eviction from another's. `Ignore`: an eviction never waits on a runtime that
+ *   does not answer (a drain goes on), and while it does not answer the budgets do not hold evictions back.
+ */
+function podUnavailableBudgetWebhooks(spec: InstallSpec): Record<string, unknown>[] {
+  const pub = spec.webhook.podUnavailableBudget;
+  if (!pub) return [];
+  const covered = `has(oldObject.metadata.annotations) && '${ANNOTATION_RELATED_PUB}' in oldObject.metadata.annotations`;
+  const mayDisrupt =
+    `request.operation != 'UPDATE' || object.spec != oldObject.spec || ` +
+    `(has(object.metadata.labels) && object.metadata.labels.exists(k, k.startsWith('${UNAVAILABLE_POD_LABEL_PREFIX}')))`;
+  const base = {
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'NoneOnDryRun',
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: spec.webhook.timeoutSeconds,
+    namespaceSelector: namespaceSelector(spec),
+    clientConfig: clientConfig(spec, POD_VALIDATING_PATH),
+  };
+  return [
+    {
+      name: 'vpod.kb.io',
+      ...base,
+      failurePolicy: 'Fail',
+      rules: [
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          resources: ['pods'],
+          operations: pub.update ? ['DELETE', 'UPDATE'] : ['DELETE'],
+          scope: 'Namespaced',
+        },
+      ],
+      matchConditions: [
+        { name: 'covered-by-a-budget', expression: covered },
+        ...(pub.update ? [{ name: 'may-disrupt', expression: mayDisrupt }] : []),
+      ],
+    },
+    {
+      name: 'vpodeviction.kb.io',
+      ...base,
+      failurePolicy: 'Ignore',
+      rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], operations: ['CREATE'], scope: 'Namespaced' }],
+    },
+  ];
+}
+
 export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
   const served = bundledWebhookPaths(spec.kinds);
   const kindWebhooks = spec.kinds
@@ -204,7 +261,7 @@ export function validatingWebhookConfiguration(spec: InstallSpec): KubeObject {
       rules: [kindRule(k, ['CREATE', 'UPDATE'])],
       clientConfig: clientConfig(spec, kindWebhookPath('validate', k)),
     }));
-  const webhooks = [...kindWebhooks, ...deletionProtectionWebhooks(spec)];
+  const webhooks = [...kindWebhooks, ...deletionProtectionWebhooks(spec), ...podUnavailableBudgetWebhooks(spec)];
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',

@@ -21,6 +21,7 @@ import * as nodeimage from '../kinds/nodeimage.js';
 import * as broadcastjob from '../kinds/broadcastjob.js';
 import * as imagelistpulljob from '../kinds/imagelistpulljob.js';
 import * as podprobemarker from '../kinds/podprobemarker.js';
+import * as podunavailablebudget from '../kinds/podunavailablebudget.js';
 import * as sidecarset from '../kinds/sidecarset.js';
 
 type Json = Record<string, unknown>;
@@ -36,6 +37,7 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
   ['broadcastjob', broadcastjob],
   ['imagelistpulljob', imagelistpulljob],
   ['podprobemarker', podprobemarker],
+  ['podunavailablebudget', podunavailablebudget],
 ];
 
 /** Canonical structure of a schema node, ignoring its own description (same shape = same type). */

@@ -1103,3 +1103,57 @@ export interface ProbeMarkerPolicy {
   /** Annotations set on the pod in this state (removed in the other state). */
   annotations?: Record<string, string>;
 }
+
+/** PodUnavailableBudget bounds how many of the pods it selects may be unavailable: deletions, evictions and in-place updates beyond it are refused. */
+export interface PodUnavailableBudget {
+  /** Always `policy.kruise.io/v1alpha1`. */
+  apiVersion: "policy.kruise.io/v1alpha1";
+  /** Always `PodUnavailableBudget`. */
+  kind: "PodUnavailableBudget";
+  /** Standard object metadata (metav1.ObjectMeta). */
+  metadata: ObjectMeta;
+  /** Desired state of a PodUnavailableBudget: the pods it covers and how many may be unavailable. */
+  spec: PodUnavailableBudgetSpec;
+  /** Observed state of a PodUnavailableBudget. */
+  status?: PodUnavailableBudgetStatus;
+}
+
+/** Desired state of a PodUnavailableBudget: the pods it covers and how many may be unavailable. */
+export interface PodUnavailableBudgetSpec {
+  /** Pods (in the budget namespace) the budget covers; targetRef wins when both are set. */
+  selector?: LabelSelector;
+  /** The workload (in the budget namespace) whose pods the budget covers. */
+  targetRef?: PubTargetReference;
+  /** At most this many selected pods (or percent of the expected replicas, rounded up) may be unavailable after a deletion, eviction or in-place update; wins over minAvailable. */
+  maxUnavailable?: number | string;
+  /** At least this many selected pods (or percent of the expected replicas, rounded up) stay available after a deletion, eviction or in-place update. */
+  minAvailable?: number | string;
+}
+
+/** Observed state of a PodUnavailableBudget. */
+export interface PodUnavailableBudgetStatus {
+  /** The generation the counts were computed for. */
+  observedGeneration?: number;
+  /** Pods whose deletion or eviction the webhook admitted, not yet seen gone by the manager (name to admission time). */
+  disruptedPods?: Record<string, string>;
+  /** Pods whose in-place update the webhook admitted, until they are seen updated and ready (name to admission time). */
+  unavailablePods?: Record<string, string>;
+  /** How many more selected pods may become unavailable now. */
+  unavailableAllowed: number;
+  /** Selected pods running, ready and with their spec carried out. */
+  currentAvailable: number;
+  /** Selected pods that must stay available. */
+  desiredAvailable: number;
+  /** Pods the budget counts: the replicas its workloads expect. */
+  totalReplicas: number;
+}
+
+/** The workload (in the budget namespace) whose pods the budget covers. */
+export interface PubTargetReference {
+  /** API version of the referent. */
+  apiVersion?: string;
+  /** Kind of the referent. */
+  kind?: string;
+  /** Name of the referent. */
+  name?: string;
+}

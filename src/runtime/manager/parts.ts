@@ -75,6 +75,12 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     topic: 'NodePodProbes',
     does: 'one NodePodProbe per Ready node; writes each probe result to its pod as the marker asks (condition, labels, annotations)',
   },
+  {
+    name: 'podunavailablebudget',
+    gate: 'PodUnavailableBudgetDeleteGate',
+    topic: 'PodUnavailableBudgets',
+    does: "keeps each PodUnavailableBudget's counts and records, and annotates the pods it covers",
+  },
 ];
 
 export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
@@ -95,6 +101,11 @@ export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
     name: 'deletionprotection',
     gate: 'ResourcesDeletionProtection',
     does: 'refuses deleting objects labelled policy.kruise.io/delete-protection (Always, or Cascading while they hold pods, replicas or custom resources)',
+  },
+  {
+    name: 'podunavailablebudget',
+    gate: 'PodUnavailableBudgetDeleteGate',
+    does: 'refuses deleting, evicting or (PodUnavailableBudgetUpdateGate) updating in place a pod beyond its PodUnavailableBudget',
   },
   {
     name: 'sidecarsetinjection',

@@ -12,10 +12,12 @@ import { broadcastJobController } from '../controllers/broadcastjob/index.js';
 import { imageListPullJobController } from '../controllers/imagelistpulljob/index.js';
 import { podProbeMarkerController } from '../controllers/podprobemarker/index.js';
 import { nodePodProbeController } from '../controllers/nodepodprobe/index.js';
+import { podUnavailableBudgetController } from '../controllers/podunavailablebudget/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { deletionProtectionWebhook } from '../webhooks/deletionprotection/index.js';
+import { podUnavailableBudgetWebhook } from '../webhooks/podunavailablebudget/index.js';
 import { podReadinessController } from '../controllers/podreadiness/index.js';
 import { podReadinessGatesWebhook } from '../webhooks/podreadinessgates/index.js';
 import { sidecarSetController } from '../controllers/sidecarset/index.js';
@@ -36,6 +38,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   imageListPullJobController,
   podProbeMarkerController,
   nodePodProbeController,
+  podUnavailableBudgetController,
 ];
 
 /**
@@ -55,5 +58,6 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   cloneSetWebhook,
   sidecarSetValidationWebhook,
   deletionProtectionWebhook,
+  podUnavailableBudgetWebhook,
   ...POD_MUTATORS,
 ];

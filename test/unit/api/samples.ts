@@ -10,6 +10,7 @@ import type {
   NodeImage,
   NodePodProbe,
   PodProbeMarker,
+  PodUnavailableBudget,
   SidecarSet,
 } from '../../../src/api/index.js';
 
@@ -366,6 +367,23 @@ export function sampleImageListPullJob(): import('../../../src/api/index.js').Im
   };
 }
 
+export function samplePodUnavailableBudget(): PodUnavailableBudget {
+  return {
+    apiVersion: 'policy.kruise.io/v1alpha1',
+    kind: 'PodUnavailableBudget',
+    metadata: { name: 'web-budget', namespace: 'default' },
+    spec: { targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web' }, maxUnavailable: '25%' },
+    status: {
+      observedGeneration: 1,
+      unavailableAllowed: 1,
+      currentAvailable: 4,
+      desiredAvailable: 3,
+      totalReplicas: 4,
+      disruptedPods: { 'web-x7k2p': '2026-01-02T03:04:05Z' },
+    },
+  };
+}
+
 export const SAMPLES = {
   SidecarSet: sampleSidecarSet,
   CloneSet: sampleCloneSet,
@@ -376,4 +394,5 @@ export const SAMPLES = {
   ImageListPullJob: sampleImageListPullJob,
   PodProbeMarker: samplePodProbeMarker,
   NodePodProbe: sampleNodePodProbe,
+  PodUnavailableBudget: samplePodUnavailableBudget,
 } as const;
