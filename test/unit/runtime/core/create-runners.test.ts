@@ -12,7 +12,7 @@ import {
   type ControllerDefinition,
   type UnknownGatePolicy,
 } from '../../../../src/runtime/core/controller.js';
-import { parseFeatureGates, BUNDLED_RUNTIME_GATES, type FeatureGateName } from '../../../../src/contracts/features.js';
+import { parseFeatureGates, prerequisitesOf, BUNDLED_RUNTIME_GATES, type FeatureGateName } from '../../../../src/contracts/features.js';
 import { createLogger } from '../../../../src/runtime/core/log.js';
 import { RuntimeMetrics } from '../../../../src/runtime/core/metrics.js';
 import { DAEMON_CONTROLLERS } from '../../../../src/runtime/daemon/registry.js';
@@ -162,7 +162,9 @@ describe('createRunners', () => {
     expect(read).toContain('PreparingUpdateAsUpdate');
     for (const gate of read) {
       expect(Object.keys(BUNDLED_RUNTIME_GATES), gate).toContain(gate);
-      expect(parseFeatureGates(`${gate}=true`).get(gate as FeatureGateName)).toBe(true);
+      // With the gates it depends on (a child of a gate that is off stays off, as upstream's cascades do).
+      const spec = [gate, ...prerequisitesOf(gate)].map((g) => `${g}=true`).join(',');
+      expect(parseFeatureGates(spec).get(gate as FeatureGateName), spec).toBe(true);
     }
   });
 });
