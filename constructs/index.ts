@@ -13,4 +13,5 @@ export * from './container-recreate-request.js';
 export * from './kruise-runtime.js';
 export * from './runtime-metrics.js';
 export * from './deletion-protection.js';
+export * from './pod-unavailable-budget.js';
 export type { SecretReference } from './internal/plus-objects.js';

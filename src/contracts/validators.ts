@@ -216,3 +216,14 @@ export function splitImageRef(ref: string): { image: string; tag: string } {
   if (colon > slash) return { image: ref.slice(0, colon), tag: ref.slice(colon + 1) };
   return { image: ref, tag: 'latest' };
 }
+
+/** Why `v` is not a budget value: a non-negative integer, or a percentage from 0% to 100%; undefined when it is one. */
+export function budgetValueProblem(v: unknown): string | undefined {
+  if (typeof v === 'number') return Number.isInteger(v) && v >= 0 ? undefined : `${v} is not a non-negative integer`;
+  if (typeof v === 'string') {
+    const m = /^(\d+)%$/.exec(v);
+    if (m) return Number(m[1]) <= 100 ? undefined : `${v} is above 100%`;
+    return /^\d+$/.test(v) ? undefined : `${JSON.stringify(v)} is neither an integer nor a percentage such as "25%"`;
+  }
+  return `${JSON.stringify(v)} is neither an integer nor a percentage such as "25%"`;
+}

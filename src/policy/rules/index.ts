@@ -11,6 +11,7 @@ import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
 import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
 import { PODPROBEMARKER_RULES } from './podprobemarker.js';
+import { PODUNAVAILABLEBUDGET_RULES } from './podunavailablebudget.js';
 import { RUNTIME_IMAGE_RULES } from './runtime-image.js';
 import { RUNTIME_SUPPORT_RULES } from './runtime-support.js';
 import { SCHEMA_RULES } from './schema.js';
@@ -30,6 +31,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...IMAGELISTPULLJOB_RULES,
   ...BROADCASTJOB_RULES,
   ...PODPROBEMARKER_RULES,
+  ...PODUNAVAILABLEBUDGET_RULES,
   ...CLONESET_RULES,
   ...CRR_RULES,
   ...DELETION_PROTECTION_RULES,

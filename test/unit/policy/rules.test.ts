@@ -40,6 +40,12 @@ spec:
       probe: {exec: {command: [cat, /healthy]}}
       podConditionType: example.io/healthy
 `;
+const budget = (spec: string) => `
+apiVersion: policy.kruise.io/v1alpha1
+kind: PodUnavailableBudget
+metadata: {name: budget, namespace: default}
+spec:
+${spec}`;
 const webDeployment = `
 apiVersion: apps/v1
 kind: Deployment
@@ -656,6 +662,20 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/selector',
     line: 6,
     message: /selector is missing or empty/,
+  },
+  'KRUISE-PUB-001': {
+    pass: budget('  selector: {matchLabels: {app: web}}\n  maxUnavailable: 25%\n'),
+    fail: budget('  selector: {matchLabels: {app: web}}\n  maxUnavailable: 150%\n'),
+    pointer: '/spec/maxUnavailable',
+    line: 7,
+    message: /maxUnavailable: 150% is above 100%/,
+  },
+  'KRUISE-PUB-002': {
+    pass: webDeployment + '---' + budget('  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minAvailable: 1\n'),
+    fail: webDeployment + '---' + budget('  targetRef: {apiVersion: apps/v1, kind: Deployment, name: webb}\n  minAvailable: 1\n'),
+    pointer: '/spec/targetRef',
+    line: 16,
+    message: /targetRef "Deployment\/webb" is none of the 1 workload\(s\) in namespace "default"/,
   },
   'KRUISE-PODPROBEMARKER-002': {
     pass: webDeployment + '---' + podProbeMarker('{matchLabels: {app: web}}', 'main'),
