@@ -1136,7 +1136,8 @@ export class KruiseRuntime extends Chart {
         // Upstream's delete gate is on by default: the webhook comes with a budget in the app (or the gate forced on).
         podUnavailableBudget:
           gates.values.get('PodUnavailableBudgetDeleteGate') === true &&
-          (report?.uses.some((u) => u.feature === AppFeature.POD_UNAVAILABLE_BUDGET) ?? false)
+          ((report?.uses.some((u) => u.feature === AppFeature.POD_UNAVAILABLE_BUDGET) ?? false) ||
+            this.overrides.PodUnavailableBudgetDeleteGate === true)
             ? { update: gates.values.get('PodUnavailableBudgetUpdateGate') === true }
             : undefined,
         certificates: (p.certificates ?? WebhookCertificates.selfManaged())._spec,

@@ -104,11 +104,13 @@ describe('PodUnavailableBudget', () => {
     }
   });
 
-  it('an app without a budget registers no /validate-pod entry', () => {
-    const a = Testing.app();
-    const runtime = new KruiseRuntime(a, 'kruise');
-    new CloneSet(new Chart(a, 'app'), 'web', { containers: [{ name: 'app', image: 'nginx:1.27' }] });
-    const cfg = (Testing.synth(runtime) as Obj[]).find((d) => d.kind === 'ValidatingWebhookConfiguration')!;
-    expect(cfg.webhooks.filter((w: Obj) => w.clientConfig.service.path === POD_VALIDATING_PATH)).toEqual([]);
+  it('an app without a budget registers no /validate-pod entry, unless the delete gate is forced on (budgets applied elsewhere)', () => {
+    for (const forced of [false, true]) {
+      const a = Testing.app();
+      const runtime = new KruiseRuntime(a, 'kruise', forced ? { featureGates: { PodUnavailableBudgetDeleteGate: true } } : {});
+      new CloneSet(new Chart(a, 'app'), 'web', { containers: [{ name: 'app', image: 'nginx:1.27' }] });
+      const cfg = (Testing.synth(runtime) as Obj[]).find((d) => d.kind === 'ValidatingWebhookConfiguration')!;
+      expect(cfg.webhooks.filter((w: Obj) => w.clientConfig.service.path === POD_VALIDATING_PATH)).toHaveLength(forced ? 2 : 0);
+    }
   });
 });
