@@ -63,3 +63,11 @@ export function ownerOfKind(obj: KubeObject, kind: string): OwnerReference | und
 export function ownedBy(refs: readonly { readonly uid?: string }[] | undefined, uid: string): boolean {
   return (refs ?? []).some((o) => o.uid === uid);
 }
+
+/** Whether `conditions` (a Node's or a Pod's status conditions) hold `type` with status "True". */
+export function conditionIsTrue(
+  conditions: ReadonlyArray<{ readonly type: string; readonly status: string }> | undefined,
+  type: string,
+): boolean {
+  return (conditions ?? []).some((c) => c.type === type && c.status === 'True');
+}

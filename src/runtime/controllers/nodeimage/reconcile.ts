@@ -1,6 +1,7 @@
 import {
   NODE_IMAGES,
   PatchStrategy,
+  conditionIsTrue,
   isAlreadyExists,
   isNotFound,
   type ControllerContext,
@@ -14,11 +15,10 @@ import type { ImagePullJobObject, NodeImageObject } from '../../core/types.js';
 import { decideNodeImage, type NodeView } from './decision.js';
 
 function nodeView(n: Node): NodeView {
-  const conditions = (n.status?.conditions as Array<{ type: string; status: string }> | undefined) ?? [];
   return {
     name: n.metadata.name!,
     labels: { ...(n.metadata.labels ?? {}) },
-    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ready: conditionIsTrue(n.status?.conditions as Array<{ type: string; status: string }> | undefined, 'Ready'),
     deleting: !!n.metadata.deletionTimestamp,
   };
 }

@@ -2,6 +2,7 @@ import {
   NODE_POD_PROBES,
   PODS,
   PatchStrategy,
+  conditionIsTrue,
   isAlreadyExists,
   isNotFound,
   type ControllerContext,
@@ -22,10 +23,9 @@ import {
 } from './decision.js';
 
 function nodeView(n: Node): NodeView {
-  const conditions = (n.status?.conditions as Array<{ type: string; status: string }> | undefined) ?? [];
   return {
     name: n.metadata.name!,
-    ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ready: conditionIsTrue(n.status?.conditions as Array<{ type: string; status: string }> | undefined, 'Ready'),
     deleting: !!n.metadata.deletionTimestamp,
     virtual: n.metadata.labels?.[VIRTUAL_KUBELET_LABEL.key] === VIRTUAL_KUBELET_LABEL.value,
   };

@@ -32,7 +32,7 @@ import {
   selectorMatches,
 } from '../../../contracts/index.js';
 import type { Container, ContainerStatus, Pod, PodCondition } from '../../core/types.js';
-import { rfc3339 } from '../../core/meta.js';
+import { conditionIsTrue, rfc3339 } from '../../core/meta.js';
 
 /** Condition type on the SidecarSet status when matched pods cannot be upgraded. */
 export const CONDITION_ROLLOUT_STUCK = 'RolloutStuck';
@@ -106,7 +106,7 @@ function isActive(pod: Pod): boolean {
 }
 
 function isPodReady(pod: Pod): boolean {
-  return pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return pod.status?.phase === 'Running' && conditionIsTrue(pod.status.conditions, 'Ready');
 }
 
 interface InPlaceState {
