@@ -173,5 +173,6 @@ describe.each(KINDS.map((d) => [d.kind, d] as const))('%s as upstream clients wr
       }),
       { numRuns: 200 },
     );
-  });
+    // 200 generated objects through the schema and the webhook: seconds alone, more on a loaded machine.
+  }, 120_000);
 });
