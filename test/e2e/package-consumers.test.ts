@@ -433,7 +433,9 @@ describe('the packed package in fresh apps', () => {
       const added = { packages: after.packages - before.packages, megabytes: (after.bytes - before.bytes) / 1e6 };
       process.stderr.write(`synth-only app: +${added.packages} packages, +${added.megabytes.toFixed(1)} MB\n`);
       expect(added.packages).toBeLessThanOrEqual(15);
-      expect(added.megabytes).toBeLessThanOrEqual(15);
+      // 13.6 MB before ImageListPullJob, PodProbeMarker, NodePodProbe, PodUnavailableBudget and deletion protection
+      // joined the package (15.3 MB with them); the CLI's chunks (4.8 MB) are where to win it back.
+      expect(added.megabytes).toBeLessThanOrEqual(16);
 
       await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
       await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);

@@ -15,6 +15,12 @@ export interface UninstallOptions {
   quiet?: boolean;
 }
 
+/**
+ * Kinds the runtime keeps one of per node (NodeImage, NodePodProbe): made by its controllers, not by users, owning no
+ * pods, deleted with their CRDs at no loss. What put anything into them (an ImagePullJob, a PodProbeMarker) is listed.
+ */
+const RUNTIME_NODE_RECORDS = new Set(['NodeImage', 'NodePodProbe']);
+
 /** Objects listed in the refusal before it says "and N more". */
 const SHOWN = 20;
 
@@ -35,6 +41,8 @@ export async function uninstall(dir: string, opts: UninstallOptions): Promise<nu
     say(`${when}: looking for objects of ${crds.length} CRD(s)`);
     const found: string[] = [];
     for (const c of crds) {
+      // The runtime's own per-node records never hold an uninstall.
+      if (RUNTIME_NODE_RECORDS.has(c.kind)) continue;
       const r = await kubectl(['get', `${c.plural}.${c.group}`, '--all-namespaces', '--ignore-not-found', '-o', 'json']);
       if (!r.ok) {
         // A CRD that is not installed has no objects; anything else (unreachable, forbidden) stops the uninstall.
