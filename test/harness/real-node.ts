@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, StorageV1Api, type V1StorageClass } from '@kubernetes/client-node';
 import { CriClient } from '../../src/runtime/cri/client.js';
 import { TestContainerd } from '../cri-harness/containerd.js';
 import { buildLayout, push } from '../cri-harness/images.js';
@@ -56,8 +56,25 @@ const SAVED_SYSCTLS = [
   'net.netfilter.nf_conntrack_max',
 ];
 
-/** Host paths kubelet and libcni use whatever their settings; removed on cleanup if the node created them. */
-const FIXED_HOST_DIRS = ['/var/lib/kubelet', '/var/lib/cni'];
+/**
+ * Host paths kubelet, libcni and kube-controller-manager's host-path provisioner use whatever their
+ * settings; removed on cleanup if the node created them.
+ */
+const FIXED_HOST_DIRS = ['/var/lib/kubelet', '/var/lib/cni', '/tmp/hostpath-provisioner'];
+
+/**
+ * The StorageClasses a one-node cluster offers, all served by kube-controller-manager's in-tree
+ * host-path provisioner (directories on this host, deleted with their claims): `standard` is the
+ * default class and the name upstream's deletion-protection spec asks for; the two volume-expansion
+ * classes are the names upstream's Advanced StatefulSet specs look up before every spec. The
+ * in-tree host-path plugin cannot expand a volume, so resize specs still fail: they say so.
+ */
+const STORAGE_CLASSES: readonly { name: string; isDefault?: boolean; allowVolumeExpansion?: boolean }[] = [
+  { name: 'standard', isDefault: true },
+  { name: 'allow-volume-expansion', allowVolumeExpansion: true },
+  { name: 'disallow-volume-expansion', allowVolumeExpansion: false },
+];
+export const STORAGE_PROVISIONER = 'kubernetes.io/host-path';
 
 /** busybox applets the node's test images carry (the cri-harness image plus what the stories need). */
 const SLEEPER = ['/bin/sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
@@ -221,6 +238,8 @@ export class RealNode {
     await this.startKubelet();
     await this.waitForNodeReady();
     step(`kubelet: node ${NODE_NAME} Ready`);
+    await this.createStorageClasses();
+    step(`StorageClasses ${STORAGE_CLASSES.map((c) => c.name).join(', ')} (${STORAGE_PROVISIONER})`);
   }
 
   /** Stops every component and removes everything the node created. Safe to call more than once. */
@@ -420,6 +439,8 @@ exit $status
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       // Finished pods are garbage-collected only past this many; the stories read them afterwards.
       '--terminated-pod-gc-threshold=1000',
+      // PersistentVolumeClaims get host directories: see STORAGE_CLASSES.
+      '--enable-hostpath-provisioner',
     ]);
     this.spawnComponent('kube-scheduler', this.assets.kubeScheduler, [
       `--kubeconfig=${admin}`,
@@ -508,6 +529,22 @@ exit $status
       `--node-ip=${NODE_IP}`,
       '--v=2',
     ]);
+  }
+
+  private async createStorageClasses(): Promise<void> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.plane!.kubeconfigPath);
+    const storage = kc.makeApiClient(StorageV1Api);
+    for (const { name, isDefault, allowVolumeExpansion } of STORAGE_CLASSES) {
+      const body: V1StorageClass = {
+        metadata: { name, ...(isDefault ? { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } : {}) },
+        provisioner: STORAGE_PROVISIONER,
+        reclaimPolicy: 'Delete',
+        volumeBindingMode: 'Immediate',
+        ...(allowVolumeExpansion === undefined ? {} : { allowVolumeExpansion }),
+      };
+      await storage.createStorageClass({ body });
+    }
   }
 
   private async waitForNodeReady(): Promise<void> {

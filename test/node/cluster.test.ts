@@ -116,6 +116,58 @@ describe('real node', () => {
     expect(job.status?.succeeded).toBe(1);
   });
 
+  it('binds a claim of the default StorageClass to a host-path volume that outlives its pod and goes with its claim', async () => {
+    const ns = await namespace('node-pvc');
+    const { images } = node();
+    // No storageClassName: the default class is what upstream's PVC specs rely on.
+    await core().createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
+    });
+    const podUsing = (name: string, script: string) =>
+      core().createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: {
+            restartPolicy: 'Never',
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }],
+            containers: [
+              { name: 'main', image: images.busybox, command: ['sh', '-c', script], volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+            ],
+          },
+        },
+      });
+    await podUsing('writer', 'echo kept > /data/file');
+    await waitForPod(ns, 'writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    await podUsing('reader', 'cat /data/file');
+    const reader = await waitForPod(ns, 'reader', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+    expect(containerLog(reader, 'main').map((l) => l.line)).toEqual(['kept']);
+
+    const claim = await core().readNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data' });
+    expect(claim.status?.phase).toBe('Bound');
+    expect(claim.spec?.storageClassName).toBe('standard');
+    const volume = claim.spec!.volumeName!;
+    for (const name of ['writer', 'reader']) await core().deleteNamespacedPod({ namespace: ns, name, gracePeriodSeconds: 0 });
+    await core().deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: 'data' });
+    await waitFor(
+      `volume ${volume} deleted with its claim (reclaim policy Delete)`,
+      async () => {
+        const gone = await core()
+          .readPersistentVolume({ name: volume })
+          .then(
+            () => false,
+            (err: { code?: number }) => err.code === 404,
+          );
+        return gone;
+      },
+      60_000,
+    );
+  });
+
   it('reaches a pod through a ClusterIP Service from the host (kube-proxy, iptables)', async () => {
     const ns = await namespace('node-svc');
     await core().createNamespacedPod({
