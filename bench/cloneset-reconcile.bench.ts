@@ -27,9 +27,10 @@ import {
 } from '../src/runtime/core/index.js';
 import type { ControllerContext, Reconciler } from '../src/runtime/core/controller.js';
 import { CloneSetReconciler } from '../src/runtime/controllers/cloneset/reconcile.js';
-import { newRevision } from '../src/runtime/controllers/cloneset/revision-decision.js';
+import { cloneSetRevision } from '../src/runtime/controllers/cloneset/revision-decision.js';
 import { cloneSetOwnerReference } from '../src/runtime/controllers/cloneset/scale-decision.js';
-import { shortHash, type CloneSetObject } from '../src/runtime/controllers/cloneset/pods.js';
+import type { CloneSetObject } from '../src/runtime/controllers/cloneset/pods.js';
+import { shortHash } from '../src/runtime/control/workload-pods.js';
 import { benchArgs, checkoutBase, collectGarbage, cpuMs, median, percentile, ratio, repeatAsync } from './lib.js';
 import { recordBench } from './record.js';
 
@@ -67,7 +68,7 @@ const cloneSet: CloneSetObject = {
   },
 } as CloneSetObject;
 
-const ours = newRevision({
+const ours = cloneSetRevision({
   parentName: 'web',
   namespace: NS,
   template: cloneSet.spec.template as Record<string, unknown>,

@@ -117,7 +117,15 @@ describe('architecture', () => {
     for (const [src, { files }] of GRAPH) {
       const unit = src.startsWith('src/runtime/daemon/') ? 'src/runtime/daemon/' : units.map((u) => unitOf(src, u)).find(Boolean);
       if (!unit) continue;
-      for (const dst of files) if (dst.startsWith('src/runtime/control/')) usersOf.set(dst, (usersOf.get(dst) ?? new Set()).add(unit));
+      // A control file a unit reaches through another control file is used by that unit too.
+      const seen = new Set<string>();
+      const reach = (dst: string) => {
+        if (!dst.startsWith('src/runtime/control/') || seen.has(dst)) return;
+        seen.add(dst);
+        usersOf.set(dst, (usersOf.get(dst) ?? new Set()).add(unit));
+        for (const next of GRAPH.get(dst)?.files ?? []) reach(next);
+      };
+      for (const dst of files) reach(dst);
     }
     const control = [...GRAPH.keys()].filter((f) => f.startsWith('src/runtime/control/'));
     expect(control.length).toBeGreaterThan(0);

@@ -6,7 +6,7 @@ import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
 import type { CloneSetObject } from './pods.js';
 import { CloneSetReconciler, INDEX_NAMESPACE } from './reconcile.js';
-import type { Revision } from './revision-decision.js';
+import type { Revision } from '../../control/controller-revision.js';
 
 /**
  * CloneSet controller (no gate, upstream `cloneset-controller`): pods, PVCs and revisions of every

@@ -1,7 +1,7 @@
 /**
  * CloneSet revisions, the I/O half (upstream's `revision` and history handling): finds or writes the update
  * revision (reuse, renumber an older equal one, or create; a name collision bumps `collisionCount`), and
- * deletes the history beyond `revisionHistoryLimit` that no pod uses. revision-decision.ts decides.
+ * deletes the history beyond `revisionHistoryLimit` that no pod uses. control/controller-revision.ts decides.
  */
 import {
   CLONESET_DEFAULT_REVISION_HISTORY_LIMIT,
@@ -13,8 +13,9 @@ import { isAlreadyExists, isInvalid, isNotFound, PatchStrategy } from '../../cor
 import type { ControllerContext } from '../../core/controller.js';
 import { controllerOf } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import { planUpdateRevision, revisionsToTruncate, type Revision } from '../../control/controller-revision.js';
 import type { CloneSetObject } from './pods.js';
-import { newRevision, planUpdateRevision, revisionsToTruncate, type Revision } from './revision-decision.js';
+import { cloneSetRevision } from './revision-decision.js';
 import { cloneSetOwnerReference } from './scale-decision.js';
 
 export interface RevisionSet {
@@ -34,7 +35,7 @@ export class RevisionSync {
     let collisionCount = cs.status?.collisionCount ?? 0;
     const template = cs.spec.template as Record<string, unknown>;
     const build = (cc: number, revision: number) =>
-      newRevision({
+      cloneSetRevision({
         parentName: cs.metadata.name!,
         namespace: ns,
         template,

@@ -16,18 +16,9 @@ import {
 } from '../../../contracts/index.js';
 import { kruiseOwnerReference } from '../../core/meta.js';
 import type { OwnerReference, Pod } from '../../core/types.js';
-import {
-  isHooked,
-  isPodAtRevision,
-  isPodAvailable,
-  isSpecifiedDelete,
-  podState,
-  shortHash,
-  sortForScaleIn,
-  type CloneSetObject,
-  type Lifecycle,
-} from './pods.js';
-import { templateOf, type Revision } from './revision-decision.js';
+import { templateOf, type Revision } from '../../control/controller-revision.js';
+import { isHooked, isPodAtRevision, isPodAvailable, podState, shortHash, type Lifecycle } from '../../control/workload-pods.js';
+import { isSpecifiedDelete, sortForScaleIn, type CloneSetObject } from './pods.js';
 
 // ---------------------------------------------------------------------------------------------
 // Int-or-percent

@@ -11,9 +11,10 @@ import type { ScaleExpectations } from '../../core/expectations.js';
 import type { Informer } from '../../core/informer.js';
 import { podOwnerReference, rfc3339 } from '../../core/meta.js';
 import type { KubeObject, Pod } from '../../core/types.js';
-import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from './pod-writes.js';
-import { isPodActive, type CloneSetObject, type Lifecycle } from './pods.js';
-import type { Revision } from './revision-decision.js';
+import type { Revision } from '../../control/controller-revision.js';
+import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from '../../control/pod-writes.js';
+import { isPodActive, type Lifecycle } from '../../control/workload-pods.js';
+import type { CloneSetObject } from './pods.js';
 import { cloneSetOwnerReference, deleteStep, newPod, planScale, type DiffInput } from './scale-decision.js';
 
 const ID_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

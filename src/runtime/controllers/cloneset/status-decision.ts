@@ -4,7 +4,7 @@
  */
 import { rfc3339 } from '../../core/meta.js';
 import type { Pod } from '../../core/types.js';
-import { isPodAtRevision, isPodAvailable, isPodUpdateReady } from './pods.js';
+import { isPodAtRevision, isPodAvailable, isPodUpdateReady } from '../../control/workload-pods.js';
 import { partitionReplicas } from './scale-decision.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import type { ControllerContext } from '../../core/controller.js';
 import { rfc3339 } from '../../core/meta.js';
 import { selectorString } from '../../core/selector.js';
 import type { Pod } from '../../core/types.js';
-import { isPodActive, type CloneSetObject } from './pods.js';
+import { isPodActive } from '../../control/workload-pods.js';
+import type { CloneSetObject } from './pods.js';
 import { nextCurrentRevision, progressingCondition, statusCounts, syncConditions, type CloneSetConditionLike } from './status-decision.js';
 
 export class StatusSync {

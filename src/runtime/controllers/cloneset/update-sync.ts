@@ -18,25 +18,25 @@ import {
 import type { ControllerContext } from '../../core/controller.js';
 import { rfc3339 } from '../../core/meta.js';
 import { objectKey, type Pod, type PodCondition } from '../../core/types.js';
-import { nextLifecycleState } from './lifecycle-decision.js';
-import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from './pod-writes.js';
-import { condition, hasReadinessGate, isPodAtRevision, shortHash, type CloneSetObject, type Lifecycle } from './pods.js';
-import { inPlaceSpec, templateOf, type Revision } from './revision-decision.js';
-import { calculateDiffs, type DiffInput } from './scale-decision.js';
+import { templateOf, type Revision } from '../../control/controller-revision.js';
 import {
   inPlaceCompleted,
+  inPlaceSpec,
   nextBatchDue,
   parseJson,
   planInPlaceBatch,
-  planUpdate,
   refMetadataOf,
   stateAfterBatch,
   shouldMarkInPlaceReady,
   type InPlaceUpdateGrace,
   type InPlaceUpdateState,
-  type PodUpdate,
-  type UpdateType,
-} from './update-decision.js';
+} from '../../control/inplace-update.js';
+import { nextLifecycleState } from '../../control/pod-lifecycle.js';
+import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from '../../control/pod-writes.js';
+import { condition, hasReadinessGate, isPodAtRevision, shortHash, type Lifecycle } from '../../control/workload-pods.js';
+import type { CloneSetObject } from './pods.js';
+import { calculateDiffs, type DiffInput } from './scale-decision.js';
+import { planUpdate, type PodUpdate, type UpdateType } from './update-decision.js';
 
 /** What a round asks of the queue (the soonest requeue any step wants). */
 export interface RoundResult {

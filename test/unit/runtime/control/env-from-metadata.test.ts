@@ -1,5 +1,5 @@
 // Env from metadata (control/env-from-metadata.ts), the agreement of the CloneSet controller and the daemon's
-// containermeta unit; and the CloneSet halves that use it: which template changes ask for it (inPlaceSpec), the
+// containermeta unit; and the in-place update halves that use it (control/inplace-update.ts): which template changes ask for it (inPlaceSpec), the
 // state it records, and when such an in-place update is complete.
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,8 +10,7 @@ import {
   parseEnvOutput,
   parseRuntimeContainerMeta,
 } from '../../../../src/runtime/control/env-from-metadata.js';
-import { inPlaceSpec } from '../../../../src/runtime/controllers/cloneset/revision-decision.js';
-import { inPlaceCompleted, inPlaceState } from '../../../../src/runtime/controllers/cloneset/update-decision.js';
+import { inPlaceCompleted, inPlaceSpec, inPlaceState } from '../../../../src/runtime/control/inplace-update.js';
 import type { Container, Pod } from '../../../../src/runtime/core/types.js';
 
 const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });

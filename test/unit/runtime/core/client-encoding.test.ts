@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { goJson } from '../../../../src/runtime/core/client.js';
-import { revisionData } from '../../../../src/runtime/controllers/cloneset/revision-decision.js';
+import { revisionData } from '../../../../src/runtime/control/controller-revision.js';
 
 // Request bodies are written as Go's encoding/json writes them. The API server stores a
 // ControllerRevision's `data` as sent and re-encodes it the Go way when it applies a patch; a body with a

@@ -1,51 +1,9 @@
-// Pods and inputs shared by the CloneSet decision tests (table rows stay short).
+// Inputs of the CloneSet decision tests; the pods come from the shared workload fixtures.
 import type { DiffInput } from '../../../../../src/runtime/controllers/cloneset/scale-decision.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
+import { NEW, OLD, NOW } from '../../control/workload-pod-fixtures.js';
 
-export const NOW = Date.parse('2026-01-01T00:10:00Z');
-export const OLD = 'cs-old1';
-export const NEW = 'cs-new2';
-
-export interface PodOpts {
-  rev?: string;
-  state?: string;
-  ready?: boolean;
-  phase?: string;
-  node?: string | null;
-  labels?: Record<string, string>;
-  finalizers?: string[];
-  created?: string;
-  readySince?: string;
-  gates?: string[];
-  conditions?: Array<{ type: string; status: string; message?: string }>;
-  annotations?: Record<string, string>;
-}
-
-export function pod(name: string, o: PodOpts = {}): Pod {
-  const ready = o.ready ?? true;
-  return {
-    metadata: {
-      name,
-      namespace: 'ns',
-      creationTimestamp: o.created ?? '2026-01-01T00:00:00Z',
-      labels: { 'controller-revision-hash': o.rev ?? OLD, ...(o.state ? { 'lifecycle.apps.kruise.io/state': o.state } : {}), ...o.labels },
-      ...(o.finalizers ? { finalizers: o.finalizers } : {}),
-      ...(o.annotations ? { annotations: o.annotations } : {}),
-    },
-    spec: {
-      ...(o.node === null ? {} : { nodeName: o.node ?? 'n1' }),
-      containers: [{ name: 'app', image: 'app:2' }],
-      readinessGates: (o.gates ?? []).map((conditionType) => ({ conditionType })),
-    },
-    status: {
-      phase: o.phase ?? 'Running',
-      conditions: [
-        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: o.readySince ?? '2026-01-01T00:01:00Z' },
-        ...(o.conditions ?? []),
-      ],
-    },
-  };
-}
+export { many, NEW, NOW, OLD, pod, type PodOpts } from '../../control/workload-pod-fixtures.js';
 
 export function diffInput(pods: Pod[], o: Partial<DiffInput> = {}): DiffInput {
   return {
@@ -60,5 +18,3 @@ export function diffInput(pods: Pod[], o: Partial<DiffInput> = {}): DiffInput {
     ...o,
   };
 }
-
-export const many = (n: number, o: PodOpts = {}, prefix = 'p') => Array.from({ length: n }, (_, i) => pod(`${prefix}${i}`, o));

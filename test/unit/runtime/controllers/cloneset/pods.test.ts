@@ -1,6 +1,7 @@
-// CloneSet pod predicates (pods.ts): hooks, availability, the scale-in order.
+// CloneSet pod predicates: hooks and availability (control/workload-pods.ts), the scale-in order (pods.ts).
 import { describe, expect, it } from 'vitest';
-import { isAllHooked, isHooked, isPodAvailable, sortForScaleIn } from '../../../../../src/runtime/controllers/cloneset/pods.js';
+import { isAllHooked, isHooked, isPodAvailable } from '../../../../../src/runtime/control/workload-pods.js';
+import { sortForScaleIn } from '../../../../../src/runtime/controllers/cloneset/pods.js';
 import { NOW, type PodOpts, pod } from './fixtures.js';
 
 describe('lifecycle hooks', () => {

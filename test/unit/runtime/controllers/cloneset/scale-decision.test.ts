@@ -7,7 +7,7 @@ import {
   scaledValue,
   deleteStep,
 } from '../../../../../src/runtime/controllers/cloneset/scale-decision.js';
-import type { Lifecycle } from '../../../../../src/runtime/controllers/cloneset/pods.js';
+import type { Lifecycle } from '../../../../../src/runtime/control/workload-pods.js';
 import { NEW, type PodOpts, pod, diffInput, many } from './fixtures.js';
 
 describe('int-or-percent and partition', () => {

@@ -1,15 +1,9 @@
-// CloneSet Update decisions (update-decision.ts): in-place state and completion, the update plan and order.
+// CloneSet Update decisions (update-decision.ts; in-place state and completion from control/inplace-update.ts): the update plan and order.
 import { describe, expect, it } from 'vitest';
 import { calculateDiffs, type DiffInput } from '../../../../../src/runtime/controllers/cloneset/scale-decision.js';
-import {
-  inPlaceCompleted,
-  inPlaceState,
-  planUpdate,
-  shouldMarkInPlaceReady,
-  sortForUpdate,
-  type UpdateInput,
-} from '../../../../../src/runtime/controllers/cloneset/update-decision.js';
-import type { Lifecycle } from '../../../../../src/runtime/controllers/cloneset/pods.js';
+import { inPlaceCompleted, inPlaceState, shouldMarkInPlaceReady } from '../../../../../src/runtime/control/inplace-update.js';
+import type { Lifecycle } from '../../../../../src/runtime/control/workload-pods.js';
+import { planUpdate, sortForUpdate, type UpdateInput } from '../../../../../src/runtime/controllers/cloneset/update-decision.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
 import { NOW, OLD, NEW, type PodOpts, pod, diffInput, many } from './fixtures.js';
 

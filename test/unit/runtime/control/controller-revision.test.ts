@@ -1,14 +1,15 @@
-// CloneSet revisions (revision-decision.ts): hashes and names, the update revision, truncation, in-place specs.
+// ControllerRevisions (control/controller-revision.ts): hashes and names, the update revision, truncation; and
+// what may change in place between two templates (control/inplace-update.ts).
 import { describe, expect, it } from 'vitest';
 import {
   fnv1,
-  inPlaceSpec,
   planUpdateRevision,
   revisionHash,
   revisionsToTruncate,
   safeEncode,
   type Revision,
-} from '../../../../../src/runtime/controllers/cloneset/revision-decision.js';
+} from '../../../../src/runtime/control/controller-revision.js';
+import { inPlaceSpec } from '../../../../src/runtime/control/inplace-update.js';
 
 describe('revisions', () => {
   it('FNV-1 32 matches the reference vector and SafeEncode uses the k8s alphabet', () => {

@@ -1,17 +1,22 @@
 /**
- * The CloneSet controller's writes to pods, shared by Scale and Update: patches that record the version they
- * produced (a reconcile waits until the cache has it), and the lifecycle state change with the not-ready mark
- * it implies (lifecycle-decision.ts says which).
+ * Writes to the pods of the workloads with lifecycle hooks (CloneSet, Advanced StatefulSet, Advanced DaemonSet),
+ * shared by their scale and update phases: patches that record the version they produced (a reconcile waits until
+ * the cache has it), and the lifecycle state change with the not-ready mark it implies (pod-lifecycle.ts says which).
  */
-import type { LifecycleState } from '../../../api/pod-contracts.js';
-import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_KRUISE_POD_READY, LABEL_LIFECYCLE_STATE, PODS } from '../../../contracts/index.js';
-import { isNotFound, PatchStrategy } from '../../core/client.js';
-import type { ControllerContext } from '../../core/controller.js';
-import { EXPECTATION_TIMEOUT_MS, ResourceVersionExpectations } from '../../core/expectations.js';
-import { rfc3339 } from '../../core/meta.js';
-import type { Pod, PodCondition } from '../../core/types.js';
-import { kruisePodReadyWith, missingGateForNotReady, notReadyChange } from './lifecycle-decision.js';
-import { condition, hasReadinessGate, type CloneSetObject, type Lifecycle } from './pods.js';
+import type { LifecycleState } from '../../api/pod-contracts.js';
+import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_KRUISE_POD_READY, LABEL_LIFECYCLE_STATE, PODS } from '../../contracts/index.js';
+import { isNotFound, PatchStrategy } from '../core/client.js';
+import type { ControllerContext } from '../core/controller.js';
+import { EXPECTATION_TIMEOUT_MS, ResourceVersionExpectations } from '../core/expectations.js';
+import { rfc3339 } from '../core/meta.js';
+import type { Pod, PodCondition } from '../core/types.js';
+import { kruisePodReadyWith, missingGateForNotReady, notReadyChange } from './pod-lifecycle.js';
+import { condition, hasReadinessGate, type Lifecycle } from './workload-pods.js';
+
+/** The owner of the pods, as far as the lifecycle writes read it. */
+export interface LifecycleOwner {
+  readonly spec: { readonly lifecycle?: unknown };
+}
 
 /** Pod writes of one round run this many at a time (a 1,000-pod ReCreate is not 1,000 round trips in a row). */
 export const WRITE_CONCURRENCY = 16;
@@ -75,12 +80,12 @@ export class PodWrites {
 
   /** State label + timestamp in one patch (plus extra labels/finalizers), then the not-ready mark it implies. */
   async setState(
-    cs: CloneSetObject,
+    owner: LifecycleOwner,
     p: Pod,
     state: LifecycleState,
     extra: { labels?: Record<string, string>; finalizers?: string[] } = {},
   ): Promise<void> {
-    const lifecycle = cs.spec.lifecycle as Lifecycle | undefined;
+    const lifecycle = owner.spec.lifecycle as Lifecycle | undefined;
     const metadata: Record<string, unknown> = {
       resourceVersion: p.metadata.resourceVersion,
       labels: { ...(extra.labels ?? {}), [LABEL_LIFECYCLE_STATE]: state },

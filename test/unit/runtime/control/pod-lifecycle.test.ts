@@ -1,13 +1,13 @@
-// CloneSet lifecycle decisions (lifecycle-decision.ts): state transitions and the not-ready mark.
+// Pod lifecycle decisions of the workloads with hooks (control/pod-lifecycle.ts): state transitions and the not-ready mark.
 import { describe, expect, it } from 'vitest';
 import {
   kruisePodReadyWith,
   missingGateForNotReady,
   nextLifecycleState,
   notReadyChange,
-} from '../../../../../src/runtime/controllers/cloneset/lifecycle-decision.js';
-import type { Lifecycle } from '../../../../../src/runtime/controllers/cloneset/pods.js';
-import { OLD, NEW, type PodOpts, pod } from './fixtures.js';
+} from '../../../../src/runtime/control/pod-lifecycle.js';
+import type { Lifecycle } from '../../../../src/runtime/control/workload-pods.js';
+import { OLD, NEW, type PodOpts, pod } from './workload-pod-fixtures.js';
 
 describe('lifecycle transitions', () => {
   const ipu = { labelsHandler: { 'ipu-hold': 'true' }, markPodNotReady: true };

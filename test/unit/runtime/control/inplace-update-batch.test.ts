@@ -1,4 +1,4 @@
-// In-place update batches by launch priority (update-decision.ts): which containers a patch updates, what waits
+// In-place update batches by launch priority (control/inplace-update.ts): which containers a patch updates, what waits
 // for the next batch, the state recorded after each batch, and when the next batch is due.
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,8 +8,8 @@ import {
   planInPlaceBatch,
   refMetadataOf,
   stateAfterBatch,
-} from '../../../../../src/runtime/controllers/cloneset/update-decision.js';
-import type { Container, Pod } from '../../../../../src/runtime/core/types.js';
+} from '../../../../src/runtime/control/inplace-update.js';
+import type { Container, Pod } from '../../../../src/runtime/core/types.js';
 
 const barrier = (p: number) => ({
   name: 'KRUISE_CONTAINER_BARRIER',

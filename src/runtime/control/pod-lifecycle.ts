@@ -1,13 +1,13 @@
 /**
- * CloneSet pod lifecycle, pure (upstream's `refreshPodState` and the lifecycle's not-ready mark): the state a pod
+ * The pod lifecycle of the workloads with lifecycle hooks (CloneSet, Advanced StatefulSet, Advanced DaemonSet), pure (upstream's `refreshPodState` and the lifecycle's not-ready mark): the state a pod
  * moves to this round and the KruisePodReady condition the lifecycle hooks ask for. One hole of upstream's
  * closed: a direct Updating/PreparingUpdate → Normal step clears the not-ready mark too.
  */
-import type { LifecycleState } from '../../../api/pod-contracts.js';
-import { CONDITION_KRUISE_POD_READY } from '../../../contracts/index.js';
-import type { Pod, PodCondition } from '../../core/types.js';
-import { kruisePodReadyWithKeys, notReadyKeysOf } from '../../control/pod-readiness.js';
-import { hasReadinessGate, isAllHooked, isPodAtRevision, podState, type Lifecycle } from './pods.js';
+import type { LifecycleState } from '../../api/pod-contracts.js';
+import { CONDITION_KRUISE_POD_READY } from '../../contracts/index.js';
+import type { Pod, PodCondition } from '../core/types.js';
+import { kruisePodReadyWithKeys, notReadyKeysOf } from './pod-readiness.js';
+import { hasReadinessGate, isAllHooked, isPodAtRevision, podState, type Lifecycle } from './workload-pods.js';
 
 /** The key the lifecycle writes into KruisePodReady's message while a hook holds the pod. */
 export const NOT_READY_KEY = { preDelete: 'preDeleteHook', preUpdate: 'preUpdateHook' } as const;
