@@ -266,10 +266,15 @@ const ALTERNATIVES: Partial<Record<AppFeature, string>> = {
 };
 
 /** Advice for features no runtime carries out, where "nothing acts on them" would understate what happens. */
-const NO_RUNTIME_ADVICE: Partial<Record<AppFeature, string>> = {
+const NO_RUNTIME_ADVICE: Partial<Record<AppFeature, string>> = {};
+
+/** What upstream OpenKruise would do with a use only the bundled runtime carries out, where "ignores it" understates it. */
+const UPSTREAM_OUTCOME: Partial<Record<AppFeature, string>> = {
   [AppFeature.ENHANCED_LIVENESS_PROBE]:
-    "Under upstream OpenKruise with gate EnhancedLivenessProbe the pod webhook removes the containers' liveness probes and nothing " +
-    'restarts a container whose probe fails; the bundled runtime ignores the annotation. Remove it to keep the kubelet liveness probes.',
+    "Upstream OpenKruise's pod webhook (gate EnhancedLivenessProbe) would remove the containers' liveness probes from the pod and " +
+    'nothing would restart a container whose probe fails: the pods would run with no liveness checking at all. Use target bundled ' +
+    "(the cdk8s-kruise runtime runs the probes and restarts within the pod's disruption budget), or drop the annotation to keep " +
+    "the kubelet's liveness probes.",
 };
 
 const KIND_LEVEL: ReadonlySet<AppFeature> = new Set([...Object.values(KIND_FEATURES), AppFeature.OTHER_KRUISE_KIND]);
@@ -327,7 +332,9 @@ export function judgeUse(use: FeatureUseAt, target: RuntimeName, subject: UseSub
           `${subject.apiVersion} ${subject.kind}: use target openkruise.`
         : 'Use target openkruise (upstream OpenKruise carries it out).';
   } else {
-    advice = `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`;
+    advice =
+      UPSTREAM_OUTCOME[use.feature] ??
+      `Use target bundled (the cdk8s-kruise runtime carries it out).${alternative ? ` ${alternative}` : ''}`;
   }
   const refused = !noRuntime && target === 'upstream' && carriedOutBy.bundled;
   const runtime = target === 'upstream' ? 'upstream OpenKruise' : 'this version of the bundled runtime';

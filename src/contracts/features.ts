@@ -287,7 +287,6 @@ function feature(
 const BOTH = { bundled: true, upstream: true } as const;
 const UPSTREAM_ONLY = { bundled: false, upstream: true } as const;
 const BUNDLED_ONLY = { bundled: true, upstream: false } as const;
-const NEITHER = { bundled: false, upstream: false } as const;
 
 /** Feature → what it needs and who carries it out. */
 export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
@@ -327,9 +326,16 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // Both CloneSet controllers write the Progressing condition (upstream's reasons and deadline).
   [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, BOTH),
   [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, UPSTREAM_ONLY),
-  // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes for its daemon to run, and nothing
-  // restarts a container whose probe fails; the bundled runtime ignores the annotation. Neither carries the promise out.
-  [AppFeature.ENHANCED_LIVENESS_PROBE]: feature(['EnhancedLivenessProbe'], { podWebhook: true, daemon: true }, NEITHER),
+  // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes and nothing restarts a container
+  // whose probe fails, so upstream does not carry the promise out. The bundled pod webhook moves the probes the same
+  // way, its manager lists them in the node's NodePodProbe (the PodProbeMarker path, hence PodProbeMarkerGate), the
+  // daemon runs them, and the manager restarts a failing container through a ContainerRecreateRequest only while the
+  // pod's disruption budget allows.
+  [AppFeature.ENHANCED_LIVENESS_PROBE]: feature(['EnhancedLivenessProbe'], { podWebhook: true, daemon: true }, BUNDLED_ONLY, {
+    gates: ['EnhancedLivenessProbe', 'PodProbeMarkerGate'],
+    daemon: true,
+    podWebhook: true,
+  }),
   // The bundled manager lists the probes per node in NodePodProbes and marks the results on the pods; the daemon of
   // each node runs its node's probes (exec through CRI, http and tcp to the pod IP), as upstream splits the work.
   [AppFeature.POD_PROBE_MARKER]: feature(['PodProbeMarkerGate'], { daemon: true }, BOTH),
@@ -872,6 +878,8 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY]: AppFeature.CONTAINER_LAUNCH_PRIORITY,
   [K.ANNOTATION_SIDECARSET_NATIVE_SIDECARS]: when(AppFeature.SIDECARSET_NATIVE_SIDECARS, isTrueString),
   [K.ANNOTATION_USING_ENHANCED_LIVENESS]: when(AppFeature.ENHANCED_LIVENESS_PROBE, isTrueString),
+  // Written by the pod webhook step for the annotation above (which is what opts a pod in), never the app's to set.
+  [K.ANNOTATION_CONTAINER_PROBE_CONTEXT]: INERT,
   [K.ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
   [K.ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
   [K.ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS]: AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD,
@@ -922,6 +930,7 @@ export const LABEL_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze
   [K.LABEL_CRR_NODE_NAME]: INERT,
   [K.LABEL_CRR_ACTIVE]: INERT,
   [K.LABEL_CRR_POD_NAME]: INERT,
+  [K.LABEL_LIVENESS_RESTART]: INERT,
   [K.LABEL_LIFECYCLE_STATE]: INERT,
   [K.LABEL_CLONESET_INSTANCE_ID]: INERT,
   [K.LABEL_SIDECARSET_NAME]: INERT,

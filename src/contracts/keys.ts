@@ -176,11 +176,27 @@ export const ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS = 'kruise.cdk8s.io/cont
  */
 export const ANNOTATION_LAUNCH_PRIORITY_LOWERED = 'kruise.cdk8s.io/launch-priority-lowered';
 /**
- * Pod annotation (`"true"`) asking upstream OpenKruise for its enhanced liveness probe: with gate EnhancedLivenessProbe its
- * pod webhook moves the containers' liveness probes out of the pod, and nothing in OpenKruise restarts a container
- * whose probe fails. The bundled runtime does nothing with it.
+ * Pod annotation (`"true"`) asking for the enhanced liveness probe (gate EnhancedLivenessProbe): the pod webhook moves
+ * the containers' liveness probes into {@link ANNOTATION_CONTAINER_PROBE_CONTEXT}. Upstream OpenKruise stops there
+ * (nothing restarts a container whose probe fails); the bundled runtime runs the probes on the node daemon and
+ * restarts a failing container only while the pod's disruption budget allows.
  */
 export const ANNOTATION_USING_ENHANCED_LIVENESS = 'apps.kruise.io/using-enhanced-liveness';
+/**
+ * Pod annotation the pod webhook writes for {@link ANNOTATION_USING_ENHANCED_LIVENESS}: a JSON list of
+ * `{name, livenessProbe}`, one per container whose liveness probe it moved (upstream's key and format).
+ */
+export const ANNOTATION_CONTAINER_PROBE_CONTEXT = 'apps.kruise.io/container-probe-context';
+/**
+ * ContainerRecreateRequest label (ours): the container the enhanced-liveness controller restarts with it, after that
+ * container's liveness probe failed. The controller counts the pods with such a request as restarting.
+ */
+export const LABEL_LIVENESS_RESTART = 'kruise.cdk8s.io/liveness-restart';
+/**
+ * Pod condition (ours) the enhanced-liveness controller sets True while a container whose liveness probe fails waits
+ * for its disruption budget, with the budget and its counts in the message; False once nothing waits.
+ */
+export const CONDITION_LIVENESS_RESTART_PENDING = 'kruise.cdk8s.io/LivenessRestartPending';
 /** CloneSet annotation (v1alpha1): nodes pre-pulling the new image of an in-place update at once (upstream, gate PreDownloadImageForInPlaceUpdate). */
 export const ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM = 'apps.kruise.io/image-predownload-parallelism';
 /** CloneSet annotation (v1alpha1): timeout of one image pre-download pull, in seconds (upstream). */

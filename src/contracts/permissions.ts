@@ -62,7 +62,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods/status'],
     verbs: ['patch'],
-    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent; nodepodprobe sets the podConditionType conditions of PodProbeMarker results',
+    why: 'sidecar terminator sets condition SidecarTerminated and the phase for ignore-exit-code sidecars; podreadiness sets the readiness gates the pod webhook added (KruisePodReady, InPlaceUpdateReady) True when absent; nodepodprobe sets the podConditionType conditions of PodProbeMarker results; enhancedliveness sets kruise.cdk8s.io/LivenessRestartPending while a liveness restart waits for its budget',
   },
   {
     apiGroups: [''],
@@ -112,7 +112,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [KRUISE_GROUP],
     resources: ['containerrecreaterequests'],
     verbs: ['list', 'watch', 'create'],
-    why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent: checked in the informer cache, AlreadyExists tolerated)',
+    why: 'sidecar terminator creates sidecar-termination-<pod uid> CRRs (idempotent: checked in the informer cache, AlreadyExists tolerated); enhancedliveness creates one CRR per failing container instance (name from the container id, AlreadyExists tolerated) and counts its own as restarts under way',
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -208,7 +208,13 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [KRUISE_GROUP],
     resources: ['nodepodprobes'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
-    why: "one NodePodProbe per Ready Node (created, deleted with the node); markers' probes written and gone pods pruned by conditional merge patches",
+    why: "one NodePodProbe per Ready Node (created, deleted with the node); markers' probes written and gone pods pruned by conditional merge patches; enhancedliveness writes the moved liveness probes of its node's opted-in pods (conditional merge patch) and reads their results",
+  },
+  {
+    apiGroups: ['policy'],
+    resources: ['poddisruptionbudgets'],
+    verbs: ['list', 'watch'],
+    why: 'enhancedliveness: the PodDisruptionBudget selecting a pod bounds its liveness restarts where no PodUnavailableBudget covers it',
   },
   {
     apiGroups: [KRUISE_POLICY_GROUP],

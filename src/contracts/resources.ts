@@ -30,6 +30,7 @@ export const CONTROLLER_REVISIONS = rt('apps', 'v1', 'controllerrevisions', 'Con
 export const DEPLOYMENTS = rt('apps', 'v1', 'deployments', 'Deployment', true);
 export const REPLICA_SETS = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
 export const STATEFUL_SETS = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const POD_DISRUPTION_BUDGETS = rt('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true);
 export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
   'admissionregistration.k8s.io',
   'v1',

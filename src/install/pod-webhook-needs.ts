@@ -4,8 +4,9 @@
  * limited to these pods and an `Ignore` entry for every other pod, so a manager that is down (image that cannot be
  * pulled, crash loop, deleted Service) refuses only the pods that would be created wrong without it.
  *
- * A pod needs the webhook when it carries an explicit marker a mutator acts on (exit priority, launch priority), when
- * a Kruise workload owns it (its readiness gates), or when its labels match a SidecarSet of the app. The expression
+ * A pod needs the webhook when it carries an explicit marker a mutator acts on (exit priority, launch priority,
+ * enhanced liveness), when a Kruise workload owns it (its readiness gates), or when its labels match a SidecarSet of
+ * the app. The expression
  * only ever grows under the pod webhook's own mutations (they add containers, env and annotations, never remove a
  * marker, label or owner), so a pod the `Fail` entry mutated still matches it afterwards and the `Ignore` entry, whose
  * condition is the negation, never calls the webhook for the same pod again.
@@ -14,6 +15,7 @@ import {
   ANNOTATION_CONTAINER_EXIT_PRIORITY,
   ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS,
   ANNOTATION_CONTAINER_LAUNCH_PRIORITY,
+  ANNOTATION_USING_ENHANCED_LIVENESS,
   ENV_CONTAINER_PRIORITY,
   isEmptySelector,
   KRUISE_GROUP,
@@ -105,6 +107,8 @@ function markerTerms(): string[] {
     // Launch priority: the barrier env. The annotation counts whatever its value, so that no mutation of it can
     // take a pod out of the expression.
     hasKey(ANNOTATIONS, ANNOTATION_CONTAINER_LAUNCH_PRIORITY),
+    // Enhanced liveness: without the webhook the kubelet would keep running the probes the runtime also runs.
+    hasKey(ANNOTATIONS, ANNOTATION_USING_ENHANCED_LIVENESS),
     `(has(object.spec) && has(object.spec.containers) && object.spec.containers.exists(c, has(c.env) && c.env.exists(e, has(e.name) && e.name == ${lit(ENV_CONTAINER_PRIORITY)})))`,
     // Pods of Kruise workloads: the readiness gates in-place updates and lifecycle hooks rely on.
     `(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, has(o.controller) && o.controller == true && has(o.apiVersion) && o.apiVersion.startsWith(${lit(`${KRUISE_GROUP}/`)})))`,

@@ -222,7 +222,7 @@ describe('silent before, reported now', () => {
     ]);
   });
 
-  describe('apps.kruise.io/using-enhanced-liveness: carried out by neither runtime, a warning under both targets', () => {
+  describe('apps.kruise.io/using-enhanced-liveness: carried out by the bundled runtime, a synth error under target openkruise', () => {
     const deployment = (c: Chart) =>
       raw(c, 'web', {
         apiVersion: 'apps/v1',
@@ -232,36 +232,38 @@ describe('silent before, reported now', () => {
           selector: { matchLabels: { app: 'web' } },
           template: {
             metadata: { labels: { app: 'web' }, annotations: { 'apps.kruise.io/using-enhanced-liveness': 'true' } },
-            spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] },
+            spec: { containers: [{ name: 'web', image: 'nginx:1.25', livenessProbe: { httpGet: { port: 80 } } }] },
           },
         },
       });
     const pointer = '/spec/template/metadata/annotations/apps.kruise.io~1using-enhanced-liveness';
-    const expected = {
-      ruleId: 'KRUISE-RUNTIME-001',
-      severity: 'warning',
-      jsonPointer: pointer,
-      message: `uses enhanced liveness probe at ${pointer}, which no runtime carries out`,
-      hint: expect.stringMatching(
-        /removes the containers' liveness probes and nothing restarts .* the bundled runtime ignores the annotation/,
-      ),
-    };
 
-    it('bundled target', () => {
-      expect(runtimeFindings(synthApp(deployment).objects)).toEqual([expect.objectContaining(expected)]);
+    it('bundled target: no finding; the gates, the daemon and the pod webhook are inferred', () => {
+      const { objects } = synthApp(deployment);
+      expect(runtimeFindings(objects)).toEqual([]);
+      expect(needsOf(AppFeature.ENHANCED_LIVENESS_PROBE, 'bundled')).toEqual({
+        gates: ['EnhancedLivenessProbe', 'PodProbeMarkerGate'],
+        daemon: true,
+        podWebhook: true,
+      });
+      const manager = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager')!;
+      const args: string[] = manager.spec.template.spec.containers[0].args;
+      expect(args.find((a) => a.startsWith('--feature-gates='))).toMatch(/EnhancedLivenessProbe=true/);
+      expect(objects.some((o) => o.kind === 'DaemonSet' && o.metadata.name === 'kruise-daemon')).toBe(true);
     });
 
-    it('target openkruise: the synth succeeds and validate warns (nothing of the runtime in the output)', () => {
-      const { objects, runtime } = synthApp(deployment, { target: RuntimeTarget.OPENKRUISE });
-      expect(runtime.report().errors).toEqual([]);
-      expect(objects.some((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager')).toBe(false);
-      expect(runtimeFindings(objects)).toEqual([expect.objectContaining(expected)]);
-    });
-
-    it('under either target no gate, daemon or webhook is inferred for it', () => {
-      for (const runtime of ['bundled', 'upstream'] as const) {
-        expect(needsOf(AppFeature.ENHANCED_LIVENESS_PROBE, runtime)).toEqual({ gates: [], daemon: false, podWebhook: false });
+    it('target openkruise: the synth fails, saying upstream would remove the probes and restart nothing', () => {
+      let thrown: Error | undefined;
+      try {
+        synthApp(deployment, { target: RuntimeTarget.OPENKRUISE });
+      } catch (err) {
+        thrown = err as Error;
       }
+      expect(thrown?.message).toContain(
+        `Deployment default/web (app/web) uses enhanced liveness probe at ${pointer}, which upstream OpenKruise does not carry out`,
+      );
+      expect(thrown?.message).toMatch(/would remove the containers' liveness probes from the pod and nothing would restart a container/);
+      expect(thrown?.message).toMatch(/Use target bundled/);
     });
   });
 

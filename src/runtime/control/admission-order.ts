@@ -7,13 +7,15 @@
 /**
  * The pod webhook's mutators on `/mutate-pod`: SidecarSet injection first (later steps must see the injected
  * containers), then the readiness gates of pods owned by Kruise workloads, then container launch and exit
- * priority (they wire every container, injected ones included).
+ * priority (they wire every container, injected ones included), then enhanced liveness (it moves the liveness
+ * probes of every container, injected ones included, as upstream's step runs after its injection).
  */
 export const POD_MUTATOR_ORDER = Object.freeze({
   sidecarSetInjection: 100,
   readinessGates: 200,
   launchPriority: 300,
   exitPriority: 400,
+  enhancedLiveness: 500,
 });
 
 /** The validating chains on each of our kinds' validate paths. */
