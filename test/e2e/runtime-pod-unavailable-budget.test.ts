@@ -3,10 +3,18 @@
 // controller makes the pods; the test plays the kubelet (pod status). Status is computed for a CloneSet's pods
 // (targetRef) and a Deployment's pods (selector, through its ReplicaSet); an eviction and a deletion within the budget
 // are let through and recorded, beyond it refused with upstream's message; an in-place image update beyond it refused.
+// Then, with the test playing the kubelet for the pods' whole life: a budget recounts when its Deployment is deleted,
+// and CloneSet in-place and recreate updates and a SidecarSet sidecar update, each allowed to take every pod at
+// once by its own strategy, never take more pods down than the budget allows (the controllers ask it first).
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AdmissionregistrationV1Api, type V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SidecarSet } from '../../src/api/kinds/sidecarset.js';
 import { POD_VALIDATING_PATH, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/contracts/index.js';
 import { validatingWebhookConfiguration } from '../../src/install/webhooks.js';
+import type { Pod } from '../../src/runtime/core/types.js';
+import { injectSidecarSets } from '../../src/runtime/webhooks/sidecarset/decision.js';
 import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
 import {
   eventually,
@@ -85,6 +93,185 @@ async function statusOf(pub: string, want: (s: Obj) => boolean): Promise<Obj> {
   });
 }
 
+async function applyIn(n: string, o: Obj): Promise<void> {
+  await kubectl(['apply', '-n', n, '--server-side', '--force-conflicts', '--field-manager=pub-e2e', '-f', '-'], {
+    input: JSON.stringify(o),
+  });
+}
+
+/** The pods of `n` matching `selector`, sorted by name; those being deleted only when asked. */
+async function podsIn(n: string, selector: string, withDeleting = false): Promise<Obj[]> {
+  const items = JSON.parse(await kubectl(['get', 'pods', '-n', n, '-l', selector, '-o', 'json'])).items as Obj[];
+  return items.filter((p) => withDeleting || !p.metadata.deletionTimestamp).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+}
+
+async function budgetStatus(n: string, name: string, want: (s: Obj) => boolean): Promise<Obj> {
+  return eventually(
+    async () => {
+      const s = JSON.parse(await kubectl(['get', 'podunavailablebudgets.policy.kruise.io', name, '-n', n, '-o', 'json'])).status as
+        Obj | undefined;
+      return s && want(s) ? s : undefined;
+    },
+    30_000,
+    `status of ${name}`,
+  );
+}
+
+const containerOf = (p: Obj, name: string): Obj | undefined =>
+  (p.status?.containerStatuses as Obj[] | undefined)?.find((s) => s.name === name);
+const condOf = (p: Obj, type: string): Obj | undefined => (p.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
+const isReady = (p: Obj): boolean => condOf(p, 'Ready')?.status === 'True';
+/** Every container runs the image its spec names, and one of them is `image`. */
+const runs = (p: Obj, image: string): boolean =>
+  (p.spec.containers as Obj[]).some((c) => c.image === image) &&
+  (p.spec.containers as Obj[]).every((c) => containerOf(p, c.name)?.image === c.image);
+const image = (p: Obj, name: string) => (p.spec.containers as Obj[]).find((c) => c.name === name)?.image as string | undefined;
+const digest = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex')}`;
+
+interface Sample {
+  readonly t: number;
+  readonly available: number;
+}
+
+/** The available count's changes, as `+<ms>:<count>` from the first sample. */
+function timeline(samples: readonly Sample[]): string {
+  const out: string[] = [];
+  let last: number | undefined;
+  for (const s of samples) {
+    if (s.available === last) continue;
+    last = s.available;
+    out.push(`+${s.t - samples[0]!.t}ms:${s.available}`);
+  }
+  return out.join(' ');
+}
+
+/** How long a restarted container takes to run again. */
+const RESTART_MS = 800;
+
+/**
+ * Plays the kubelet for the pods of `namespace` matching `selector` until stopped: a pod whose containers do not
+ * run the images its spec names restarts them (not ready for RESTART_MS, then running them with a new image ID and
+ * container ID), a pod being deleted goes (grace 0), and Ready follows the containers and the pod's readiness
+ * gates. Each pass first counts the available pods (not being deleted, Ready, running their spec's images).
+ */
+class Kubelet {
+  readonly samples: Sample[] = [];
+  private stopped = false;
+  private failure: Error | undefined;
+  private readonly restarting = new Map<string, number>();
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly namespace: string,
+    private readonly selector: string,
+  ) {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+    if (this.failure) throw this.failure;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.pass();
+      } catch (err) {
+        // A pod gone or changed between the list and the write is met again on the next pass.
+        if (!/NotFound|not found|Conflict|the object has been modified/.test((err as Error).message)) {
+          this.failure = err as Error;
+          return;
+        }
+      }
+      await sleep(200);
+    }
+  }
+
+  private async pass(): Promise<void> {
+    const items = await podsIn(this.namespace, this.selector, true);
+    const now = Date.now();
+    this.samples.push({
+      t: now,
+      available: items.filter((p) => !p.metadata.deletionTimestamp && isReady(p) && runs(p, p.spec.containers[0].image)).length,
+    });
+    for (const p of items) {
+      const name = p.metadata.name as string;
+      if (p.metadata.deletionTimestamp) {
+        await kubectl(['delete', 'pod', name, '-n', this.namespace, '--grace-period=0', '--force', '--wait=false']);
+        continue;
+      }
+      const containers = p.spec.containers as Obj[];
+      const stale = containers.filter((c) => containerOf(p, c.name)?.image !== c.image || !containerOf(p, c.name)?.ready);
+      if (stale.length > 0) {
+        const key = `${p.metadata.uid}/${stale.map((c) => c.image).join(',')}`;
+        const since = this.restarting.get(key);
+        if (since === undefined) {
+          this.restarting.set(key, now);
+          await this.writeStatus(p, containers, new Set(stale.map((c) => c.name)));
+        } else if (now - since >= RESTART_MS) {
+          this.restarting.delete(key);
+          await this.writeStatus(p, containers, new Set());
+        }
+        continue;
+      }
+      const gates = ((p.spec.readinessGates as Obj[] | undefined) ?? []).every((g) => condOf(p, g.conditionType)?.status === 'True');
+      if (isReady(p) !== gates) await this.patchStatus(name, { conditions: [{ type: 'Ready', status: gates ? 'True' : 'False' }] });
+    }
+  }
+
+  /** Containers in `down` restarting (their previous image, not ready), the others running their spec's image. */
+  private async writeStatus(p: Obj, containers: Obj[], down: Set<string>): Promise<void> {
+    const at = new Date().toISOString();
+    const containerStatuses = containers.map((c) => {
+      const old = containerOf(p, c.name);
+      if (down.has(c.name))
+        return {
+          ...(old ?? { name: c.name, image: c.image, imageID: '', restartCount: 0 }),
+          ready: false,
+          started: false,
+          state: { waiting: { reason: 'ContainerCreating' } },
+        };
+      const same = old?.image === c.image && old?.ready;
+      return {
+        name: c.name,
+        image: c.image,
+        imageID: digest(c.image),
+        containerID: same ? old!.containerID : `containerd://${digest(`${p.metadata.uid}/${c.name}/${at}`).slice(7, 39)}`,
+        ready: true,
+        started: true,
+        restartCount: same ? old!.restartCount : ((old?.restartCount as number | undefined) ?? -1) + 1,
+        state: { running: { startedAt: at } },
+      };
+    });
+    const containersReady = down.size === 0;
+    const gates = ((p.spec.readinessGates as Obj[] | undefined) ?? []).every((g) => condOf(p, g.conditionType)?.status === 'True');
+    await this.patchStatus(p.metadata.name, {
+      phase: 'Running',
+      containerStatuses,
+      conditions: [
+        { type: 'ContainersReady', status: containersReady ? 'True' : 'False', lastTransitionTime: at },
+        { type: 'Ready', status: containersReady && gates ? 'True' : 'False', lastTransitionTime: at },
+      ],
+    });
+  }
+
+  private async patchStatus(name: string, status: Obj): Promise<void> {
+    await kubectl([
+      'patch',
+      'pod',
+      name,
+      '-n',
+      this.namespace,
+      '--subresource=status',
+      '--type=strategic',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
+  }
+}
+
 beforeAll(async () => {
   adm = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
   runtimeNs = await createNamespace('kruise-pub');
@@ -103,6 +290,9 @@ beforeAll(async () => {
   ctl = await startController(runtimeNs, [
     ...loopbackWebhookArgs(port),
     '--feature-gates=PodUnavailableBudgetDeleteGate=true,PodUnavailableBudgetUpdateGate=true',
+    // The SidecarSet controller keeps its revisions there.
+    '--sidecarset-revision-namespace',
+    runtimeNs,
   ]);
   await ctl.waitReady();
   await eventually(async () => {
@@ -248,6 +438,275 @@ describe('PodUnavailableBudget, manager serving', () => {
     const s1 = await statusOf('api-pub', (s) => s.currentAvailable === 1);
     expect(s1).toMatchObject({ desiredAvailable: 1, currentAvailable: 1, unavailableAllowed: 0 });
   }, 120_000);
+
+  it('a deleted Deployment is no longer counted: the budget recounts at once and lets its pods go', async () => {
+    const n = await createNamespace('pub-gone');
+    const dep = JSON.parse(
+      await kubectl(['create', '-n', n, '-o', 'json', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'gone' },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: { app: 'gone' } },
+            template: { metadata: { labels: { app: 'gone' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } },
+          },
+        }),
+      }),
+    ) as Obj;
+    // No kube-controller-manager here: the ReplicaSet and its pod are made as the Deployment controller would.
+    const rs = JSON.parse(
+      await kubectl(['create', '-n', n, '-o', 'json', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          metadata: {
+            name: 'gone-1',
+            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'gone', uid: dep.metadata.uid, controller: true }],
+          },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: { app: 'gone' } },
+            template: { metadata: { labels: { app: 'gone' } }, spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] } },
+          },
+        }),
+      }),
+    ) as Obj;
+    const kubelet = new Kubelet(n, 'app=gone');
+    await kubectl(['create', '-n', n, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: 'gone-1-a',
+          labels: { app: 'gone' },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'gone-1', uid: rs.metadata.uid, controller: true }],
+        },
+        spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+      }),
+    });
+    // upstream's spec: maxUnavailable 0, so while the Deployment stands its one pod may not go.
+    await kubectl(['create', '-n', n, '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'policy.kruise.io/v1alpha1',
+        kind: 'PodUnavailableBudget',
+        metadata: { name: 'gone-pub' },
+        spec: { selector: { matchLabels: { app: 'gone' } }, maxUnavailable: 0 },
+      }),
+    });
+    expect(await budgetStatus(n, 'gone-pub', (s) => s.currentAvailable === 1)).toMatchObject({
+      totalReplicas: 1,
+      desiredAvailable: 1,
+      unavailableAllowed: 0,
+    });
+    await eventually(
+      async () => (await podsIn(n, 'app=gone'))[0]?.metadata.annotations?.['kruise.io/related-pub'] === 'gone-pub' || undefined,
+    );
+    expect(await attempt(['delete', 'pod', 'gone-1-a', '-n', n, '--dry-run=server'])).toMatch(REFUSED);
+
+    // Deleting the Deployment changes no pod; the garbage collector's deletion of its pod follows. The budget must
+    // have recounted by then (desired 0), or it refuses the collector for as long as nothing else touches it.
+    const t0 = Date.now();
+    await kubectl(['delete', 'deployment', 'gone', '-n', n, '--wait=false']);
+    const s = await budgetStatus(n, 'gone-pub', (x) => x.totalReplicas === 0);
+    console.log(`[pub] budget recounted ${Date.now() - t0} ms after the Deployment's deletion`);
+    expect(s).toMatchObject({ totalReplicas: 0, desiredAvailable: 0 });
+    expect(await attempt(['delete', 'pod', 'gone-1-a', '-n', n, '--wait=false'])).toBeUndefined();
+    expect(await budgetStatus(n, 'gone-pub', (x) => x.currentAvailable === 0)).toMatchObject({
+      totalReplicas: 0,
+      desiredAvailable: 0,
+      currentAvailable: 0,
+      unavailableAllowed: 0,
+    });
+    await kubelet.stop();
+  }, 120_000);
+
+  it('two CloneSets updated in place at once (maxUnavailable 100% each) never take more pods down than their one budget allows', async () => {
+    // Each pod the budget let go counts as unavailable for 10 s after it is back (upstream's record of an update),
+    // so the pods go about 10 s apart: 2 CloneSets of 2 keep the test short.
+    const n = await createNamespace('pub-inplace');
+    const kubelet = new Kubelet(n, 'app=ipu');
+    const cloneSet = (name: string, image: string) => ({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'CloneSet',
+      metadata: { name, namespace: n },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'ipu', set: name } },
+        template: {
+          metadata: { labels: { app: 'ipu', set: name } },
+          // The gate the pod webhook adds to CloneSet pods: the controller marks it False through pods/status,
+          // which no webhook sees, before it patches the image.
+          spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }], containers: [{ name: 'app', image }] },
+        },
+        updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '100%' },
+      },
+    });
+    await applyIn(n, cloneSet('ipu-a', 'nginx:1.27'));
+    await applyIn(n, cloneSet('ipu-b', 'nginx:1.27'));
+    await applyIn(n, {
+      apiVersion: 'policy.kruise.io/v1alpha1',
+      kind: 'PodUnavailableBudget',
+      metadata: { name: 'ipu-pub', namespace: n },
+      spec: { selector: { matchLabels: { app: 'ipu' } }, maxUnavailable: 1 },
+    });
+    expect(await budgetStatus(n, 'ipu-pub', (s) => s.currentAvailable === 4)).toMatchObject({
+      totalReplicas: 4,
+      desiredAvailable: 3,
+      unavailableAllowed: 1,
+    });
+    await eventually(async () => {
+      const items = await podsIn(n, 'app=ipu');
+      return (items.length === 4 && items.every((p) => p.metadata.annotations?.['kruise.io/related-pub'] === 'ipu-pub')) || undefined;
+    });
+    const from = kubelet.samples.length;
+    await applyIn(n, cloneSet('ipu-a', 'nginx:1.28'));
+    await applyIn(n, cloneSet('ipu-b', 'nginx:1.28'));
+    await eventually(
+      async () => {
+        const items = await podsIn(n, 'app=ipu');
+        return (items.length === 4 && items.every((p) => runs(p, 'nginx:1.28') && isReady(p))) || undefined;
+      },
+      180_000,
+      'every pod updated in place and ready',
+    );
+    await kubelet.stop();
+    const during = kubelet.samples.slice(from);
+    console.log(`[pub] in place, 2 CloneSets x 2, budget 1: available over time ${timeline(during)}`);
+    expect(Math.min(...during.map((x) => x.available))).toBe(3);
+    // One pod at a time: every pod was updated in place (same pod names, no recreate).
+    expect((await podsIn(n, 'app=ipu')).every((p) => p.metadata.annotations?.['apps.kruise.io/inplace-update-state'])).toBe(true);
+    expect(await budgetStatus(n, 'ipu-pub', (s) => s.currentAvailable === 4)).toMatchObject({ desiredAvailable: 3, unavailableAllowed: 1 });
+  }, 240_000);
+
+  it('a CloneSet recreate update (maxUnavailable 100%) never takes more pods down than the budget allows', async () => {
+    const n = await createNamespace('pub-recreate');
+    const kubelet = new Kubelet(n, 'app=rc');
+    const cloneSet = (image: string) => ({
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'CloneSet',
+      metadata: { name: 'rc', namespace: n },
+      spec: {
+        replicas: 4,
+        selector: { matchLabels: { app: 'rc' } },
+        template: { metadata: { labels: { app: 'rc' } }, spec: { containers: [{ name: 'app', image }] } },
+        updateStrategy: { type: 'ReCreate', maxUnavailable: '100%' },
+      },
+    });
+    await applyIn(n, cloneSet('nginx:1.27'));
+    await applyIn(n, {
+      apiVersion: 'policy.kruise.io/v1alpha1',
+      kind: 'PodUnavailableBudget',
+      metadata: { name: 'rc-pub', namespace: n },
+      spec: { targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'rc' }, maxUnavailable: 1 },
+    });
+    expect(await budgetStatus(n, 'rc-pub', (s) => s.currentAvailable === 4)).toMatchObject({
+      totalReplicas: 4,
+      desiredAvailable: 3,
+      unavailableAllowed: 1,
+    });
+    await eventually(async () => {
+      const items = await podsIn(n, 'app=rc');
+      return (items.length === 4 && items.every((p) => p.metadata.annotations?.['kruise.io/related-pub'] === 'rc-pub')) || undefined;
+    });
+    const before = new Set((await podsIn(n, 'app=rc')).map((p) => p.metadata.name as string));
+    const from = kubelet.samples.length;
+    await applyIn(n, cloneSet('nginx:1.28'));
+    await eventually(
+      async () => {
+        const items = await podsIn(n, 'app=rc', true);
+        return (
+          (items.length === 4 && items.every((p) => !p.metadata.deletionTimestamp && runs(p, 'nginx:1.28') && isReady(p))) || undefined
+        );
+      },
+      180_000,
+      'every pod recreated and ready',
+    );
+    await kubelet.stop();
+    const during = kubelet.samples.slice(from);
+    console.log(`[pub] recreate, CloneSet x 4, budget 1: available over time ${timeline(during)}`);
+    expect(Math.min(...during.map((x) => x.available))).toBe(3);
+    // Every pod was replaced (new names).
+    expect((await podsIn(n, 'app=rc')).filter((p) => before.has(p.metadata.name))).toEqual([]);
+  }, 240_000);
+
+  it('a SidecarSet sidecar update (maxUnavailable 100%) never takes more pods down than the budget allows', async () => {
+    const n = await createNamespace('pub-sidecar');
+    const setName = `pub-sidecar-${n}`;
+    const set = JSON.parse(
+      await kubectl(['create', '-o', 'json', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'SidecarSet',
+          metadata: { name: setName },
+          spec: {
+            namespace: n,
+            selector: { matchLabels: { app: 'sc' } },
+            containers: [{ name: 'logtail', image: 'logtail:1' }],
+            updateStrategy: { type: 'RollingUpdate', maxUnavailable: '100%' },
+          },
+        }),
+      }),
+    ) as SidecarSet;
+    const kubelet = new Kubelet(n, 'app=sc');
+    // The pod webhook is not registered here: each pod is injected by its pure step, as that webhook would.
+    for (const i of [0, 1, 2, 3]) {
+      const pod: Pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `sc-${i}`, namespace: n, labels: { app: 'sc' } },
+        spec: { containers: [{ name: 'app', image: 'nginx:1.27' }] },
+      };
+      injectSidecarSets({
+        pod,
+        namespace: n,
+        namespaceLabels: {},
+        sidecarSets: [set],
+        now: new Date().toISOString(),
+        metadataKeyAllowed: () => false,
+      });
+      await kubectl(['create', '-n', n, '-f', '-'], { input: JSON.stringify(pod) });
+    }
+    // No workload counts these pods: the budget names its floor.
+    await applyIn(n, {
+      apiVersion: 'policy.kruise.io/v1alpha1',
+      kind: 'PodUnavailableBudget',
+      metadata: { name: 'sc-pub', namespace: n },
+      spec: { selector: { matchLabels: { app: 'sc' } }, minAvailable: 3 },
+    });
+    expect(await budgetStatus(n, 'sc-pub', (s) => s.currentAvailable === 4)).toMatchObject({ desiredAvailable: 3, unavailableAllowed: 1 });
+    await eventually(async () => {
+      const items = await podsIn(n, 'app=sc');
+      return (items.length === 4 && items.every((p) => p.metadata.annotations?.['kruise.io/related-pub'] === 'sc-pub')) || undefined;
+    });
+    const from = kubelet.samples.length;
+    await kubectl([
+      'patch',
+      'sidecarset',
+      setName,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { containers: [{ name: 'logtail', image: 'logtail:2' }] } }),
+    ]);
+    await eventually(
+      async () => {
+        const items = await podsIn(n, 'app=sc');
+        return (items.length === 4 && items.every((p) => runs(p, 'logtail:2') && isReady(p))) || undefined;
+      },
+      120_000,
+      'every sidecar updated and ready',
+    ).catch(async (err: Error) => {
+      const st = JSON.parse(await kubectl(['get', 'sidecarset', setName, '-o', 'json'])).status as Obj;
+      const pods = (await podsIn(n, 'app=sc')).map((p) => `${p.metadata.name} ${image(p, 'logtail')} ready=${isReady(p)}`);
+      throw new Error(`${err.message}; SidecarSet status ${JSON.stringify(st)}; pods ${pods.join(', ')}`);
+    });
+    await kubelet.stop();
+    const during = kubelet.samples.slice(from);
+    console.log(`[pub] sidecar update, 4 pods, budget minAvailable 3: available over time ${timeline(during)}`);
+    expect(Math.min(...during.map((x) => x.available))).toBe(3);
+    await kubectl(['delete', 'sidecarset', setName, '--wait=false']);
+  }, 240_000);
 
   it('with the manager stopped: a covered pod stays, an uncovered pod is deleted or evicted at once', async () => {
     for (const name of ['free', 'free-evicted']) {

@@ -1,11 +1,14 @@
 /**
- * What a PodUnavailableBudget counts, shared by its controller (the status counts) and the pod webhook (which pods
- * it may let go): upstream v1.9's availability of a pod, the budget's own records and the operations it protects.
+ * What a PodUnavailableBudget counts, shared by its controller (the status counts), the pod webhook and the
+ * workload controllers that update pods in place or recreate them (which pods the budget may let go): upstream
+ * v1.9's availability of a pod, the budget's own records, the operations it protects and the decision to spend.
  */
 import {
   ANNOTATION_INPLACE_UPDATE_GRACE,
   ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_PUB_NO_PROTECT,
   ANNOTATION_PUB_PROTECT_OPERATIONS,
+  ANNOTATION_RELATED_PUB,
   UNAVAILABLE_POD_LABEL_PREFIX,
 } from '../../contracts/index.js';
 import type { Pod } from '../core/types.js';
@@ -102,4 +105,62 @@ export function protectsOperation(pub: PubObject, op: PubOperation): boolean {
     .split(',')
     .map((s) => s.trim())
     .includes(op);
+}
+
+/** Upstream's bound on the records (disruptedPods + unavailablePods) one budget may hold. */
+export const MAX_RECORDED_PODS = 2000;
+
+/** Upstream's Forbidden error text for a budget. */
+export function forbidden(pubName: string, why: string): string {
+  return `podunavailablebudgets.policy.kruise.io "${pubName}" is forbidden: ${why}`;
+}
+
+/**
+ * The budget to ask before `pod` is made unavailable, or undefined when none need be asked: the pod names none
+ * (the budget's controller has not annotated it), opted out with `pub.kruise.io/no-protect`, or is not ready or
+ * mid-update, so taking it down costs nothing it still counts.
+ */
+export function budgetNameOf(pod: Pod): string | undefined {
+  const a = pod.metadata.annotations ?? {};
+  const name = a[ANNOTATION_RELATED_PUB];
+  if (!name || a[ANNOTATION_PUB_NO_PROTECT] === 'true') return undefined;
+  if (!isPodAvailable(pod)) return undefined;
+  return name;
+}
+
+/** A budget's answer: let go without spending, refuse, or spend (the status to write before letting go). */
+export type Judgement =
+  | { readonly allowed: true; readonly spend?: undefined }
+  | { readonly allowed: false; readonly message: string }
+  | { readonly allowed: true; readonly spend: PubStatus };
+
+/**
+ * Whether `pub` lets `podName` go by `operation` at `now` (RFC 3339), and what it spends (upstream's
+ * checkAndDecrement): a budget that wants none available, does not protect the operation or already recorded the
+ * pod lets it go for free; otherwise one unit of `unavailableAllowed` is spent and the pod recorded, an update in
+ * `unavailablePods` and a deletion or eviction in `disruptedPods`, so the next asker sees the unit gone before the
+ * pod's own state shows it.
+ */
+export function judge(pub: PubObject, podName: string, operation: PubOperation, now: string): Judgement {
+  const st = pub.status;
+  if (!st || st.desiredAvailable === 0) return { allowed: true };
+  if (!protectsOperation(pub, operation)) return { allowed: true };
+  if (st.disruptedPods?.[podName] !== undefined || st.unavailablePods?.[podName] !== undefined) return { allowed: true };
+  const name = pub.metadata.name ?? '';
+  if (st.unavailableAllowed <= 0) return { allowed: false, message: forbidden(name, 'pub unavailable allowed is negative') };
+  if (Object.keys(st.disruptedPods ?? {}).length + Object.keys(st.unavailablePods ?? {}).length > MAX_RECORDED_PODS) {
+    return {
+      allowed: false,
+      message: forbidden(name, 'DisruptedPods and UnavailablePods map too big - too many unavailable not confirmed by PUB controller'),
+    };
+  }
+  const spend: PubStatus = {
+    ...st,
+    unavailableAllowed: st.unavailableAllowed - 1,
+    disruptedPods: { ...(st.disruptedPods ?? {}) },
+    unavailablePods: { ...(st.unavailablePods ?? {}) },
+  };
+  if (operation === 'UPDATE') spend.unavailablePods![podName] = now;
+  else spend.disruptedPods![podName] = now;
+  return { allowed: true, spend };
 }

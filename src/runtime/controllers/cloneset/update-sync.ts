@@ -16,6 +16,7 @@ import {
   PODS,
 } from '../../../contracts/index.js';
 import type { ControllerContext } from '../../core/controller.js';
+import { askBudget, isBudgetRefusal } from '../../control/pod-unavailable-budget-spend.js';
 import { rfc3339 } from '../../core/meta.js';
 import { objectKey, type Pod, type PodCondition } from '../../core/types.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
@@ -43,11 +44,19 @@ export interface RoundResult {
   requeueAfterMs?: number;
 }
 
+/** How soon a round held back by a budget looks again (upstream: 1 s). */
+export const BUDGET_RETRY_MS = 1000;
+
 export class UpdateSync {
+  /** Gate PodUnavailableBudgetUpdateGate: updates ask the pods' budgets first. */
+  private readonly budgetGate: boolean;
+
   constructor(
     private readonly ctx: ControllerContext,
     private readonly writes: PodWrites,
-  ) {}
+  ) {
+    this.budgetGate = ctx.featureGates.get('PodUnavailableBudgetUpdateGate') === true;
+  }
 
   async update(cs: CloneSetObject, d: DiffInput, all: Revision[], result: RoundResult): Promise<void> {
     const lifecycle = cs.spec.lifecycle as Lifecycle | undefined;
@@ -90,11 +99,42 @@ export class UpdateSync {
         'cloneset update',
       );
     }
-    const errors = await forEachLimit(plan, WRITE_CONCURRENCY, async (u) => {
-      const delay = await this.applyUpdate(cs, u, byName, revOf, lifecycle);
+    const admitted = this.budgetGate ? await this.withinBudgets(cs, plan, result) : plan;
+    const errors = await forEachLimit(admitted, WRITE_CONCURRENCY, async (u) => {
+      let delay: number | undefined;
+      try {
+        delay = await this.applyUpdate(cs, u, byName, revOf, lifecycle);
+      } catch (err) {
+        // The budget, asked through the webhook, said no (spent by another writer in between): a later round.
+        if (!isBudgetRefusal(err)) throw err;
+        delay = BUDGET_RETRY_MS;
+      }
       if (delay !== undefined) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, delay);
     });
     if (errors.length) throw new Error(errors.join('; '));
+  }
+
+  /**
+   * Upstream asks each pod's PodUnavailableBudget before updating it (gate PodUnavailableBudgetUpdateGate), in the
+   * update order, and stops at the first refusal: the rest wait for a round a second later. Asked here, before the
+   * InPlaceUpdateReady mark (a pods/status write no webhook sees), the recreate label or the PreparingUpdate step;
+   * the budget records the pod it lets go, so the webhook lets the pod's patch or deletion through without spending
+   * again, and two updates asking at once cannot both spend the last unit.
+   */
+  private async withinBudgets(cs: CloneSetObject, plan: readonly PodUpdate[], result: RoundResult): Promise<PodUpdate[]> {
+    const admitted: PodUpdate[] = [];
+    for (const u of plan) {
+      if (u.action === 'in-place' || u.action === 'recreate' || u.action === 'prepare-update') {
+        const a = await askBudget(this.ctx, u.pod, 'UPDATE');
+        if (!a.allowed) {
+          this.ctx.logger.debug({ cloneset: objectKey(cs), pod: u.pod.metadata.name, budget: a.budget }, 'update held by its budget');
+          result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, BUDGET_RETRY_MS);
+          break;
+        }
+      }
+      admitted.push(u);
+    }
+    return admitted;
   }
 
   private async applyUpdate(

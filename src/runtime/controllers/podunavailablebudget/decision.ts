@@ -9,7 +9,13 @@
  * - disruptedPods (deletions/evictions admitted) are kept until the pod is gone or for 20 s, unavailablePods
  *   (in-place updates admitted) for 10 s: long enough for the informer to see the change itself.
  */
-import { ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS, ANNOTATION_RELATED_PUB, selectorMatches } from '../../../contracts/index.js';
+import {
+  ANNOTATION_PUB_PROTECT_TOTAL_REPLICAS,
+  ANNOTATION_RELATED_PUB,
+  groupOf,
+  isEmptySelector,
+  selectorMatches,
+} from '../../../contracts/index.js';
 import { isPodActive, isPodAvailable, type PubObject, type PubStatus } from '../../control/pod-unavailable-budget.js';
 import type { Pod } from '../../core/types.js';
 
@@ -140,4 +146,28 @@ export function decideStatus({ pub, pods, expected, nowMs }: StatusInput): Statu
     sameRecord(old.unavailablePods, unavailable);
   const annotate = pods.filter((p) => !p.metadata.annotations?.[ANNOTATION_RELATED_PUB]).map((p) => p.metadata.name!);
   return { ...(unchanged ? {} : { status }), annotate, notDeleted, ...(recheckAtMs !== undefined ? { recheckAtMs } : {}) };
+}
+
+/** A workload whose replicas a budget counts, as its cache holds it: identity, scale and pod template labels. */
+export interface WatchedWorkload {
+  readonly group: string;
+  readonly kind: string;
+  readonly metadata: { readonly name?: string; readonly namespace?: string };
+  readonly spec?: { readonly replicas?: number; readonly template?: { readonly metadata?: { readonly labels?: Record<string, string> } } };
+}
+
+/**
+ * The budgets a workload's change concerns (upstream's SetEnqueueRequestForPUB): those of its namespace that name it
+ * as their targetRef (group, kind and name) and those without one whose selector matches its pod template. Upstream
+ * takes the first only; every one is taken here, since two budgets may cover one workload's pods.
+ */
+export function budgetsOfWorkload(budgets: readonly PubObject[], w: WatchedWorkload): PubObject[] {
+  const labels = w.spec?.template?.metadata?.labels ?? {};
+  return budgets.filter((b) => {
+    if (b.metadata.namespace !== w.metadata.namespace) return false;
+    const ref = b.spec?.targetRef;
+    if (ref) return groupOf(ref.apiVersion ?? '') === w.group && ref.kind === w.kind && ref.name === w.metadata.name;
+    const sel = b.spec?.selector;
+    return !!sel && !isEmptySelector(sel) && selectorMatches(sel, labels);
+  });
 }

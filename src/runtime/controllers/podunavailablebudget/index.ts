@@ -1,9 +1,31 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { PODS, POD_UNAVAILABLE_BUDGETS, selectorMatches } from '../../../contracts/index.js';
+import {
+  CLONESETS,
+  DEPLOYMENTS,
+  PODS,
+  POD_UNAVAILABLE_BUDGETS,
+  STATEFUL_SETS,
+  selectorMatches,
+  type ResourceType,
+} from '../../../contracts/index.js';
 import { isPodAvailable, type PubObject } from '../../control/pod-unavailable-budget.js';
 import { NAMESPACE_INDEX, objectNamespace } from '../../core/indexes.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import { budgetsOfWorkload, type WatchedWorkload } from './decision.js';
 import { PodUnavailableBudgetReconciler } from './reconcile.js';
+
+/**
+ * The workloads whose replicas a budget counts and that it watches (upstream watches the same four, Advanced
+ * StatefulSet among them once served): a change of their replicas or their deletion changes the budget's
+ * desired count without any pod changing. A deleted workload's pods are then garbage-collected, and those
+ * deletions come to the webhook: a budget still counting the gone workload's replicas would refuse them.
+ */
+const WATCHED_WORKLOADS: readonly ResourceType[] = [DEPLOYMENTS, STATEFUL_SETS, CLONESETS];
+const WORKLOAD_FIELDS = ['spec.replicas', 'spec.template.metadata.labels'];
+
+interface WorkloadObject extends KubeObject {
+  spec?: WatchedWorkload['spec'];
+}
 
 /** What of a pod its budget's counts depend on. */
 function facts(p: Pod): string {
@@ -37,6 +59,7 @@ export const podUnavailableBudgetController: ControllerDefinition = {
         'status.containerStatuses[].containerID',
       ],
     },
+    ...WATCHED_WORKLOADS.map((resource) => ({ resource, fields: WORKLOAD_FIELDS })),
   ],
   setup(ctx, enqueue) {
     const budgets = ctx.informers.for<PubObject & KubeObject>(POD_UNAVAILABLE_BUDGETS);
@@ -64,6 +87,20 @@ export const podUnavailableBudgetController: ControllerDefinition = {
       },
       delete: (p) => toBudgets(p),
     });
+    for (const w of WATCHED_WORKLOADS) {
+      const toBudgets = (o: WorkloadObject) => {
+        for (const b of budgetsOfWorkload(budgets.list(), { group: w.group, kind: w.kind, metadata: o.metadata, spec: o.spec })) {
+          byKey(b as PubObject & KubeObject);
+        }
+      };
+      ctx.informers.for<WorkloadObject>(w).addHandlers({
+        add: toBudgets,
+        update: (o, old) => {
+          if ((o.spec?.replicas ?? 1) !== (old.spec?.replicas ?? 1)) toBudgets(o);
+        },
+        delete: toBudgets,
+      });
+    }
     return new PodUnavailableBudgetReconciler(ctx, budgets, pods);
   },
 };

@@ -16,6 +16,7 @@ import {
   PODS,
   SIDECARSETS,
 } from '../../../contracts/index.js';
+import { askBudget, isBudgetRefusal } from '../../control/pod-unavailable-budget-spend.js';
 import { revisionsToPrune, type SidecarSetRevision } from './history.js';
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
@@ -64,6 +65,11 @@ export class SidecarSetReconciler implements Reconciler {
     private readonly revisionNamespace: string,
   ) {}
 
+  /** Upstream's gate for budgets on in-place updates: on, a sidecar update asks the pod's budget first. */
+  private get budgetGate(): boolean {
+    return this.ctx.featureGates.get('PodUnavailableBudgetUpdateGate') === true;
+  }
+
   async reconcile(key: string): Promise<ProcessResult> {
     const set = this.sets.get(key);
     if (!set || set.metadata.deletionTimestamp) {
@@ -100,10 +106,17 @@ export class SidecarSetReconciler implements Reconciler {
 
     for (const h of d.handovers ?? []) await this.handOver(set, h);
     if ((d.handovers ?? []).length > 0) return { requeueAfterMs: 1000 };
-    for (const u of d.upgrades) await this.upgrade(set, u);
-    if (d.upgrades.length > 0) {
+    const upgraded: Pod[] = [];
+    for (const u of d.upgrades) {
+      // Upstream's webhook asks the pod's PodUnavailableBudget on this update; asked here first, a pod the budget
+      // holds back waits for the next round (a second later) instead of failing the round, and its status, on the
+      // refusal.
+      if (this.budgetGate && !(await askBudget(this.ctx, u.pod, 'UPDATE')).allowed) continue;
+      if (await this.upgrade(set, u)) upgraded.push(u.pod);
+    }
+    if (upgraded.length > 0) {
       const { hash } = hashesOf(set);
-      this.expected.set(key, new Map(d.upgrades.map((u) => [objectKey(u.pod), hash])));
+      this.expected.set(key, new Map(upgraded.map((p) => [objectKey(p), hash])));
     }
     if (d.notUpgradable.length > 0) await this.markNotUpgradable(set, d.notUpgradable);
     await this.writeStatus(set, d.status, revision, d.stuck, nowMs);
@@ -231,7 +244,8 @@ export class SidecarSetReconciler implements Reconciler {
     );
   }
 
-  private async upgrade(set: Set, u: PodUpgrade): Promise<void> {
+  /** Patches the pod's sidecars; false when it was not patched (gone, changed meanwhile, or refused by its budget). */
+  private async upgrade(set: Set, u: PodUpgrade): Promise<boolean> {
     const list = Object.entries(u.images).map(([name, image]) => ({ name, image }));
     const body = this.podPatch(u);
     let patched: Pod;
@@ -244,7 +258,15 @@ export class SidecarSetReconciler implements Reconciler {
         PatchStrategy.StrategicMergePatch,
       );
     } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return;
+      if (isNotFound(err) || isConflict(err)) return false;
+      // The pod's budget said no through the webhook (spent by someone else in between): decided again next round.
+      if (isBudgetRefusal(err)) {
+        this.ctx.logger.info(
+          { sidecarSet: set.metadata.name, pod: objectKey(u.pod), err: (err as Error).message },
+          'sidecar upgrade refused',
+        );
+        return false;
+      }
       throw err;
     }
     this.ctx.events.emit(
@@ -256,6 +278,7 @@ export class SidecarSetReconciler implements Reconciler {
     );
     // Upgraded: this set may upgrade the pod (upstream records it in the SidecarSetUpgradable condition).
     await this.setUpgradable(set, patched, true);
+    return true;
   }
 
   /**

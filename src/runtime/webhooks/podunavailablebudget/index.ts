@@ -1,14 +1,10 @@
-import { PODS, POD_UNAVAILABLE_BUDGETS, POD_VALIDATING_PATH } from '../../../contracts/index.js';
-import type { PubObject } from '../../control/pod-unavailable-budget.js';
-import { isConflict, isNotFound } from '../../core/client.js';
+import { PODS, POD_VALIDATING_PATH } from '../../../contracts/index.js';
+import { askBudget } from '../../control/pod-unavailable-budget-spend.js';
+import { isNotFound } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import { rfc3339 } from '../../core/meta.js';
-import type { KubeObject, Pod } from '../../core/types.js';
+import type { Pod } from '../../core/types.js';
 import type { AdmissionResult } from '../../core/webhook/server.js';
-import { budgetNameOf, classify, forbidden, judge } from './decision.js';
-
-/** Attempts at spending from a budget whose status others write at the same time (upstream: 4). */
-const ATTEMPTS = 4;
+import { classify } from './decision.js';
 
 /**
  * The PodUnavailableBudget side of the pod validating webhook (`/validate-pod`): refuses a deletion, an eviction or
@@ -52,36 +48,9 @@ export const podUnavailableBudgetWebhook: WebhookDefinition = {
               throw err;
             }
           }
-          const pubName = pod && budgetNameOf(pod);
-          if (!pod || !pubName) return { allowed: true };
-          const ns = pod.metadata.namespace!;
-          for (let i = 0; i < ATTEMPTS; i++) {
-            let pub: PubObject & KubeObject;
-            try {
-              pub = await client.get<PubObject & KubeObject>(POD_UNAVAILABLE_BUDGETS, pubName, ns);
-            } catch (err) {
-              if (isNotFound(err)) return { allowed: true };
-              throw err;
-            }
-            const j = judge(pub, pod.metadata.name!, c.operation, rfc3339());
-            if (!j.allowed) {
-              ctx.events.emit(PODS, pod, 'Warning', 'PubPreventPodDeletion', 'openkruise pub prevents pod deletion');
-              return { allowed: false, code: 403, message: j.message };
-            }
-            if (!j.spend || req.dryRun) return { allowed: true };
-            try {
-              await client.update(POD_UNAVAILABLE_BUDGETS, { ...pub, status: j.spend } as KubeObject, 'status');
-              return { allowed: true };
-            } catch (err) {
-              if (isNotFound(err)) return { allowed: true };
-              if (!isConflict(err)) throw err;
-            }
-          }
-          return {
-            allowed: false,
-            code: 504,
-            message: forbidden(pubName, `couldn't update PodUnavailableBudget ${pubName} due to conflicts`),
-          };
+          if (!pod) return { allowed: true };
+          const a = await askBudget(ctx, pod, c.operation, { dryRun: !!req.dryRun });
+          return a.allowed ? { allowed: true } : { allowed: false, code: a.code, message: a.message };
         },
       },
     ];

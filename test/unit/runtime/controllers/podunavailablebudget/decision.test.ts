@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  budgetsOfWorkload,
   decideStatus,
   desiredAvailable,
   expectedReplicas,
@@ -137,5 +138,49 @@ describe('decideStatus', () => {
     const done = pod('a', { annotations: { 'apps.kruise.io/inplace-update-state': state } });
     (done.status!.containerStatuses![0] as unknown as { imageID: string }).imageID = 'sha256:b';
     expect(decideStatus({ pub: pub({ maxUnavailable: 0 }), pods: [done], expected: 1, nowMs: NOW }).status?.currentAvailable).toBe(1);
+  });
+});
+
+describe('budgetsOfWorkload: the budgets a workload change (replicas, deletion) recounts', () => {
+  const budget = (name: string, spec: PubObject['spec'], namespace = 'ns'): PubObject => ({ metadata: { name, namespace }, spec });
+  const budgets = [
+    budget('by-selector', { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1 }),
+    budget('by-expression', {
+      selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] },
+      maxUnavailable: 1,
+    }),
+    budget('other-app', { selector: { matchLabels: { app: 'db' } }, maxUnavailable: 1 }),
+    budget('empty-selector', { selector: {}, maxUnavailable: 1 }),
+    budget('target-deployment', { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxUnavailable: 1 }),
+    budget('target-cloneset', { targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web' }, maxUnavailable: 1 }),
+    // A targetRef wins over the selector, as in the status.
+    budget('target-other', {
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'db' },
+      selector: { matchLabels: { app: 'web' } },
+    }),
+    budget('elsewhere', { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1 }, 'other'),
+  ];
+  const workload = (group: string, kind: string, name: string, labels: Record<string, string>) => ({
+    group,
+    kind,
+    metadata: { name, namespace: 'ns' },
+    spec: { replicas: 2, template: { metadata: { labels } } },
+  });
+  it.each([
+    [
+      'a Deployment of app=web',
+      workload('apps', 'Deployment', 'web', { app: 'web' }),
+      ['by-selector', 'by-expression', 'target-deployment'],
+    ],
+    [
+      'a CloneSet of app=web',
+      workload('apps.kruise.io', 'CloneSet', 'web', { app: 'web' }),
+      ['by-selector', 'by-expression', 'target-cloneset'],
+    ],
+    ['a StatefulSet named like the CloneSet target', workload('apps', 'StatefulSet', 'web', { app: 'api' }), ['by-expression']],
+    ['a Deployment of app=db named by a targetRef', workload('apps', 'Deployment', 'db', { app: 'db' }), ['other-app', 'target-other']],
+    ['a workload without template labels', { group: 'apps', kind: 'Deployment', metadata: { name: 'x', namespace: 'ns' } }, []],
+  ] as const)('%s → %s', (_t, w, want) => {
+    expect(budgetsOfWorkload(budgets, w).map((b) => b.metadata.name)).toEqual(want);
   });
 });
