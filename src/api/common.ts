@@ -64,6 +64,24 @@ export function IntOrPercent(options: SchemaOptions = {}) {
   });
 }
 
+/**
+ * Key of {@link servedIn}: the versions (of the kind's group) whose schema has the field. The CRD generator leaves the
+ * field out of every other version's schema, and `validate` refuses it in an object of another version.
+ */
+export const SERVED_IN = 'x-kruise-served-in';
+
+/**
+ * A field only some served versions of the kind have (upstream renamed or moved it between versions): the one
+ * TypeBox schema holds every version's fields, and this marks which versions carry this one. `elsewhere` says what
+ * the other versions use instead (the hint `validate` gives).
+ */
+export function servedIn<T extends TSchema>(versions: readonly string[], schema: T, elsewhere?: string): T {
+  return { ...schema, [SERVED_IN]: [...versions], ...(elsewhere ? { [SERVED_IN_ELSEWHERE]: elsewhere } : {}) } as T;
+}
+
+/** Key of {@link servedIn}'s `elsewhere`: what the other versions have instead (shown as the hint). */
+export const SERVED_IN_ELSEWHERE = 'x-kruise-served-in-elsewhere';
+
 /** A string restricted to one of `values` (Go string enums). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
@@ -257,8 +275,9 @@ export function KindObject<K extends string, S extends TSchema, St extends TSche
 }
 
 /**
- * {@link KindObject} of a kind also served at other versions of its group with the same schema (its `alsoServed`):
- * those apiVersions are accepted too, as the API server accepts them.
+ * {@link KindObject} of a kind also served at other versions of its group (its `alsoServed`): those apiVersions are
+ * accepted too, as the API server accepts them. The versions share this one schema; a field only some of them have is
+ * marked with {@link servedIn}.
  */
 export function ServedKindObject<K extends string, S extends TSchema, St extends TSchema>(
   kind: K,
@@ -271,7 +290,7 @@ export function ServedKindObject<K extends string, S extends TSchema, St extends
   return Struct(
     {
       apiVersion: StringEnum([API_VERSION, ...versions], {
-        description: `\`${API_VERSION}\`, or ${versions.map((v) => `\`${v}\``).join(', ')} (served with the same schema).`,
+        description: `\`${API_VERSION}\`, or ${versions.map((v) => `\`${v}\``).join(', ')} (also served).`,
       }),
       kind: Type.Literal(kind, { description: `Always \`${kind}\`.` }),
       metadata: ObjectMetaSchema,

@@ -14,6 +14,7 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
+import { SERVED_IN } from './common.js';
 import { CORE_CRD_MODE, CORE_REF } from './core.js';
 import { coreDefinition, type Json } from './resolve.js';
 import type { KindDefinition } from './registry.js';
@@ -121,9 +122,56 @@ function mapValues(o: Json, f: (v: unknown) => Json): Json {
   return out;
 }
 
-/** The structural openAPIV3Schema of a kind. */
-export function openApiV3Schema(def: KindDefinition): Json {
-  const whole = def.schema as TSchema as unknown as Json;
+/**
+ * The schema as served at `version`: every field marked {@link SERVED_IN} for other versions left out (and out of
+ * `required`). Nodes without such a field below them are returned as they are.
+ */
+export function schemaAtVersion(node: Json, version: string): Json {
+  let changed = false;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    let next: unknown = v;
+    if (k === 'properties' && v && typeof v === 'object') {
+      const props: Json = {};
+      for (const [name, p] of Object.entries(v as Json)) {
+        const served = (p as Json)[SERVED_IN];
+        if (Array.isArray(served) && !served.includes(version)) {
+          changed = true;
+          continue;
+        }
+        const q = schemaAtVersion(p as Json, version);
+        if (q !== p) changed = true;
+        props[name] = q;
+      }
+      next = props;
+    } else if (Array.isArray(v)) {
+      const items = (v as unknown[]).map((x) =>
+        x && typeof x === 'object' && !Array.isArray(x) ? schemaAtVersion(x as Json, version) : x,
+      );
+      if (items.some((x, i) => x !== v[i])) {
+        changed = true;
+        next = items;
+      }
+    } else if (v && typeof v === 'object') {
+      const q = schemaAtVersion(v as Json, version);
+      if (q !== v) {
+        changed = true;
+        next = q;
+      }
+    }
+    out[k] = next;
+  }
+  if (!changed) return node;
+  if (Array.isArray(out.required) && out.properties) {
+    const props = out.properties as Json;
+    out.required = (out.required as string[]).filter((r) => r in props);
+  }
+  return out;
+}
+
+/** The structural openAPIV3Schema of a kind, as served at `version` (default: the model's version). */
+export function openApiV3Schema(def: KindDefinition, version: string = def.version): Json {
+  const whole = schemaAtVersion(def.schema as TSchema as unknown as Json, version);
   const { metadata: _metadata, ...withoutMetadata } = whole.properties as Json;
   const root = structural({ ...whole, properties: withoutMetadata }, []);
   const props = { ...(root.properties as Json) };
@@ -165,16 +213,20 @@ export function toCustomResourceDefinition(def: KindDefinition, options: CrdOpti
       group: def.group,
       names,
       scope: def.scope,
-      // The model version first, then the versions served with the same schema (no conversion needed); the storage
-      // version is the model's unless upstream stores one of the others.
-      versions: [def.version, ...(def.alsoServed ?? [])].map((name) => ({
-        name,
-        served: true,
-        storage: name === (def.storageVersion ?? def.version),
-        ...(def.printerColumns.length ? { additionalPrinterColumns: def.printerColumns.map((c) => ({ ...c })) } : {}),
-        schema: { openAPIV3Schema: openApiV3Schema(def) },
-        subresources,
-      })),
+      // The model version first, then the other versions upstream serves, each with the fields it has (conversion
+      // None: the API server only rewrites apiVersion and prunes what the target version lacks); the storage version
+      // is the model's unless upstream stores one of the others.
+      versions: [def.version, ...(def.alsoServed ?? [])].map((name) => {
+        const columns = def.printerColumns.filter((c) => !c.servedIn || c.servedIn.includes(name)).map(({ servedIn: _s, ...c }) => c);
+        return {
+          name,
+          served: true,
+          storage: name === (def.storageVersion ?? def.version),
+          ...(columns.length ? { additionalPrinterColumns: columns } : {}),
+          schema: { openAPIV3Schema: openApiV3Schema(def, name) },
+          subresources,
+        };
+      }),
     },
   };
 }

@@ -26,6 +26,8 @@ export interface PrinterColumn {
   /** 0 = shown by default; 1 = only with `-o wide`. */
   readonly priority?: number;
   readonly format?: string;
+  /** The versions whose CRD entry shows the column (upstream dropped some at v1beta1); absent: every version. */
+  readonly servedIn?: readonly string[];
 }
 
 /** CRD subresources. */
@@ -42,7 +44,7 @@ export interface Subresources {
 export interface KindDefinition {
   readonly group: string;
   readonly version: string;
-  /** Versions the CRD also serves with the same schema (conversion None). */
+  /** Versions the CRD also serves (conversion None); fields some versions lack are marked `servedIn` in the schema. */
   readonly alsoServed?: readonly string[];
   /** The storage version when it is one of `alsoServed` (upstream's storage version); else `version`. */
   readonly storageVersion?: string;
@@ -161,7 +163,13 @@ export const ImagePullJobDefinition = def('ImagePullJob', {
     { name: 'SUCCEED', type: 'integer', jsonPath: '.status.succeeded', description: 'Number of image pull task succeeded' },
     { name: 'FAILED', type: 'integer', jsonPath: '.status.failed', description: 'Number of image pull tasks failed' },
     AGE,
-    { name: 'MESSAGE', type: 'string', jsonPath: '.status.message', description: 'Summary of status when job is failed' },
+    {
+      name: 'MESSAGE',
+      type: 'string',
+      jsonPath: '.status.message',
+      description: 'Summary of status when job is failed',
+      servedIn: ['v1alpha1'],
+    },
   ],
 });
 
@@ -276,7 +284,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   PodUnavailableBudgetDefinition,
 ]);
 
-// A kind is found at its model version and at each version also served with the same schema.
+// A kind is found at its model version and at each version also served (one schema; `servedIn` marks the differences).
 const byKey = new Map<string, KindDefinition>(
   KINDS.flatMap((d) => [d.version, ...(d.alsoServed ?? [])].map((v): [string, KindDefinition] => [`${d.group}/${v}|${d.kind}`, d])),
 );

@@ -23,6 +23,8 @@ const ANNOTATION_KEYWORDS = [
   'x-kubernetes-list-type',
   'x-kubernetes-map-type',
   'x-kruise-format',
+  'x-kruise-served-in',
+  'x-kruise-served-in-elsewhere',
 ];
 
 // ajv-formats is CommonJS with a default export; under NodeNext the callable sits on .default.

@@ -13,6 +13,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Json } from './resolve.js';
 import { findKind, isKruiseApiVersion, KINDS, type KindDefinition } from './registry.js';
 import { listNames, quoteValue, truncate } from './quote.js';
+import { SERVED_IN, SERVED_IN_ELSEWHERE } from './common.js';
 // Both from one module, which the package build replaces for the CLI: then every kind is precompiled and the
 // compiler (ajv, the core definitions) is never loaded.
 import { compileCoreKindValidator, compileValidator, PRECOMPILED_VALIDATORS } from './precompiled-validators.js';
@@ -116,8 +117,93 @@ export function validateObject(obj: unknown): ValidationResult {
 /** Validates `obj` against `def` regardless of its apiVersion/kind fields. */
 export function validateAgainst(def: KindDefinition, obj: unknown): SchemaIssue[] {
   const fn = validatorFor(def);
-  if (fn(obj)) return [];
-  return toIssues(fn.errors ?? []);
+  const versionIssues = versionFieldIssues(def, obj);
+  if (fn(obj)) return versionIssues;
+  return [...toIssues(fn.errors ?? []), ...versionIssues];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fields of one served version only (`servedIn`)
+// ---------------------------------------------------------------------------------------------
+
+/** A field marked `servedIn`: its path in the schema (`*` = any array item or map value) and its versions. */
+interface VersionedField {
+  readonly path: readonly string[];
+  readonly versions: readonly string[];
+  readonly elsewhere?: string;
+}
+
+const versionedFields = new Map<KindDefinition, readonly VersionedField[]>();
+
+function collectVersioned(node: Json, path: string[], out: VersionedField[]): void {
+  const props = node.properties as Json | undefined;
+  if (props && typeof props === 'object') {
+    for (const [name, p] of Object.entries(props)) {
+      const sub = p as Json;
+      const served = sub[SERVED_IN];
+      if (Array.isArray(served)) {
+        const elsewhere = sub[SERVED_IN_ELSEWHERE];
+        out.push({ path: [...path, name], versions: served as string[], ...(typeof elsewhere === 'string' ? { elsewhere } : {}) });
+      }
+      collectVersioned(sub, [...path, name], out);
+    }
+  }
+  if (node.items && typeof node.items === 'object') collectVersioned(node.items as Json, [...path, '*'], out);
+  const pattern = node.patternProperties as Json | undefined;
+  if (pattern) for (const v of Object.values(pattern)) collectVersioned(v as Json, [...path, '*'], out);
+  if (node.additionalProperties && typeof node.additionalProperties === 'object')
+    collectVersioned(node.additionalProperties as Json, [...path, '*'], out);
+}
+
+function fieldsOf(def: KindDefinition): readonly VersionedField[] {
+  let fields = versionedFields.get(def);
+  if (!fields) {
+    const out: VersionedField[] = [];
+    collectVersioned(def.schema as unknown as Json, [], out);
+    fields = out;
+    versionedFields.set(def, fields);
+  }
+  return fields;
+}
+
+/** Every value at `path` in `obj`, with its JSON pointer. */
+function valuesAt(obj: unknown, path: readonly string[], pointer = ''): Array<[string, unknown]> {
+  if (path.length === 0) return [[pointer, obj]];
+  if (obj === null || typeof obj !== 'object') return [];
+  const [head, ...rest] = path as [string, ...string[]];
+  if (head === '*') {
+    const entries = Array.isArray(obj) ? obj.map((v, i): [string, unknown] => [String(i), v]) : Object.entries(obj);
+    return entries.flatMap(([k, v]) => valuesAt(v, rest, `${pointer}/${escapeToken(k)}`));
+  }
+  if (Array.isArray(obj) || !Object.hasOwn(obj, head)) return [];
+  return valuesAt((obj as Json)[head], rest, `${pointer}/${escapeToken(head)}`);
+}
+
+/**
+ * A field of another served version in this object (`customVersion` in a v1alpha1 SidecarSet): the API server would
+ * prune it silently at this version, so it is an error that names the versions that have it.
+ */
+function versionFieldIssues(def: KindDefinition, obj: unknown): SchemaIssue[] {
+  const fields = fieldsOf(def);
+  if (fields.length === 0 || obj === null || typeof obj !== 'object') return [];
+  const apiVersion = (obj as Json).apiVersion;
+  if (typeof apiVersion !== 'string') return [];
+  const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+  const issues: SchemaIssue[] = [];
+  for (const f of fields) {
+    if (f.versions.includes(version)) continue;
+    for (const [pointer] of valuesAt(obj, f.path)) {
+      const field = f.path[f.path.length - 1]!;
+      const at = f.versions.map((v) => `${def.group}/${v}`).join(' or ');
+      issues.push({
+        jsonPointer: pointer,
+        keyword: 'apiVersion',
+        message: `field ${quoteValue(field)} is not served at ${truncate(apiVersion)} (the API server would drop it silently)`,
+        hint: `it is a field of ${at}: set apiVersion to ${at}${f.elsewhere ? `, or ${f.elsewhere}` : ''}`,
+      });
+    }
+  }
+  return issues;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -710,6 +710,8 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.ttlSecondsAfterFinished',
     ],
   ]),
+  // pullSecrets[].mode is v1beta1's: upstream's daemon marks the secrets it synchronized in one batch (the bundled one
+  // reads the secrets themselves and ignores the mark).
   [`${KRUISE_GROUP}/NodeImage`]: table(OBJECT_PARTS, [
     AppFeature.NODE_IMAGE,
     [
@@ -718,6 +720,7 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.images.*.pullSecrets',
       'spec.images.*.pullSecrets[].namespace',
       'spec.images.*.pullSecrets[].name',
+      'spec.images.*.pullSecrets[].mode',
       'spec.images.*.tags',
       'spec.images.*.tags[].tag',
       'spec.images.*.tags[].createdAt',

@@ -58,14 +58,15 @@ export interface KruiseKindIdentity {
   readonly namespaced: boolean;
   readonly shortNames?: readonly string[];
   /**
-   * Versions served besides {@link KRUISE_VERSION} with the same schema (the CRD lists them, conversion None), where
-   * upstream's clients use another version of the same kind (upstream's e2e suite writes BroadcastJobs as v1beta1).
+   * Versions served besides {@link KRUISE_VERSION}, as upstream v1.9 serves them (its clients and e2e suite write
+   * these kinds as v1beta1). The one schema of the kind holds every version's fields; a field only some versions
+   * have is marked in the API model (`servedIn`) and left out of the other versions' CRD schemas.
    */
   readonly alsoServed?: readonly string[];
   /**
-   * The version the API server stores, where upstream stores another than {@link KRUISE_VERSION}: one of `alsoServed`
-   * (same schema, conversion None). Taken where no object of the kind was ever stored at our version, so a cluster
-   * moved between upstream's install and ours never needs a storage migration.
+   * The version the API server stores, where upstream stores another than {@link KRUISE_VERSION}: one of `alsoServed`,
+   * so a cluster moved between upstream's install and ours never needs a storage migration. With conversion None the
+   * API server reads objects stored earlier at {@link KRUISE_VERSION} as they are, only their apiVersion changes.
    */
   readonly storageVersion?: string;
 }
@@ -85,10 +86,11 @@ function kruiseKind(
 export const KRUISE_KINDS = Object.freeze({
   SidecarSet: kruiseKind('SidecarSet', 'sidecarsets', false),
   CloneSet: kruiseKind('CloneSet', 'clonesets', true, ['clone']),
-  ImagePullJob: kruiseKind('ImagePullJob', 'imagepulljobs', true),
+  // Upstream v1.9 serves these at v1beta1 too and stores v1beta1.
+  ImagePullJob: Object.freeze({ ...kruiseKind('ImagePullJob', 'imagepulljobs', true, undefined, ['v1beta1']), storageVersion: 'v1beta1' }),
   ContainerRecreateRequest: kruiseKind('ContainerRecreateRequest', 'containerrecreaterequests', true, ['crr']),
-  NodeImage: kruiseKind('NodeImage', 'nodeimages', false),
-  BroadcastJob: kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']),
+  NodeImage: Object.freeze({ ...kruiseKind('NodeImage', 'nodeimages', false, undefined, ['v1beta1']), storageVersion: 'v1beta1' }),
+  BroadcastJob: Object.freeze({ ...kruiseKind('BroadcastJob', 'broadcastjobs', true, ['bcj'], ['v1beta1']), storageVersion: 'v1beta1' }),
   ImageListPullJob: Object.freeze({
     ...kruiseKind('ImageListPullJob', 'imagelistpulljobs', true, undefined, ['v1beta1']),
     storageVersion: 'v1beta1',

@@ -2,11 +2,14 @@
  * ImagePullJob (apps.kruise.io/v1alpha1, namespaced): pre-pulls one image on a set of nodes through
  * kruise-daemon and the CRI.
  *
+ * Upstream v1.9 serves it at v1alpha1 and v1beta1 with the same fields and stores v1beta1 (conversion None).
+ *
  * @module
  */
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
-import { DateTime, Int32, Int64, IntOrString, KindObject, LabelSelectorSchema, StringEnum, StringMap, Struct } from '../common.js';
+import { KRUISE_KINDS } from '../../contracts/resources.js';
+import { DateTime, Int32, Int64, IntOrString, LabelSelectorSchema, ServedKindObject, StringEnum, StringMap, Struct } from '../common.js';
 
 /** When a job is considered finished. */
 export const CompletionPolicyTypeValues = ['Always', 'Never'] as const;
@@ -132,11 +135,12 @@ export const ImagePullJobStatusSchema = Struct(
 export type ImagePullJobStatus = G.ImagePullJobStatus;
 
 /** TypeBox schema of {@link ImagePullJob}: ImagePullJob pre-pulls an image on selected nodes. */
-export const ImagePullJobSchema = KindObject(
+export const ImagePullJobSchema = ServedKindObject(
   'ImagePullJob',
   ImagePullJobSpecSchema,
   ImagePullJobStatusSchema,
   'ImagePullJob pre-pulls an image on selected nodes.',
+  KRUISE_KINDS.ImagePullJob.alsoServed ?? [],
 );
 /** An ImagePullJob object. */
 export type ImagePullJob = G.ImagePullJob;

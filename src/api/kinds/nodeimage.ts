@@ -2,11 +2,16 @@
  * NodeImage (apps.kruise.io/v1alpha1, cluster-scoped, name = Node name): the images one node should
  * hold. The ImagePullJob controller writes spec tags; kruise-daemon pulls and writes the status.
  *
+ * Upstream v1.9 serves it at v1alpha1 and v1beta1 and stores v1beta1. The two differ in one field, a pull secret's
+ * `mode` (v1beta1 only); upstream's conversion drops it on the way to v1alpha1, which is what the API server's pruning
+ * does with conversion None, so no conversion webhook is needed.
+ *
  * @module
  */
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
-import { DateTime, Int32, Int64, KindObject, ObjectReferenceSchema, StringEnum, Struct } from '../common.js';
+import { KRUISE_KINDS } from '../../contracts/resources.js';
+import { DateTime, Int32, Int64, ObjectReferenceSchema, ServedKindObject, servedIn, StringEnum, Struct } from '../common.js';
 import { PullPolicySchema, SandboxConfigSchema, ImagePullPolicyValues } from './imagepulljob.js';
 
 /** Phase of one tag on one node. */
@@ -22,6 +27,14 @@ export const ReferenceObjectSchema = Struct(
   {
     namespace: Type.Optional(Type.String({ description: 'Namespace of the secret.' })),
     name: Type.Optional(Type.String({ description: 'Name of the secret.' })),
+    mode: Type.Optional(
+      servedIn(
+        ['v1beta1'],
+        Type.String({
+          description: 'How the secret was synchronized: `batch` marks one cleaned up together with its image (v1beta1 only).',
+        }),
+      ),
+    ),
   },
   { description: 'A pull secret reference (copied into kruise-daemon-config).' },
 );
@@ -127,11 +140,12 @@ export const NodeImageStatusSchema = Struct(
 export type NodeImageStatus = G.NodeImageStatus;
 
 /** TypeBox schema of {@link NodeImage}: NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name). */
-export const NodeImageSchema = KindObject(
+export const NodeImageSchema = ServedKindObject(
   'NodeImage',
   Type.Optional(NodeImageSpecSchema),
   NodeImageStatusSchema,
   'NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name).',
+  KRUISE_KINDS.NodeImage.alsoServed ?? [],
 );
 /** A NodeImage object. */
 export type NodeImage = G.NodeImage;

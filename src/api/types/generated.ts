@@ -517,8 +517,8 @@ export interface ImagePullJobNodeSelector {
 
 /** ImagePullJob pre-pulls an image on selected nodes. */
 export interface ImagePullJob {
-  /** Always `apps.kruise.io/v1alpha1`. */
-  apiVersion: "apps.kruise.io/v1alpha1";
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `ImagePullJob`. */
   kind: "ImagePullJob";
   /** Standard object metadata (metav1.ObjectMeta). */
@@ -774,8 +774,8 @@ export interface ImageTagStatus {
 
 /** NodeImage lists the images one node should hold and their pull states (cluster-scoped; name = node name). */
 export interface NodeImage {
-  /** Always `apps.kruise.io/v1alpha1`. */
-  apiVersion: "apps.kruise.io/v1alpha1";
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `NodeImage`. */
   kind: "NodeImage";
   /** Standard object metadata (metav1.ObjectMeta). */
@@ -826,6 +826,8 @@ export interface ReferenceObject {
   namespace?: string;
   /** Name of the secret. */
   name?: string;
+  /** How the secret was synchronized: `batch` marks one cleaned up together with its image (v1beta1 only). */
+  mode?: string;
 }
 
 /** When the job finishes and how long it is kept. */
@@ -864,7 +866,7 @@ export interface BroadcastJobFailurePolicy {
 
 /** BroadcastJob runs one pod of a template on every eligible node. */
 export interface BroadcastJob {
-  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (served with the same schema). */
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
   apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `BroadcastJob`. */
   kind: "BroadcastJob";
@@ -922,7 +924,7 @@ export interface FailedImageStatus {
 
 /** ImageListPullJob pre-pulls a list of images on selected nodes, one ImagePullJob per image. */
 export interface ImageListPullJob {
-  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (served with the same schema). */
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
   apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `ImageListPullJob`. */
   kind: "ImageListPullJob";

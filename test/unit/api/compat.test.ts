@@ -9,7 +9,14 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { KINDS, findKind, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../../src/api/index.js';
+import {
+  KINDS,
+  findKind,
+  openApiV3Schema,
+  toCustomResourceDefinition,
+  validateObject,
+  type KindDefinition,
+} from '../../../src/api/index.js';
 import { SAMPLES } from './samples.js';
 import { preparedUpstreamCrdDir, upstreamCrd } from '../../harness/upstream-crds.js';
 import { compileOpenApi, propertyPaths, prunedFields } from './openapi.js';
@@ -108,21 +115,28 @@ describe('objects validate against upstream v1alpha1 and our CRD schemas', () =>
  */
 export const DELIBERATE_OMISSIONS: Readonly<Record<string, string>> = {};
 
-describe('our schemas know every upstream v1alpha1 field', () => {
-  for (const def of KINDS) {
-    it(`${def.kind}`, () => {
-      const upstream = propertyPaths(upstreamV1alpha1(def).schema.openAPIV3Schema);
-      const ours = propertyPaths(ourSchema(def));
-      const missing = [...upstream].filter((p) => !ours.has(p) && !(p in DELIBERATE_OMISSIONS)).sort();
-      expect(missing, `upstream fields missing from our ${def.kind} schema`).toEqual([]);
-      expect(upstream.size).toBeGreaterThan(10);
-    });
+function upstreamAt(def: KindDefinition, version: string): Json {
+  const v = upstreamCrd(def.group, def.plural).spec.versions.find((x: Json) => x.name === version);
+  if (!v) throw new Error(`upstream ${def.plural} has no ${version}`);
+  return v.schema.openAPIV3Schema as Json;
+}
 
-    it(`${def.kind}: no field beyond upstream (a cluster running upstream CRDs would prune it)`, () => {
-      const upstream = propertyPaths(upstreamV1alpha1(def).schema.openAPIV3Schema);
-      const ours = propertyPaths(ourSchema(def));
-      const extra = [...ours].filter((p) => !upstream.has(p) && !RUNTIME_ONLY_STATUS.some((r) => p.startsWith(r))).sort();
-      expect(extra).toEqual([]);
-    });
-  }
+describe('our schemas know every upstream field, at every version served', () => {
+  for (const def of KINDS)
+    for (const version of [def.version, ...(def.alsoServed ?? [])]) {
+      it(`${def.kind} ${version}`, () => {
+        const upstream = propertyPaths(upstreamAt(def, version));
+        const ours = propertyPaths(openApiV3Schema(def, version));
+        const missing = [...upstream].filter((p) => !ours.has(p) && !(p in DELIBERATE_OMISSIONS)).sort();
+        expect(missing, `upstream fields missing from our ${def.kind} schema`).toEqual([]);
+        expect(upstream.size).toBeGreaterThan(10);
+      });
+
+      it(`${def.kind} ${version}: no field beyond upstream (a cluster running upstream CRDs would prune it)`, () => {
+        const upstream = propertyPaths(upstreamAt(def, version));
+        const ours = propertyPaths(openApiV3Schema(def, version));
+        const extra = [...ours].filter((p) => !upstream.has(p) && !RUNTIME_ONLY_STATUS.some((r) => p.startsWith(r))).sort();
+        expect(extra).toEqual([]);
+      });
+    }
 });

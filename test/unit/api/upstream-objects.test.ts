@@ -1,5 +1,5 @@
 /**
- * Objects as upstream's own clients write them are accepted. A Go client serializes every non-pointer struct
+ * Objects as upstream's own clients write them are accepted, at every version each kind is served at. A Go client serializes every non-pointer struct
  * field, set or not, as `{}`, and any field upstream v1.9.1's CRD schema allows may be present; such objects
  * must pass our CRD schema (nothing refused, nothing pruned) and our schema validation (the validating
  * webhook's and `validate`'s KRUISE-SCHEMA-001), or a Go program that works against upstream fails against us.
@@ -11,20 +11,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KINDS, toCustomResourceDefinition, validateObject, type KindDefinition } from '../../../src/api/index.js';
+import { KINDS, openApiV3Schema, validateObject, type KindDefinition } from '../../../src/api/index.js';
 import { upstreamCrd } from '../../harness/upstream-crds.js';
 import { compileOpenApi, prunedFields } from './openapi.js';
 import { SAMPLES } from './samples.js';
 
 type Json = Record<string, any>;
 
-function upstreamSchema(def: KindDefinition): Json {
-  const v = upstreamCrd(def.group, def.plural).spec.versions.find((x: Json) => x.name === def.version);
-  if (!v) throw new Error(`upstream ${def.plural} has no ${def.version}`);
+function upstreamSchema(def: KindDefinition, version: string): Json {
+  const v = upstreamCrd(def.group, def.plural).spec.versions.find((x: Json) => x.name === version);
+  if (!v) throw new Error(`upstream ${def.plural} has no ${version}`);
   return v.schema.openAPIV3Schema as Json;
 }
-function ourSchema(def: KindDefinition): Json {
-  return (toCustomResourceDefinition(def) as Json).spec.versions[0].schema.openAPIV3Schema as Json;
+/** Our CRD's schema of `def` at `version` (each served version's own fields). */
+function ourSchema(def: KindDefinition, version: string): Json {
+  return openApiV3Schema(def, version);
 }
 
 /** The value at `path` (property names) in `obj`, if any. */
@@ -85,14 +86,14 @@ function fromSchema(up: Json, ours: Json | undefined, path: string[], sample: un
   return leaf(up, ours);
 }
 
-/** A whole object of `def`: generated spec, fixed metadata (the API server owns its rules), no status. */
-function objects(def: KindDefinition, empty: boolean): fc.Arbitrary<Json> {
-  const up = upstreamSchema(def);
+/** A whole object of `def` at `version`: generated spec, fixed metadata (the API server owns its rules), no status. */
+function objects(def: KindDefinition, version: string, empty: boolean): fc.Arbitrary<Json> {
+  const up = upstreamSchema(def, version);
   const sample = SAMPLES[def.kind as keyof typeof SAMPLES]();
-  const spec = fromSchema(up.properties.spec, ourSchema(def).properties.spec, ['spec'], sample, empty);
+  const spec = fromSchema(up.properties.spec, ourSchema(def, version).properties.spec, ['spec'], sample, empty);
   const namespaced = def.scope === 'Namespaced';
   return spec.map((s) => ({
-    apiVersion: `${def.group}/${def.version}`,
+    apiVersion: `${def.group}/${version}`,
     kind: def.kind,
     metadata: { name: 'x', ...(namespaced ? { namespace: 'default' } : {}) },
     spec: s,
@@ -142,8 +143,8 @@ function deliberate(kind: string, pointer: string): boolean {
 }
 
 /** What our CRD and our schema validation refuse of `obj` (empty when both accept it whole). */
-function refusals(def: KindDefinition, obj: Json): string[] {
-  const ours = ourSchema(def);
+function refusals(def: KindDefinition, version: string, obj: Json): string[] {
+  const ours = ourSchema(def, version);
   const crd = compileOpenApi(ours);
   const out: string[] = [];
   if (!crd(obj))
@@ -156,11 +157,14 @@ function refusals(def: KindDefinition, obj: Json): string[] {
   return out;
 }
 
-describe.each(KINDS.map((d) => [d.kind, d] as const))('%s as upstream clients write it', (_kind, def) => {
+// Every version each kind is served at: upstream's clients write v1beta1 for the kinds upstream v1.9 stores there.
+const SERVED = KINDS.flatMap((d) => [d.version, ...(d.alsoServed ?? [])].map((v) => [`${d.kind} ${v}`, d, v] as const));
+
+describe.each(SERVED)('%s as upstream clients write it', (_name, def, version) => {
   it('every struct empty, as a Go client sends unset struct fields', () => {
     fc.assert(
-      fc.property(objects(def, true), (obj) => {
-        expect(refusals(def, obj)).toEqual([]);
+      fc.property(objects(def, version, true), (obj) => {
+        expect(refusals(def, version, obj)).toEqual([]);
       }),
       { numRuns: 1 },
     );
@@ -168,8 +172,8 @@ describe.each(KINDS.map((d) => [d.kind, d] as const))('%s as upstream clients wr
 
   it('any shape upstream v1.9.1 accepts', () => {
     fc.assert(
-      fc.property(objects(def, false), (obj) => {
-        expect(refusals(def, obj), JSON.stringify(obj)).toEqual([]);
+      fc.property(objects(def, version, false), (obj) => {
+        expect(refusals(def, version, obj), JSON.stringify(obj)).toEqual([]);
       }),
       { numRuns: 200 },
     );

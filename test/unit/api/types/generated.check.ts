@@ -8,6 +8,8 @@ import type * as G from '../../../../src/api/types/generated.js';
 import type * as S from '../../../../src/api/index.js';
 
 type Same<X, Y> = [X] extends [Y] ? ([Y] extends [X] ? true : false) : false;
+/** A kind served at several versions: its Static apiVersion is `string` (the versions come from the contract table). */
+type SameServed<X, Y> = Same<Omit<X, 'apiVersion'>, Omit<Y, 'apiVersion'>>;
 
 export const sameShape: Record<string, true> = {
   LabelSelectorRequirement: true satisfies Same<G.LabelSelectorRequirement, Static<typeof S.LabelSelectorRequirementSchema>>,
@@ -32,7 +34,7 @@ export const sameShape: Record<string, true> = {
   UpdatePriorityStrategy: true satisfies Same<G.UpdatePriorityStrategy, Static<typeof S.UpdatePriorityStrategySchema>>,
   CompletionPolicy: true satisfies Same<G.CompletionPolicy, Static<typeof S.CompletionPolicySchema>>,
   ImagePullJobNodeSelector: true satisfies Same<G.ImagePullJobNodeSelector, Static<typeof S.ImagePullJobNodeSelectorSchema>>,
-  ImagePullJob: true satisfies Same<G.ImagePullJob, Static<typeof S.ImagePullJobSchema>>,
+  ImagePullJob: true satisfies SameServed<G.ImagePullJob, Static<typeof S.ImagePullJobSchema>>,
   ImagePullJobSpec: true satisfies Same<G.ImagePullJobSpec, Static<typeof S.ImagePullJobSpecSchema>>,
   ImagePullJobStatus: true satisfies Same<G.ImagePullJobStatus, Static<typeof S.ImagePullJobStatusSchema>>,
   PullPolicy: true satisfies Same<G.PullPolicy, Static<typeof S.PullPolicySchema>>,
@@ -59,7 +61,7 @@ export const sameShape: Record<string, true> = {
   ImageSpec: true satisfies Same<G.ImageSpec, Static<typeof S.ImageSpecSchema>>,
   ImageTagSpec: true satisfies Same<G.ImageTagSpec, Static<typeof S.ImageTagSpecSchema>>,
   ImageTagStatus: true satisfies Same<G.ImageTagStatus, Static<typeof S.ImageTagStatusSchema>>,
-  NodeImage: true satisfies Same<G.NodeImage, Static<typeof S.NodeImageSchema>>,
+  NodeImage: true satisfies SameServed<G.NodeImage, Static<typeof S.NodeImageSchema>>,
   NodeImageSpec: true satisfies Same<G.NodeImageSpec, Static<typeof S.NodeImageSpecSchema>>,
   NodeImageStatus: true satisfies Same<G.NodeImageStatus, Static<typeof S.NodeImageStatusSchema>>,
   ReferenceObject: true satisfies Same<G.ReferenceObject, Static<typeof S.ReferenceObjectSchema>>,
