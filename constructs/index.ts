@@ -15,3 +15,4 @@ export * from './runtime-metrics.js';
 export * from './deletion-protection.js';
 export * from './pod-unavailable-budget.js';
 export type { SecretReference } from './internal/plus-objects.js';
+export * from './enhanced-liveness.js';

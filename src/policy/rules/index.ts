@@ -3,6 +3,7 @@ import { BROADCASTJOB_RULES } from './broadcastjob.js';
 import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
 import { DELETION_PROTECTION_RULES } from './deletion-protection.js';
+import { ENHANCED_LIVENESS_RULES } from './enhanced-liveness.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
 import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGE_RULES } from './images.js';
@@ -26,6 +27,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...SIDECAR_TERMINATOR_RULES,
   ...EXIT_PRIORITY_RULES,
   ...LAUNCH_PRIORITY_RULES,
+  ...ENHANCED_LIVENESS_RULES,
   ...SIDECARSET_RULES,
   ...IMAGEPULLJOB_RULES,
   ...IMAGELISTPULLJOB_RULES,

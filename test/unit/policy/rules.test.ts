@@ -58,6 +58,19 @@ spec:
       containers: [{name: main, image: "nginx:1.27"}]
 `;
 
+const livenessDeployment = (value: string, probe: string) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {apps.kruise.io/using-enhanced-liveness: ${value}}}
+    spec:
+      containers:
+        - {name: main, image: "nginx:1.27", ${probe}}
+`;
+
 const imagePullJob = (spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
@@ -288,6 +301,20 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/template/metadata/annotations/kruise.cdk8s.io~1terminate-sidecars',
     line: 8,
     message: /never matches: namePattern "\(a\+\)\+\$" repeats a group/,
+  },
+  'KRUISE-LIVENESS-001': {
+    pass: livenessDeployment('"true"', 'livenessProbe: {exec: {command: [cat, /tmp/healthy]}}'),
+    fail: livenessDeployment('"true"', 'readinessProbe: {exec: {command: [cat, /tmp/healthy]}}'),
+    pointer: '/spec/template/metadata/annotations/apps.kruise.io~1using-enhanced-liveness',
+    line: 8,
+    message: /opts into enhanced liveness, but no container declares a livenessProbe/,
+  },
+  'KRUISE-LIVENESS-002': {
+    pass: livenessDeployment('"false"', 'livenessProbe: {exec: {command: [cat, /tmp/healthy]}}'),
+    fail: livenessDeployment('"True"', 'livenessProbe: {exec: {command: [cat, /tmp/healthy]}}'),
+    pointer: '/spec/template/metadata/annotations/apps.kruise.io~1using-enhanced-liveness',
+    line: 8,
+    message: /apps.kruise.io\/using-enhanced-liveness is "True", which no runtime reads as on/,
   },
   'KRUISE-EXITPRIO-001': {
     pass: job(`${main}\n        - {name: envoy, image: "envoy:1"}`, {

@@ -112,8 +112,17 @@ export function isRestarting(pod: Pod, crrs: readonly LivenessCrrView[]): boolea
 }
 
 /**
- * Containers whose moved liveness probe fails on the container now running, oldest failure first. A result older than
- * the container's start belongs to the instance before it; a container not running is the kubelet's to restart.
+ * The kubelet reports a container's start to the second, truncated, so a result of the instance before it (the
+ * daemon reports the old container "Non-running" while it is being replaced) can carry a later time than the start
+ * it reports. The daemon runs no probe of a new container before its initial delay (at least 1 s), so a result less
+ * than this long after the reported start is the old instance's.
+ */
+export const START_TIME_GRAIN_MS = 1_000;
+
+/**
+ * Containers whose moved liveness probe fails on the container now running, oldest failure first. A result from
+ * before the container's start (to the kubelet's grain) belongs to the instance before it; a container not running
+ * is the kubelet's to restart.
  */
 export function failingContainers(pod: Pod, status: PodProbeStatus | undefined): string[] {
   const out: { name: string; at: number }[] = [];
@@ -123,7 +132,7 @@ export function failingContainers(pod: Pod, status: PodProbeStatus | undefined):
     const cs = containerStatus(pod, name);
     const started = Date.parse(cs?.state?.running?.startedAt ?? '');
     const at = Date.parse(st.lastProbeTime ?? '');
-    if (!Number.isFinite(started) || !Number.isFinite(at) || at < started) continue;
+    if (!Number.isFinite(started) || !Number.isFinite(at) || at < started + START_TIME_GRAIN_MS) continue;
     out.push({ name, at });
   }
   return out.sort((a, b) => a.at - b.at || a.name.localeCompare(b.name)).map((x) => x.name);

@@ -109,6 +109,13 @@ describe('what a pod is to its budget', () => {
   it('fails only on a Failed result of the container now running', () => {
     expect(failingContainers(pod('a'), status('Failed', '2026-01-01T00:00:05Z') as never)).toEqual(['app']);
     expect(failingContainers(pod('a'), status('Succeeded', '2026-01-01T00:00:05Z') as never)).toEqual([]);
+    // A result within the start's second (the kubelet truncates it) is the replaced container's "Non-running".
+    expect(
+      failingContainers(pod('a', { startedAt: '2026-01-01T00:00:05Z' }), status('Failed', '2026-01-01T00:00:05.700Z') as never),
+    ).toEqual([]);
+    expect(
+      failingContainers(pod('a', { startedAt: '2026-01-01T00:00:05Z' }), status('Failed', '2026-01-01T00:00:06.100Z') as never),
+    ).toEqual(['app']);
     // A result from before the container started belongs to the one it replaced.
     expect(failingContainers(pod('a', { startedAt: '2026-01-01T00:00:10Z' }), status('Failed', '2026-01-01T00:00:05Z') as never)).toEqual(
       [],
