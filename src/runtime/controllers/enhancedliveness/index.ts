@@ -11,6 +11,7 @@ import {
 import type { PubObject } from '../../control/pod-unavailable-budget.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import type { IndexFunc } from '../../core/informer.js';
+import { NAMESPACE_INDEX, objectNamespace } from '../../core/indexes.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import { livenessProbeContainer, usesEnhancedLiveness } from '../../control/enhanced-liveness.js';
 import type { NodePodProbeObject } from './decision.js';
@@ -68,6 +69,10 @@ export const enhancedLivenessController: ControllerDefinition = {
     const pdbs = ctx.informers.for<KubeObject>(POD_DISRUPTION_BUDGETS);
     const cloneSets = ctx.informers.for<KubeObject>(CLONESETS);
     pods.addIndex(LIVENESS_NAMESPACE_INDEX, byNamespace);
+    // A namespace's pods, restart requests and budgets are looked up, not walked for (one cache each, cluster-wide).
+    pods.addIndex(NAMESPACE_INDEX, objectNamespace);
+    crrs.addIndex(NAMESPACE_INDEX, objectNamespace);
+    pdbs.addIndex(NAMESPACE_INDEX, objectNamespace);
     pods.addIndex(LIVENESS_NODE_INDEX, byNode);
     const nsHasOptedIn = (ns: string | undefined) => !!ns && pods.byIndex(LIVENESS_NAMESPACE_INDEX, ns).length > 0;
     // Any pod of a namespace with opted-in pods may change a budget's count (readiness, deletion).

@@ -17,6 +17,7 @@ import type { PubObject } from '../../control/pod-unavailable-budget.js';
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import type { Informer } from '../../core/informer.js';
+import { NAMESPACE_INDEX } from '../../core/indexes.js';
 import { controllerOf, rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
 import type { KubeObject, Pod } from '../../core/types.js';
@@ -109,11 +110,8 @@ export class EnhancedLivenessReconciler implements Reconciler {
   private async syncNamespace(ns: string): Promise<ProcessResult> {
     const opted = this.pods.byIndex(LIVENESS_NAMESPACE_INDEX, ns);
     if (opted.length === 0) return;
-    const nsPods = this.pods.list().filter((p) => p.metadata.namespace === ns);
-    const crrs = this.crrs
-      .list()
-      .filter((c) => c.metadata.namespace === ns)
-      .flatMap((c) => livenessCrrView(c) ?? []);
+    const nsPods = this.pods.byIndex(NAMESPACE_INDEX, ns);
+    const crrs = this.crrs.byIndex(NAMESPACE_INDEX, ns).flatMap((c) => livenessCrrView(c) ?? []);
     const groups = new Map<string, Group>();
     const groupOf = new Map<string, string>();
     const rsOwners = new Map<string, Promise<KubeObject | undefined>>();
@@ -217,8 +215,8 @@ export class EnhancedLivenessReconciler implements Reconciler {
 
     const labels = pod.metadata.labels ?? {};
     const pdb = this.pdbs
-      .list()
-      .filter((b) => b.metadata.namespace === ns && !b.metadata.deletionTimestamp && selectorMatches(b.spec?.selector ?? {}, labels))
+      .byIndex(NAMESPACE_INDEX, ns)
+      .filter((b) => !b.metadata.deletionTimestamp && selectorMatches(b.spec?.selector ?? {}, labels))
       .sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!))[0];
     if (pdb) {
       const pods = nsPods.filter((p) => selectorMatches(pdb.spec?.selector ?? {}, p.metadata.labels ?? {}));
