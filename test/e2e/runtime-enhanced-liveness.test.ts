@@ -249,7 +249,70 @@ describe('enhanced liveness on the real API server', () => {
     // Nothing waits any more: the conditions went False.
     await eventually(async () => ((await pods()).every((p) => pending(p)?.status !== 'True') ? true : undefined), 20_000);
   }, 180_000);
+
+  it("no budget object: a Deployment's pods (through their ReplicaSet) restart within its maxUnavailable, 25% of 4 = 1 at a time", async () => {
+    // Nothing runs the Deployment here (no kube-controller-manager): the test writes its ReplicaSet and pods as it would.
+    const labels = { app: 'api' };
+    const template = { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'example.io/app:1' }] } };
+    const dep = await createIn('apps', 'v1', 'deployments', {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'api' },
+      spec: { replicas: 4, selector: { matchLabels: labels }, template },
+    });
+    const rs = await createIn('apps', 'v1', 'replicasets', {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: {
+        name: 'api-1',
+        labels,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: dep.metadata.uid, controller: true }],
+      },
+      spec: { replicas: 4, selector: { matchLabels: labels }, template },
+    });
+    const started = rfc3339(new Date(Date.now() - 60_000));
+    const created: V1Pod[] = [];
+    for (let i = 0; i < 4; i++) {
+      const p = await core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: {
+            name: `api-${i}`,
+            labels,
+            annotations: { 'apps.kruise.io/using-enhanced-liveness': 'true' },
+            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'api-1', uid: rs.metadata.uid, controller: true }],
+          },
+          spec: { containers: [{ name: 'app', image: 'example.io/app:1', livenessProbe: probe }] },
+        },
+      });
+      await bindPod(p, node);
+      await running(`api-${i}`, `api-${i}-a`, started);
+      created.push(p);
+    }
+    await eventually(async () => {
+      const npp = (await custom.getClusterCustomObject({ ...NPP, name: node })) as Obj;
+      return ((npp.spec?.podProbes ?? []) as Obj[]).filter((e) => e.namespace === ns && e.name.startsWith('api-')).length === 4
+        ? true
+        : undefined;
+    }, 30_000);
+    await reportFailed(created);
+    const apiCrrs = async () => (await crrs()).filter((c) => c.spec.podName.startsWith('api-'));
+    await eventually(async () => ((await apiCrrs()).length === 1 ? true : undefined), 30_000);
+    const waiting = await eventually(async () => {
+      const w = (await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=api' })).items.filter(
+        (p) => pending(p)?.status === 'True',
+      );
+      return w.length === 3 ? w : undefined;
+    }, 20_000);
+    expect(pending(waiting[0]!)!.message).toMatch(/waits: Deployment .*\/api \(maxUnavailable 1\) allows 1 pod\(s\) unavailable/);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await apiCrrs()).toHaveLength(1);
+  }, 120_000);
 });
+
+async function createIn(group: string, version: string, plural: string, body: Obj): Promise<Obj> {
+  return (await custom.createNamespacedCustomObject({ group, version, plural, namespace: ns, body })) as Obj;
+}
 
 async function kubectlApplyPdb(): Promise<void> {
   await custom.createNamespacedCustomObject({
