@@ -62,6 +62,11 @@ export const enhancedLivenessController: ControllerDefinition = {
     { resource: CLONESETS, fields: ['spec.replicas', 'spec.updateStrategy.maxUnavailable'] },
   ],
   setup(ctx, enqueue) {
+    if (ctx.featureGates.get('PodProbeMarkerGate') === false)
+      ctx.logger.error(
+        { gate: 'PodProbeMarkerGate' },
+        'enhanced liveness lists its probes in NodePodProbes, which nothing creates or runs with PodProbeMarkerGate off: no liveness probe moved by the pod webhook runs',
+      );
     const pods = ctx.informers.for<Pod>(PODS);
     const nodePodProbes = ctx.informers.for<NodePodProbeObject>(NODE_POD_PROBES);
     const crrs = ctx.informers.for<KubeObject>(CONTAINER_RECREATE_REQUESTS);

@@ -22,3 +22,7 @@ export function enhanceLiveness(pod: Pod): LivenessStep {
     ],
   };
 }
+
+/** The warning on a moved pod when the runtime's PodProbeMarkerGate is off (its NodePodProbe path does not run). */
+export const PROBES_NOT_RUN =
+  'gate PodProbeMarkerGate is off in this runtime: the liveness probes moved into apps.kruise.io/container-probe-context are not run by anything, so no container of this pod is restarted on a failing probe';

@@ -1,7 +1,7 @@
 import type { WebhookDefinition } from '../../core/controller.js';
 import { POD_MUTATOR_ORDER } from '../../control/admission-order.js';
 import { podMutator } from '../../core/webhook/pod-mutator.js';
-import { enhanceLiveness } from './decision.js';
+import { enhanceLiveness, PROBES_NOT_RUN } from './decision.js';
 
 /**
  * Pod webhook step: enhanced liveness (gate EnhancedLivenessProbe), last in the chain so that the liveness probes of
@@ -12,11 +12,16 @@ export const enhancedLivenessWebhook: WebhookDefinition = {
   featureGate: 'EnhancedLivenessProbe',
   // Reads no cache: the probes are on the pod under admission.
   reads: [],
-  setup() {
+  setup(ctx) {
+    // The moved probes run through the node's NodePodProbe: with PodProbeMarkerGate off nothing would run them. The
+    // step still moves them, as upstream's does (the annotation asks for it), and says so on every pod it moves.
+    const unrun = ctx.featureGates.get('PodProbeMarkerGate') === false;
     return [
       podMutator('enhancedliveness', POD_MUTATOR_ORDER.enhancedLiveness, (pod) => {
         const step = enhanceLiveness(pod);
-        return step && 'warnings' in step ? { warnings: step.warnings } : undefined;
+        if (!step) return undefined;
+        if ('warnings' in step) return { warnings: step.warnings };
+        return unrun ? { warnings: [PROBES_NOT_RUN] } : undefined;
       }),
     ];
   },

@@ -67,4 +67,19 @@ describe('enhanced liveness webhook step', () => {
     );
     expect((await handler.handle(req('UPDATE'))).patch).toBeUndefined();
   });
+
+  it('with PodProbeMarkerGate off, still moves the probe but warns that nothing runs it', async () => {
+    const [handler] = enhancedLivenessWebhook.setup({
+      featureGates: new Map([['PodProbeMarkerGate', false]]),
+    } as unknown as ControllerContext) as never as [{ handle(req: AdmissionRequest): Promise<{ patch?: unknown[]; warnings?: string[] }> }];
+    const res = await handler.handle({
+      uid: '1',
+      operation: 'CREATE',
+      namespace: 'ns',
+      object: pod('true'),
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+    } as unknown as AdmissionRequest);
+    expect(res.patch).toEqual(expect.arrayContaining([{ op: 'remove', path: '/spec/containers/0/livenessProbe' }]));
+    expect(res.warnings).toEqual([expect.stringMatching(/^gate PodProbeMarkerGate is off in this runtime/)]);
+  });
 });
