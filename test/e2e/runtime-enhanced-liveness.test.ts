@@ -228,6 +228,13 @@ describe('enhanced liveness on the real API server', () => {
       /^cluster-wide liveness failure: 5 of 5 pods under PodDisruptionBudget .* restarting at most 2 at a time/,
     );
 
+    // The condition names the budget; the waiting events give the counts.
+    const waitEvents = (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=LivenessRestartWaiting' })).items;
+    expect(waitEvents.length).toBeGreaterThanOrEqual(3);
+    expect(waitEvents[0]!.message).toMatch(
+      /allows 2 pod\(s\) unavailable at once; (\d+ liveness restart\(s\) are under way|\d+ of 5 are unavailable or restarting)$/,
+    );
+
     // Still two: nothing more is admitted while those restarts are under way.
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await crrs()).toHaveLength(2);

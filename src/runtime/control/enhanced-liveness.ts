@@ -104,8 +104,17 @@ export interface RestartBudget {
 export interface RestartAdmission {
   /** Restarts to make now: one container per pod (its first failing one). */
   readonly restart: readonly { readonly uid: string; readonly name: string; readonly container: string }[];
-  /** Failing pods that wait, with why. */
-  readonly wait: readonly { readonly uid: string; readonly name: string; readonly container: string; readonly reason: string }[];
+  /**
+   * Failing pods that wait: `reason` names the budget and stays the same while it does (the pod's condition says it),
+   * `detail` gives the counts of the moment (for the event).
+   */
+  readonly wait: readonly {
+    readonly uid: string;
+    readonly name: string;
+    readonly container: string;
+    readonly reason: string;
+    readonly detail: string;
+  }[];
   /** Set when most of the group fails at once: the event to raise (once per episode, by the caller). */
   readonly clusterWide?: { readonly failing: number; readonly total: number; readonly message: string };
 }
@@ -129,16 +138,12 @@ export function admitLivenessRestarts(budget: RestartBudget): RestartAdmission {
     .filter((m) => m.failing.length > 0 && !m.restarting)
     .sort((a, b) => Number(a.available) - Number(b.available) || a.name.localeCompare(b.name));
   const restart: { uid: string; name: string; container: string }[] = [];
-  const wait: { uid: string; name: string; container: string; reason: string }[] = [];
+  const wait: { uid: string; name: string; container: string; reason: string; detail: string }[] = [];
+  const reason = `${budget.source} allows ${max} pod(s) unavailable at once`;
   for (const m of candidates) {
     const container = m.failing[0]!;
     if (inFlight + 1 > max) {
-      wait.push({
-        uid: m.uid,
-        name: m.name,
-        container,
-        reason: `${budget.source} allows ${max} pod(s) unavailable and ${inFlight} liveness restart(s) are under way`,
-      });
+      wait.push({ uid: m.uid, name: m.name, container, reason, detail: `${inFlight} liveness restart(s) are under way` });
       continue;
     }
     if (m.available && unavailable + 1 > max) {
@@ -146,7 +151,8 @@ export function admitLivenessRestarts(budget: RestartBudget): RestartAdmission {
         uid: m.uid,
         name: m.name,
         container,
-        reason: `${budget.source} allows ${max} pod(s) unavailable and ${unavailable} of ${members.length} are unavailable or restarting`,
+        reason,
+        detail: `${unavailable} of ${members.length} are unavailable or restarting`,
       });
       continue;
     }

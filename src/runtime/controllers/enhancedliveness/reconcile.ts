@@ -122,7 +122,7 @@ export class EnhancedLivenessReconciler implements Reconciler {
     }
     const now = rfc3339();
     let busy = false;
-    const waitingByUid = new Map<string, string>();
+    const waitingByUid = new Map<string, { readonly condition: string; readonly event: string }>();
     for (const [source, g] of groups) {
       const members = g.pods.map((p) => {
         const npp = p.spec?.nodeName ? this.nodePodProbes.get(p.spec.nodeName) : undefined;
@@ -133,7 +133,10 @@ export class EnhancedLivenessReconciler implements Reconciler {
       });
       const admission = admitLivenessRestarts({ ...g.budget, members });
       if (members.some((m) => m.restarting) || admission.wait.length) busy = true;
-      for (const w of admission.wait) waitingByUid.set(w.uid, `restart of container ${w.container} waits: ${w.reason}`);
+      for (const w of admission.wait) {
+        const condition = `restart of container ${w.container} waits: ${w.reason}`;
+        waitingByUid.set(w.uid, { condition, event: `${condition}; ${w.detail}` });
+      }
       for (const r of admission.restart) {
         const pod = g.pods.find((p) => p.metadata.uid === r.uid)!;
         await this.restart(pod, r.container, g.budget.source);
@@ -154,7 +157,8 @@ export class EnhancedLivenessReconciler implements Reconciler {
       } else this.announced.delete(source);
     }
     for (const pod of opted) {
-      const cond = waitingCondition(pod, waitingByUid.get(pod.metadata.uid!), now);
+      const waiting = waitingByUid.get(pod.metadata.uid!);
+      const cond = waitingCondition(pod, waiting?.condition, now);
       if (!cond) continue;
       try {
         await this.ctx.client.patch(PODS, pod.metadata.name!, ns, { status: { conditions: [cond] } }, PatchStrategy.StrategicMergePatch, {
@@ -163,7 +167,8 @@ export class EnhancedLivenessReconciler implements Reconciler {
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
-      if (cond.status === 'True') this.ctx.events.emit(PODS, pod, 'Warning', EVENT_LIVENESS_RESTART_WAITING, cond.message ?? '');
+      // The condition says why and stays put while the reason does; the event, once per change, gives the counts.
+      if (cond.status === 'True' && waiting) this.ctx.events.emit(PODS, pod, 'Warning', EVENT_LIVENESS_RESTART_WAITING, waiting.event);
     }
     return busy ? { requeueAfterMs: RECHECK_MS } : undefined;
   }

@@ -100,18 +100,20 @@ describe('admitLivenessRestarts', () => {
     });
   }
 
-  it('says why a restart waits, naming the budget and its counts', () => {
+  it('says why a restart waits: the budget (stable while it waits) and the counts of the moment', () => {
     const a = admitLivenessRestarts({ source: 'PodUnavailableBudget ns/web', maxUnavailable: 1, members: group('uFaa') });
     expect(a.wait).toEqual([
       {
         uid: 'u1',
         name: 'p1',
         container: 'app',
-        reason: 'PodUnavailableBudget ns/web allows 1 pod(s) unavailable and 1 of 4 are unavailable or restarting',
+        reason: 'PodUnavailableBudget ns/web allows 1 pod(s) unavailable at once',
+        detail: '1 of 4 are unavailable or restarting',
       },
     ]);
     const b = admitLivenessRestarts({ source: 'PodUnavailableBudget ns/web', maxUnavailable: 1, members: group('rFaa') });
-    expect(b.wait[0]!.reason).toBe('PodUnavailableBudget ns/web allows 1 pod(s) unavailable and 1 liveness restart(s) are under way');
+    expect(b.wait[0]!.reason).toBe(a.wait[0]!.reason);
+    expect(b.wait[0]!.detail).toBe('1 liveness restart(s) are under way');
   });
 
   it('names a cluster-wide failure once, with the counts', () => {
