@@ -3,7 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { BroadcastJobSpec } from '../src/api/kinds/broadcastjob.js';
-import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
+import { kruiseApiVersionOf, type KruiseApiVersion } from './api-version.js';
 import { checkImage } from './internal/image-reference.js';
 import { percentOrAbsoluteValue } from './internal/plus-objects.js';
 
@@ -39,6 +39,12 @@ export interface BroadcastJobProps extends kplus.WorkloadProps {
    * @default BroadcastJobCompletionPolicy.ALWAYS
    */
   readonly completionPolicy?: BroadcastJobCompletionPolicy;
+  /**
+   * The apps.kruise.io version the object is emitted at (upstream v1.9 stores this kind at v1beta1).
+   *
+   * @default - the app's or chart's choice (`KruiseApiVersions.emitIn`), else KruiseApiVersion.V1ALPHA1
+   */
+  readonly apiVersion?: KruiseApiVersion;
   /**
    * Fail the job (and delete its running pods) once it has been active this long. Only with completion policy ALWAYS.
    *
@@ -93,7 +99,7 @@ export class BroadcastJob extends kplus.Workload {
   public constructor(scope: Construct, id: string, props: BroadcastJobProps = {}) {
     super(scope, id, { ...props, restartPolicy: props.restartPolicy ?? kplus.RestartPolicy.NEVER });
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: KRUISE_API_VERSION,
+      apiVersion: kruiseApiVersionOf(this, 'BroadcastJob', props.apiVersion),
       kind: 'BroadcastJob',
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,

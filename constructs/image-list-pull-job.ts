@@ -2,7 +2,7 @@ import { ApiObject, Lazy } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { Construct } from 'constructs';
 import type { ImageListPullJobSpec } from '../src/api/kinds/imagelistpulljob.js';
-import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
+import { kruiseApiVersionOf, type KruiseApiVersion } from './api-version.js';
 import { checkPullTemplate, pullTemplateSpec, type ImagePullJobTemplateProps } from './image-pull-job.js';
 import { imageReferenceMessage } from './internal/image-reference.js';
 
@@ -16,6 +16,12 @@ export interface ImageListPullJobProps extends ImagePullJobTemplateProps {
    * syntax of each is checked. Each gets an ImagePullJob of its own with the other properties.
    */
   readonly images: readonly string[];
+  /**
+   * The apps.kruise.io version the object is emitted at (upstream v1.9 stores this kind at v1beta1).
+   *
+   * @default - the app's or chart's choice (`KruiseApiVersions.emitIn`), else KruiseApiVersion.V1ALPHA1
+   */
+  readonly apiVersion?: KruiseApiVersion;
 }
 
 /**
@@ -53,7 +59,7 @@ export class ImageListPullJob extends kplus.Resource {
     checkPullTemplate(where, props);
     this.images = [...props.images];
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: KRUISE_API_VERSION,
+      apiVersion: kruiseApiVersionOf(this, 'ImageListPullJob', props.apiVersion),
       kind: 'ImageListPullJob',
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,

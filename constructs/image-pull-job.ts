@@ -3,7 +3,7 @@ import * as kplus from 'cdk8s-plus-27';
 import { secretNames, type SecretReference } from './internal/plus-objects.js';
 import { Construct } from 'constructs';
 import type { ImagePullJobSpec } from '../src/api/kinds/imagepulljob.js';
-import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
+import { kruiseApiVersionOf, type KruiseApiVersion } from './api-version.js';
 import { imageReferenceMessage } from './internal/image-reference.js';
 
 /** Which nodes an ImagePullJob pulls on, by node name or node labels. */
@@ -169,6 +169,12 @@ export interface ImagePullJobTemplateProps extends kplus.ResourceProps {
 export interface ImagePullJobProps extends ImagePullJobTemplateProps {
   /** Image to pre-pull, e.g. `nginx:1.9.1`; the reference syntax is checked. */
   readonly image: string;
+  /**
+   * The apps.kruise.io version the object is emitted at (upstream v1.9 stores this kind at v1beta1).
+   *
+   * @default - the app's or chart's choice (`KruiseApiVersions.emitIn`), else KruiseApiVersion.V1ALPHA1
+   */
+  readonly apiVersion?: KruiseApiVersion;
 }
 
 const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
@@ -242,7 +248,7 @@ export class ImagePullJob extends kplus.Resource {
     checkPullTemplate(where, props);
     this.image = props.image;
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: KRUISE_API_VERSION,
+      apiVersion: kruiseApiVersionOf(this, 'ImagePullJob', props.apiVersion),
       kind: 'ImagePullJob',
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,

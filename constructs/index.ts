@@ -5,6 +5,7 @@ export * from './container-launch-priority.js';
 export * from './lifecycle-hook.js';
 export * from './clone-set.js';
 export * from './sidecar-set.js';
+export * from './api-version.js';
 export * from './image-pull-job.js';
 export * from './image-list-pull-job.js';
 export * from './broadcast-job.js';
