@@ -51,7 +51,8 @@ export const cloneSetController: ControllerDefinition = {
       ],
     },
     { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
-    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
+    // Annotations: each revision's volumeClaimTemplates hash (gate RecreatePodWhenChangeVCTInCloneSetGate).
+    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.annotations', 'metadata.ownerReferences', 'data', 'revision'] },
   ],
   setup(ctx, enqueue) {
     const sets = ctx.informers.for<CloneSetObject>(CLONESETS);
