@@ -275,6 +275,10 @@ const UPSTREAM_OUTCOME: Partial<Record<AppFeature, string>> = {
     'nothing would restart a container whose probe fails: the pods would run with no liveness checking at all. Use target bundled ' +
     "(the cdk8s-kruise runtime runs the probes and restarts within the pod's disruption budget), or drop the annotation to keep " +
     "the kubelet's liveness probes.",
+  [AppFeature.DAEMONSET_PRENORMAL_INPLACE_HOOKS]:
+    "Upstream OpenKruise's DaemonSet webhook refuses an inPlaceUpdate hook, and its controller ignores preNormal (a new pod " +
+    'counts as available without waiting for the hook). Use target bundled (the cdk8s-kruise runtime holds the pods in both hooks ' +
+    'as it does for a CloneSet), or keep only preDelete, which both runtimes carry out.',
 };
 
 const KIND_LEVEL: ReadonlySet<AppFeature> = new Set([...Object.values(KIND_FEATURES), AppFeature.OTHER_KRUISE_KIND]);

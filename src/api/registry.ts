@@ -15,6 +15,7 @@ import { BroadcastJobSchema } from './kinds/broadcastjob.js';
 import { ImageListPullJobSchema } from './kinds/imagelistpulljob.js';
 import { NodePodProbeSchema, PodProbeMarkerSchema } from './kinds/podprobemarker.js';
 import { PodUnavailableBudgetSchema } from './kinds/podunavailablebudget.js';
+import { DaemonSetSchema } from './kinds/daemonset.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
 /** An `additionalPrinterColumns` entry of a CRD version. */
@@ -270,6 +271,34 @@ export const PodUnavailableBudgetDefinition = def('PodUnavailableBudget', {
   ],
 });
 
+/** Registry entry of Advanced DaemonSet: names, scope, schema, printer columns (upstream's) and subresources. */
+export const DaemonSetDefinition = def('DaemonSet', {
+  schema: DaemonSetSchema,
+  subresources: { status: {} },
+  printerColumns: [
+    { name: 'DESIRED', type: 'integer', jsonPath: '.status.desiredNumberScheduled', description: 'The desired number of pods.' },
+    { name: 'CURRENT', type: 'integer', jsonPath: '.status.currentNumberScheduled', description: 'The current number of pods.' },
+    { name: 'READY', type: 'integer', jsonPath: '.status.numberReady', description: 'The ready number of pods.' },
+    { name: 'UP-TO-DATE', type: 'integer', jsonPath: '.status.updatedNumberScheduled', description: 'The updated number of pods.' },
+    { name: 'AVAILABLE', type: 'integer', jsonPath: '.status.numberAvailable', description: 'The available number of pods.' },
+    AGE,
+    {
+      name: 'CONTAINERS',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].name',
+      description: 'The containers of the pod template.',
+      priority: 1,
+    },
+    {
+      name: 'IMAGES',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].image',
+      description: 'The images of the pod template.',
+      priority: 1,
+    },
+  ],
+});
+
 /** Every kind we model, in a stable order (used for CRD output order). */
 export const KINDS: readonly KindDefinition[] = Object.freeze([
   SidecarSetDefinition,
@@ -282,6 +311,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   PodProbeMarkerDefinition,
   NodePodProbeDefinition,
   PodUnavailableBudgetDefinition,
+  DaemonSetDefinition,
 ]);
 
 // A kind is found at its model version and at each version also served (one schema; `servedIn` marks the differences).

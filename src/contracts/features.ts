@@ -220,6 +220,8 @@ export enum AppFeature {
   STATEFULSET_START_ORDINAL = 'StatefulSet start ordinal',
   /** An Advanced DaemonSet (apps.kruise.io DaemonSet). */
   ADVANCED_DAEMONSET = 'Advanced DaemonSet',
+  /** An Advanced DaemonSet with a preNormal or inPlaceUpdate hook (upstream acts on its preDelete hook only). */
+  DAEMONSET_PRENORMAL_INPLACE_HOOKS = 'Advanced DaemonSet preNormal and inPlaceUpdate hooks',
   /** A BroadcastJob. */
   BROADCAST_JOB = 'BroadcastJob',
   /** An AdvancedCronJob. */
@@ -351,7 +353,12 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
-  [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, UPSTREAM_ONLY),
+  // The bundled DaemonSet controller runs one pod per eligible node (bound by node affinity, as upstream) and rolls
+  // updates out by recreate or in place, with partition, node selector, pause, surge and the preDelete hook.
+  [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, BOTH),
+  // Upstream's webhook refuses an inPlaceUpdate hook on a DaemonSet and its controller ignores preNormal; the bundled
+  // controller holds pods in both hooks as its CloneSet controller does.
+  [AppFeature.DAEMONSET_PRENORMAL_INPLACE_HOOKS]: feature([], {}, BUNDLED_ONLY),
   // The bundled BroadcastJob controller runs one pod per eligible node, bound by node affinity as upstream.
   [AppFeature.BROADCAST_JOB]: feature([], {}, BOTH),
   [AppFeature.ADVANCED_CRON_JOB]: feature([], {}, UPSTREAM_ONLY),
@@ -452,7 +459,7 @@ export const BUNDLED_ADMISSION = Object.freeze({
   /** Whether `/mutate-pod` is served (mutators: `POD_MUTATORS` in src/runtime/manager/registry.ts). */
   podWebhook: true,
   /** Our kinds with a defaulting (mutating) webhook. */
-  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet']) as readonly string[],
+  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet', 'DaemonSet']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs)... */
   validatingKinds: 'all' as const,
   /**
@@ -803,6 +810,45 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
       'spec.minAvailable',
     ],
   ]),
+  [`${KRUISE_GROUP}/DaemonSet`]: table(
+    OBJECT_PARTS,
+    [
+      AppFeature.ADVANCED_DAEMONSET,
+      [
+        'spec',
+        'spec.selector.**',
+        // The pod template, read whole (unpruned in the CRD, as upstream).
+        'spec.template',
+        'spec.updateStrategy',
+        'spec.updateStrategy.type',
+        'spec.updateStrategy.rollingUpdate',
+        'spec.updateStrategy.rollingUpdate.rollingUpdateType',
+        'spec.updateStrategy.rollingUpdate.maxUnavailable',
+        'spec.updateStrategy.rollingUpdate.maxSurge',
+        'spec.updateStrategy.rollingUpdate.selector.**',
+        'spec.updateStrategy.rollingUpdate.partition',
+        'spec.updateStrategy.rollingUpdate.paused',
+        'spec.minReadySeconds',
+        'spec.burstReplicas',
+        'spec.revisionHistoryLimit',
+        'spec.scaleStrategy',
+        'spec.scaleStrategy.partitionedScaling',
+        'spec.lifecycle',
+        'spec.lifecycle.preDelete',
+        'spec.lifecycle.preDelete.labelsHandler',
+        'spec.lifecycle.preDelete.finalizersHandler',
+      ],
+    ],
+    [
+      AppFeature.DAEMONSET_PRENORMAL_INPLACE_HOOKS,
+      (['inPlaceUpdate', 'preNormal'] as const).flatMap((h) => [
+        `spec.lifecycle.${h}`,
+        `spec.lifecycle.${h}.labelsHandler`,
+        `spec.lifecycle.${h}.finalizersHandler`,
+      ]),
+    ],
+    [markPodNotReady, LIFECYCLE_HOOKS.map((h) => `spec.lifecycle.${h}.markPodNotReady`)],
+  ),
   // Not modelled: only the fields with a feature of their own (the rest is the kind's).
   [`${KRUISE_GROUP}/StatefulSet`]: table(
     [AppFeature.STATEFULSET_AUTO_DELETE_PVC, ['spec.persistentVolumeClaimRetentionPolicy.**']],
@@ -876,6 +922,7 @@ export function fieldTableOf(apiVersion: string, kind: string): FieldTable | und
  */
 export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze({
   [K.ANNOTATION_CONTAINER_EXIT_PRIORITY]: AppFeature.CONTAINER_EXIT_PRIORITY,
+  [K.ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD]: when(AppFeature.ADVANCED_DAEMONSET, isTrueString),
   [K.ANNOTATION_CONTAINER_EXIT_PRIORITY_PATTERNS]: AppFeature.CONTAINER_EXIT_PRIORITY,
   [K.ANNOTATION_TERMINATE_SIDECARS]: AppFeature.SIDECAR_TERMINATOR_PATTERNS,
   [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY]: AppFeature.CONTAINER_LAUNCH_PRIORITY,

@@ -52,6 +52,11 @@ export const LABEL_LIFECYCLE_STATE = 'lifecycle.apps.kruise.io/state';
 export const ANNOTATION_LIFECYCLE_TIMESTAMP = 'lifecycle.apps.kruise.io/timestamp';
 /** Readiness gate / condition type that markPodNotReady sets to False. */
 export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
+/**
+ * Advanced DaemonSet annotation (`"true"`): v1alpha1's spelling of v1beta1's `spec.scaleStrategy.partitionedScaling`
+ * (with a partition, pods are created only on as many nodes as the partition leaves to the update revision).
+ */
+export const ANNOTATION_DAEMONSET_PROGRESSIVE_CREATE_POD = 'daemonset.kruise.io/progressive-create-pod';
 /** CloneSet PVC/pod label binding a PVC to its pod slot. */
 export const LABEL_CLONESET_INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
 /** Pod/SidecarSet annotation: JSON map set name → {@link SidecarSetHashEntry} (hash of the sidecar spec). */

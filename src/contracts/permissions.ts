@@ -154,7 +154,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['pods'],
     verbs: ['create', 'delete'],
-    why: 'CloneSet and BroadcastJob controllers: create their pods; CloneSet deletes pods on scale-in and recreate, BroadcastJob the active pods of a failed job and pods no longer fitting their node (CloneSet patches lifecycle state, revision labels, in-place images and owner references under the pods rule above)',
+    why: 'CloneSet, BroadcastJob and Advanced DaemonSet controllers: create their pods; CloneSet deletes pods on scale-in and recreate, BroadcastJob the active pods of a failed job and pods no longer fitting their node, DaemonSet pods on nodes that no longer fit, extra pods of a node and pods replaced by a rolling update (CloneSet and DaemonSet patch lifecycle state, revision labels, in-place images and owner references under the pods rule above)',
   },
   {
     apiGroups: [''],
@@ -166,7 +166,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: ['apps'],
     resources: ['controllerrevisions'],
     verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-    why: 'CloneSet template history: create the update revision (read the holder of its name on a collision), bump an older equal one on rollback, truncate beyond revisionHistoryLimit',
+    why: 'CloneSet and Advanced DaemonSet template history: create the update revision (read the holder of its name on a collision), bump an older equal one on rollback, truncate beyond revisionHistoryLimit',
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -179,6 +179,18 @@ export const MANAGER: readonly PermissionRule[] = [
     resources: ['clonesets/status'],
     verbs: ['patch'],
     why: 'CloneSet status (replicas, ready/available/updated counts, revisions, collisionCount, labelSelector for the scale subresource, conditions)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['daemonsets'],
+    verbs: ['list', 'watch'],
+    why: 'Advanced DaemonSet controller: informer on DaemonSets (pods, revisions and status are written under their own rules)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['daemonsets/status'],
+    verbs: ['patch'],
+    why: 'Advanced DaemonSet status (desired/current/ready/available/unavailable/updated/misscheduled counts, revision hash (daemonSetHash), collisionCount, observedGeneration)',
   },
   {
     apiGroups: [KRUISE_GROUP],

@@ -98,6 +98,11 @@ export const KRUISE_KINDS = Object.freeze({
   PodProbeMarker: kruiseKind('PodProbeMarker', 'podprobemarkers', true),
   NodePodProbe: kruiseKind('NodePodProbe', 'nodepodprobes', false),
   PodUnavailableBudget: kruiseKind('PodUnavailableBudget', 'podunavailablebudgets', true, ['pub'], undefined, KRUISE_POLICY_GROUP),
+  // Upstream v1.9 stores v1beta1; the one schema holds both versions' fields (src/api/kinds/daemonset.ts).
+  DaemonSet: Object.freeze({
+    ...kruiseKind('DaemonSet', 'daemonsets', true, ['daemon', 'ads'], ['v1beta1']),
+    storageVersion: 'v1beta1',
+  }),
 });
 
 export type KruiseKindName = keyof typeof KRUISE_KINDS;
@@ -118,6 +123,12 @@ export const IMAGE_LIST_PULL_JOBS = kruiseResource('ImageListPullJob');
 export const POD_PROBE_MARKERS = kruiseResource('PodProbeMarker');
 export const NODE_POD_PROBES = kruiseResource('NodePodProbe');
 export const POD_UNAVAILABLE_BUDGETS = kruiseResource('PodUnavailableBudget');
+export const ADVANCED_DAEMONSETS = kruiseResource('DaemonSet');
+/**
+ * Advanced DaemonSets at v1beta1, the version upstream stores: the status goes there, since a field only one version
+ * has is pruned at the storage version (the revision hash is v1beta1's `updateRevision`, v1alpha1's `daemonSetHash`).
+ */
+export const ADVANCED_DAEMONSETS_V1BETA1 = rt(KRUISE_GROUP, 'v1beta1', 'daemonsets', 'DaemonSet', true);
 
 /** `apiVersion` string of a resource type (`v1`, `apps.kruise.io/v1alpha1`). */
 export function apiVersionOf(t: ResourceType): string {

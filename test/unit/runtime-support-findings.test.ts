@@ -120,7 +120,7 @@ describe('silent before, reported now', () => {
     expect(summary(runtimeFindings(objects))).toEqual([]);
   });
 
-  it('apps.kruise.io/v1beta1 Advanced StatefulSet and Advanced DaemonSet: one warning each, not one per field', () => {
+  it('apps.kruise.io/v1beta1 Advanced StatefulSet: one warning, not one per field', () => {
     const { objects } = synthApp((c) => {
       raw(c, 'sts', {
         apiVersion: 'apps.kruise.io/v1beta1',
@@ -128,25 +128,65 @@ describe('silent before, reported now', () => {
         metadata: { name: 'db', namespace: 'default' },
         spec: { replicas: 3, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete' }, ordinals: { start: 1 } },
       });
-      raw(c, 'ds', {
-        apiVersion: 'apps.kruise.io/v1beta1',
-        kind: 'DaemonSet',
-        metadata: { name: 'agent', namespace: 'default' },
-        spec: {},
-      });
     });
     const fs = runtimeFindings(objects);
-    expect(summary(fs)).toEqual([
-      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'StatefulSet', pointer: '' },
-      { ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'DaemonSet', pointer: '' },
-    ]);
-    expect(fs.map((f) => f.message)).toEqual([
-      'uses Advanced StatefulSet, which this version of the bundled runtime does not carry out',
-      'uses Advanced DaemonSet, which this version of the bundled runtime does not carry out',
-    ]);
+    expect(summary(fs)).toEqual([{ ruleId: 'KRUISE-RUNTIME-001', severity: 'warning', kind: 'StatefulSet', pointer: '' }]);
+    expect(fs.map((f) => f.message)).toEqual(['uses Advanced StatefulSet, which this version of the bundled runtime does not carry out']);
     expect(fs[0]!.hint).toMatch(
       /^The bundled runtime serves SidecarSet, .* upstream OpenKruise serves apps.kruise.io\/v1beta1 StatefulSet/,
     );
+  });
+
+  it('Advanced DaemonSet at either version: carried out, no warning; its preNormal/inPlaceUpdate hooks are ours only', () => {
+    const agent = (apiVersion: string, lifecycle?: Record<string, unknown>) => ({
+      apiVersion,
+      kind: 'DaemonSet',
+      metadata: { name: `agent-${apiVersion.split('/')[1]}`, namespace: 'default' },
+      spec: {
+        selector: { matchLabels: { app: 'agent' } },
+        template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'a', image: 'a:1' }] } },
+        ...(lifecycle ? { lifecycle } : {}),
+      },
+    });
+    const { objects } = synthApp((c) => {
+      raw(c, 'a', agent('apps.kruise.io/v1alpha1', { preDelete: { labelsHandler: { hold: 'true' } } }));
+      raw(c, 'b', agent('apps.kruise.io/v1beta1'));
+    });
+    expect(runtimeFindings(objects)).toEqual([]);
+  });
+
+  it('target openkruise: a preNormal or inPlaceUpdate hook on an Advanced DaemonSet is reported, preDelete is not', () => {
+    let thrown: Error | undefined;
+    let objects: Obj[] = [];
+    try {
+      objects = synthApp(
+        (c) =>
+          raw(c, 'a', {
+            apiVersion: 'apps.kruise.io/v1alpha1',
+            kind: 'DaemonSet',
+            metadata: { name: 'agent', namespace: 'default' },
+            spec: {
+              selector: { matchLabels: { app: 'agent' } },
+              template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'a', image: 'a:1' }] } },
+              lifecycle: {
+                preDelete: { labelsHandler: { d: 'true' } },
+                preNormal: { labelsHandler: { n: 'true' } },
+                inPlaceUpdate: { finalizersHandler: ['x/y'] },
+              },
+            },
+          }),
+        { target: RuntimeTarget.OPENKRUISE },
+      ).objects;
+    } catch (err) {
+      thrown = err as Error;
+    }
+    expect(objects).toEqual([]);
+    const lines = (thrown?.message ?? '').split('\n').filter((l) => l.includes('DaemonSet default/agent'));
+    expect(lines.map((l) => /at (\/\S+),/.exec(l)?.[1])).toEqual(['/spec/lifecycle/inPlaceUpdate', '/spec/lifecycle/preNormal']);
+    expect(lines[0]).toMatch(
+      /uses Advanced DaemonSet preNormal and inPlaceUpdate hooks at .*, which upstream OpenKruise does not carry out/,
+    );
+    expect(lines[0]).toMatch(/webhook refuses an inPlaceUpdate hook, and its controller ignores preNormal/);
   });
 
   it('a Kruise kind or version nobody names: the bundled runtime serves v1alpha1 only, upstream may serve the rest', () => {

@@ -22,6 +22,7 @@ import * as broadcastjob from '../kinds/broadcastjob.js';
 import * as imagelistpulljob from '../kinds/imagelistpulljob.js';
 import * as podprobemarker from '../kinds/podprobemarker.js';
 import * as podunavailablebudget from '../kinds/podunavailablebudget.js';
+import * as daemonset from '../kinds/daemonset.js';
 import * as sidecarset from '../kinds/sidecarset.js';
 
 type Json = Record<string, unknown>;
@@ -38,6 +39,7 @@ const MODULES: readonly (readonly [string, Record<string, unknown>])[] = [
   ['imagelistpulljob', imagelistpulljob],
   ['podprobemarker', podprobemarker],
   ['podunavailablebudget', podunavailablebudget],
+  ['daemonset', daemonset],
 ];
 
 /** Canonical structure of a schema node, ignoring its own description (same shape = same type). */

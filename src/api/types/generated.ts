@@ -1159,3 +1159,112 @@ export interface PubTargetReference {
   /** Name of the referent. */
   name?: string;
 }
+
+/** A DaemonSet condition (as a native DaemonSet’s). */
+export interface DaemonSetCondition {
+  /** Condition type. */
+  type: string;
+  /** True, False or Unknown. */
+  status: string;
+  /** When the status last changed. */
+  lastTransitionTime?: string;
+  /** Machine-readable reason of the last transition. */
+  reason?: string;
+  /** Human-readable details. */
+  message?: string;
+}
+
+/** How pods are created on nodes (upstream v1beta1). */
+export interface DaemonSetScaleStrategy {
+  /** With a partition, pods are created on only as many nodes as the partition leaves to the update revision (default false: every eligible node gets a pod). */
+  partitionedScaling?: boolean;
+}
+
+/** Advanced DaemonSet: one pod per eligible node, with in-place rolling update, partition, node-selected rollout, pause and lifecycle hooks. */
+export interface DaemonSet {
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
+  /** Always `DaemonSet`. */
+  kind: "DaemonSet";
+  /** Standard object metadata (metav1.ObjectMeta). */
+  metadata: ObjectMeta;
+  /** Desired state of an Advanced DaemonSet. */
+  spec: DaemonSetSpec;
+  /** Observed state of an Advanced DaemonSet. */
+  status?: DaemonSetStatus;
+}
+
+/** Desired state of an Advanced DaemonSet. */
+export interface DaemonSetSpec {
+  /** Label query over pods; must match the template labels (immutable). */
+  selector: LabelSelector;
+  /** Pod template; restartPolicy must be Always. */
+  template: V1PodTemplateSpec;
+  /** How pods are replaced when the template changes. */
+  updateStrategy?: DaemonSetUpdateStrategy;
+  /** Seconds a pod must be ready to count as available. */
+  minReadySeconds?: number;
+  /** Max pods created or deleted in one pass (default 250). */
+  burstReplicas?: number | string;
+  /** Revisions kept (default 10). */
+  revisionHistoryLimit?: number;
+  /** Pod lifecycle hooks (state in label lifecycle.apps.kruise.io/state). */
+  lifecycle?: Lifecycle;
+  /** How pods are created on nodes (upstream v1beta1). */
+  scaleStrategy?: {
+    /** With a partition, pods are created on only as many nodes as the partition leaves to the update revision (default false: every eligible node gets a pod). */
+    partitionedScaling?: boolean;
+  };
+}
+
+/** Observed state of an Advanced DaemonSet. */
+export interface DaemonSetStatus {
+  /** Nodes running at least one daemon pod that should run it. */
+  currentNumberScheduled: number;
+  /** Nodes running a daemon pod that should not run it. */
+  numberMisscheduled: number;
+  /** Nodes that should run the daemon pod. */
+  desiredNumberScheduled: number;
+  /** Nodes that should run the daemon pod and have one ready. */
+  numberReady: number;
+  /** Most recent generation observed. */
+  observedGeneration?: number;
+  /** Nodes running a daemon pod at the update revision. */
+  updatedNumberScheduled: number;
+  /** Nodes with a daemon pod available (ready for minReadySeconds). */
+  numberAvailable?: number;
+  /** Nodes that should run the daemon pod and have none available. */
+  numberUnavailable?: number;
+  /** Hash collision counter for revision names. */
+  collisionCount?: number;
+  /** Observations of the state. */
+  conditions?: DaemonSetCondition[];
+  /** Revision hash of the current template (v1alpha1’s name). */
+  daemonSetHash?: string;
+  /** Revision hash of the current template (v1beta1’s name). */
+  updateRevision?: string;
+}
+
+/** How pods are replaced when the template changes. */
+export interface DaemonSetUpdateStrategy {
+  /** RollingUpdate (default): update pods by the rolling update; OnDelete: new pods only when old ones are deleted. */
+  type?: "RollingUpdate" | "OnDelete";
+  /** How a rolling update proceeds. */
+  rollingUpdate?: RollingUpdateDaemonSet;
+}
+
+/** How a rolling update proceeds. */
+export interface RollingUpdateDaemonSet {
+  /** Standard (default): replace pods (delete then create, or create then delete with maxSurge); InPlaceIfPossible: update in place when only images or metadata changed, recreate otherwise. */
+  rollingUpdateType?: "Standard" | "InPlaceIfPossible" | "Surging";
+  /** Max pods unavailable during the update (count or percentage of desired pods; default 1). */
+  maxUnavailable?: number | string;
+  /** Max nodes that run an updated pod beside the old one during the update (default 0; must be 0 with maxUnavailable non-zero and with InPlaceIfPossible). */
+  maxSurge?: number | string;
+  /** Only pods on nodes matching this node label selector are updated. */
+  selector?: LabelSelector;
+  /** Number or percentage of pods kept at the old revision (default 0: update all). */
+  partition?: number | string;
+  /** Pause the update (new nodes still get pods). */
+  paused?: boolean;
+}

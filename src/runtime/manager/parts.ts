@@ -58,6 +58,11 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     does: 'one pod per eligible node for each BroadcastJob: parallelism, completion and failure policies, status, TTL',
   },
   {
+    name: 'daemonset',
+    topic: 'Advanced DaemonSets',
+    does: 'one pod per eligible node for each Advanced DaemonSet: burst creation, rolling update (recreate or in place; partition, node selector, pause, surge), lifecycle hooks, revisions, status',
+  },
+  {
     name: 'imagelistpulljob',
     gate: 'ImagePullJobGate',
     topic: 'ImageListPullJobs',
@@ -99,6 +104,7 @@ export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
     does: 'validates CloneSets, SidecarSets, ImagePullJobs, NodeImages and BroadcastJobs with the policy rules of `cdk8s-kruise validate`',
   },
   { name: 'cloneset', does: 'CloneSet defaulting and update checks' },
+  { name: 'daemonset', does: 'Advanced DaemonSet defaulting and checks (rolling update limits, selector)' },
   {
     name: 'sidecarsetvalidation',
     does: 'SidecarSet checks against the cluster: overlapping SidecarSets, the patchPodMetadata whitelist',

@@ -9,6 +9,7 @@ import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
 import { broadcastJobController } from '../controllers/broadcastjob/index.js';
+import { daemonSetController } from '../controllers/daemonset/index.js';
 import { imageListPullJobController } from '../controllers/imagelistpulljob/index.js';
 import { podProbeMarkerController } from '../controllers/podprobemarker/index.js';
 import { nodePodProbeController } from '../controllers/nodepodprobe/index.js';
@@ -16,6 +17,7 @@ import { podUnavailableBudgetController } from '../controllers/podunavailablebud
 import { enhancedLivenessController } from '../controllers/enhancedliveness/index.js';
 import { enhancedLivenessWebhook } from '../webhooks/enhancedliveness/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
+import { daemonSetWebhook } from '../webhooks/daemonset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
 import { deletionProtectionWebhook } from '../webhooks/deletionprotection/index.js';
@@ -37,6 +39,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   sidecarSetController,
   cloneSetController,
   broadcastJobController,
+  daemonSetController,
   imageListPullJobController,
   podProbeMarkerController,
   nodePodProbeController,
@@ -60,6 +63,7 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   containerRecreateRequestWebhook,
   kruiseValidationWebhook,
   cloneSetWebhook,
+  daemonSetWebhook,
   sidecarSetValidationWebhook,
   deletionProtectionWebhook,
   podUnavailableBudgetWebhook,

@@ -384,6 +384,46 @@ export function samplePodUnavailableBudget(): PodUnavailableBudget {
   };
 }
 
+export function sampleDaemonSet(): import('../../../src/api/index.js').DaemonSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'DaemonSet',
+    metadata: { name: 'node-agent', namespace: 'kube-system' },
+    spec: {
+      selector: { matchLabels: { app: 'node-agent' } },
+      template: {
+        metadata: { labels: { app: 'node-agent' } },
+        spec: { containers: [{ name: 'agent', image: 'registry.example.com/agent:1.0' }], tolerations: [{ operator: 'Exists' }] },
+      },
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: {
+          rollingUpdateType: 'InPlaceIfPossible',
+          maxUnavailable: '10%',
+          partition: 2,
+          selector: { matchLabels: { 'node-pool': 'canary' } },
+          paused: false,
+        },
+      },
+      burstReplicas: 50,
+      minReadySeconds: 5,
+      revisionHistoryLimit: 5,
+      lifecycle: { preDelete: { labelsHandler: { 'example.com/drained': 'false' } } },
+    },
+    status: {
+      currentNumberScheduled: 3,
+      numberMisscheduled: 0,
+      desiredNumberScheduled: 3,
+      numberReady: 3,
+      observedGeneration: 2,
+      updatedNumberScheduled: 1,
+      numberAvailable: 3,
+      numberUnavailable: 0,
+      daemonSetHash: '6d5f7c8b9',
+    },
+  };
+}
+
 export const SAMPLES = {
   SidecarSet: sampleSidecarSet,
   CloneSet: sampleCloneSet,
@@ -395,4 +435,5 @@ export const SAMPLES = {
   PodProbeMarker: samplePodProbeMarker,
   NodePodProbe: sampleNodePodProbe,
   PodUnavailableBudget: samplePodUnavailableBudget,
+  DaemonSet: sampleDaemonSet,
 } as const;

@@ -2,7 +2,8 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import { BROADCAST_JOBS, NODES, PODS } from '../../../contracts/index.js';
 import { controllerOf } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
-import { assignedNode, type BroadcastJobObject } from './decision.js';
+import { assignedNode } from '../../control/node-placement.js';
+import type { BroadcastJobObject } from './decision.js';
 import { BroadcastJobSync } from './sync.js';
 
 /** The `namespace/name` of the BroadcastJob controlling `pod`, if one does. */

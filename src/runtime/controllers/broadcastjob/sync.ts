@@ -12,7 +12,8 @@ import {
 } from '../../core/index.js';
 import { controllerOf } from '../../core/meta.js';
 import { ScaleExpectations } from '../../core/expectations.js';
-import { assignedNode, decide, podFor, statusChanged, type BroadcastJobObject } from './decision.js';
+import { assignedNode } from '../../control/node-placement.js';
+import { decide, podFor, statusChanged, type BroadcastJobObject } from './decision.js';
 
 /** Pods by the uid of their BroadcastJob controller. */
 export const INDEX_JOB_UID = 'broadcastjob/controller-uid';

@@ -65,4 +65,8 @@ export const sameShape: Record<string, true> = {
   NodeImageSpec: true satisfies Same<G.NodeImageSpec, Static<typeof S.NodeImageSpecSchema>>,
   NodeImageStatus: true satisfies Same<G.NodeImageStatus, Static<typeof S.NodeImageStatusSchema>>,
   ReferenceObject: true satisfies Same<G.ReferenceObject, Static<typeof S.ReferenceObjectSchema>>,
+  DaemonSetSpec: true satisfies Same<G.DaemonSetSpec, Static<typeof S.DaemonSetSpecSchema>>,
+  DaemonSetStatus: true satisfies Same<G.DaemonSetStatus, Static<typeof S.DaemonSetStatusSchema>>,
+  DaemonSetUpdateStrategy: true satisfies Same<G.DaemonSetUpdateStrategy, Static<typeof S.DaemonSetUpdateStrategySchema>>,
+  RollingUpdateDaemonSet: true satisfies Same<G.RollingUpdateDaemonSet, Static<typeof S.RollingUpdateDaemonSetSchema>>,
 };

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { assignedNode, bindToNode, misfit } from '../../../../../src/runtime/control/node-placement.js';
 import {
-  assignedNode,
-  bindToNode,
   classifyPods,
   decide,
-  misfit,
   parallelismOf,
   podFor,
   statusChanged,

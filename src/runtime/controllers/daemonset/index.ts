@@ -1,0 +1,120 @@
+import type { ControllerDefinition } from '../../core/controller.js';
+import { ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS } from '../../../contracts/index.js';
+import { controllerOf } from '../../core/meta.js';
+import { objectKey, type Node, type Pod } from '../../core/types.js';
+import type { Revision } from '../../control/controller-revision.js';
+import { assignedNode } from '../../control/node-placement.js';
+import type { DaemonSetObject } from './placement-decision.js';
+import { DaemonSetSync } from './sync.js';
+
+/** The `namespace/name` of the Advanced DaemonSet controlling `o`, if one does. */
+function ownerKey(o: Pod | Revision): string | undefined {
+  const ref = controllerOf(o);
+  return ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${o.metadata.namespace}/${ref.name}` : undefined;
+}
+
+/** The scheduling facts of a node that decide whether it should run a daemon pod, and the labels a rollout selects by. */
+function placementOf(n: Node): string {
+  const spec = (n.spec ?? {}) as { taints?: unknown; unschedulable?: boolean };
+  return JSON.stringify([n.metadata.labels ?? {}, spec.taints ?? [], spec.unschedulable ?? false]);
+}
+
+/**
+ * Advanced DaemonSet controller (no gate, upstream `daemonset-controller`): one pod per eligible node, burst
+ * creation, rolling update (Standard or InPlaceIfPossible) with maxUnavailable, maxSurge, node selector, partition
+ * and pause, lifecycle hooks (preDelete as upstream; preNormal and inPlaceUpdate beyond it), revisions and status.
+ */
+export const daemonSetController: ControllerDefinition = {
+  name: 'daemonset',
+  // Upstream runs 3 workers; one key is never reconciled by two workers at once.
+  defaultWorkers: 3,
+  reads: [
+    { resource: ADVANCED_DAEMONSETS, fields: ['*'] },
+    {
+      resource: PODS,
+      fields: [
+        'metadata.labels',
+        'metadata.annotations',
+        'metadata.ownerReferences',
+        'metadata.finalizers',
+        'metadata.creationTimestamp',
+        // Where a pod is bound and whether it still fits its node.
+        'spec.nodeName',
+        'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
+        'spec.readinessGates',
+        'spec.containers[].name',
+        'spec.containers[].image',
+        // Env from metadata (which labels/annotations a container reads: names and field paths, never values).
+        'spec.containers[].env[].name',
+        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+        'status.phase',
+        'status.conditions[].type',
+        'status.conditions[].status',
+        // minReadySeconds counts from the Ready transition; KruisePodReady's message holds the not-ready keys.
+        'status.conditions[].lastTransitionTime',
+        'status.conditions[].message',
+        'status.containerStatuses[].name',
+        'status.containerStatuses[].image',
+        'status.containerStatuses[].imageID',
+        'status.containerStatuses[].containerID',
+        'status.containerStatuses[].ready',
+      ],
+    },
+    { resource: NODES, fields: ['metadata.labels', 'spec.taints', 'spec.unschedulable'] },
+    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
+  ],
+  setup(ctx, enqueue) {
+    const sets = ctx.informers.for<DaemonSetObject>(ADVANCED_DAEMONSETS);
+    const pods = ctx.informers.for<Pod>(PODS);
+    const nodes = ctx.informers.for<Node>(NODES);
+    const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
+    const sync = new DaemonSetSync(ctx, sets, pods, nodes, revisions);
+    sets.addHandlers({ add: (d) => enqueue(objectKey(d)), update: (d) => enqueue(objectKey(d)), delete: (d) => enqueue(objectKey(d)) });
+    // Expectations first: a reconcile started by a pod's event finds the event observed. The node is a pod's identity.
+    const observe = (p: Pod, deleted: boolean) => {
+      const key = ownerKey(p);
+      const node = assignedNode(p);
+      if (!key || node === undefined) return;
+      sync.expectations.observe(key, 'create', node);
+      if (deleted || p.metadata.deletionTimestamp) sync.expectations.observe(key, 'delete', node, p.metadata.uid);
+    };
+    const toOwner = (p: Pod) => {
+      const key = ownerKey(p);
+      if (key) enqueue(key);
+    };
+    pods.addHandlers({
+      add: (p) => {
+        observe(p, false);
+        toOwner(p);
+      },
+      update: (p, old) => {
+        if (p !== old) observe(p, false);
+        toOwner(p);
+      },
+      delete: (p) => {
+        observe(p, true);
+        toOwner(p);
+      },
+    });
+    revisions.addHandlers({
+      add: (r) => {
+        const key = ownerKey(r);
+        if (key) enqueue(key);
+      },
+      delete: (r) => {
+        const key = ownerKey(r);
+        if (key) enqueue(key);
+      },
+    });
+    // A node added, removed or changed in what decides eligibility or the rollout's selection concerns every set.
+    const all = () => sets.list().forEach((d) => enqueue(objectKey(d)));
+    nodes.addHandlers({
+      add: all,
+      update: (n, old) => {
+        if (n !== old && placementOf(n) !== placementOf(old)) all();
+      },
+      delete: all,
+    });
+    return sync;
+  },
+};

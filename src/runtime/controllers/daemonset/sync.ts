@@ -1,0 +1,370 @@
+/**
+ * Advanced DaemonSet, the I/O half (upstream's `syncDaemonSet`): one round writes the update revision, refreshes
+ * each pod (lifecycle step, in-place readiness), carries out the placement (creates per node, deletes through the
+ * preDelete hook), then, while the strategy is RollingUpdate and not paused, the rollout the update decision picks,
+ * then the history beyond revisionHistoryLimit and the status. The decisions are placement-, update- and
+ * status-decision.ts; the shared pod machinery is control/ (lifecycle, in-place update, revisions, pod writes).
+ */
+import type { LifecycleState } from '../../../api/pod-contracts.js';
+import {
+  ADVANCED_DAEMONSETS,
+  ADVANCED_DAEMONSETS_V1BETA1,
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
+  CONDITION_INPLACE_UPDATE_READY,
+  CONDITION_KRUISE_POD_READY,
+  CONTROLLER_REVISIONS,
+  LABEL_CONTROLLER_REVISION_HASH,
+  LABEL_CONTROLLER_REVISION_HASH_KEY,
+  LABEL_LIFECYCLE_STATE,
+  PODS,
+} from '../../../contracts/index.js';
+import { isAlreadyExists, isNotFound, PatchStrategy } from '../../core/client.js';
+import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
+import { ScaleExpectations } from '../../core/expectations.js';
+import { controllerOf, rfc3339 } from '../../core/meta.js';
+import type { Node, Pod, PodCondition } from '../../core/types.js';
+import { newRevision, planUpdateRevision, revisionsToTruncate, templateOf, type Revision } from '../../control/controller-revision.js';
+import { inPlaceCompleted, inPlaceSpec, inPlaceState, shouldMarkInPlaceReady } from '../../control/inplace-update.js';
+import { assignedNode } from '../../control/node-placement.js';
+import { nextLifecycleState } from '../../control/pod-lifecycle.js';
+import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
+import {
+  condition,
+  hasReadinessGate,
+  isHooked,
+  isPodActive,
+  isPodAtRevision,
+  podState,
+  type Lifecycle,
+} from '../../control/workload-pods.js';
+import { planPlacement, podFor, podsByNode, type DaemonSetObject } from './placement-decision.js';
+import { computeStatus, statusChanged } from './status-decision.js';
+import { planUpdate, replaceAction, splitNode } from './update-decision.js';
+
+/** Pods and revisions by the uid of their DaemonSet controller. */
+export const INDEX_DAEMONSET_UID = 'daemonset/controller-uid';
+export function byDaemonSetUid(o: Pod | Revision): string[] {
+  const ref = controllerOf(o);
+  return ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? [ref.uid] : [];
+}
+
+/** Requeue while the caches have not yet shown our own writes. */
+const CACHE_WAIT_MS = 500;
+/** Upstream's default of spec.revisionHistoryLimit. */
+const DEFAULT_REVISION_HISTORY_LIMIT = 10;
+
+function ownerReference(ds: DaemonSetObject) {
+  return {
+    apiVersion: `${ADVANCED_DAEMONSETS.group}/${ADVANCED_DAEMONSETS.version}`,
+    kind: 'DaemonSet',
+    name: ds.metadata.name!,
+    uid: ds.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+export class DaemonSetSync implements Reconciler {
+  /** Pod creates and deletes in flight per DaemonSet, by node name; met by the pod informer's events (index.ts). */
+  readonly expectations = new ScaleExpectations();
+  readonly writes: PodWrites;
+  /** The updateRevision this process last wrote per DaemonSet uid: v1alpha1, which the cache holds, does not show it. */
+  private readonly writtenRevision = new Map<string, string | undefined>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly sets: Informer<DaemonSetObject>,
+    private readonly pods: Informer<Pod>,
+    private readonly nodes: Informer<Node>,
+    private readonly revisions: Informer<Revision>,
+  ) {
+    this.writes = new PodWrites(ctx);
+    pods.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
+    revisions.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
+  }
+
+  async reconcile(key: string): Promise<ProcessResult> {
+    const ds = this.sets.get(key);
+    if (!ds) {
+      this.expectations.forget(key);
+      for (const uid of this.writtenRevision.keys())
+        if (!this.sets.list().some((d) => d.metadata.uid === uid)) this.writtenRevision.delete(uid);
+      return;
+    }
+    // Its pods and revisions go with it by owner reference.
+    if (ds.metadata.deletionTimestamp) return;
+    const exp = this.expectations.satisfied(key, this.pods.lastSyncResourceVersion);
+    if (exp.leaked.length > 0) this.ctx.logger.warn({ daemonset: key, leaked: exp.leaked }, 'pod expectations timed out; dropped');
+    if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS };
+    const owned = this.pods.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!);
+    for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
+
+    const { update, all, collisionCount } = await this.syncRevision(ds);
+    const hash = update.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH_KEY] ?? '';
+    const lifecycle = ds.spec.lifecycle as Lifecycle | undefined;
+    const nowMs = Date.now();
+    let requeueAfterMs: number | undefined;
+    const later = (ms: number | undefined) => {
+      if (ms !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, ms);
+    };
+
+    // 1. Each pod's own step: lifecycle state, in-place readiness, the first KruisePodReady.
+    let refreshed = false;
+    const refreshErrors = await forEachLimit(owned.filter(isPodActive), WRITE_CONCURRENCY, async (p) => {
+      if (await this.refresh(ds, p, hash, lifecycle)) refreshed = true;
+    });
+    if (refreshErrors.length) throw new Error(refreshErrors.join('; '));
+
+    // 2. Placement: a pod on every node that should run one, none elsewhere.
+    const nodes = this.nodes.list();
+    const placement = planPlacement({ ds, nodes, pods: owned, hash, surge: hasSurge(ds) });
+    const errors: string[] = [];
+    errors.push(...(await this.deletePods(ds, key, placement.deletePods, lifecycle)));
+    errors.push(...(await this.createPods(ds, key, placement.createOn, hash)));
+
+    // 3. The rollout, once the placement is settled this round.
+    const ru = ds.spec.updateStrategy?.rollingUpdate;
+    const rolling = (ds.spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
+    if (rolling && !ru?.paused && !refreshed && placement.createOn.length === 0 && placement.deletePods.length === 0) {
+      const { byNode } = podsByNode(owned.filter(isPodActive));
+      const desired = new Set(placement.desired);
+      const eligible = new Map([...byNode].filter(([n]) => desired.has(n)));
+      const nodeLabels = new Map(nodes.map((n) => [n.metadata.name!, n.metadata.labels ?? {}]));
+      const plan = planUpdate({ ds, byNode: eligible, nodeLabels, hash, desired: desired.size, nowMs });
+      const byName = new Map(all.map((r) => [r.metadata.name!, r]));
+      const revOf = (p: Pod) => all.find((r) => isPodAtRevision(p, r.metadata.name!));
+      const inPlace = ru?.rollingUpdateType === 'InPlaceIfPossible';
+      const toDelete: Pod[] = [...plan.retire];
+      const errs = await forEachLimit(plan.replace, WRITE_CONCURRENCY, async (p) => {
+        const spec = inPlace ? inPlaceSpec(templateOf(revOf(p)), templateOf(byName.get(update.metadata.name!))) : undefined;
+        const action = replaceAction(p, spec !== undefined, lifecycle);
+        if (action === 'delete') toDelete.push(p);
+        else if (action === 'prepare-update') await this.writes.setState(ds, p, 'PreparingUpdate');
+        else if (action === 'in-place') await this.inPlaceUpdate(ds, p, hash, spec!);
+      });
+      errors.push(...errs);
+      errors.push(...(await this.deletePods(ds, key, toDelete, lifecycle)));
+      errors.push(...(await this.createPods(ds, key, plan.surgeOn, hash)));
+      if (plan.replace.length || plan.surgeOn.length || plan.retire.length) {
+        this.ctx.logger.debug(
+          {
+            daemonset: key,
+            replace: plan.replace.map((p) => p.metadata.name),
+            surgeOn: plan.surgeOn,
+            retire: plan.retire.map((p) => p.metadata.name),
+          },
+          'daemonset rolling update',
+        );
+      }
+      // A pod that is ready but not yet for minReadySeconds becomes available later: look again then.
+      const minReady = ds.spec.minReadySeconds ?? 0;
+      if (minReady > 0) {
+        for (const pods of eligible.values()) {
+          const { newPod } = splitNode(pods, hash);
+          const ready = newPod && condition(newPod, 'Ready');
+          if (ready?.status === 'True' && ready.lastTransitionTime) {
+            const left = Date.parse(ready.lastTransitionTime) + minReady * 1000 - nowMs;
+            if (left > 0) later(left + 50);
+          }
+        }
+      }
+    }
+
+    // 4. History and status.
+    await this.truncate(ds, owned, all, update);
+    const { byNode } = podsByNode(this.pods.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!).filter(isPodActive));
+    const status = computeStatus({ ds, desired: placement.desired, byNode, hash, collisionCount, nowMs });
+    if (statusChanged(ds.status, status, this.writtenRevision.get(ds.metadata.uid!))) {
+      await this.ctx.client.patch(
+        ADVANCED_DAEMONSETS_V1BETA1,
+        ds.metadata.name!,
+        ds.metadata.namespace,
+        { status },
+        PatchStrategy.MergePatch,
+        {
+          subresource: 'status',
+        },
+      );
+      this.writtenRevision.set(ds.metadata.uid!, status.updateRevision);
+    }
+    if (errors.length) throw new Error(errors.join('; '));
+    if (placement.heldBack > 0) later(CACHE_WAIT_MS);
+    return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  /** The update revision (reused, renumbered or created; a name held by another revision bumps collisionCount). */
+  private async syncRevision(ds: DaemonSetObject): Promise<{ update: Revision; all: Revision[]; collisionCount: number }> {
+    const ns = ds.metadata.namespace!;
+    const owned = this.revisions.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!);
+    let collisionCount = ds.status?.collisionCount ?? 0;
+    const template = ds.spec.template as Record<string, unknown>;
+    const build = (cc: number, revision: number) =>
+      newRevision({
+        parentName: ds.metadata.name!,
+        namespace: ns,
+        template,
+        templateLabels: ((template.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<string, string>,
+        parentAnnotations: ds.metadata.annotations ?? {},
+        collisionCount: cc,
+        revision,
+        ownerReference: ownerReference(ds),
+      });
+    const plan = planUpdateRevision(owned, build(collisionCount, 0));
+    let update: Revision | undefined;
+    if (plan.action === 'reuse') update = plan.revision;
+    else if (plan.action === 'bump') {
+      update = await this.ctx.client.patch<Revision>(
+        CONTROLLER_REVISIONS,
+        plan.revision.metadata.name!,
+        ns,
+        { revision: plan.to },
+        PatchStrategy.MergePatch,
+      );
+    }
+    for (let attempt = 0; !update; attempt++) {
+      const wanted = build(collisionCount, plan.revision.revision ?? 1);
+      try {
+        update = await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
+      } catch (err) {
+        if (!isAlreadyExists(err) || attempt > 10) throw err;
+        const existing = await this.ctx.client.get<Revision>(CONTROLLER_REVISIONS, wanted.metadata.name!, ns);
+        if (controllerOf(existing)?.uid === ds.metadata.uid && planUpdateRevision([existing], wanted).action !== 'create') {
+          update = existing;
+          break;
+        }
+        collisionCount++;
+        await this.ctx.client.patch(
+          ADVANCED_DAEMONSETS_V1BETA1,
+          ds.metadata.name!,
+          ns,
+          { status: { collisionCount } },
+          PatchStrategy.MergePatch,
+          {
+            subresource: 'status',
+          },
+        );
+      }
+    }
+    return { update, all: [...owned.filter((r) => r.metadata.name !== update.metadata.name), update], collisionCount };
+  }
+
+  private async truncate(ds: DaemonSetObject, pods: readonly Pod[], all: readonly Revision[], update: Revision): Promise<void> {
+    const podHashes = new Set(pods.map((p) => p.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? ''));
+    const inUse = new Set(
+      all.filter((r) => podHashes.has(r.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH_KEY] ?? '')).map((r) => r.metadata.name!),
+    );
+    const limit = ds.spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT;
+    for (const r of revisionsToTruncate(all, new Set([update.metadata.name!]), inUse, limit)) {
+      await this.ctx.client.delete(CONTROLLER_REVISIONS, r.metadata.name!, ds.metadata.namespace!).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+
+  /** Deletes pods; with a preDelete hook a hooked pod goes to PreparingDelete instead and stays until released. */
+  private async deletePods(ds: DaemonSetObject, key: string, pods: readonly Pod[], lifecycle: Lifecycle | undefined): Promise<string[]> {
+    const seen = new Set<string>();
+    const unique = pods.filter((p) => !seen.has(p.metadata.uid!) && seen.add(p.metadata.uid!));
+    return forEachLimit(unique, WRITE_CONCURRENCY, async (p) => {
+      if (lifecycle?.preDelete && isHooked(lifecycle.preDelete, p)) {
+        if (podState(p) !== 'PreparingDelete') await this.writes.setState(ds, p, 'PreparingDelete');
+        return;
+      }
+      const node = assignedNode(p) ?? '';
+      this.expectations.expect(key, 'delete', node, p.metadata.uid);
+      try {
+        await this.ctx.client.delete(PODS, p.metadata.name!, p.metadata.namespace);
+        this.ctx.events.emit(ADVANCED_DAEMONSETS, ds, 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.metadata.name}`);
+      } catch (err) {
+        this.expectations.failed(key, 'delete', node);
+        if (!isNotFound(err)) throw err;
+      }
+    });
+  }
+
+  private async createPods(ds: DaemonSetObject, key: string, nodes: readonly string[], hash: string): Promise<string[]> {
+    return forEachLimit(nodes, WRITE_CONCURRENCY, async (node) => {
+      this.expectations.expect(key, 'create', node);
+      try {
+        const created = await this.ctx.client.create<Pod>(PODS, podFor(ds, node, hash), ds.metadata.namespace);
+        this.expectations.created(key, node, created.metadata.resourceVersion);
+        this.ctx.events.emit(ADVANCED_DAEMONSETS, ds, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata.name}`);
+      } catch (err) {
+        this.expectations.failed(key, 'create', node);
+        this.ctx.events.emit(ADVANCED_DAEMONSETS, ds, 'Warning', 'FailedCreate', `Error creating: ${(err as Error).message}`);
+        throw err;
+      }
+    });
+  }
+
+  /** Marks InPlaceUpdateReady False, then one pod patch: revision label, state Updating, state annotation, metadata, images. */
+  private async inPlaceUpdate(ds: DaemonSetObject, p: Pod, hash: string, spec: NonNullable<ReturnType<typeof inPlaceSpec>>): Promise<void> {
+    const now = rfc3339();
+    let resourceVersion = p.metadata.resourceVersion;
+    if (hasReadinessGate(p, CONDITION_INPLACE_UPDATE_READY)) {
+      const conds: PodCondition[] = [
+        { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'StartInPlaceUpdate', lastTransitionTime: now },
+      ];
+      if (condition(p, 'ContainersReady')?.status === 'True') {
+        conds.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', lastTransitionTime: now });
+      }
+      resourceVersion = (await this.writes.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
+    }
+    const state = inPlaceState(p, hash, spec.containerImages, now);
+    const patch: Record<string, unknown> = {
+      metadata: {
+        resourceVersion,
+        labels: { ...spec.labels, [LABEL_CONTROLLER_REVISION_HASH]: hash, [LABEL_LIFECYCLE_STATE]: 'Updating' },
+        annotations: {
+          ...spec.annotations,
+          [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
+          [ANNOTATION_LIFECYCLE_TIMESTAMP]: now,
+        },
+      },
+    };
+    const images = Object.entries(spec.containerImages).map(([name, image]) => ({ name, image }));
+    if (images.length) patch.spec = { containers: images };
+    const res = await this.writes.patchPod(p, patch);
+    if (res) this.ctx.events.emit(PODS, p, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${p.metadata.name} in-place`);
+  }
+
+  /** One pod's own step this round; true when it wrote something the rollout should see first. */
+  private async refresh(ds: DaemonSetObject, p: Pod, hash: string, lifecycle: Lifecycle | undefined): Promise<boolean> {
+    const next: LifecycleState | undefined = nextLifecycleState({
+      pod: p,
+      lifecycle,
+      updateRevision: hash,
+      inPlaceCompleted: inPlaceCompleted(p),
+    });
+    if (next) {
+      await this.writes.setState(ds, p, next);
+      return true;
+    }
+    const conds: PodCondition[] = [];
+    if (shouldMarkInPlaceReady(p)) {
+      // The False write carried a reason; the True condition has none (a strategic merge keeps fields not set to null).
+      conds.push({
+        type: CONDITION_INPLACE_UPDATE_READY,
+        status: 'True',
+        reason: null,
+        message: null,
+        lastTransitionTime: rfc3339(),
+      } as never);
+    }
+    // The pods are made with the KruisePodReady gate when a hook may mark them not ready; its first True is ours.
+    if (hasReadinessGate(p, CONDITION_KRUISE_POD_READY) && !condition(p, CONDITION_KRUISE_POD_READY)) {
+      conds.push({ type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: rfc3339() });
+    }
+    if (conds.length) await this.writes.patchPodStatus(p, conds);
+    return false;
+  }
+}
+
+/** A node may run an old and a new pod at once (Standard rolling update with a non-zero maxSurge). */
+function hasSurge(ds: DaemonSetObject): boolean {
+  const ru = ds.spec.updateStrategy?.type === 'OnDelete' ? undefined : ds.spec.updateStrategy?.rollingUpdate;
+  if (ru?.rollingUpdateType === 'InPlaceIfPossible') return false;
+  const v = ru?.maxSurge;
+  return v !== undefined && v !== 0 && v !== '0' && v !== '0%';
+}
