@@ -146,6 +146,7 @@ describe('Advanced DaemonSet controller on the real API server', () => {
     }
     const status = await eventually(
       async () => {
+        await kubelet('agent');
         const s = (await getDs('agent')).status;
         return s?.numberReady === 2 ? s : undefined;
       },
@@ -227,6 +228,8 @@ describe('Advanced DaemonSet controller on the real API server', () => {
     await settle('std', (ps) => ps.length === 2 && ps.every((p) => hashOf(p) !== oldHash), 'every node updated');
     const s = await eventually(
       async () => {
+        // A pod created after the last poll of settle() still needs its kubelet.
+        await kubelet('std');
         const st = (await getDs('std')).status;
         return st?.updatedNumberScheduled === 2 && st.numberAvailable === 2 ? st : undefined;
       },
