@@ -9,6 +9,9 @@ import {
   ANNOTATION_PUB_NO_PROTECT,
   ANNOTATION_PUB_PROTECT_OPERATIONS,
   ANNOTATION_RELATED_PUB,
+  ANNOTATION_SIDECARSET_INJECTED_LIST,
+  ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE,
+  ENV_IS_INJECTED,
   UNAVAILABLE_POD_LABEL_PREFIX,
 } from '../../contracts/index.js';
 import type { Pod } from '../core/types.js';
@@ -61,11 +64,51 @@ interface InPlaceRecord {
   nextContainerImages?: Record<string, string>;
 }
 
+/** `repo:tag` as the kubelet reports it: the default registry and library prefixes off, `:latest` on a bare name. */
+function normalImage(image: string): string {
+  const last = image.slice(image.lastIndexOf('/') + 1);
+  const tagged = last.includes(':') || last.includes('@') ? image : `${image}:latest`;
+  return tagged.replace(/^docker\.io\/(library\/)?/, '');
+}
+
 /**
- * Whether the pod runs what its spec asks: no in-place update under way. An update recorded in the in-place state
- * is done once each recorded container has a new image ID or a new container ID and no batch is pending.
+ * Whether every sidecar a SidecarSet updated in place runs its new image (upstream's
+ * IsSidecarContainerUpdateCompleted): a sidecar (env `IS_INJECTED=true`) whose image ID is still the one recorded
+ * before the update, while its status image differs from the spec's, is mid-update. The kubelet may keep the old
+ * container running and Ready through its grace period after the spec changed, so Ready alone does not show it.
+ */
+export function sidecarUpdateCompleted(pod: Pod): boolean {
+  const a = pod.metadata.annotations ?? {};
+  const raw = a[ANNOTATION_SIDECARSET_INPLACE_UPDATE_STATE];
+  if (!raw) return true;
+  let states: Record<string, { lastContainerStatuses?: Record<string, { imageID?: string }> } | undefined>;
+  try {
+    states = JSON.parse(raw) as typeof states;
+  } catch {
+    return false;
+  }
+  if (!states || typeof states !== 'object') return false;
+  const last: Record<string, { imageID?: string }> = {};
+  for (const set of (a[ANNOTATION_SIDECARSET_INJECTED_LIST] ?? '').split(',')) {
+    Object.assign(last, states[set.trim()]?.lastContainerStatuses ?? {});
+  }
+  for (const c of pod.spec?.containers ?? []) {
+    if (!c.env?.some((e) => e.name === ENV_IS_INJECTED && e.value === 'true')) continue;
+    const s = pod.status?.containerStatuses?.find((x) => x.name === c.name);
+    const before = last[c.name];
+    if (!s || !before) continue;
+    if (before.imageID === s.imageID && normalImage(c.image ?? '') !== normalImage(s.image ?? '')) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether the pod runs what its spec asks: no in-place update under way, of the workload's containers (an update
+ * recorded in the in-place state is done once each recorded container has a new image ID or a new container ID and
+ * no batch is pending) or of a SidecarSet's sidecars.
  */
 export function isPodStateConsistent(pod: Pod): boolean {
+  if (!sidecarUpdateCompleted(pod)) return false;
   const a = pod.metadata.annotations ?? {};
   if (a[ANNOTATION_INPLACE_UPDATE_GRACE]) return false;
   const raw = a[ANNOTATION_INPLACE_UPDATE_STATE];

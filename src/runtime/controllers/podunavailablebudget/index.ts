@@ -2,6 +2,7 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import {
   CLONESETS,
   DEPLOYMENTS,
+  ENV_IS_INJECTED,
   PODS,
   POD_UNAVAILABLE_BUDGETS,
   STATEFUL_SETS,
@@ -57,6 +58,11 @@ export const podUnavailableBudgetController: ControllerDefinition = {
         'status.containerStatuses[].name',
         'status.containerStatuses[].imageID',
         'status.containerStatuses[].containerID',
+        // A SidecarSet's in-place sidecar update under way (the sidecar's marker env, its spec and status images).
+        'spec.containers[].name',
+        'spec.containers[].image',
+        `spec.containers[].env[name=${ENV_IS_INJECTED}]`,
+        'status.containerStatuses[].image',
       ],
     },
     ...WATCHED_WORKLOADS.map((resource) => ({ resource, fields: WORKLOAD_FIELDS })),

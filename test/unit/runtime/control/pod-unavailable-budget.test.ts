@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { budgetNameOf, judge, type PubObject, type PubOperation } from '../../../../src/runtime/control/pod-unavailable-budget.js';
+import {
+  budgetNameOf,
+  judge,
+  sidecarUpdateCompleted,
+  type PubObject,
+  type PubOperation,
+} from '../../../../src/runtime/control/pod-unavailable-budget.js';
 import type { Pod } from '../../../../src/runtime/core/types.js';
 
 const NOW = '2026-01-01T00:00:00Z';
@@ -110,5 +116,77 @@ describe('judge', () => {
     expect(letGo).toEqual(want);
     // A pod already let go asks again (the controller, then the webhook on its patch): free.
     for (const name of want) expect(judge(b, name, op as PubOperation, NOW)).toEqual({ allowed: true });
+  });
+});
+
+describe('sidecarUpdateCompleted: a SidecarSet in-place sidecar update under way makes the pod inconsistent', () => {
+  const SET = 'logs';
+  function sidecarPod(o: {
+    specImage: string;
+    statusImage: string;
+    imageID: string;
+    recordedImageID?: string;
+    injected?: boolean;
+    raw?: string;
+  }): Pod {
+    const annotations: Record<string, string> = { 'kruise.io/sidecarset-injected-list': SET };
+    if (o.raw !== undefined) annotations['kruise.io/sidecarset-inplace-update-state'] = o.raw;
+    else if (o.recordedImageID !== undefined) {
+      annotations['kruise.io/sidecarset-inplace-update-state'] = JSON.stringify({
+        [SET]: { revision: 'r2', lastContainerStatuses: { logtail: { imageID: o.recordedImageID } } },
+      });
+    }
+    return {
+      metadata: { name: 'p', namespace: 'ns', annotations },
+      spec: {
+        containers: [
+          { name: 'app', image: 'nginx:1.27' },
+          { name: 'logtail', image: o.specImage, ...(o.injected === false ? {} : { env: [{ name: 'IS_INJECTED', value: 'true' }] }) },
+        ],
+      },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+        containerStatuses: [
+          { name: 'app', image: 'nginx:1.27', imageID: 'sha256:app' },
+          { name: 'logtail', image: o.statusImage, imageID: o.imageID },
+        ],
+      },
+    } as Pod;
+  }
+  it.each([
+    ['never updated in place (no state)', { specImage: 'logtail:1', statusImage: 'logtail:1', imageID: 'sha256:1' }, true],
+    [
+      'patched, the kubelet still runs the old container (Ready through its grace period)',
+      { specImage: 'logtail:2', statusImage: 'logtail:1', imageID: 'sha256:1', recordedImageID: 'sha256:1' },
+      false,
+    ],
+    [
+      'restarted on the new image',
+      { specImage: 'logtail:2', statusImage: 'logtail:2', imageID: 'sha256:2', recordedImageID: 'sha256:1' },
+      true,
+    ],
+    [
+      'the same image under the default registry prefix',
+      { specImage: 'logtail:2', statusImage: 'docker.io/library/logtail:2', imageID: 'sha256:1', recordedImageID: 'sha256:1' },
+      true,
+    ],
+    [
+      'not a sidecar (no IS_INJECTED): left to the workload',
+      { specImage: 'logtail:2', statusImage: 'logtail:1', imageID: 'sha256:1', recordedImageID: 'sha256:1', injected: false },
+      true,
+    ],
+    [
+      'a state that is not JSON (upstream: inconsistent)',
+      { specImage: 'logtail:1', statusImage: 'logtail:1', imageID: 'sha256:1', raw: '{' },
+      false,
+    ],
+  ] as const)('%s → %s', (_t, o, want) => {
+    const p = sidecarPod(o);
+    expect(sidecarUpdateCompleted(p)).toBe(want);
+    // The budget sees the same: a pod mid sidecar update is not available, so taking it down costs nothing.
+    expect(
+      budgetNameOf({ ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, 'kruise.io/related-pub': 'b' } } }),
+    ).toBe(want ? 'b' : undefined);
   });
 });
