@@ -23,3 +23,11 @@ export function splitNodeProbeName(name: string): { marker: string; probe: strin
 export function isProbeOfMarker(name: string, markerName: string): boolean {
   return splitNodeProbeName(name)?.marker === markerName;
 }
+
+/**
+ * The Failed result a node daemon reports for a probe whose container is not running (upstream's words, which both
+ * daemons write): it says the container is being replaced or restarted, not that a running container failed its probe.
+ */
+export function nonRunningMessage(containerName: string): string {
+  return `Container(${containerName}) is Non-running`;
+}

@@ -14,6 +14,7 @@ import {
   LABEL_LIVENESS_RESTART,
 } from '../../../contracts/index.js';
 import { livenessProbeContainer, livenessProbeName, movedLivenessProbes, type BudgetMember } from '../../control/enhanced-liveness.js';
+import { nonRunningMessage } from '../../control/pod-probe.js';
 import { isPodActive, isPodAvailable } from '../../control/pod-unavailable-budget.js';
 import { podOwnerReference } from '../../core/meta.js';
 import type { KubeObject, Pod, PodCondition } from '../../core/types.js';
@@ -128,7 +129,9 @@ export function failingContainers(pod: Pod, status: PodProbeStatus | undefined):
   const out: { name: string; at: number }[] = [];
   for (const st of status?.probeStates ?? []) {
     const name = livenessProbeContainer(st.name);
-    if (!name || st.state !== 'Failed') continue;
+    // A container not running (the one being replaced, seen through the daemon's container list of up to a second ago)
+    // is the kubelet's to restart, whenever the report was made.
+    if (!name || st.state !== 'Failed' || st.message === nonRunningMessage(name)) continue;
     const cs = containerStatus(pod, name);
     const started = Date.parse(cs?.state?.running?.startedAt ?? '');
     const at = Date.parse(st.lastProbeTime ?? '');

@@ -12,6 +12,7 @@ import type { V1Probe } from '../../../api/core/k8s-core-types.js';
 import type { ProbeState } from '../../../api/kinds/podprobemarker.js';
 import type { CriClient } from '../../cri/client.js';
 import { KubeletLabels, type Container } from '../../cri/types.js';
+import { nonRunningMessage } from '../../control/pod-probe.js';
 import {
   applyThreshold,
   handlerChanged,
@@ -241,7 +242,7 @@ class ProbeWorker {
       this.prober.report(task, 'Unknown', '');
     }
     if (c.state !== 'CONTAINER_RUNNING') {
-      this.prober.report(task, 'Failed', `Container(${task.containerName}) is Non-running`);
+      this.prober.report(task, 'Failed', nonRunningMessage(task.containerName));
       return;
     }
     const started = await this.prober.containers.startedAtMs(c.id);

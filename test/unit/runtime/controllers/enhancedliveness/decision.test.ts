@@ -116,6 +116,20 @@ describe('what a pod is to its budget', () => {
     expect(
       failingContainers(pod('a', { startedAt: '2026-01-01T00:00:05Z' }), status('Failed', '2026-01-01T00:00:06.100Z') as never),
     ).toEqual(['app']);
+    // The replaced container's "Non-running" report, however late it was made, is no failure of the one running now.
+    expect(
+      failingContainers(pod('a'), {
+        ...status('Failed', '2026-01-01T00:00:09Z'),
+        probeStates: [
+          {
+            name: 'enhanced-liveness:app',
+            state: 'Failed',
+            message: 'Container(app) is Non-running',
+            lastProbeTime: '2026-01-01T00:00:09Z',
+          },
+        ],
+      } as never),
+    ).toEqual([]);
     // A result from before the container started belongs to the one it replaced.
     expect(failingContainers(pod('a', { startedAt: '2026-01-01T00:00:10Z' }), status('Failed', '2026-01-01T00:00:05Z') as never)).toEqual(
       [],
