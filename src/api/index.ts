@@ -15,6 +15,7 @@ export * from './kinds/broadcastjob.js';
 export * from './kinds/imagelistpulljob.js';
 export * from './kinds/podprobemarker.js';
 export * from './kinds/podunavailablebudget.js';
+export * from './kinds/statefulset.js';
 export * from './kinds/daemonset.js';
 export * from './pod-contracts.js';
 export * from './pod-contract-schemas.js';

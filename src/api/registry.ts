@@ -15,6 +15,7 @@ import { BroadcastJobSchema } from './kinds/broadcastjob.js';
 import { ImageListPullJobSchema } from './kinds/imagelistpulljob.js';
 import { NodePodProbeSchema, PodProbeMarkerSchema } from './kinds/podprobemarker.js';
 import { PodUnavailableBudgetSchema } from './kinds/podunavailablebudget.js';
+import { StatefulSetSchema } from './kinds/statefulset.js';
 import { DaemonSetSchema } from './kinds/daemonset.js';
 import { SidecarSetSchema } from './kinds/sidecarset.js';
 
@@ -271,6 +272,36 @@ export const PodUnavailableBudgetDefinition = def('PodUnavailableBudget', {
   ],
 });
 
+/** Registry entry of Advanced StatefulSet: names, scope, schema, printer columns (upstream's) and the scale subresource. */
+export const StatefulSetDefinition = def('StatefulSet', {
+  schema: StatefulSetSchema,
+  subresources: {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+  },
+  printerColumns: [
+    { name: 'DESIRED', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of pods.' },
+    { name: 'CURRENT', type: 'integer', jsonPath: '.status.replicas', description: 'The number of currently all pods.' },
+    { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedReplicas', description: 'The number of pods updated.' },
+    { name: 'READY', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of pods ready.' },
+    AGE,
+    {
+      name: 'CONTAINERS',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].name',
+      description: 'The containers of currently advanced statefulset.',
+      priority: 1,
+    },
+    {
+      name: 'IMAGES',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].image',
+      description: 'The images of currently advanced statefulset.',
+      priority: 1,
+    },
+  ],
+});
+
 /** Registry entry of Advanced DaemonSet: names, scope, schema, printer columns (upstream's) and subresources. */
 export const DaemonSetDefinition = def('DaemonSet', {
   schema: DaemonSetSchema,
@@ -311,6 +342,7 @@ export const KINDS: readonly KindDefinition[] = Object.freeze([
   PodProbeMarkerDefinition,
   NodePodProbeDefinition,
   PodUnavailableBudgetDefinition,
+  StatefulSetDefinition,
   DaemonSetDefinition,
 ]);
 

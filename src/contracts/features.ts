@@ -218,6 +218,8 @@ export enum AppFeature {
   STATEFULSET_AUTO_DELETE_PVC = 'StatefulSet PVC auto-deletion',
   /** An Advanced StatefulSet with spec.ordinals.start. */
   STATEFULSET_START_ORDINAL = 'StatefulSet start ordinal',
+  /** An Advanced StatefulSet whose claims follow their template's size (volumeClaimUpdateStrategy). */
+  STATEFULSET_AUTO_RESIZE_PVC = 'StatefulSet claim resize',
   /** An Advanced DaemonSet (apps.kruise.io DaemonSet). */
   ADVANCED_DAEMONSET = 'Advanced DaemonSet',
   /** An Advanced DaemonSet with a preNormal or inPlaceUpdate hook (upstream acts on its preDelete hook only). */
@@ -350,9 +352,13 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // The bundled manager's deletion-protection webhook refuses the DELETEs as upstream's do (src/contracts/deletion-protection.ts).
   [AppFeature.DELETION_PROTECTION]: feature(['ResourcesDeletionProtection'], {}, BOTH),
   [AppFeature.POD_WEBHOOK_OPT_OUT]: feature([], {}, BUNDLED_ONLY),
-  [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, UPSTREAM_ONLY),
-  [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, UPSTREAM_ONLY),
-  [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, UPSTREAM_ONLY),
+  // The bundled Advanced StatefulSet controller keeps ordered identities (reserved ordinals, start ordinal), claims
+  // per pod and their retention, and rolls updates out by recreate or in place with partition, maxUnavailable, pause
+  // and the lifecycle hooks, as upstream's; claim resizing (volumeClaimUpdateStrategy) is upstream's alone.
+  [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, BOTH),
+  [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, BOTH),
+  [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, BOTH),
+  [AppFeature.STATEFULSET_AUTO_RESIZE_PVC]: feature(['StatefulSetAutoResizePVCGate'], {}, UPSTREAM_ONLY),
   // The bundled DaemonSet controller runs one pod per eligible node (bound by node affinity, as upstream) and rolls
   // updates out by recreate or in place, with partition, node selector, pause, surge and the preDelete hook.
   [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, BOTH),
@@ -459,7 +465,7 @@ export const BUNDLED_ADMISSION = Object.freeze({
   /** Whether `/mutate-pod` is served (mutators: `POD_MUTATORS` in src/runtime/manager/registry.ts). */
   podWebhook: true,
   /** Our kinds with a defaulting (mutating) webhook. */
-  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet', 'DaemonSet']) as readonly string[],
+  mutatingKinds: Object.freeze(['ContainerRecreateRequest', 'CloneSet', 'DaemonSet', 'StatefulSet']) as readonly string[],
   /** Our kinds with a validating webhook: all of them (the same rules `cdk8s-kruise validate` runs)... */
   validatingKinds: 'all' as const,
   /**
@@ -849,10 +855,46 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
     ],
     [markPodNotReady, LIFECYCLE_HOOKS.map((h) => `spec.lifecycle.${h}.markPodNotReady`)],
   ),
-  // Not modelled: only the fields with a feature of their own (the rest is the kind's).
   [`${KRUISE_GROUP}/StatefulSet`]: table(
+    OBJECT_PARTS,
+    [
+      AppFeature.ADVANCED_STATEFULSET,
+      [
+        'spec',
+        'spec.replicas',
+        'spec.selector.**',
+        // The pod template and the claim templates, read whole (unpruned in the CRD, as upstream).
+        'spec.template',
+        'spec.volumeClaimTemplates',
+        'spec.serviceName',
+        'spec.podManagementPolicy',
+        'spec.updateStrategy',
+        'spec.updateStrategy.type',
+        'spec.updateStrategy.rollingUpdate',
+        'spec.updateStrategy.rollingUpdate.partition',
+        'spec.updateStrategy.rollingUpdate.maxUnavailable',
+        'spec.updateStrategy.rollingUpdate.podUpdatePolicy',
+        'spec.updateStrategy.rollingUpdate.paused',
+        'spec.updateStrategy.rollingUpdate.unorderedUpdate',
+        ...priorityStrategy('spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy'),
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy',
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds',
+        'spec.updateStrategy.rollingUpdate.minReadySeconds',
+        'spec.revisionHistoryLimit',
+        'spec.reserveOrdinals',
+        'spec.scaleStrategy',
+        'spec.scaleStrategy.maxUnavailable',
+        'spec.lifecycle',
+        ...LIFECYCLE_HOOKS.flatMap((h) => [
+          `spec.lifecycle.${h}`,
+          `spec.lifecycle.${h}.labelsHandler`,
+          `spec.lifecycle.${h}.finalizersHandler`,
+        ]),
+      ],
+    ],
+    [AppFeature.STATEFULSET_AUTO_RESIZE_PVC, ['spec.volumeClaimUpdateStrategy', 'spec.volumeClaimUpdateStrategy.type']],
     [AppFeature.STATEFULSET_AUTO_DELETE_PVC, ['spec.persistentVolumeClaimRetentionPolicy.**']],
-    [AppFeature.STATEFULSET_START_ORDINAL, ['spec.ordinals.start']],
+    [AppFeature.STATEFULSET_START_ORDINAL, ['spec.ordinals', 'spec.ordinals.start']],
     [markPodNotReady, LIFECYCLE_HOOKS.map((h) => `spec.lifecycle.${h}.markPodNotReady`)],
   ),
 });

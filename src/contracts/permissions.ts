@@ -182,6 +182,18 @@ export const MANAGER: readonly PermissionRule[] = [
   },
   {
     apiGroups: [KRUISE_GROUP],
+    resources: ['statefulsets'],
+    verbs: ['list', 'watch'],
+    why: 'Advanced StatefulSet controller: informer on StatefulSets (its pods, claims and revisions are written under the pods, persistentvolumeclaims and controllerrevisions rules)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
+    resources: ['statefulsets/status'],
+    verbs: ['patch'],
+    why: 'Advanced StatefulSet status (replicas, ready/available/current/updated counts, revisions, collisionCount, labelSelector for the scale subresource, conditions)',
+  },
+  {
+    apiGroups: [KRUISE_GROUP],
     resources: ['daemonsets'],
     verbs: ['list', 'watch'],
     why: 'Advanced DaemonSet controller: informer on DaemonSets (pods, revisions and status are written under their own rules)',

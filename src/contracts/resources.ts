@@ -98,6 +98,11 @@ export const KRUISE_KINDS = Object.freeze({
   PodProbeMarker: kruiseKind('PodProbeMarker', 'podprobemarkers', true),
   NodePodProbe: kruiseKind('NodePodProbe', 'nodepodprobes', false),
   PodUnavailableBudget: kruiseKind('PodUnavailableBudget', 'podunavailablebudgets', true, ['pub'], undefined, KRUISE_POLICY_GROUP),
+  // Advanced StatefulSet: upstream v1.9 serves v1alpha1 and v1beta1 and stores v1beta1 (src/api/kinds/statefulset.ts).
+  StatefulSet: Object.freeze({
+    ...kruiseKind('StatefulSet', 'statefulsets', true, ['sts', 'asts'], ['v1beta1']),
+    storageVersion: 'v1beta1',
+  }),
   // Upstream v1.9 stores v1beta1; the one schema holds both versions' fields (src/api/kinds/daemonset.ts).
   DaemonSet: Object.freeze({
     ...kruiseKind('DaemonSet', 'daemonsets', true, ['daemon', 'ads'], ['v1beta1']),
@@ -123,6 +128,8 @@ export const IMAGE_LIST_PULL_JOBS = kruiseResource('ImageListPullJob');
 export const POD_PROBE_MARKERS = kruiseResource('PodProbeMarker');
 export const NODE_POD_PROBES = kruiseResource('NodePodProbe');
 export const POD_UNAVAILABLE_BUDGETS = kruiseResource('PodUnavailableBudget');
+/** Advanced StatefulSets at v1beta1, upstream's storage version: its v1alpha1 lacks the fields the controller reads. */
+export const ADVANCED_STATEFULSETS = rt(KRUISE_GROUP, 'v1beta1', 'statefulsets', 'StatefulSet', true);
 export const ADVANCED_DAEMONSETS = kruiseResource('DaemonSet');
 /**
  * Advanced DaemonSets at v1beta1, the version upstream stores: the status goes there, since a field only one version

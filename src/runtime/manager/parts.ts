@@ -53,6 +53,11 @@ export const MANAGER_CONTROLLER_PARTS: readonly RuntimeControllerPart[] = [
     options: [EXCLUDE_PREPARING_DELETE_OPTION as ControllerOption<unknown>],
   },
   {
+    name: 'advancedstatefulset',
+    topic: 'Advanced StatefulSets',
+    does: 'Advanced StatefulSet pods and claims: ordered identities with reserved ordinals and a start ordinal, OrderedReady or Parallel scaling, rolling update (recreate or in place; partition, maxUnavailable, pause), lifecycle hooks, revisions, status',
+  },
+  {
     name: 'broadcastjob',
     topic: 'BroadcastJobs',
     does: 'one pod per eligible node for each BroadcastJob: parallelism, completion and failure policies, status, TTL',
@@ -104,6 +109,7 @@ export const MANAGER_WEBHOOK_PARTS: readonly RuntimePart[] = [
     does: 'validates CloneSets, SidecarSets, ImagePullJobs, NodeImages and BroadcastJobs with the policy rules of `cdk8s-kruise validate`',
   },
   { name: 'cloneset', does: 'CloneSet defaulting and update checks' },
+  { name: 'advancedstatefulset', does: 'Advanced StatefulSet defaulting, reserveOrdinals and strategy checks, immutable fields' },
   { name: 'daemonset', does: 'Advanced DaemonSet defaulting and checks (rolling update limits, selector)' },
   {
     name: 'sidecarsetvalidation',

@@ -8,6 +8,7 @@ import { sidecarTerminator } from '../controllers/sidecarterminator/index.js';
 import { imagePullJobController } from '../controllers/imagepulljob/index.js';
 import { nodeImageController } from '../controllers/nodeimage/index.js';
 import { cloneSetController } from '../controllers/cloneset/index.js';
+import { advancedStatefulSetController } from '../controllers/advancedstatefulset/index.js';
 import { broadcastJobController } from '../controllers/broadcastjob/index.js';
 import { daemonSetController } from '../controllers/daemonset/index.js';
 import { imageListPullJobController } from '../controllers/imagelistpulljob/index.js';
@@ -17,6 +18,7 @@ import { podUnavailableBudgetController } from '../controllers/podunavailablebud
 import { enhancedLivenessController } from '../controllers/enhancedliveness/index.js';
 import { enhancedLivenessWebhook } from '../webhooks/enhancedliveness/index.js';
 import { cloneSetWebhook } from '../webhooks/cloneset/index.js';
+import { advancedStatefulSetWebhook } from '../webhooks/advancedstatefulset/index.js';
 import { daemonSetWebhook } from '../webhooks/daemonset/index.js';
 import { containerRecreateRequestWebhook } from '../webhooks/containerrecreaterequest/index.js';
 import { kruiseValidationWebhook } from '../webhooks/kruisevalidation/index.js';
@@ -38,6 +40,7 @@ export const CONTROLLERS: readonly ControllerDefinition[] = [
   podReadinessController,
   sidecarSetController,
   cloneSetController,
+  advancedStatefulSetController,
   broadcastJobController,
   daemonSetController,
   imageListPullJobController,
@@ -63,6 +66,7 @@ export const WEBHOOKS: readonly WebhookDefinition[] = [
   containerRecreateRequestWebhook,
   kruiseValidationWebhook,
   cloneSetWebhook,
+  advancedStatefulSetWebhook,
   daemonSetWebhook,
   sidecarSetValidationWebhook,
   deletionProtectionWebhook,

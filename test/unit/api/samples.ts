@@ -424,6 +424,53 @@ export function sampleDaemonSet(): import('../../../src/api/index.js').DaemonSet
   };
 }
 
+/** At v1alpha1, upstream's fields of that version (the v1beta1-only ones are checked per version). */
+export function sampleStatefulSet(): import('../../../src/api/index.js').AdvancedStatefulSet {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db', namespace: 'default' },
+    spec: {
+      replicas: 3,
+      serviceName: 'db',
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: 'db' } },
+      template: {
+        metadata: { labels: { app: 'db' } },
+        spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }], containers: [{ name: 'db', image: 'postgres:16' }] },
+      },
+      volumeClaimTemplates: [
+        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      ],
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: {
+          partition: 1,
+          maxUnavailable: '50%',
+          podUpdatePolicy: 'InPlaceIfPossible',
+          paused: false,
+          minReadySeconds: 10,
+          inPlaceUpdateStrategy: { gracePeriodSeconds: 5 },
+          unorderedUpdate: { priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { zone: 'a' } } }] } },
+        },
+      },
+      revisionHistoryLimit: 10,
+    },
+    status: {
+      observedGeneration: 2,
+      replicas: 3,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      currentReplicas: 1,
+      updatedReplicas: 2,
+      currentRevision: 'db-7b9d8c6f5',
+      updateRevision: 'db-5f6c7d8b9',
+      collisionCount: 0,
+      labelSelector: 'app=db',
+    },
+  };
+}
+
 export const SAMPLES = {
   SidecarSet: sampleSidecarSet,
   CloneSet: sampleCloneSet,
@@ -435,5 +482,6 @@ export const SAMPLES = {
   PodProbeMarker: samplePodProbeMarker,
   NodePodProbe: sampleNodePodProbe,
   PodUnavailableBudget: samplePodUnavailableBudget,
+  StatefulSet: sampleStatefulSet,
   DaemonSet: sampleDaemonSet,
 } as const;

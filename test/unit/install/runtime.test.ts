@@ -292,7 +292,12 @@ describe('API priority and fairness', () => {
 describe('webhooks', () => {
   it('registers the pod webhook only when a feature of the app needs it (or when asked to)', () => {
     const without = find(synthRuntime(appWith().runtime), 'MutatingWebhookConfiguration')!;
-    expect(without.webhooks.map((w: Obj) => w.name)).toEqual(['mcloneset.kb.io', 'mcontainerrecreaterequest.kb.io', 'mdaemonset.kb.io']);
+    expect(without.webhooks.map((w: Obj) => w.name)).toEqual([
+      'mcloneset.kb.io',
+      'mcontainerrecreaterequest.kb.io',
+      'mstatefulset.kb.io',
+      'mdaemonset.kb.io',
+    ]);
     expect(bundledServesPods()).toBe(true);
     const { runtime } = appWith({}, (c) => kruiseObject(c, 'SidecarSet', { selector: { matchLabels: { app: 'web' } } }));
     expect(find(synthRuntime(runtime), 'MutatingWebhookConfiguration')!.webhooks.map((w: Obj) => w.name)).toEqual([
@@ -300,6 +305,7 @@ describe('webhooks', () => {
       'mpod-best-effort.kb.io',
       'mcloneset.kb.io',
       'mcontainerrecreaterequest.kb.io',
+      'mstatefulset.kb.io',
       'mdaemonset.kb.io',
     ]);
     const always = find(synthRuntime(appWith({ alwaysRegisterPodWebhook: true }).runtime), 'MutatingWebhookConfiguration')!;

@@ -1,0 +1,86 @@
+import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import type { Revision } from '../../control/controller-revision.js';
+import type { ControllerDefinition } from '../../core/controller.js';
+import { scaleExpectationHandlers } from '../../core/expectations.js';
+import { controllerOf } from '../../core/meta.js';
+import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import type { StatefulSetObject } from './identity-decision.js';
+import { StatefulSetReconciler } from './reconcile.js';
+
+/**
+ * Advanced StatefulSet controller (no gate, upstream `statefulset-controller` of apps.kruise.io): ordered pods with
+ * stable identities and claims, reserved ordinals, OrderedReady or Parallel scaling, rolling update by recreate or
+ * in place with partition, maxUnavailable and pause, lifecycle hooks, status.
+ */
+export const advancedStatefulSetController: ControllerDefinition = {
+  name: 'advancedstatefulset',
+  // Upstream runs 3 workers; one key is never reconciled by two workers at once.
+  defaultWorkers: 3,
+  reads: [
+    { resource: ADVANCED_STATEFULSETS, fields: ['*'] },
+    {
+      resource: PODS,
+      fields: [
+        'metadata.labels',
+        'metadata.annotations',
+        'metadata.ownerReferences',
+        'metadata.finalizers',
+        'metadata.creationTimestamp',
+        'metadata.deletionTimestamp',
+        'spec.nodeName',
+        'spec.readinessGates',
+        'spec.containers[].name',
+        'spec.containers[].image',
+        'spec.containers[].env[].name',
+        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+        'spec.containers[].env[name^=KRUISE_].valueFrom.configMapKeyRef.key',
+        'status.phase',
+        'status.conditions[].type',
+        'status.conditions[].status',
+        'status.conditions[].lastTransitionTime',
+        'status.conditions[].message',
+        'status.containerStatuses[].name',
+        'status.containerStatuses[].image',
+        'status.containerStatuses[].imageID',
+        'status.containerStatuses[].containerID',
+        'status.containerStatuses[].ready',
+      ],
+    },
+    { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
+    { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
+  ],
+  setup(ctx, enqueue) {
+    const sets = ctx.informers.for<StatefulSetObject>(ADVANCED_STATEFULSETS);
+    const pods = ctx.informers.for<Pod>(PODS);
+    const pvcs = ctx.informers.for<KubeObject>(PERSISTENT_VOLUME_CLAIMS);
+    const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
+    const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions);
+    sets.addHandlers({ add: (s) => enqueue(objectKey(s)), update: (s) => enqueue(objectKey(s)), delete: (s) => enqueue(objectKey(s)) });
+    /** The set key of an object whose controller is an Advanced StatefulSet. */
+    const ownerKey = (o: KubeObject): string | undefined => {
+      const ref = controllerOf(o);
+      return ref?.kind === 'StatefulSet' && ref.apiVersion.startsWith('apps.kruise.io/')
+        ? `${o.metadata.namespace}/${ref.name}`
+        : undefined;
+    };
+    const toOwner = (o: KubeObject) => {
+      const key = ownerKey(o);
+      if (key) enqueue(key);
+    };
+    // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
+    pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
+    pods.addHandlers({
+      add: toOwner,
+      update: (p, old) => {
+        toOwner(p);
+        if (old !== p) toOwner(old);
+      },
+      delete: (p) => {
+        reconciler.writes.versions.forget(p);
+        toOwner(p);
+      },
+    });
+    revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
+    return reconciler;
+  },
+};

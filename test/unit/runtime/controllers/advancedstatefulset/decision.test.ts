@@ -1,0 +1,251 @@
+// Advanced StatefulSet decisions: identities (reserved ordinals, start ordinal, names, the new pod), scale (OrderedReady
+// and Parallel, scale-time maxUnavailable, the preDelete hook), the rolling update (order, partition, maxUnavailable,
+// in place or recreate) and the status counts.
+import { describe, expect, it } from 'vitest';
+import {
+  isCurrentRevisionNeeded,
+  newClaim,
+  newStatefulPod,
+  partitionPods,
+  replicasRange,
+  reservedOrdinals,
+  type StatefulSetObject,
+} from '../../../../../src/runtime/controllers/advancedstatefulset/identity-decision.js';
+import { resolveMaxUnavailable } from '../../../../../src/runtime/controllers/advancedstatefulset/reconcile.js';
+import { planScale, type ScaleInput } from '../../../../../src/runtime/controllers/advancedstatefulset/scale-decision.js';
+import { computeStatus, statusChanged } from '../../../../../src/runtime/controllers/advancedstatefulset/status-decision.js';
+import { planUpdate, sortForUpdate, type UpdateInput } from '../../../../../src/runtime/controllers/advancedstatefulset/update-decision.js';
+import type { Revision } from '../../../../../src/runtime/control/controller-revision.js';
+import type { Pod } from '../../../../../src/runtime/core/types.js';
+import { NEW, NOW, OLD, pod, type PodOpts } from '../../control/workload-pod-fixtures.js';
+
+function set(spec: Record<string, unknown> = {}): StatefulSetObject {
+  return {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db', namespace: 'ns', uid: 'u1' },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'db' } },
+      template: { metadata: { labels: { app: 'db' } }, spec: { containers: [] } },
+      ...spec,
+    },
+  } as unknown as StatefulSetObject;
+}
+
+const at = (ord: number, o: PodOpts = {}) => pod(`db-${ord}`, o);
+const names = (ps: ReadonlyArray<Pod | undefined>) => ps.map((p) => p?.metadata.name ?? null);
+
+describe('identities', () => {
+  it.each([
+    [[1], [1]],
+    [
+      [1, '3-5'],
+      [1, 3, 4, 5],
+    ],
+    [['2'], [2]],
+    [[], []],
+  ])('reserveOrdinals %j → %j', (input, out) => {
+    expect([...reservedOrdinals(input as Array<number | string>)].sort()).toEqual(out);
+  });
+  it.each([[[-1]], [['5-3']], [['x']]])('refuses %j with a message', (input) => {
+    expect(() => reservedOrdinals(input as Array<number | string>)).toThrow(/reserveOrdinals/);
+  });
+  it("upstream's example: 4 replicas, reserve [1, 3], start 2 → [2, 7)", () => {
+    expect(replicasRange(set({ replicas: 4, reserveOrdinals: [1, 3], ordinals: { start: 2 } }))).toMatchObject({ start: 2, end: 7 });
+    // Without gate StatefulSetStartOrdinal the start ordinal does not count.
+    expect(replicasRange(set({ replicas: 4, reserveOrdinals: [1, 3], ordinals: { start: 2 } }), false)).toMatchObject({ start: 0, end: 6 });
+  });
+  it('3 replicas with reserveOrdinals [1] occupy 0, 2, 3; pod 1 and pod 4 are condemned, highest first', () => {
+    const part = partitionPods(set({ reserveOrdinals: [1] }), [at(0), at(1), at(3), at(4), pod('other-0')]);
+    expect(names(part.replicas)).toEqual(['db-0', null, null, 'db-3']);
+    expect(names(part.condemned)).toEqual(['db-4', 'db-1']);
+    expect([...part.reserved]).toEqual([1]);
+  });
+  it('a new pod: identity, gates, claims as volumes, revision, Normal without a preNormal hook', () => {
+    const rev = {
+      metadata: { name: 'db-abc' },
+      data: { spec: { template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'c' }] } } } },
+    } as Revision;
+    const s = set({
+      serviceName: 'db-svc',
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } }],
+    });
+    const p = newStatefulPod(s, 2, rev, '2026-01-01T00:00:00Z');
+    expect(p.metadata.name).toBe('db-2');
+    expect(p.metadata.labels).toMatchObject({
+      app: 'db',
+      'controller-revision-hash': 'db-abc',
+      'statefulset.kubernetes.io/pod-name': 'db-2',
+      'apps.kubernetes.io/pod-index': '2',
+      'lifecycle.apps.kruise.io/state': 'Normal',
+    });
+    expect(p.spec).toMatchObject({ hostname: 'db-2', subdomain: 'db-svc' });
+    expect(p.spec!.volumes).toEqual([{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-2' } }]);
+    expect(p.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', uid: 'u1' }),
+    ]);
+    const hooked = newStatefulPod(set({ lifecycle: { preNormal: { labelsHandler: { ready: 'yes' } } } }), 0, rev, 'now');
+    expect(hooked.metadata.labels!['lifecycle.apps.kruise.io/state']).toBe('PreparingNormal');
+  });
+  it('claims: the selector labels; owned by the set only under whenDeleted Delete', () => {
+    const t = { metadata: { name: 'data', labels: { tier: 'x' } }, spec: {} };
+    expect(newClaim(set(), t as never, 0)).toMatchObject({ metadata: { name: 'data-db-0', labels: { tier: 'x', app: 'db' } } });
+    expect(newClaim(set(), t as never, 0).metadata.ownerReferences).toBeUndefined();
+    const owned = newClaim(set({ persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete' } }), t as never, 0);
+    expect(owned.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', uid: 'u1' })]);
+  });
+  it('partition: a new pod below it gets the current revision (ordered), counted over existing pods only', () => {
+    const s = set({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2 } } });
+    const part = { start: 0, replicas: [at(0), undefined, at(2)] };
+    expect(isCurrentRevisionNeeded(s, NEW, 1, part, 'db')).toBe(true);
+    expect(isCurrentRevisionNeeded(s, NEW, 3, { start: 0, replicas: [at(0), at(1), at(2), undefined] }, 'db')).toBe(false);
+    expect(isCurrentRevisionNeeded(set({ updateStrategy: { type: 'OnDelete' } }), NEW, 0, part, 'db')).toBe(false);
+  });
+  it.each([
+    [undefined, 5, 1],
+    [3, 5, 3],
+    [0, 5, 1],
+    ['50%', 5, 2],
+    ['10%', 5, 1],
+  ])('maxUnavailable %j of %i replicas → %i', (v, total, out) => {
+    expect(resolveMaxUnavailable(v as never, total)).toBe(out);
+  });
+});
+
+const scale = (o: Partial<ScaleInput>): ScaleInput => ({
+  replicas: [],
+  start: 0,
+  reserved: new Set(),
+  condemned: [],
+  monotonic: true,
+  minReadySeconds: 0,
+  nowMs: NOW,
+  ...o,
+});
+const kinds = (plan: ReturnType<typeof planScale>) =>
+  plan.actions.map((a) => (a.kind === 'create' ? `create ${a.ordinal}` : `${a.kind} ${a.pod.metadata.name}`));
+
+describe('scale', () => {
+  it('OrderedReady creates the first missing ordinal and stops', () => {
+    expect(kinds(planScale(scale({ replicas: [undefined, undefined, undefined] })))).toEqual(['create 0']);
+    expect(planScale(scale({ replicas: [undefined] })).stop).toBe(true);
+  });
+  it('OrderedReady waits for a predecessor that is not ready; reserved slots are skipped', () => {
+    expect(kinds(planScale(scale({ replicas: [at(0, { ready: false }), undefined] })))).toEqual([]);
+    expect(planScale(scale({ replicas: [at(0, { ready: false }), undefined] })).stop).toBe(true);
+    expect(kinds(planScale(scale({ replicas: [at(0), undefined, undefined, undefined], reserved: new Set([1]) })))).toEqual(['create 2']);
+  });
+  it('Parallel creates every missing ordinal at once, bounded by scaleStrategy.maxUnavailable', () => {
+    expect(kinds(planScale(scale({ monotonic: false, replicas: [undefined, undefined, undefined] })))).toEqual([
+      'create 0',
+      'create 1',
+      'create 2',
+    ]);
+    expect(kinds(planScale(scale({ monotonic: false, scaleMaxUnavailable: 2, replicas: [undefined, undefined, undefined] })))).toEqual([
+      'create 0',
+      'create 1',
+    ]);
+  });
+  it('condemned pods go highest first, one at a time under OrderedReady, all at once under Parallel', () => {
+    const replicas = [at(0), at(1)];
+    const condemned = [at(3), at(2)];
+    expect(kinds(planScale(scale({ replicas, condemned })))).toEqual(['delete db-3']);
+    expect(kinds(planScale(scale({ replicas, condemned, monotonic: false })))).toEqual(['delete db-3', 'delete db-2']);
+  });
+  it('a failed replica is deleted (to be created again)', () => {
+    expect(kinds(planScale(scale({ replicas: [at(0, { phase: 'Failed' })] })))).toEqual(['delete db-0']);
+  });
+  it('preDelete hook: PreparingDelete first, held while hooked, deleted once released', () => {
+    const lifecycle = { preDelete: { labelsHandler: { hold: 'true' } } };
+    const replicas = [at(0)];
+    expect(kinds(planScale(scale({ replicas, condemned: [at(1, { labels: { hold: 'true' } })], lifecycle })))).toEqual([
+      'prepare-delete db-1',
+    ]);
+    const held = at(1, { labels: { hold: 'true' }, state: 'PreparingDelete' });
+    expect(kinds(planScale(scale({ replicas, condemned: [held], lifecycle })))).toEqual([]);
+    const released = at(1, { state: 'PreparingDelete' });
+    expect(kinds(planScale(scale({ replicas, condemned: [released], lifecycle })))).toEqual(['delete db-1']);
+  });
+});
+
+const upd = (o: Partial<UpdateInput>): UpdateInput => ({
+  replicas: [],
+  replicaCount: 3,
+  updateRevision: NEW,
+  partition: 0,
+  maxUnavailable: 1,
+  policy: 'ReCreate',
+  minReadySeconds: 0,
+  canInPlace: () => true,
+  nowMs: NOW,
+  ...o,
+});
+const acts = (us: ReturnType<typeof planUpdate>) => us.map((u) => `${u.action} ${u.pod.metadata.name}`);
+
+describe('rolling update', () => {
+  const three = [at(0), at(1), at(2)];
+  it('descending ordinal above the partition', () => {
+    expect(sortForUpdate(upd({ replicas: three }))).toEqual([2, 1, 0]);
+    expect(sortForUpdate(upd({ replicas: three, partition: 1 }))).toEqual([2, 1]);
+    expect(sortForUpdate(upd({ replicas: three, partition: 3 }))).toEqual([]);
+    expect(sortForUpdate(upd({ replicas: [at(0), undefined, at(2), at(3)], replicaCount: 3, partition: 1 }))).toEqual([3, 2]);
+  });
+  it('one pod at a time with maxUnavailable 1; the next waits for it', () => {
+    expect(acts(planUpdate(upd({ replicas: three })))).toEqual(['delete db-2']);
+    expect(acts(planUpdate(upd({ replicas: [at(0), at(1), at(2, { rev: NEW, ready: false })] })))).toEqual([]);
+    expect(acts(planUpdate(upd({ replicas: [at(0), at(1), at(2, { rev: NEW })] })))).toEqual(['delete db-1']);
+  });
+  it('maxUnavailable 2 updates two at once (Parallel)', () => {
+    expect(acts(planUpdate(upd({ replicas: three, maxUnavailable: 2 })))).toEqual(['delete db-2', 'delete db-1']);
+  });
+  it('InPlaceIfPossible: in place when possible, else recreate; InPlaceOnly: an error instead', () => {
+    expect(acts(planUpdate(upd({ replicas: three, policy: 'InPlaceIfPossible' })))).toEqual(['in-place db-2']);
+    expect(acts(planUpdate(upd({ replicas: three, policy: 'InPlaceIfPossible', canInPlace: () => false })))).toEqual(['delete db-2']);
+    expect(acts(planUpdate(upd({ replicas: three, policy: 'InPlaceOnly', canInPlace: () => false })))).toEqual(['error db-2']);
+  });
+  it('the inPlaceUpdate hook: PreparingUpdate first, then in place once released', () => {
+    const lifecycle = { inPlaceUpdate: { labelsHandler: { ok: 'true' } } };
+    const hooked = [at(0), at(1), at(2, { labels: { ok: 'true' } })];
+    expect(acts(planUpdate(upd({ replicas: hooked, policy: 'InPlaceIfPossible', lifecycle })))).toEqual(['prepare-update db-2']);
+    const held = [at(0), at(1), at(2, { labels: { ok: 'true' }, state: 'PreparingUpdate' })];
+    expect(acts(planUpdate(upd({ replicas: held, policy: 'InPlaceIfPossible', lifecycle })))).toEqual([]);
+    const released = [at(0), at(1), at(2, { state: 'PreparingUpdate' })];
+    expect(acts(planUpdate(upd({ replicas: released, policy: 'InPlaceIfPossible', lifecycle })))).toEqual(['in-place db-2']);
+  });
+  it('a specified-delete pod goes first, below the partition too', () => {
+    const r = [at(0, { labels: { 'apps.kruise.io/specified-delete': 'true' } }), at(1, { rev: NEW }), at(2, { rev: NEW })];
+    expect(acts(planUpdate(upd({ replicas: r, partition: 3 })))).toEqual(['delete db-0']);
+  });
+});
+
+describe('status', () => {
+  const base = {
+    currentRevision: OLD,
+    updateRevision: NEW,
+    collisionCount: 0,
+    labelSelector: 'app=db',
+    minReadySeconds: 0,
+    rollingUpdate: true,
+    nowMs: NOW,
+  };
+  it('counts replicas, ready, available, current and updated by revision', () => {
+    const s = computeStatus({ ...base, pods: [at(0), at(1, { rev: NEW }), at(2, { rev: NEW, ready: false })] });
+    expect(s).toMatchObject({
+      replicas: 3,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      currentReplicas: 1,
+      updatedReplicas: 2,
+      updatedReadyReplicas: 1,
+      updatedAvailableReplicas: 1,
+      currentRevision: OLD,
+    });
+  });
+  it('every pod updated and ready makes the update revision current', () => {
+    const s = computeStatus({ ...base, pods: [at(0, { rev: NEW }), at(1, { rev: NEW })] });
+    expect(s).toMatchObject({ currentRevision: NEW, currentReplicas: 2, updatedReplicas: 2 });
+    expect(statusChanged(s, s)).toBe(false);
+    expect(statusChanged({ ...s, readyReplicas: 1 }, s)).toBe(true);
+  });
+});
