@@ -10,6 +10,7 @@ import { ImagePullJobChart } from './image-pull-job.js';
 import { JobSidecarKillChart } from './job-sidecar-kill.js';
 import { JobSidecarVirtualNodeChart } from './job-sidecar-virtual-node.js';
 import { NativeSidecarsChart, NativeSidecarsNamespaceChart } from './native-sidecars.js';
+import { NodeAgentDaemonSetChart } from './node-agent-daemonset.js';
 import { SidecarSetLogtailChart } from './sidecarset-logtail.js';
 
 /** Builds the examples app (no synth), so tests and the benchmark can reuse it. */
@@ -25,6 +26,7 @@ export function buildExamplesApp(outdir?: string): App {
   new ExitPriorityChart(app, 'exit-priority');
   new ImagePullJobChart(app, 'image-pull-job');
   new CrrForceRecreateChart(app, 'crr-force-recreate');
+  new NodeAgentDaemonSetChart(app, 'node-agent-daemonset');
 
   // The same user code targeting Kubernetes 1.29 (native sidecars), in a namespace the app creates first.
   new NativeSidecarsNamespaceChart(app, 'native-sidecars-namespace');
