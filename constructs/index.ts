@@ -9,6 +9,7 @@ export * from './api-version.js';
 export * from './image-pull-job.js';
 export * from './image-list-pull-job.js';
 export * from './broadcast-job.js';
+export * from './advanced-daemon-set.js';
 export * from './advanced-stateful-set.js';
 export * from './pod-probe-marker.js';
 export * from './container-recreate-request.js';
