@@ -97,6 +97,19 @@ spec:
       containers: [{name: main, image: busybox:1.36}]
 ${podSpec}${spec}`;
 
+const daemonSet = (podSpec: string, spec = '') => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: DaemonSet
+metadata: {name: agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers: [{name: agent, image: busybox:1.36}]
+${podSpec}${spec}`;
+
 const sidecarSet = (name: string, spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -514,6 +527,26 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/template/metadata/labels/broadcastjob-name',
     line: 8,
     message: /set by the BroadcastJob controller/,
+  },
+  'KRUISE-DAEMONSET-001': {
+    pass: daemonSet('      restartPolicy: Always'),
+    fail: daemonSet('      restartPolicy: OnFailure'),
+    pointer: '/spec/template/spec/restartPolicy',
+    line: 12,
+    message: /restartPolicy "OnFailure" is not Always/,
+  },
+  'KRUISE-DAEMONSET-002': {
+    pass: daemonSet(
+      '',
+      '  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {rollingUpdateType: InPlaceIfPossible, maxUnavailable: 10%}',
+    ),
+    fail: daemonSet(
+      '',
+      '  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {rollingUpdateType: InPlaceIfPossible, maxUnavailable: 0, maxSurge: 1}',
+    ),
+    pointer: '/spec/updateStrategy/rollingUpdate/maxSurge',
+    line: 14,
+    message: /maxSurge is set with rollingUpdateType InPlaceIfPossible/,
   },
   'KRUISE-IMAGEPULLJOB-004': {
     pass: imagePullJob(
