@@ -11,6 +11,7 @@ import { JobSidecarKillChart } from './job-sidecar-kill.js';
 import { JobSidecarVirtualNodeChart } from './job-sidecar-virtual-node.js';
 import { NativeSidecarsChart, NativeSidecarsNamespaceChart } from './native-sidecars.js';
 import { NodeAgentDaemonSetChart } from './node-agent-daemonset.js';
+import { StatefulDbChart } from './stateful-db.js';
 import { SidecarSetLogtailChart } from './sidecarset-logtail.js';
 
 /** Builds the examples app (no synth), so tests and the benchmark can reuse it. */
@@ -27,6 +28,7 @@ export function buildExamplesApp(outdir?: string): App {
   new ImagePullJobChart(app, 'image-pull-job');
   new CrrForceRecreateChart(app, 'crr-force-recreate');
   new NodeAgentDaemonSetChart(app, 'node-agent-daemonset');
+  new StatefulDbChart(app, 'stateful-db');
 
   // The same user code targeting Kubernetes 1.29 (native sidecars), in a namespace the app creates first.
   new NativeSidecarsNamespaceChart(app, 'native-sidecars-namespace');

@@ -9,14 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import {
-  KINDS,
-  findKind,
-  openApiV3Schema,
-  toCustomResourceDefinition,
-  validateObject,
-  type KindDefinition,
-} from '../../../src/api/index.js';
+import { KINDS, findKind, openApiV3Schema, validateObject, type KindDefinition } from '../../../src/api/index.js';
 import { SAMPLES } from './samples.js';
 import { preparedUpstreamCrdDir, upstreamCrd } from '../../harness/upstream-crds.js';
 import { compileOpenApi, propertyPaths, prunedFields } from './openapi.js';
@@ -34,9 +27,6 @@ function upstreamV1alpha1(def: KindDefinition): Json {
   const v = upstreamCrd(def.group, def.plural).spec.versions.find((x: Json) => x.name === def.version);
   if (!v) throw new Error(`upstream ${def.plural} has no ${def.version}`);
   return v;
-}
-function ourSchema(def: KindDefinition): Json {
-  return (toCustomResourceDefinition(def) as Json).spec.versions[0].schema.openAPIV3Schema;
 }
 
 /** Every apps.kruise.io object in dist/ plus the representative samples. */
@@ -68,14 +58,15 @@ describe('upstream reference data', () => {
   });
 });
 
-describe('objects validate against upstream v1alpha1 and our CRD schemas', () => {
+describe("objects validate against upstream's and our CRD schemas of their own version", () => {
   it('covers every kind', () => {
     const kinds = new Set(objects.map((o) => o.obj.kind));
     for (const k of KINDS) expect(kinds.has(k.kind)).toBe(true);
   });
 
-  const upstreamValidators = new Map<KindDefinition, ReturnType<typeof compileOpenApi>>();
-  const ourValidators = new Map<KindDefinition, ReturnType<typeof compileOpenApi>>();
+  // By kind and version: an object written at v1beta1 (an Advanced StatefulSet's lifecycle) is upstream's v1beta1.
+  const upstreamValidators = new Map<string, ReturnType<typeof compileOpenApi>>();
+  const ourValidators = new Map<string, ReturnType<typeof compileOpenApi>>();
 
   for (const { source, obj } of objects) {
     it(`${source}: ${obj.kind}/${obj.metadata?.name}`, () => {
@@ -84,15 +75,17 @@ describe('objects validate against upstream v1alpha1 and our CRD schemas', () =>
       const d = def!;
       expect(validateObject(obj).issues).toEqual([]);
 
-      const upstream = upstreamV1alpha1(d).schema.openAPIV3Schema as Json;
-      if (!upstreamValidators.has(d)) upstreamValidators.set(d, compileOpenApi(upstream));
-      const up = upstreamValidators.get(d)!;
+      const version = String(obj.apiVersion).split('/')[1]!;
+      const key = `${d.kind}/${version}`;
+      const upstream = upstreamAt(d, version);
+      if (!upstreamValidators.has(key)) upstreamValidators.set(key, compileOpenApi(upstream));
+      const up = upstreamValidators.get(key)!;
       expect(up(obj), JSON.stringify(up.errors)).toBe(true);
       expect(prunedFields(upstream, obj), 'fields upstream would prune').toEqual([]);
 
-      const ours = ourSchema(d);
-      if (!ourValidators.has(d)) ourValidators.set(d, compileOpenApi(ours));
-      const our = ourValidators.get(d)!;
+      const ours = openApiV3Schema(d, version) as Json;
+      if (!ourValidators.has(key)) ourValidators.set(key, compileOpenApi(ours));
+      const our = ourValidators.get(key)!;
       expect(our(obj), JSON.stringify(our.errors)).toBe(true);
       expect(prunedFields(ours, obj), 'fields our CRD would prune').toEqual([]);
     });
