@@ -31,6 +31,7 @@ import {
   nodeLivenessProbes,
   unprotected,
   waitingCondition,
+  type LivenessCrrView,
   type NodePodProbeObject,
 } from './decision.js';
 
@@ -42,6 +43,9 @@ export const namespaceKey = (ns: string) => `ns:${ns}`;
 export const LIVENESS_NAMESPACE_INDEX = 'enhanced-liveness.namespace';
 /** Pods opted in, by node. */
 export const LIVENESS_NODE_INDEX = 'enhanced-liveness.node';
+
+/** How long a request this process created counts without its cache showing it. */
+const CREATED_UNSEEN_MS = 30_000;
 
 /** While a restart is under way or waits, the namespace is looked at again this often (besides its events). */
 const RECHECK_MS = 2_000;
@@ -69,6 +73,11 @@ interface Group {
 export class EnhancedLivenessReconciler implements Reconciler {
   /** Budgets whose cluster-wide failure was announced, until it ends (one event per episode). */
   private readonly announced = new Set<string>();
+  /**
+   * Requests this process created that its cache may not show yet (`namespace/name` → the request, when): counted as
+   * restarts under way until the cache has them, so a reconcile right after a create cannot admit more than the budget.
+   */
+  private readonly created = new Map<string, { readonly view: LivenessCrrView; readonly at: number }>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -111,7 +120,14 @@ export class EnhancedLivenessReconciler implements Reconciler {
     const opted = this.pods.byIndex(LIVENESS_NAMESPACE_INDEX, ns);
     if (opted.length === 0) return;
     const nsPods = this.pods.byIndex(NAMESPACE_INDEX, ns);
-    const crrs = this.crrs.byIndex(NAMESPACE_INDEX, ns).flatMap((c) => livenessCrrView(c) ?? []);
+    const cached = this.crrs.byIndex(NAMESPACE_INDEX, ns);
+    const crrs = cached.flatMap((c) => livenessCrrView(c) ?? []);
+    const seen = new Set(cached.map((c) => `${ns}/${c.metadata.name}`));
+    for (const [key, c] of this.created) {
+      // Seen by the cache, or never seen within the bound (deleted meanwhile): the cache is right from now on.
+      if (seen.has(key) || Date.now() - c.at > CREATED_UNSEEN_MS) this.created.delete(key);
+      else if (key.startsWith(`${ns}/`)) crrs.push(c.view);
+    }
     const groups = new Map<string, Group>();
     const groupOf = new Map<string, string>();
     const rsOwners = new Map<string, Promise<KubeObject | undefined>>();
@@ -175,12 +191,18 @@ export class EnhancedLivenessReconciler implements Reconciler {
 
   private async restart(pod: Pod, container: string, source: string): Promise<void> {
     const crr = livenessCrr(pod, container);
+    const key = `${pod.metadata.namespace}/${crr.metadata.name}`;
     try {
       await this.ctx.client.create(CONTAINER_RECREATE_REQUESTS, crr, pod.metadata.namespace);
     } catch (err) {
-      if (isAlreadyExists(err) || isNotFound(err)) return;
+      if (isNotFound(err)) return;
+      if (isAlreadyExists(err)) {
+        this.created.set(key, { view: livenessCrrView(crr)!, at: Date.now() });
+        return;
+      }
       throw err;
     }
+    this.created.set(key, { view: livenessCrrView(crr)!, at: Date.now() });
     this.ctx.events.emit(
       PODS,
       pod,
