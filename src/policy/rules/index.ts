@@ -3,6 +3,7 @@ import { BROADCASTJOB_RULES } from './broadcastjob.js';
 import { CLONESET_RULES } from './cloneset-lifecycle.js';
 import { CRR_RULES } from './crr.js';
 import { DAEMONSET_RULES } from './daemonset.js';
+import { STATEFULSET_RULES } from './statefulset.js';
 import { DELETION_PROTECTION_RULES } from './deletion-protection.js';
 import { ENHANCED_LIVENESS_RULES } from './enhanced-liveness.js';
 import { EXIT_PRIORITY_RULES } from './exit-priority.js';
@@ -34,6 +35,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...IMAGELISTPULLJOB_RULES,
   ...BROADCASTJOB_RULES,
   ...DAEMONSET_RULES,
+  ...STATEFULSET_RULES,
   ...PODPROBEMARKER_RULES,
   ...PODUNAVAILABLEBUDGET_RULES,
   ...CLONESET_RULES,

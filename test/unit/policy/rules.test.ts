@@ -110,6 +110,19 @@ spec:
       containers: [{name: agent, image: busybox:1.36}]
 ${podSpec}${spec}`;
 
+const statefulSet = (podSpec: string, spec = '') => `
+apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers: [{name: db, image: busybox:1.36}]
+${podSpec}${spec}`;
+
 const sidecarSet = (name: string, spec: string) => `
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -547,6 +560,26 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/updateStrategy/rollingUpdate/maxSurge',
     line: 14,
     message: /maxSurge is set with rollingUpdateType InPlaceIfPossible/,
+  },
+  'KRUISE-STATEFULSET-001': {
+    pass: statefulSet(
+      '      readinessGates: [{conditionType: InPlaceUpdateReady}]',
+      '\n  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}',
+    ),
+    fail: statefulSet('', '  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}'),
+    pointer: '/spec/updateStrategy/rollingUpdate/podUpdatePolicy',
+    line: 14,
+    message: /podUpdatePolicy "InPlaceIfPossible" needs the InPlaceUpdateReady readiness gate/,
+  },
+  'KRUISE-STATEFULSET-002': {
+    pass: statefulSet(
+      '',
+      '  podManagementPolicy: Parallel\n  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {maxUnavailable: 2}',
+    ),
+    fail: statefulSet('', '  updateStrategy:\n    type: RollingUpdate\n    rollingUpdate: {maxUnavailable: 2}'),
+    pointer: '/spec/updateStrategy/rollingUpdate/maxUnavailable',
+    line: 14,
+    message: /maxUnavailable 2 needs podManagementPolicy Parallel/,
   },
   'KRUISE-IMAGEPULLJOB-004': {
     pass: imagePullJob(
