@@ -314,22 +314,13 @@ describe('Advanced DaemonSet controller on the real API server', () => {
   });
 
   it('preDelete: a hooked pod waits in PreparingDelete and its replacement with it, until the label is removed', async () => {
-    await custom.createNamespacedCustomObject({
-      ...V1ALPHA1,
-      namespace: ns,
-      body: {
-        ...daemonSet('hooked', {
-          ...rolling({ maxUnavailable: 1 }),
-          lifecycle: { preDelete: { labelsHandler: { 'example.io/drain': 'pending' } } },
-        }),
-      },
-    });
+    // The pods are born hooked (the template carries the hook's label), as a drain operator's pods would be.
+    const hook = { 'example.io/drain': 'pending' };
+    const body = daemonSet('hooked', { ...rolling({ maxUnavailable: 1 }), lifecycle: { preDelete: { labelsHandler: hook } } });
+    Object.assign(body.spec.template.metadata.labels, hook);
+    await custom.createNamespacedCustomObject({ ...V1ALPHA1, namespace: ns, body });
     const before = await settle('hooked', (ps) => ps.length === 2 && ps.every((p) => p.status?.phase === 'Running'), 'two running pods');
     const victim = byNode(before)[NODE_B]!;
-    await core.patchNamespacedPod(
-      { name: victim.metadata!.name!, namespace: ns, body: { metadata: { labels: { 'example.io/drain': 'pending' } } } },
-      mergePatch,
-    );
     await patchDs('hooked', imagePatch('example.io/agent:2'));
     const held = await eventually(
       async () => {

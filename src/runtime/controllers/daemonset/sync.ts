@@ -3,41 +3,27 @@
  * each pod (lifecycle step, in-place readiness), carries out the placement (creates per node, deletes through the
  * preDelete hook), then, while the strategy is RollingUpdate and not paused, the rollout the update decision picks,
  * then the history beyond revisionHistoryLimit and the status. The decisions are placement-, update- and
- * status-decision.ts; the shared pod machinery is control/ (lifecycle, in-place update, revisions, pod writes).
+ * status-decision.ts; the shared pod machinery is control/ (lifecycle, in-place update and its writes, revisions, pod writes).
  */
-import type { LifecycleState } from '../../../api/pod-contracts.js';
 import {
   ADVANCED_DAEMONSETS,
   ADVANCED_DAEMONSETS_V1BETA1,
-  ANNOTATION_INPLACE_UPDATE_STATE,
-  ANNOTATION_LIFECYCLE_TIMESTAMP,
-  CONDITION_INPLACE_UPDATE_READY,
-  CONDITION_KRUISE_POD_READY,
   CONTROLLER_REVISIONS,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_CONTROLLER_REVISION_HASH_KEY,
-  LABEL_LIFECYCLE_STATE,
   PODS,
 } from '../../../contracts/index.js';
 import { isAlreadyExists, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
 import { ScaleExpectations } from '../../core/expectations.js';
-import { controllerOf, rfc3339 } from '../../core/meta.js';
-import type { Node, Pod, PodCondition } from '../../core/types.js';
+import { controllerOf } from '../../core/meta.js';
+import type { Node, Pod } from '../../core/types.js';
 import { newRevision, planUpdateRevision, revisionsToTruncate, templateOf, type Revision } from '../../control/controller-revision.js';
-import { inPlaceCompleted, inPlaceSpec, inPlaceState, shouldMarkInPlaceReady } from '../../control/inplace-update.js';
+import { inPlaceSpec } from '../../control/inplace-update.js';
+import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { assignedNode } from '../../control/node-placement.js';
-import { nextLifecycleState } from '../../control/pod-lifecycle.js';
 import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
-import {
-  condition,
-  hasReadinessGate,
-  isHooked,
-  isPodActive,
-  isPodAtRevision,
-  podState,
-  type Lifecycle,
-} from '../../control/workload-pods.js';
+import { condition, isHooked, isPodActive, isPodAtRevision, podState, type Lifecycle } from '../../control/workload-pods.js';
 import { planPlacement, podFor, podsByNode, type DaemonSetObject } from './placement-decision.js';
 import { computeStatus, statusChanged } from './status-decision.js';
 import { planUpdate, replaceAction, splitNode } from './update-decision.js';
@@ -69,6 +55,7 @@ export class DaemonSetSync implements Reconciler {
   /** Pod creates and deletes in flight per DaemonSet, by node name; met by the pod informer's events (index.ts). */
   readonly expectations = new ScaleExpectations();
   readonly writes: PodWrites;
+  private readonly inPlace: InPlaceWrites;
   /** The updateRevision this process last wrote per DaemonSet uid: v1alpha1, which the cache holds, does not show it. */
   private readonly writtenRevision = new Map<string, string | undefined>();
 
@@ -80,6 +67,7 @@ export class DaemonSetSync implements Reconciler {
     private readonly revisions: Informer<Revision>,
   ) {
     this.writes = new PodWrites(ctx);
+    this.inPlace = new InPlaceWrites(ctx, this.writes);
     pods.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
     revisions.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
   }
@@ -112,7 +100,9 @@ export class DaemonSetSync implements Reconciler {
     // 1. Each pod's own step: lifecycle state, in-place readiness, the first KruisePodReady.
     let refreshed = false;
     const refreshErrors = await forEachLimit(owned.filter(isPodActive), WRITE_CONCURRENCY, async (p) => {
-      if (await this.refresh(ds, p, hash, lifecycle)) refreshed = true;
+      const r = await this.inPlace.refresh(ds, p, hash, lifecycle);
+      if (r.changed) refreshed = true;
+      later(r.requeueAfterMs);
     });
     if (refreshErrors.length) throw new Error(refreshErrors.join('; '));
 
@@ -141,7 +131,7 @@ export class DaemonSetSync implements Reconciler {
         const action = replaceAction(p, spec !== undefined, lifecycle);
         if (action === 'delete') toDelete.push(p);
         else if (action === 'prepare-update') await this.writes.setState(ds, p, 'PreparingUpdate');
-        else if (action === 'in-place') await this.inPlaceUpdate(ds, p, hash, spec!);
+        else if (action === 'in-place') await this.inPlace.inPlaceUpdate(p, hash, spec!, 0);
       });
       errors.push(...errs);
       errors.push(...(await this.deletePods(ds, key, toDelete, lifecycle)));
@@ -297,71 +287,8 @@ export class DaemonSetSync implements Reconciler {
       }
     });
   }
-
-  /** Marks InPlaceUpdateReady False, then one pod patch: revision label, state Updating, state annotation, metadata, images. */
-  private async inPlaceUpdate(ds: DaemonSetObject, p: Pod, hash: string, spec: NonNullable<ReturnType<typeof inPlaceSpec>>): Promise<void> {
-    const now = rfc3339();
-    let resourceVersion = p.metadata.resourceVersion;
-    if (hasReadinessGate(p, CONDITION_INPLACE_UPDATE_READY)) {
-      const conds: PodCondition[] = [
-        { type: CONDITION_INPLACE_UPDATE_READY, status: 'False', reason: 'StartInPlaceUpdate', lastTransitionTime: now },
-      ];
-      if (condition(p, 'ContainersReady')?.status === 'True') {
-        conds.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', lastTransitionTime: now });
-      }
-      resourceVersion = (await this.writes.patchPodStatus(p, conds))?.metadata.resourceVersion ?? resourceVersion;
-    }
-    const state = inPlaceState(p, hash, spec.containerImages, now);
-    const patch: Record<string, unknown> = {
-      metadata: {
-        resourceVersion,
-        labels: { ...spec.labels, [LABEL_CONTROLLER_REVISION_HASH]: hash, [LABEL_LIFECYCLE_STATE]: 'Updating' },
-        annotations: {
-          ...spec.annotations,
-          [ANNOTATION_INPLACE_UPDATE_STATE]: JSON.stringify(state),
-          [ANNOTATION_LIFECYCLE_TIMESTAMP]: now,
-        },
-      },
-    };
-    const images = Object.entries(spec.containerImages).map(([name, image]) => ({ name, image }));
-    if (images.length) patch.spec = { containers: images };
-    const res = await this.writes.patchPod(p, patch);
-    if (res) this.ctx.events.emit(PODS, p, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${p.metadata.name} in-place`);
-  }
-
-  /** One pod's own step this round; true when it wrote something the rollout should see first. */
-  private async refresh(ds: DaemonSetObject, p: Pod, hash: string, lifecycle: Lifecycle | undefined): Promise<boolean> {
-    const next: LifecycleState | undefined = nextLifecycleState({
-      pod: p,
-      lifecycle,
-      updateRevision: hash,
-      inPlaceCompleted: inPlaceCompleted(p),
-    });
-    if (next) {
-      await this.writes.setState(ds, p, next);
-      return true;
-    }
-    const conds: PodCondition[] = [];
-    if (shouldMarkInPlaceReady(p)) {
-      // The False write carried a reason; the True condition has none (a strategic merge keeps fields not set to null).
-      conds.push({
-        type: CONDITION_INPLACE_UPDATE_READY,
-        status: 'True',
-        reason: null,
-        message: null,
-        lastTransitionTime: rfc3339(),
-      } as never);
-    }
-    // The pods are made with the KruisePodReady gate when a hook may mark them not ready; its first True is ours.
-    if (hasReadinessGate(p, CONDITION_KRUISE_POD_READY) && !condition(p, CONDITION_KRUISE_POD_READY)) {
-      conds.push({ type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: rfc3339() });
-    }
-    if (conds.length) await this.writes.patchPodStatus(p, conds);
-    return false;
-  }
 }
 
-/** A node may run an old and a new pod at once (Standard rolling update with a non-zero maxSurge). */
 function hasSurge(ds: DaemonSetObject): boolean {
   const ru = ds.spec.updateStrategy?.type === 'OnDelete' ? undefined : ds.spec.updateStrategy?.rollingUpdate;
   if (ru?.rollingUpdateType === 'InPlaceIfPossible') return false;
