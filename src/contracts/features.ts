@@ -408,6 +408,8 @@ const BUNDLED_BEHAVIOUR_GATES: readonly FeatureGateName[] = [
   // Off by default upstream: the PUB webhook also holds back in-place updates of covered pods.
   'PodUnavailableBudgetUpdateGate',
   'PreparingUpdateAsUpdate',
+  // Off by default upstream: a volumeClaimTemplates change recreates CloneSet pods (new PVCs) instead of updating them in place.
+  'RecreatePodWhenChangeVCTInCloneSetGate',
 ];
 
 /**

@@ -292,7 +292,7 @@ function mapDiff(from: Record<string, string> = {}, to: Record<string, string> =
 /**
  * Upstream's rule: under the pod spec only `containers[i].image` may change (same containers, same
  * order); metadata labels and annotations may change freely; anything else means no in-place update.
- * A volumeClaimTemplates change does not forbid it (gate RecreatePodWhenChangeVCTInCloneSetGate is off).
+ * Volume claim templates are not part of the pod template: whether their change forbids it is the workload's rule.
  */
 export function inPlaceSpec(oldTemplate: unknown, newTemplate: unknown, envFromMetadata = true): InPlaceSpec | undefined {
   const a = (oldTemplate ?? {}) as TemplateLike;

@@ -20,3 +20,20 @@ export function cloneSetRevision(i: Omit<NewRevisionInput, 'extraAnnotations'> &
   const { vcts, ...rest } = i;
   return newRevision({ ...rest, extraAnnotations: { [ANNOTATION_CLONESET_VCT_HASH]: vctHash(vcts) } });
 }
+
+/**
+ * Whether the volumeClaimTemplates let a pod move from one revision to another in place. Only with gate
+ * RecreatePodWhenChangeVCTInCloneSetGate does a changed hash ask for a recreate (the pod gets new PVCs), and never
+ * under InPlaceOnly, which does not recreate. A revision without the hash (written before it was recorded) does not
+ * block, as upstream: its templates cannot be known.
+ */
+export function vctsAllowInPlace(
+  from: Revision,
+  to: Revision,
+  o: { readonly recreateOnChange: boolean; readonly inPlaceOnly: boolean },
+): boolean {
+  if (!o.recreateOnChange || o.inPlaceOnly) return true;
+  const a = from.metadata.annotations?.[ANNOTATION_CLONESET_VCT_HASH];
+  const b = to.metadata.annotations?.[ANNOTATION_CLONESET_VCT_HASH];
+  return a === undefined || b === undefined || a === b;
+}

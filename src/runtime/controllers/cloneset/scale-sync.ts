@@ -69,30 +69,38 @@ export class ScaleSync {
     }
   }
 
-  /** Instance ids: free ones (an owned PVC, no active pod, no pod of that name left) first, unless PVC reuse is off. */
+  /**
+   * Instance ids: free ones first (an owned PVC not being deleted, no active pod), unless PVC reuse is off,
+   * then fresh ones. A free id whose pod of that name is still terminating is kept for it, as upstream
+   * does (its PVCs are the instance's data); `createPods` waits for that pod to go. An id whose pod of that
+   * name stays (finished, not deleted) is never free: its create could only fail.
+   */
   private instanceIds(cs: CloneSetObject, count: number, pvcs: KubeObject[], owned: Pod[]): string[] {
-    const ns = cs.metadata.namespace!;
-    const name = cs.metadata.name!;
     const activeIds = new Set(owned.filter(isPodActive).map((p) => p.metadata.labels?.[LABEL_CLONESET_INSTANCE_ID]));
     const ids: string[] = [];
     if (!cs.spec.scaleStrategy?.disablePVCReuse) {
       const free = new Set<string>();
       for (const c of pvcs) {
         const id = c.metadata.labels?.[LABEL_CLONESET_INSTANCE_ID];
-        // A pod of that name still terminating would make the create fail with AlreadyExists and stall
-        // the CloneSet, as upstream does: such an id is not free yet.
-        if (id && !activeIds.has(id) && !this.pods.get(`${ns}/${name}-${id}`)) free.add(id);
+        if (!id || c.metadata.deletionTimestamp || activeIds.has(id)) continue;
+        const namesake = this.podOfInstance(cs, id);
+        if (!namesake || namesake.metadata.deletionTimestamp) free.add(id);
       }
       ids.push(...[...free].sort().slice(0, count));
     }
     const taken = new Set([...pvcs.map((c) => c.metadata.labels?.[LABEL_CLONESET_INSTANCE_ID]), ...activeIds, ...ids]);
     while (ids.length < count) {
       const id = randomId();
-      if (taken.has(id) || this.pods.get(`${ns}/${name}-${id}`)) continue;
+      if (taken.has(id) || this.podOfInstance(cs, id)) continue;
       taken.add(id);
       ids.push(id);
     }
     return ids;
+  }
+
+  /** The cached pod named for an instance of this CloneSet, whoever owns it now. */
+  private podOfInstance(cs: CloneSetObject, id: string): Pod | undefined {
+    return this.pods.get(`${cs.metadata.namespace}/${cs.metadata.name}-${id}`);
   }
 
   private async createPods(
@@ -106,7 +114,9 @@ export class ScaleSync {
   ): Promise<void> {
     const key = `${cs.metadata.namespace}/${cs.metadata.name}`;
     const ids = this.instanceIds(cs, count, pvcs, owned);
-    const jobs = ids.map((id, i) => ({ id, revision: i < oldCount ? current : update }));
+    // An instance whose previous pod still terminates is created once that pod is gone (its deletion
+    // requeues this CloneSet); creating it now could only fail with AlreadyExists.
+    const jobs = ids.map((id, i) => ({ id, revision: i < oldCount ? current : update })).filter((j) => !this.podOfInstance(cs, j.id));
     // Slow start (1, 2, 4…): a systematic failure (quota, admission) costs one call, not `count`.
     let batch = 1;
     let done = 0;

@@ -36,6 +36,7 @@ import { nextLifecycleState } from '../../control/pod-lifecycle.js';
 import { forEachLimit, WRITE_CONCURRENCY, type PodWrites } from '../../control/pod-writes.js';
 import { condition, hasReadinessGate, isPodAtRevision, shortHash, type Lifecycle } from '../../control/workload-pods.js';
 import type { CloneSetObject } from './pods.js';
+import { vctsAllowInPlace } from './revision-decision.js';
 import { calculateDiffs, type DiffInput } from './scale-decision.js';
 import { planUpdate, type PodUpdate, type UpdateType } from './update-decision.js';
 
@@ -50,12 +51,15 @@ export const BUDGET_RETRY_MS = 1000;
 export class UpdateSync {
   /** Gate PodUnavailableBudgetUpdateGate: updates ask the pods' budgets first. */
   private readonly budgetGate: boolean;
+  /** Gate RecreatePodWhenChangeVCTInCloneSetGate: a volumeClaimTemplates change means a recreate. */
+  private readonly recreateOnVctChange: boolean;
 
   constructor(
     private readonly ctx: ControllerContext,
     private readonly writes: PodWrites,
   ) {
     this.budgetGate = ctx.featureGates.get('PodUnavailableBudgetUpdateGate') === true;
+    this.recreateOnVctChange = ctx.featureGates.get('RecreatePodWhenChangeVCTInCloneSetGate') === true;
   }
 
   async update(cs: CloneSetObject, d: DiffInput, all: Revision[], result: RoundResult): Promise<void> {
@@ -85,7 +89,12 @@ export class UpdateSync {
       canInPlace: (p, target) => {
         const from = revOf(p);
         const to = byName.get(target);
-        return !!from && !!to && inPlaceSpec(templateOf(from), templateOf(to)) !== undefined;
+        return (
+          !!from &&
+          !!to &&
+          vctsAllowInPlace(from, to, { recreateOnChange: this.recreateOnVctChange, inPlaceOnly: us.type === 'InPlaceOnly' }) &&
+          inPlaceSpec(templateOf(from), templateOf(to)) !== undefined
+        );
       },
       nowMs: d.nowMs,
     });
