@@ -5,7 +5,14 @@ import type { KubeObject } from './types.js';
 
 /** The kinds the runtime serves, from the API registry (one row per kind, in registry order). */
 export function servedKinds(): ServedKind[] {
-  return KINDS.map((k) => ({ group: k.group, version: k.version, kind: k.kind, plural: k.plural, namespaced: k.scope === 'Namespaced' }));
+  return KINDS.map((k) => ({
+    group: k.group,
+    version: k.version,
+    ...(k.alsoServed?.length ? { alsoServed: k.alsoServed } : {}),
+    kind: k.kind,
+    plural: k.plural,
+    namespaced: k.scope === 'Namespaced',
+  }));
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ResourceRequirements {
 export interface ServedKind {
   readonly group: string;
   readonly version: string;
+  /** Other versions the CRD serves it at (their objects reach the webhooks as written, not relabelled). */
+  readonly alsoServed?: readonly string[];
   readonly kind: string;
   readonly plural: string;
   readonly namespaced: boolean;

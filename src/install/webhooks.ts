@@ -63,10 +63,14 @@ function configMeta(spec: InstallSpec, name: string): KubeObject['metadata'] {
   return m;
 }
 
+/**
+ * Every version the kind is served at: with only one listed, the API server relabels an object written at another
+ * (conversion None keeps its fields), and a field of that other version looks misplaced to the schema check.
+ */
 function kindRule(k: ServedKind, operations: string[]): Record<string, unknown> {
   return {
     apiGroups: [k.group],
-    apiVersions: [k.version],
+    apiVersions: [k.version, ...(k.alsoServed ?? [])],
     resources: [k.plural],
     operations,
     scope: k.namespaced ? 'Namespaced' : 'Cluster',
