@@ -434,8 +434,9 @@ describe('the packed package in fresh apps', () => {
       process.stderr.write(`synth-only app: +${added.packages} packages, +${added.megabytes.toFixed(1)} MB\n`);
       expect(added.packages).toBeLessThanOrEqual(15);
       // 13.6 MB before ImageListPullJob, PodProbeMarker, NodePodProbe, PodUnavailableBudget and deletion protection
-      // joined the package (15.3 MB with them); the CLI's chunks (4.8 MB) are where to win it back.
-      expect(added.megabytes).toBeLessThanOrEqual(16);
+      // joined the package (15.3 MB with them), 16.1 MB with the Advanced StatefulSet and DaemonSet and the v1beta1
+      // schemas; the CLI's chunks (4.8 MB) are where to win it back.
+      expect(added.megabytes).toBeLessThanOrEqual(17);
 
       await npmInstall(app, ['-D', 'vitest@4', 'tsx@4', 'typescript@5', '@types/node@20']);
       await sh(app, 'npx', ['--no-install', 'tsc', '-p', '.']);
