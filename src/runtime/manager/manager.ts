@@ -119,10 +119,10 @@ export class Manager {
     );
 
     if (o.webhookPort > 0) {
-      // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client.
-      const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) =>
-        def.setup({ ...ctx, client: this.client }),
-      );
+      // Webhooks serve on every replica (the Service balances over all ready pods): unfenced client, and events
+      // through it too (a refusal's event, such as PubPreventPodDeletion, from a standby replica was dropped by the fence).
+      const webhookCtx = { ...ctx, client: this.client, events: new EventRecorder(this.client, 'kruise-manager', this.logger) };
+      const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) => def.setup(webhookCtx));
       // Handlers of several definitions on one path (the pod webhook's mutators) run as one ordered chain.
       for (const h of composeAdmission(handlers)) this.admission.register(h);
     }
