@@ -36,6 +36,9 @@ export const UPSTREAM_IMAGE_GROUPS: readonly (readonly string[])[] = [
   ['docker.io/library/nginx:1.20.1'],
   ['docker.io/library/nginx:1.20'],
   ['docker.io/library/nginx:1.19.10'],
+  // The PodProbeMarker specs' Advanced StatefulSet: nginx answers their tcp and http probes on port 80.
+  ['docker.io/library/nginx:1.15.1'],
+  ['docker.io/library/centos:7'],
   ['docker.io/openkruise/hotupgrade-sample:sidecarv1'],
   ['docker.io/openkruise/hotupgrade-sample:empty'],
 ];
@@ -54,6 +57,13 @@ const SERVE = ['/bin/sh', '-c', 'trap "exit 0" INT QUIT; trap "exit 0" TERM; whi
  */
 const BUSYBOX_CMD = ['sh'];
 const isBusybox = (name: string): boolean => /\/busybox:[^/]+$/.test(name);
+
+/**
+ * Stand-ins whose specs probe them over the network (tcp and http on port 80): busybox httpd serves `/www`, and
+ * TERM, INT or QUIT still end the container with 0.
+ */
+const WEB_CMD = ['/bin/sh', '-c', 'trap "exit 0" INT QUIT TERM; httpd -f -p 80 -h /www & wait $!'];
+const SERVES_WEB: ReadonlySet<string> = new Set(['docker.io/library/nginx:1.15.1']);
 
 /**
  * Builds the stand-ins with umoci from Debian's busybox-static (every applet linked, `/bin/bash` running busybox
@@ -79,6 +89,8 @@ export async function pushUpstreamStandIns(workDir: string, layout: string, regi
     await symlink('busybox', join(rootfs, 'bin', applet)).catch(() => undefined);
   await writeFile(join(rootfs, 'bin', 'bash'), '#!/bin/busybox sh\nexec /bin/busybox sh "$@"\n', { mode: 0o755 });
   await writeFile(join(rootfs, 'migrate.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  await mkdir(join(rootfs, 'www'), { recursive: true });
+  await writeFile(join(rootfs, 'www', 'index.html'), 'stand-in\n');
   await run('umoci', ['repack', '--image', base, bundle]);
   await run('umoci', [
     'config',
@@ -91,7 +103,8 @@ export async function pushUpstreamStandIns(workDir: string, layout: string, regi
   for (const [index, names] of UPSTREAM_IMAGE_GROUPS.entries()) {
     // A label of its own gives each group its own config, hence its own image ID, over the one shared layer.
     const tag = `upstream-stand-in-${index}`;
-    const cmd = isBusybox(names[0]!) ? BUSYBOX_CMD.map((c) => `--config.cmd=${c}`) : [];
+    const own = isBusybox(names[0]!) ? BUSYBOX_CMD : SERVES_WEB.has(names[0]!) ? WEB_CMD : undefined;
+    const cmd = (own ?? []).map((c) => `--config.cmd=${c}`);
     await run('umoci', ['config', '--image', base, '--tag', tag, `--config.label=cdk8s-kruise.stand-in-for=${names[0]}`, ...cmd]);
     for (const name of names) await push(`${layout}:${tag}`, `${registryHost}/${repositoryPath(name)}`);
   }
