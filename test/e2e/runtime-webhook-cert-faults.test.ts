@@ -139,18 +139,22 @@ async function registerConfigs(port: number): Promise<void> {
 
 /**
  * Failures that are the balancer's doing, not the certificates': it closes a connection the API server
- * picked for reuse in the same instant (an `EOF` before any answer). Counted and reported apart.
+ * picked for reuse in the same instant — an `EOF` before any answer, or a reset when the request's bytes
+ * reached the socket the balancer had just destroyed. Counted and reported apart.
  */
-const balancerRace = (f: string) => /: EOF\b/.test(f) && !/x509|certificate|tls:/.test(f);
+const balancerRace = (f: string) => /: EOF\b|read: connection reset by peer/.test(f) && !/x509|certificate|tls:/.test(f);
 
 /** Dry-run creates through both webhooks, one after another, until stopped; every failure is kept. */
-function load(): { stop: () => Promise<{ sent: number; failures: string[] }> } {
+/** Sends admissions every 100 ms until stopped; `startedAt` holds each one's start time. */
+function load(): { stop: () => Promise<{ sent: number; startedAt: number[]; failures: string[] }> } {
   let stop = false;
   let sent = 0;
+  const startedAt: number[] = [];
   const failures: string[] = [];
   const run = (async () => {
     while (!stop) {
       const n = sent++;
+      startedAt.push(Date.now());
       try {
         if (n % 2 === 0) {
           await custom.createNamespacedCustomObject({
@@ -191,7 +195,7 @@ function load(): { stop: () => Promise<{ sent: number; failures: string[] }> } {
     stop: async () => {
       stop = true;
       await run;
-      return { sent, failures };
+      return { sent, startedAt, failures };
     },
   };
 }
@@ -258,18 +262,23 @@ async function underLoad(name: string, fault: () => Promise<void>, restored: () 
   const bothMs = await timeUntil(`${name}: both replicas on the Secret's certificate`, bothReplicasServeSecret, 10_000);
   const bothAt = Date.now() - t0;
   await sleep(1_500);
-  const { sent, failures } = await l.stop();
+  const { sent, startedAt, failures } = await l.stop();
+  // The load must span the fault: admissions sent while the certificate was being replaced, not only before it.
+  // A count of admissions overall depends on the machine's load (15 in 4 s under the node tier), this does not.
+  const duringFault = startedAt.filter((t) => t >= t0 && t <= t0 + bothAt).length;
   const after = await secretFingerprint();
   console.log(
     `[cert faults] ${name}: restored after ${restoreMs} ms, both replicas on the new certificate after ${bothAt} ms ` +
-      `(${bothMs} ms after the restore); ${sent} admissions, ${failures.filter((f) => !balancerRace(f)).length} failed ` +
+      `(${bothMs} ms after the restore); ${sent} admissions (${duringFault} during the fault), ${failures.filter((f) => !balancerRace(f)).length} failed ` +
       `(+${failures.filter(balancerRace).length} balancer EOF races); connections per replica ${balancer.perReplica.join('/')}`,
   );
   expect(failures.filter((f) => !balancerRace(f))).toEqual([]);
   // The races are the test balancer's own (it closes idle connections to force handshakes), not admissions the
   // runtime failed; with the node tier running beside this one they reached 8 of 32.
   expect(failures.length, 'balancer races').toBeLessThanOrEqual(Math.ceil(sent * 0.3));
-  expect(sent).toBeGreaterThan(15);
+  expect(duringFault, 'admissions sent between the fault and both replicas serving the new certificate').toBeGreaterThanOrEqual(
+    Math.min(3, Math.floor(bothAt / 200)),
+  );
   expect(after).not.toBe(before);
   expect(bothAt).toBeLessThan(5_000);
 }
