@@ -97,12 +97,24 @@ async function runShutdown(
   }
   if (!req.podIP) return { reached: false, error: 'the pod has no IP for its HTTP shutdown' };
   const host = req.podIP.includes(':') ? `[${req.podIP}]` : req.podIP;
+  const url = `http://${host}:${shutdown.httpPost.port}${shutdown.httpPost.path}`;
+  // A sidecar that started just before the main container finished may not listen yet (its endpoint comes up a
+  // moment after the process): a refused connection is tried again within the wait while the container runs.
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  for (;;) {
+    const sent = await postShutdown(url, deadline - Date.now());
+    if (sent.reached || Date.now() + SHUTDOWN_RETRY_MS >= deadline) return sent;
+    if ((await cri.containerStatus(req.containerId)).state === 'CONTAINER_EXITED') return sent;
+    await new Promise((r) => setTimeout(r, SHUTDOWN_RETRY_MS));
+  }
+}
+
+/** How often a refused HTTP shutdown is tried again. */
+const SHUTDOWN_RETRY_MS = 200;
+
+async function postShutdown(url: string, timeoutMs: number): Promise<{ readonly reached: boolean; readonly error?: string }> {
   try {
-    const res = await fetch(`http://${host}:${shutdown.httpPost.port}${shutdown.httpPost.path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutSeconds * 1000),
-    });
+    const res = await fetch(url, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(Math.max(1, timeoutMs)) });
     await res.body?.cancel();
     return res.status >= 400 ? { reached: true, error: `shutdown POST answered ${res.status}` } : { reached: true };
   } catch (err) {

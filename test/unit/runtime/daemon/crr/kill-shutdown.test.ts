@@ -110,15 +110,59 @@ describe('killContainer with a declared clean shutdown', () => {
     }
   });
 
-  it('httpPost to a port nothing listens on: SIGTERM at once', async () => {
+  it('httpPost to a port nothing listens on: tried again within the wait, then SIGTERM', async () => {
     const c = cri();
     const server = createNetServer();
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
     server.close();
+    const started = Date.now();
+    const out = await killContainer(c.client, {
+      ...req,
+      gracePeriodSeconds: 1,
+      podIP: '127.0.0.1',
+      shutdown: { httpPost: { port, path: '/quit' } },
+    });
+    expect(out.shutdownError).toMatch(/not delivered: ECONNREFUSED/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(c.calls).toEqual(['stop 2']);
+  });
+
+  it('httpPost to an endpoint that starts listening a moment later (a sidecar just started): it is reached, no SIGTERM', async () => {
+    const c = cri();
+    const probe = createNetServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const seen: string[] = [];
+    const server = createServer((rq, rs) => {
+      seen.push(`${rq.method} ${rq.url}`);
+      c.exit();
+      rs.end('bye');
+    });
+    setTimeout(() => server.listen(port, '127.0.0.1'), 500);
+    try {
+      const out = await killContainer(c.client, { ...req, podIP: '127.0.0.1', shutdown: { httpPost: { port, path: '/quit' } } });
+      expect(out.via).toBe('shutdown');
+      expect(seen).toEqual(['POST /quit']);
+      expect(c.calls).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('httpPost refused and the container exits by itself meanwhile: no more attempts, the usual stop of an exited container', async () => {
+    const c = cri();
+    const server = createNetServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    setTimeout(() => c.exit(), 300);
+    const started = Date.now();
     const out = await killContainer(c.client, { ...req, podIP: '127.0.0.1', shutdown: { httpPost: { port, path: '/quit' } } });
     expect(out.shutdownError).toMatch(/not delivered: ECONNREFUSED/);
-    expect(c.calls).toEqual(['stop 2']);
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 
   it('httpPost without a pod IP, or answered with an error: SIGTERM', async () => {
