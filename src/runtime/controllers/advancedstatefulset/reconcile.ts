@@ -11,6 +11,7 @@ import { templateOf, type Revision } from '../../control/controller-revision.js'
 import { inPlaceSpec } from '../../control/inplace-update.js';
 import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
+import { RevisionWrites } from '../../control/revision-writes.js';
 import { availableInMs, isPodAtRevision, type Lifecycle } from '../../control/workload-pods.js';
 import { isAlreadyExists, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
@@ -26,10 +27,12 @@ import {
   newClaim,
   newStatefulPod,
   partitionPods,
+  planClaims,
+  type ClaimPlan,
+  statefulSetOwnerReference,
   type Partitioned,
   type StatefulSetObject,
 } from './identity-decision.js';
-import { RevisionSync } from './revision-sync.js';
 import { planScale, type ScaleAction } from './scale-decision.js';
 import { computeStatus, statusChanged } from './status-decision.js';
 import { planUpdate, type PodUpdate, type PodUpdatePolicy } from './update-decision.js';
@@ -44,6 +47,12 @@ export const byControllerUid = (o: KubeObject): string[] => {
   const uid = controllerOf(o)?.uid;
   return uid ? [uid] : [];
 };
+/** The namespace of a pod no controller owns: a set of that namespace may adopt it. */
+export const INDEX_ORPHANS_BY_NAMESPACE = 'advancedstatefulset/orphans-by-namespace';
+export const orphanNamespace = (o: KubeObject): string[] => (controllerOf(o) ? [] : [o.metadata.namespace ?? '']);
+/** The sets of a namespace, to offer an orphan to. */
+export const INDEX_NAMESPACE = 'advancedstatefulset/namespace';
+export const namespaceOf = (o: KubeObject): string[] => [o.metadata.namespace ?? ''];
 
 /** Ints as-is; `"N%"` of `total`, rounded down (upstream's maxUnavailable); at least 1. */
 export function resolveMaxUnavailable(v: number | string | undefined, total: number): number {
@@ -58,7 +67,7 @@ export class StatefulSetReconciler implements Reconciler {
   readonly scaleExpectations = new ScaleExpectations();
   readonly writes: PodWrites;
   private readonly inPlace: InPlaceWrites;
-  private readonly revisionSync: RevisionSync;
+  private readonly revisionWrites: RevisionWrites;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -68,10 +77,12 @@ export class StatefulSetReconciler implements Reconciler {
     private readonly revisions: Informer<Revision>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
+    pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
+    sets.addIndex(INDEX_NAMESPACE, namespaceOf);
     revisions.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
-    this.revisionSync = new RevisionSync(ctx);
+    this.revisionWrites = new RevisionWrites(ctx, ADVANCED_STATEFULSETS, 'statefulset');
   }
 
   async reconcile(key: string): Promise<ProcessResult> {
@@ -84,11 +95,20 @@ export class StatefulSetReconciler implements Reconciler {
     if (exp.leaked.length > 0) this.ctx.logger.warn({ statefulset: key, leaked: exp.leaked }, 'scale expectations timed out; dropped');
     if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS * 5 };
     const ns = set.metadata.namespace!;
-    const owned = this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((p) => p.metadata.namespace === ns);
+    const claims = planClaims(set, [
+      ...this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? ''),
+      ...this.pods.byIndex(INDEX_ORPHANS_BY_NAMESPACE, ns),
+    ]);
+    const owned = claims.owned;
     for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
+    // Adopting or releasing a pod ends the round: the next one finds it in the cache under its new owner.
+    if (claims.adopt.length > 0 || claims.release.length > 0) {
+      await this.claim(set, claims);
+      return { requeueAfterMs: CACHE_WAIT_MS };
+    }
 
     const revisions = this.revisions.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((r) => r.metadata.namespace === ns);
-    const revs = await this.revisionSync.sync(set, revisions);
+    const revs = await this.revisionWrites.sync(set, revisions, { ownerReference: statefulSetOwnerReference(set) });
     const updateRevision = revs.update.metadata.name!;
     const lifecycle = set.spec.lifecycle as Lifecycle | undefined;
     const rollingUpdate = set.spec.updateStrategy?.rollingUpdate;
@@ -119,7 +139,7 @@ export class StatefulSetReconciler implements Reconciler {
     const fresh = this.sets.get(key) ?? set;
     const nowPods = owned.map((p) => this.pods.get(`${ns}/${p.metadata.name}`) ?? p);
     await this.writeStatus(fresh, nowPods, revs, minReadySeconds, failure);
-    await this.revisionSync.truncate(set, owned, revs);
+    await this.revisionWrites.truncate(set, owned, revs);
     if (minReadySeconds > 0) {
       for (const p of nowPods) {
         const left = availableInMs(p, minReadySeconds, Date.now());
@@ -128,6 +148,17 @@ export class StatefulSetReconciler implements Reconciler {
     }
     if (failure) throw new Error(failure);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  /** Adopts the orphans that belong to the set and releases the pods that no longer do (owner references merge by uid). */
+  private async claim(set: StatefulSetObject, claims: ClaimPlan): Promise<void> {
+    const uid = set.metadata.uid!;
+    for (const p of claims.adopt) {
+      await this.writes.patchPod(p, { metadata: { ownerReferences: [statefulSetOwnerReference(set)], uid: p.metadata.uid } });
+    }
+    for (const p of claims.release) {
+      await this.writes.patchPod(p, { metadata: { ownerReferences: [{ $patch: 'delete', uid }], uid: p.metadata.uid } });
+    }
   }
 
   private async scaleAndUpdate(

@@ -2,11 +2,18 @@
  * The CloneSet reconcile, in upstream's order: wait for the cache to show our own writes, claim pods (adopt
  * orphans that match, release owned pods that no longer do), find the revisions, then one Scale step or, when
  * Scale changed nothing, the Update step; then the status and the history. Each phase is a pure decision file
- * beside its I/O file (scale-, update-, status-, revision-); this file reads the caches and runs them in order.
+ * beside its I/O file (scale-, update-, status-; the revisions are written by control/revision-writes.ts); this file
+ * reads the caches and runs them in order.
  * The caches are read through indexes (the CloneSet's own pods, PVCs and revisions by controller uid, and the
  * orphan pods of its namespace), never by walking every object of the cluster.
  */
-import { isEmptySelector, LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE, PODS, selectorMatches } from '../../../contracts/index.js';
+import {
+  CLONESETS,
+  isEmptySelector,
+  LABEL_CLONESET_SCALING_EXCLUDE_PREPARING_DELETE,
+  PODS,
+  selectorMatches,
+} from '../../../contracts/index.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
 import { ScaleExpectations } from '../../core/expectations.js';
 import type { Informer } from '../../core/informer.js';
@@ -16,9 +23,10 @@ import { selectorString } from '../../core/selector.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { Revision } from '../../control/controller-revision.js';
 import { PodWrites } from '../../control/pod-writes.js';
+import { RevisionWrites } from '../../control/revision-writes.js';
 import { availableInMs, isPodActive } from '../../control/workload-pods.js';
 import type { CloneSetObject } from './pods.js';
-import { RevisionSync } from './revision-sync.js';
+import { cloneSetRevisionAnnotations } from './revision-decision.js';
 import { cloneSetOwnerReference, type DiffInput } from './scale-decision.js';
 import { ScaleSync } from './scale-sync.js';
 import { StatusSync } from './status-sync.js';
@@ -51,7 +59,7 @@ export class CloneSetReconciler implements Reconciler {
   private readonly scaleSync: ScaleSync;
   private readonly updateSync: UpdateSync;
   private readonly statusSync: StatusSync;
-  private readonly revisionSync: RevisionSync;
+  private readonly revisionWrites: RevisionWrites;
   /** CloneSets whose pods this process has checked against a consistent list once (restart/leader safety). */
   private readonly verified = new Set<string>();
 
@@ -72,7 +80,7 @@ export class CloneSetReconciler implements Reconciler {
     this.scaleSync = new ScaleSync(ctx, pods, pvcs, this.scaleExpectations, this.writes);
     this.updateSync = new UpdateSync(ctx, this.writes);
     this.statusSync = new StatusSync(ctx);
-    this.revisionSync = new RevisionSync(ctx);
+    this.revisionWrites = new RevisionWrites(ctx, CLONESETS, 'cloneset');
   }
 
   /** The version each pod write of ours returned, by pod uid: a reconcile waits until the cache has it. */
@@ -105,7 +113,10 @@ export class CloneSetReconciler implements Reconciler {
     const active = owned.filter(isPodActive);
     const pvcs = this.ownedBy(this.pvcs, cs);
 
-    const revs = await this.revisionSync.sync(cs, this.ownedBy(this.revisions, cs));
+    const revs = await this.revisionWrites.sync(cs, this.ownedBy(this.revisions, cs), {
+      ownerReference: cloneSetOwnerReference(cs),
+      extraAnnotations: cloneSetRevisionAnnotations(cs.spec.volumeClaimTemplates as KubeObject[] | undefined),
+    });
     const { update, current, collisionCount, all } = revs;
 
     const failures: { scale?: string; update?: string } = {};
@@ -137,7 +148,7 @@ export class CloneSetReconciler implements Reconciler {
     // A progressing rollout is looked at again when its deadline falls due, even if nothing else changes.
     if (deadlineIn !== undefined) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, deadlineIn);
     await this.statusSync.prunePodsToDelete(cs, owned);
-    await this.revisionSync.truncate(cs, owned, revs);
+    await this.revisionWrites.truncate(cs, owned, revs);
 
     const minReady = cs.spec.minReadySeconds ?? 0;
     if (minReady > 0) {

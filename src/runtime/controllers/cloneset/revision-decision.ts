@@ -15,10 +15,15 @@ export function vctHash(vcts: readonly KubeObject[] | undefined): string {
   return String(fnv1a(Buffer.from(sortedJson(items), 'utf8')));
 }
 
+/** What a CloneSet's ControllerRevision carries beyond the shared one: its volumeClaimTemplates hash. */
+export function cloneSetRevisionAnnotations(vcts: readonly KubeObject[] | undefined): Record<string, string> {
+  return { [ANNOTATION_CLONESET_VCT_HASH]: vctHash(vcts) };
+}
+
 /** The CloneSet's ControllerRevision for a template: the shared revision plus its volumeClaimTemplates hash. */
 export function cloneSetRevision(i: Omit<NewRevisionInput, 'extraAnnotations'> & { readonly vcts?: readonly KubeObject[] }): Revision {
   const { vcts, ...rest } = i;
-  return newRevision({ ...rest, extraAnnotations: { [ANNOTATION_CLONESET_VCT_HASH]: vctHash(vcts) } });
+  return newRevision({ ...rest, extraAnnotations: cloneSetRevisionAnnotations(vcts) });
 }
 
 /**

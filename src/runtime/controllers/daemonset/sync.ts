@@ -5,24 +5,18 @@
  * then the history beyond revisionHistoryLimit and the status. The decisions are placement-, update- and
  * status-decision.ts; the shared pod machinery is control/ (lifecycle, in-place update and its writes, revisions, pod writes).
  */
-import {
-  ADVANCED_DAEMONSETS,
-  ADVANCED_DAEMONSETS_V1BETA1,
-  CONTROLLER_REVISIONS,
-  LABEL_CONTROLLER_REVISION_HASH,
-  LABEL_CONTROLLER_REVISION_HASH_KEY,
-  PODS,
-} from '../../../contracts/index.js';
-import { isAlreadyExists, isNotFound, PatchStrategy } from '../../core/client.js';
+import { ADVANCED_DAEMONSETS, ADVANCED_DAEMONSETS_V1BETA1, LABEL_CONTROLLER_REVISION_HASH_KEY, PODS } from '../../../contracts/index.js';
+import { isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
 import { ScaleExpectations } from '../../core/expectations.js';
 import { controllerOf } from '../../core/meta.js';
 import type { Node, Pod } from '../../core/types.js';
-import { newRevision, planUpdateRevision, revisionsToTruncate, templateOf, type Revision } from '../../control/controller-revision.js';
+import { templateOf, type Revision } from '../../control/controller-revision.js';
 import { inPlaceSpec } from '../../control/inplace-update.js';
 import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { assignedNode } from '../../control/node-placement.js';
 import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
+import { RevisionWrites } from '../../control/revision-writes.js';
 import { condition, isHooked, isPodActive, isPodAtRevision, podState, type Lifecycle } from '../../control/workload-pods.js';
 import { planPlacement, podFor, podsByNode, type DaemonSetObject } from './placement-decision.js';
 import { computeStatus, statusChanged } from './status-decision.js';
@@ -37,8 +31,6 @@ export function byDaemonSetUid(o: Pod | Revision): string[] {
 
 /** Requeue while the caches have not yet shown our own writes. */
 const CACHE_WAIT_MS = 500;
-/** Upstream's default of spec.revisionHistoryLimit. */
-const DEFAULT_REVISION_HISTORY_LIMIT = 10;
 
 function ownerReference(ds: DaemonSetObject) {
   return {
@@ -56,6 +48,7 @@ export class DaemonSetSync implements Reconciler {
   readonly expectations = new ScaleExpectations();
   readonly writes: PodWrites;
   private readonly inPlace: InPlaceWrites;
+  private readonly revisionWrites: RevisionWrites;
   /** The updateRevision this process last wrote per DaemonSet uid: v1alpha1, which the cache holds, does not show it. */
   private readonly writtenRevision = new Map<string, string | undefined>();
 
@@ -68,6 +61,7 @@ export class DaemonSetSync implements Reconciler {
   ) {
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
+    this.revisionWrites = new RevisionWrites(ctx, ADVANCED_DAEMONSETS_V1BETA1, 'daemonset');
     pods.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
     revisions.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
   }
@@ -88,7 +82,10 @@ export class DaemonSetSync implements Reconciler {
     const owned = this.pods.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!);
     for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
 
-    const { update, all, collisionCount } = await this.syncRevision(ds);
+    const revs = await this.revisionWrites.sync(ds, this.revisions.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!), {
+      ownerReference: ownerReference(ds),
+    });
+    const { update, all, collisionCount } = revs;
     const hash = update.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH_KEY] ?? '';
     const lifecycle = ds.spec.lifecycle as Lifecycle | undefined;
     const nowMs = Date.now();
@@ -162,7 +159,7 @@ export class DaemonSetSync implements Reconciler {
     }
 
     // 4. History and status.
-    await this.truncate(ds, owned, all, update);
+    await this.revisionWrites.truncate(ds, owned, revs);
     const { byNode } = podsByNode(this.pods.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!).filter(isPodActive));
     const status = computeStatus({ ds, desired: placement.desired, byNode, hash, collisionCount, nowMs });
     if (statusChanged(ds.status, status, this.writtenRevision.get(ds.metadata.uid!))) {
@@ -181,75 +178,6 @@ export class DaemonSetSync implements Reconciler {
     if (errors.length) throw new Error(errors.join('; '));
     if (placement.heldBack > 0) later(CACHE_WAIT_MS);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
-  }
-
-  /** The update revision (reused, renumbered or created; a name held by another revision bumps collisionCount). */
-  private async syncRevision(ds: DaemonSetObject): Promise<{ update: Revision; all: Revision[]; collisionCount: number }> {
-    const ns = ds.metadata.namespace!;
-    const owned = this.revisions.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!);
-    let collisionCount = ds.status?.collisionCount ?? 0;
-    const template = ds.spec.template as Record<string, unknown>;
-    const build = (cc: number, revision: number) =>
-      newRevision({
-        parentName: ds.metadata.name!,
-        namespace: ns,
-        template,
-        templateLabels: ((template.metadata as { labels?: Record<string, string> } | undefined)?.labels ?? {}) as Record<string, string>,
-        parentAnnotations: ds.metadata.annotations ?? {},
-        collisionCount: cc,
-        revision,
-        ownerReference: ownerReference(ds),
-      });
-    const plan = planUpdateRevision(owned, build(collisionCount, 0));
-    let update: Revision | undefined;
-    if (plan.action === 'reuse') update = plan.revision;
-    else if (plan.action === 'bump') {
-      update = await this.ctx.client.patch<Revision>(
-        CONTROLLER_REVISIONS,
-        plan.revision.metadata.name!,
-        ns,
-        { revision: plan.to },
-        PatchStrategy.MergePatch,
-      );
-    }
-    for (let attempt = 0; !update; attempt++) {
-      const wanted = build(collisionCount, plan.revision.revision ?? 1);
-      try {
-        update = await this.ctx.client.create<Revision>(CONTROLLER_REVISIONS, wanted, ns);
-      } catch (err) {
-        if (!isAlreadyExists(err) || attempt > 10) throw err;
-        const existing = await this.ctx.client.get<Revision>(CONTROLLER_REVISIONS, wanted.metadata.name!, ns);
-        if (controllerOf(existing)?.uid === ds.metadata.uid && planUpdateRevision([existing], wanted).action !== 'create') {
-          update = existing;
-          break;
-        }
-        collisionCount++;
-        await this.ctx.client.patch(
-          ADVANCED_DAEMONSETS_V1BETA1,
-          ds.metadata.name!,
-          ns,
-          { status: { collisionCount } },
-          PatchStrategy.MergePatch,
-          {
-            subresource: 'status',
-          },
-        );
-      }
-    }
-    return { update, all: [...owned.filter((r) => r.metadata.name !== update.metadata.name), update], collisionCount };
-  }
-
-  private async truncate(ds: DaemonSetObject, pods: readonly Pod[], all: readonly Revision[], update: Revision): Promise<void> {
-    const podHashes = new Set(pods.map((p) => p.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? ''));
-    const inUse = new Set(
-      all.filter((r) => podHashes.has(r.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH_KEY] ?? '')).map((r) => r.metadata.name!),
-    );
-    const limit = ds.spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT;
-    for (const r of revisionsToTruncate(all, new Set([update.metadata.name!]), inUse, limit)) {
-      await this.ctx.client.delete(CONTROLLER_REVISIONS, r.metadata.name!, ds.metadata.namespace!).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-    }
   }
 
   /** Deletes pods; with a preDelete hook a hooked pod goes to PreparingDelete instead and stays until released. */
