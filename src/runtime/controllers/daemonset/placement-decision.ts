@@ -100,12 +100,11 @@ export function podFor(ds: DaemonSetObject, node: string, hash: string): Pod {
   if (gates.length) spec.readinessGates = gates;
   const md = (tpl.metadata ?? {}) as { labels?: Record<string, string>; annotations?: Record<string, string>; finalizers?: string[] };
   const labels: Record<string, string> = { ...(md.labels ?? {}), [LABEL_CONTROLLER_REVISION_HASH]: hash };
-  // Beyond upstream: a preNormal hook holds a new pod in PreparingNormal until its handlers are all present.
-  if (lifecycle?.preNormal) {
-    labels[LABEL_LIFECYCLE_STATE] = 'PreparingNormal';
-    Object.assign(labels, lifecycle.preNormal.labelsHandler ?? {});
-  }
-  const finalizers = [...(md.finalizers ?? []), ...(lifecycle?.preNormal?.finalizersHandler ?? [])];
+  // Beyond upstream: a preNormal hook holds a new pod in PreparingNormal until the user's hook operator has put
+  // every handler on it (as CloneSet's). The handlers are not added here: a pod born with them would be Normal at
+  // once and the hook would hold nothing.
+  if (lifecycle?.preNormal) labels[LABEL_LIFECYCLE_STATE] = 'PreparingNormal';
+  const finalizers = [...(md.finalizers ?? [])];
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -6,7 +6,7 @@
  */
 import type { DaemonSetStatus } from '../../../api/kinds/daemonset.js';
 import type { Pod } from '../../core/types.js';
-import { condition, isPodActive, isPodAtRevision, isPodUpdateReady } from '../../control/workload-pods.js';
+import { condition, isPodActive, isPodAtRevision, isPodUpdateReady, podState } from '../../control/workload-pods.js';
 import { byAge, type DaemonSetObject } from './placement-decision.js';
 
 export interface StatusInput {
@@ -19,6 +19,12 @@ export interface StatusInput {
   readonly collisionCount: number;
   readonly nowMs: number;
 }
+
+/**
+ * States only the hooks beyond upstream (preNormal, inPlaceUpdate) put a pod in: such a pod is not available, as on a
+ * CloneSet, however ready it is. PreparingDelete counts by readiness alone, as upstream's DaemonSet counts it.
+ */
+const HELD_BY_HOOK = new Set(['PreparingNormal', 'PreparingUpdate', 'Updated']);
 
 export function computeStatus(i: StatusInput): DaemonSetStatus {
   const minReady = i.ds.spec.minReadySeconds ?? 0;
@@ -39,7 +45,7 @@ export function computeStatus(i: StatusInput): DaemonSetStatus {
     const first = pods[0]!;
     if (condition(first, 'Ready')?.status === 'True') {
       ready++;
-      if (isPodUpdateReady(first, minReady, i.nowMs)) available++;
+      if (isPodUpdateReady(first, minReady, i.nowMs) && !HELD_BY_HOOK.has(podState(first))) available++;
     }
     if (pods.some((p) => isPodAtRevision(p, i.hash))) updated++;
   }

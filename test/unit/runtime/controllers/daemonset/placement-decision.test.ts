@@ -72,12 +72,13 @@ describe('Advanced DaemonSet placement', () => {
     expect((p.spec as { tolerations?: unknown[] }).tolerations).toHaveLength(6);
   });
 
-  it('holds a new pod in PreparingNormal with the preNormal handlers when the hook is set', () => {
+  it('creates a new pod in PreparingNormal without the preNormal handlers: the hook operator puts them on', () => {
     const d = ds({ lifecycle: { preNormal: { labelsHandler: { gate: 'open' }, finalizersHandler: ['example.com/lb'] } } });
     const p = podFor(d, 'n1', 'h');
     expect(p.metadata.labels?.['lifecycle.apps.kruise.io/state']).toBe('PreparingNormal');
-    expect(p.metadata.labels?.gate).toBe('open');
-    expect(p.metadata.finalizers).toEqual(['example.com/lb']);
+    expect(p.metadata.labels?.gate).toBeUndefined();
+    expect(p.metadata.finalizers).toBeUndefined();
+    expect(podFor(ds(), 'n1', 'h').metadata.labels?.['lifecycle.apps.kruise.io/state']).toBeUndefined();
   });
 
   it('creates on nodes without a pod, deletes on nodes that no longer fit, extras and pods of gone nodes', () => {

@@ -29,6 +29,18 @@ describe('Advanced DaemonSet status', () => {
     expect(statusChanged(cached, { ...s, numberReady: 2 }, 'new')).toBe(true);
   });
 
+  it('a ready pod a preNormal or inPlaceUpdate hook holds is not available (as on a CloneSet); PreparingDelete counts by readiness', () => {
+    const byNode = new Map([
+      ['a', [pod('a', 'new', { state: 'PreparingNormal' })]],
+      ['b', [pod('b', 'old', { state: 'PreparingUpdate' })]],
+      ['c', [pod('c', 'new', { state: 'Updated' })]],
+      ['d', [pod('d', 'old', { state: 'PreparingDelete' })]],
+      ['e', [pod('e', 'new', { state: 'Normal' })]],
+    ]);
+    const s = computeStatus({ ds: ds(), desired: ['a', 'b', 'c', 'd', 'e'], byNode, hash: 'new', collisionCount: 0, nowMs: NOW });
+    expect(s).toMatchObject({ numberReady: 5, numberAvailable: 2, numberUnavailable: 3 });
+  });
+
   it('a pod ready for less than minReadySeconds is ready but not available', () => {
     const p = pod('a', 'new');
     p.status!.conditions![0]!.lastTransitionTime = new Date(NOW - 2000).toISOString();
