@@ -27,8 +27,6 @@ import {
   newClaim,
   newStatefulPod,
   partitionPods,
-  planClaims,
-  type ClaimPlan,
   statefulSetOwnerReference,
   type Partitioned,
   type StatefulSetObject,
@@ -47,12 +45,6 @@ export const byControllerUid = (o: KubeObject): string[] => {
   const uid = controllerOf(o)?.uid;
   return uid ? [uid] : [];
 };
-/** The namespace of a pod no controller owns: a set of that namespace may adopt it. */
-export const INDEX_ORPHANS_BY_NAMESPACE = 'advancedstatefulset/orphans-by-namespace';
-export const orphanNamespace = (o: KubeObject): string[] => (controllerOf(o) ? [] : [o.metadata.namespace ?? '']);
-/** The sets of a namespace, to offer an orphan to. */
-export const INDEX_NAMESPACE = 'advancedstatefulset/namespace';
-export const namespaceOf = (o: KubeObject): string[] => [o.metadata.namespace ?? ''];
 
 /** Ints as-is; `"N%"` of `total`, rounded down (upstream's maxUnavailable); at least 1. */
 export function resolveMaxUnavailable(v: number | string | undefined, total: number): number {
@@ -77,8 +69,6 @@ export class StatefulSetReconciler implements Reconciler {
     private readonly revisions: Informer<Revision>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
-    pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
-    sets.addIndex(INDEX_NAMESPACE, namespaceOf);
     revisions.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
@@ -95,17 +85,8 @@ export class StatefulSetReconciler implements Reconciler {
     if (exp.leaked.length > 0) this.ctx.logger.warn({ statefulset: key, leaked: exp.leaked }, 'scale expectations timed out; dropped');
     if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS * 5 };
     const ns = set.metadata.namespace!;
-    const claims = planClaims(set, [
-      ...this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? ''),
-      ...this.pods.byIndex(INDEX_ORPHANS_BY_NAMESPACE, ns),
-    ]);
-    const owned = claims.owned;
+    const owned = this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((p) => p.metadata.namespace === ns);
     for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
-    // Adopting or releasing a pod ends the round: the next one finds it in the cache under its new owner.
-    if (claims.adopt.length > 0 || claims.release.length > 0) {
-      await this.claim(set, claims);
-      return { requeueAfterMs: CACHE_WAIT_MS };
-    }
 
     const revisions = this.revisions.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((r) => r.metadata.namespace === ns);
     const revs = await this.revisionWrites.sync(set, revisions, { ownerReference: statefulSetOwnerReference(set) });
@@ -148,17 +129,6 @@ export class StatefulSetReconciler implements Reconciler {
     }
     if (failure) throw new Error(failure);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
-  }
-
-  /** Adopts the orphans that belong to the set and releases the pods that no longer do (owner references merge by uid). */
-  private async claim(set: StatefulSetObject, claims: ClaimPlan): Promise<void> {
-    const uid = set.metadata.uid!;
-    for (const p of claims.adopt) {
-      await this.writes.patchPod(p, { metadata: { ownerReferences: [statefulSetOwnerReference(set)], uid: p.metadata.uid } });
-    }
-    for (const p of claims.release) {
-      await this.writes.patchPod(p, { metadata: { ownerReferences: [{ $patch: 'delete', uid }], uid: p.metadata.uid } });
-    }
   }
 
   private async scaleAndUpdate(
