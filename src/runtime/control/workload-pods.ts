@@ -7,6 +7,38 @@ import type { LifecycleState } from '../../api/pod-contracts.js';
 import { CONDITION_INPLACE_UPDATE_READY, LABEL_CONTROLLER_REVISION_HASH, LABEL_LIFECYCLE_STATE } from '../../contracts/index.js';
 import type { Pod, PodCondition } from '../core/types.js';
 
+/**
+ * The pod fields each of these workloads' controllers reads from its pod cache: identity and ownership, lifecycle
+ * labels and finalizers, the containers and env an in-place update compares, and readiness (minReadySeconds counts
+ * from the Ready transition; KruisePodReady's message holds the not-ready keys). A controller declares these in its
+ * `reads` and adds its own.
+ */
+export const WORKLOAD_POD_FIELDS = [
+  'metadata.labels',
+  'metadata.annotations',
+  'metadata.ownerReferences',
+  'metadata.finalizers',
+  'metadata.creationTimestamp',
+  'spec.nodeName',
+  'spec.readinessGates',
+  'spec.containers[].name',
+  'spec.containers[].image',
+  // Env from metadata: which labels/annotations a container reads (names and field paths, never values).
+  'spec.containers[].env[].name',
+  'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+  'status.phase',
+  'status.conditions[].type',
+  'status.conditions[].status',
+  'status.conditions[].lastTransitionTime',
+  'status.conditions[].message',
+  'status.containerStatuses[].name',
+  'status.containerStatuses[].image',
+  'status.containerStatuses[].imageID',
+  'status.containerStatuses[].containerID',
+  // The next in-place batch waits until the previous batch's containers are ready.
+  'status.containerStatuses[].ready',
+] as const;
+
 /** A lifecycle hook as the workloads' specs write it (CloneSet, Advanced StatefulSet, Advanced DaemonSet). */
 export interface Hook {
   readonly labelsHandler?: Readonly<Record<string, string>>;

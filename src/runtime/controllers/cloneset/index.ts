@@ -7,6 +7,7 @@ import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
 import type { CloneSetObject } from './pods.js';
 import { CloneSetReconciler, INDEX_NAMESPACE } from './reconcile.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 
 /**
  * CloneSet controller (no gate, upstream `cloneset-controller`): pods, PVCs and revisions of every
@@ -21,33 +22,10 @@ export const cloneSetController: ControllerDefinition = {
     {
       resource: PODS,
       fields: [
-        'metadata.labels',
-        'metadata.annotations',
-        'metadata.ownerReferences',
-        'metadata.finalizers',
-        'metadata.creationTimestamp',
-        'spec.nodeName',
-        'spec.readinessGates',
-        'spec.containers[].name',
-        'spec.containers[].image',
-        // Env from metadata (which labels/annotations a container reads: names and field paths, never values) and
-        // launch-priority batches (the barrier env's key).
-        'spec.containers[].env[].name',
-        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+        ...WORKLOAD_POD_FIELDS,
+        // Launch-priority batches (the barrier env's key); scale-in ranks pods by their restarts.
         'spec.containers[].env[name^=KRUISE_].valueFrom.configMapKeyRef.key',
-        'status.phase',
-        'status.conditions[].type',
-        'status.conditions[].status',
-        // minReadySeconds counts from the Ready transition; KruisePodReady's message holds the not-ready keys.
-        'status.conditions[].lastTransitionTime',
-        'status.conditions[].message',
-        'status.containerStatuses[].name',
-        'status.containerStatuses[].image',
-        'status.containerStatuses[].imageID',
-        'status.containerStatuses[].containerID',
         'status.containerStatuses[].restartCount',
-        // The next in-place batch waits until the previous batch's containers are ready.
-        'status.containerStatuses[].ready',
       ],
     },
     { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },

@@ -4,6 +4,7 @@ import { controllerOf } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
 import type { Revision } from '../../control/controller-revision.js';
 import { assignedNode } from '../../control/node-placement.js';
+import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { DaemonSetObject } from './placement-decision.js';
 import { DaemonSetSync } from './sync.js';
 
@@ -32,33 +33,8 @@ export const daemonSetController: ControllerDefinition = {
     { resource: ADVANCED_DAEMONSETS, fields: ['*'] },
     {
       resource: PODS,
-      fields: [
-        'metadata.labels',
-        'metadata.annotations',
-        'metadata.ownerReferences',
-        'metadata.finalizers',
-        'metadata.creationTimestamp',
-        // Where a pod is bound and whether it still fits its node.
-        'spec.nodeName',
-        'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution',
-        'spec.readinessGates',
-        'spec.containers[].name',
-        'spec.containers[].image',
-        // Env from metadata (which labels/annotations a container reads: names and field paths, never values).
-        'spec.containers[].env[].name',
-        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
-        'status.phase',
-        'status.conditions[].type',
-        'status.conditions[].status',
-        // minReadySeconds counts from the Ready transition; KruisePodReady's message holds the not-ready keys.
-        'status.conditions[].lastTransitionTime',
-        'status.conditions[].message',
-        'status.containerStatuses[].name',
-        'status.containerStatuses[].image',
-        'status.containerStatuses[].imageID',
-        'status.containerStatuses[].containerID',
-        'status.containerStatuses[].ready',
-      ],
+      // Whether a pod still fits its node: the affinity that binds it there.
+      fields: [...WORKLOAD_POD_FIELDS, 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution'],
     },
     { resource: NODES, fields: ['metadata.labels', 'spec.taints', 'spec.unschedulable'] },
     { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
