@@ -41,7 +41,26 @@ export const UPSTREAM_IMAGE_GROUPS: readonly (readonly string[])[] = [
   ['docker.io/library/centos:7'],
   ['docker.io/openkruise/hotupgrade-sample:sidecarv1'],
   ['docker.io/openkruise/hotupgrade-sample:empty'],
+  // The PodProbeMarker spec "test2": its probe runs the image's `./probe.sh` (PROBE_SCRIPT).
+  ['docker.io/openkruise/minecraft-demo:probe-v0'],
 ];
+
+/**
+ * The game-server demo's probe as the spec observes it: it fails while the server starts, then succeeds saying
+ * "data" (loading its world), then "gate" (open to players). Timed from the first probe, not from the container's
+ * start (the PodProbeMarker is created only once the pod runs), with phases of 5 and 10 s so that a 10 s probe period
+ * sees each state once and an extra probe never skips one.
+ */
+const PROBE_SCRIPT = [
+  '#!/bin/sh',
+  'now=$(date +%s)',
+  '[ -f /tmp/first-probe ] || echo "$now" > /tmp/first-probe',
+  'elapsed=$((now - $(cat /tmp/first-probe)))',
+  'if [ "$elapsed" -lt 5 ]; then echo "starting"; exit 1; fi',
+  'if [ "$elapsed" -lt 15 ]; then echo "data"; exit 0; fi',
+  'echo "gate"',
+  '',
+].join('\n');
 
 /**
  * Runs until TERM, INT or QUIT and exits 0, as nginx, httpd and redis do. The image's Cmd (not Entrypoint), like
@@ -89,6 +108,8 @@ export async function pushUpstreamStandIns(workDir: string, layout: string, regi
     await symlink('busybox', join(rootfs, 'bin', applet)).catch(() => undefined);
   await writeFile(join(rootfs, 'bin', 'bash'), '#!/bin/busybox sh\nexec /bin/busybox sh "$@"\n', { mode: 0o755 });
   await writeFile(join(rootfs, 'migrate.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  // Runs as `bash ./probe.sh` from the image's working directory, `/`.
+  await writeFile(join(rootfs, 'probe.sh'), PROBE_SCRIPT, { mode: 0o755 });
   await mkdir(join(rootfs, 'www'), { recursive: true });
   await writeFile(join(rootfs, 'www', 'index.html'), 'stand-in\n');
   await run('umoci', ['repack', '--image', base, bundle]);
