@@ -345,4 +345,93 @@ describe('Advanced DaemonSet controller on the real API server', () => {
     );
     expect(boundNode(byNode(replaced)[NODE_B]!)).toBe(NODE_B);
   });
+
+  it('preNormal and inPlaceUpdate hooks (beyond upstream, as on a CloneSet): PreparingNormal until the finalizer is on, PreparingUpdate until released, Updated until the hook is back', async () => {
+    const finalizer = 'example.io/lb';
+    const ipu = 'example.io/ipu';
+    const state = (p: V1Pod | undefined) => p?.metadata!.labels!['lifecycle.apps.kruise.io/state'];
+    const patchPod = (p: V1Pod, metadata: Record<string, unknown>) =>
+      core.patchNamespacedPod({ name: p.metadata!.name!, namespace: ns, body: { metadata } }, mergePatch);
+    await custom.createNamespacedCustomObject({
+      ...V1ALPHA1,
+      namespace: ns,
+      body: daemonSet('hooks', {
+        ...rolling({ rollingUpdateType: 'InPlaceIfPossible', maxUnavailable: 2 }),
+        lifecycle: { preNormal: { finalizersHandler: [finalizer] }, inPlaceUpdate: { labelsHandler: { [ipu]: 'ok' } } },
+      }),
+    });
+    const born = await settle('hooks', (ps) => ps.length === 2 && ps.every((p) => p.status?.phase === 'Running'), 'two running pods');
+    // Created without the handlers: the hook operator's finalizer is what lets a pod become Normal.
+    for (const p of born) expect(p.metadata!.finalizers ?? []).not.toContain(finalizer);
+    expect(born.map(state)).toEqual(['PreparingNormal', 'PreparingNormal']);
+    await eventually(
+      async () => {
+        const st = (await getDs('hooks')).status;
+        return st?.numberReady === 2 && st.numberAvailable === 0 ? st : undefined;
+      },
+      20_000,
+      'two ready pods, none available while PreparingNormal',
+    );
+    await sleep(2000);
+    expect((await podsOf('hooks')).map(state)).toEqual(['PreparingNormal', 'PreparingNormal']);
+    for (const p of born) await patchPod(p, { finalizers: [finalizer], labels: { [ipu]: 'ok' } });
+    await eventually(
+      async () => {
+        const ps = await podsOf('hooks');
+        const st = (await getDs('hooks')).status;
+        return ps.every((p) => state(p) === 'Normal') && st?.numberAvailable === 2 ? ps : undefined;
+      },
+      20_000,
+      'both pods Normal and available once the finalizer is on',
+    );
+
+    // The image change: both pods are hooked, so both wait in PreparingUpdate with the old image.
+    await patchDs('hooks', imagePatch('example.io/agent:2'));
+    await eventually(
+      async () => ((await podsOf('hooks')).every((p) => state(p) === 'PreparingUpdate') ? true : undefined),
+      20_000,
+      'both pods in PreparingUpdate',
+    );
+    await sleep(2000);
+    const held = await podsOf('hooks');
+    expect(held.map(state)).toEqual(['PreparingUpdate', 'PreparingUpdate']);
+    expect(held.map((p) => p.spec!.containers[0]!.image)).toEqual(['example.io/agent:1', 'example.io/agent:1']);
+
+    // Released on a only: a is updated in place, keeps its UID, and stays Updated until the hook label is back.
+    const a = byNode(held)[NODE_A]!;
+    await patchPod(a, { labels: { [ipu]: null } });
+    const updating = await eventually(
+      async () => {
+        const p = byNode(await podsOf('hooks'))[NODE_A];
+        return p?.spec!.containers[0]!.image === 'example.io/agent:2' ? p : undefined;
+      },
+      20_000,
+      'a updated in place',
+    );
+    expect(updating.metadata!.uid).toBe(a.metadata!.uid);
+    await setPodStatus(updating, {
+      phase: 'Running',
+      containerStatuses: [{ name: 'agent', state: { running: {} }, image: 'example.io/agent:2' }],
+      conditions: [{ type: 'InPlaceUpdateReady', status: 'False', lastTransitionTime: new Date() }],
+    });
+    const updated = await eventually(
+      async () => {
+        const p = byNode(await podsOf('hooks'))[NODE_A];
+        return state(p) === 'Updated' ? p : undefined;
+      },
+      20_000,
+      'a Updated once its new image runs',
+    );
+    await sleep(2000);
+    expect(state(byNode(await podsOf('hooks'))[NODE_A])).toBe('Updated');
+    expect(state(byNode(await podsOf('hooks'))[NODE_B])).toBe('PreparingUpdate');
+    await patchPod(updated, { labels: { [ipu]: 'ok' } });
+    await eventually(
+      async () => (state(byNode(await podsOf('hooks'))[NODE_A]) === 'Normal' ? true : undefined),
+      20_000,
+      'a Normal once the hook label is back',
+    );
+    // The namespace can go once the user's finalizers are off.
+    for (const p of await podsOf('hooks')) await patchPod(p, { finalizers: null });
+  });
 });
