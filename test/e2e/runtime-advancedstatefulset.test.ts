@@ -282,4 +282,51 @@ describe('Advanced StatefulSet controller on the real API server', () => {
     expect(scale.spec.replicas).toBe(2);
     expect(scale.status.selector).toBe('app=par');
   });
+
+  it('adopts a matching orphan again and releases a pod whose labels stop matching', async () => {
+    await custom.createNamespacedCustomObject({ ...G, namespace: ns, body: sts('own', { replicas: 1 }) });
+    await settle('own', async () => (await getSts('own')).status?.readyReplicas === 1, 'one ready');
+    const uid = (await getSts('own')).metadata.uid;
+    const controllerUid = async () =>
+      (await core.readNamespacedPod({ name: 'own-0', namespace: ns })).metadata!.ownerReferences?.find((o) => o.controller)?.uid ?? 'none';
+    const becomes = (want: string, what: string) =>
+      eventually(async () => ((await controllerUid()) === want ? true : undefined), 20_000, what);
+    await core.patchNamespacedPod({ name: 'own-0', namespace: ns, body: { metadata: { ownerReferences: null } } }, mergePatch);
+    await becomes(uid, 'the orphaned own-0 adopted again');
+    await core.patchNamespacedPod({ name: 'own-0', namespace: ns, body: { metadata: { labels: null } } }, mergePatch);
+    await becomes('none', 'own-0 released once its labels no longer match');
+    await core.patchNamespacedPod({ name: 'own-0', namespace: ns, body: { metadata: { labels: { app: 'own' } } } }, mergePatch);
+    await becomes(uid, 'own-0 adopted once it matches again');
+  });
+
+  it("gives a pending pod back a claim deleted while it waited, as upstream's processReplica", async () => {
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: ns,
+      body: sts('pend', {
+        replicas: 1,
+        volumeClaimTemplates: [
+          { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        ],
+      }),
+    });
+    // Nobody plays the kubelet here: the pod stays Pending.
+    await eventually(async () => ((await names('pend')).length === 1 ? true : undefined), 20_000, 'pod pend-0');
+    const first = await core.readNamespacedPersistentVolumeClaim({ name: 'data-pend-0', namespace: ns });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data-pend-0', namespace: ns });
+    // No kube-controller-manager runs here to lift the pvc-protection finalizer the apiserver adds.
+    await core
+      .patchNamespacedPersistentVolumeClaim({ name: 'data-pend-0', namespace: ns, body: { metadata: { finalizers: null } } }, mergePatch)
+      .catch(() => undefined);
+    const again = await eventually(
+      async () => {
+        const c = await core.readNamespacedPersistentVolumeClaim({ name: 'data-pend-0', namespace: ns }).catch(() => undefined);
+        return c && c.metadata!.uid !== first.metadata!.uid && !c.metadata!.deletionTimestamp ? c : undefined;
+      },
+      20_000,
+      'data-pend-0 created again',
+    );
+    expect(again.metadata!.labels).toMatchObject({ app: 'pend' });
+    expect((await core.readNamespacedPod({ name: 'pend-0', namespace: ns })).status!.phase).toBe('Pending');
+  });
 });

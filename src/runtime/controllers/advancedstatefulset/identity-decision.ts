@@ -11,10 +11,12 @@ import {
   CONDITION_KRUISE_POD_READY,
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_LIFECYCLE_STATE,
+  isEmptySelector,
+  selectorMatches,
 } from '../../../contracts/index.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
 import { isAllHooked, isPodAtRevision, type Lifecycle } from '../../control/workload-pods.js';
-import { ownerReference } from '../../core/meta.js';
+import { controllerOf, ownerReference } from '../../core/meta.js';
 import type { KubeObject, OwnerReference, Pod } from '../../core/types.js';
 
 /** An Advanced StatefulSet as the informer caches it. */
@@ -80,6 +82,38 @@ export function podName(set: StatefulSetObject, ordinal: number): string {
 
 export function claimName(set: StatefulSetObject, template: KubeObject, ordinal: number): string {
   return `${template.metadata?.name}-${set.metadata.name}-${ordinal}`;
+}
+
+/** What claiming a set's pods does (upstream's ClaimPods): the pods it keeps, the orphans it adopts and the pods it lets go. */
+export interface ClaimPlan {
+  readonly owned: Pod[];
+  readonly adopt: Pod[];
+  readonly release: Pod[];
+}
+
+/**
+ * Upstream's ClaimPods for a StatefulSet: a pod belongs to the set when the set's (non-empty) selector matches its
+ * labels and its name is `<set>-<ordinal>`. An owned pod that no longer belongs is released (unless the set is being
+ * deleted); an orphan that belongs is adopted (unless the set or the pod is being deleted); pods another controller
+ * owns are left alone. `candidates` are the set's own pods and the orphans of its namespace.
+ */
+export function planClaims(set: StatefulSetObject, candidates: readonly Pod[]): ClaimPlan {
+  const plan: ClaimPlan = { owned: [], adopt: [], release: [] };
+  const selector = set.spec.selector ?? {};
+  const deleting = !!set.metadata.deletionTimestamp;
+  const seen = new Set<string>();
+  for (const p of candidates) {
+    if (p.metadata.namespace !== set.metadata.namespace || seen.has(p.metadata.uid ?? p.metadata.name!)) continue;
+    seen.add(p.metadata.uid ?? p.metadata.name!);
+    const belongs =
+      !isEmptySelector(selector) && selectorMatches(selector, p.metadata.labels ?? {}) && ordinalOf(p, set.metadata.name!) >= 0;
+    const ref = controllerOf(p);
+    if (ref?.uid === set.metadata.uid) {
+      if (belongs || deleting) plan.owned.push(p);
+      else plan.release.push(p);
+    } else if (!ref && belongs && !deleting && !p.metadata.deletionTimestamp) plan.adopt.push(p);
+  }
+  return plan;
 }
 
 /** Replicas by slot (`ordinal - start`; undefined for a missing or reserved ordinal) and the condemned pods, highest ordinal first. */

@@ -1,11 +1,11 @@
-import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import { scaleExpectationHandlers } from '../../core/expectations.js';
 import { controllerOf } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import type { StatefulSetObject } from './identity-decision.js';
-import { StatefulSetReconciler } from './reconcile.js';
+import { INDEX_NAMESPACE, StatefulSetReconciler } from './reconcile.js';
 
 /**
  * Advanced StatefulSet controller (no gate, upstream `statefulset-controller` of apps.kruise.io): ordered pods with
@@ -69,15 +69,32 @@ export const advancedStatefulSetController: ControllerDefinition = {
     };
     // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
     pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
+    // An orphan is offered to every set of its namespace whose selector matches (adoption).
+    const onPod = (p: Pod) => {
+      if (ownerKey(p)) return toOwner(p);
+      if (controllerOf(p)) return;
+      for (const s of sets.byIndex(INDEX_NAMESPACE, p.metadata.namespace ?? '')) {
+        if (selectorMatches(s.spec.selector ?? {}, p.metadata.labels ?? {})) enqueue(objectKey(s));
+      }
+    };
     pods.addHandlers({
-      add: toOwner,
+      add: onPod,
       update: (p, old) => {
-        toOwner(p);
+        onPod(p);
+        // A pod released or orphaned still concerns its previous owner.
         if (old !== p) toOwner(old);
       },
       delete: (p) => {
         reconciler.writes.versions.forget(p);
-        toOwner(p);
+        onPod(p);
+      },
+    });
+    // A deleted claim concerns the sets its labels (the set's selector) match: a pending pod waits for it again.
+    pvcs.addHandlers({
+      delete: (c) => {
+        for (const s of sets.byIndex(INDEX_NAMESPACE, c.metadata.namespace ?? '')) {
+          if (selectorMatches(s.spec.selector ?? {}, c.metadata.labels ?? {})) enqueue(objectKey(s));
+        }
       },
     });
     revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });

@@ -27,6 +27,8 @@ import {
   newClaim,
   newStatefulPod,
   partitionPods,
+  planClaims,
+  type ClaimPlan,
   statefulSetOwnerReference,
   type Partitioned,
   type StatefulSetObject,
@@ -45,6 +47,12 @@ export const byControllerUid = (o: KubeObject): string[] => {
   const uid = controllerOf(o)?.uid;
   return uid ? [uid] : [];
 };
+/** The namespace of a pod no controller owns: a set of that namespace may adopt it. */
+export const INDEX_ORPHANS_BY_NAMESPACE = 'advancedstatefulset/orphans-by-namespace';
+export const orphanNamespace = (o: KubeObject): string[] => (controllerOf(o) ? [] : [o.metadata.namespace ?? '']);
+/** The sets of a namespace, to offer an orphan to. */
+export const INDEX_NAMESPACE = 'advancedstatefulset/namespace';
+export const namespaceOf = (o: KubeObject): string[] => [o.metadata.namespace ?? ''];
 
 /** Ints as-is; `"N%"` of `total`, rounded down (upstream's maxUnavailable); at least 1. */
 export function resolveMaxUnavailable(v: number | string | undefined, total: number): number {
@@ -69,6 +77,8 @@ export class StatefulSetReconciler implements Reconciler {
     private readonly revisions: Informer<Revision>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
+    pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
+    sets.addIndex(INDEX_NAMESPACE, namespaceOf);
     revisions.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
@@ -85,8 +95,17 @@ export class StatefulSetReconciler implements Reconciler {
     if (exp.leaked.length > 0) this.ctx.logger.warn({ statefulset: key, leaked: exp.leaked }, 'scale expectations timed out; dropped');
     if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS * 5 };
     const ns = set.metadata.namespace!;
-    const owned = this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((p) => p.metadata.namespace === ns);
+    const claims = planClaims(set, [
+      ...this.pods.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? ''),
+      ...this.pods.byIndex(INDEX_ORPHANS_BY_NAMESPACE, ns),
+    ]);
+    const owned = claims.owned;
     for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
+    // Adopting or releasing a pod ends the round: the next one finds it in the cache under its new owner.
+    if (claims.adopt.length > 0 || claims.release.length > 0) {
+      await this.claim(set, claims);
+      return { requeueAfterMs: CACHE_WAIT_MS };
+    }
 
     const revisions = this.revisions.byIndex(INDEX_CONTROLLER_UID, set.metadata.uid ?? '').filter((r) => r.metadata.namespace === ns);
     const revs = await this.revisionWrites.sync(set, revisions, { ownerReference: statefulSetOwnerReference(set) });
@@ -131,6 +150,17 @@ export class StatefulSetReconciler implements Reconciler {
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
   }
 
+  /** Adopts the orphans that belong to the set and releases the pods that no longer do (owner references merge by uid). */
+  private async claim(set: StatefulSetObject, claims: ClaimPlan): Promise<void> {
+    const uid = set.metadata.uid!;
+    for (const p of claims.adopt) {
+      await this.writes.patchPod(p, { metadata: { ownerReferences: [statefulSetOwnerReference(set)], uid: p.metadata.uid } });
+    }
+    for (const p of claims.release) {
+      await this.writes.patchPod(p, { metadata: { ownerReferences: [{ $patch: 'delete', uid }], uid: p.metadata.uid } });
+    }
+  }
+
   private async scaleAndUpdate(
     set: StatefulSetObject,
     part: Partitioned,
@@ -141,6 +171,12 @@ export class StatefulSetReconciler implements Reconciler {
     const replicas = set.spec.replicas ?? 1;
     const monotonic = (set.spec.podManagementPolicy ?? 'OrderedReady') !== 'Parallel';
     const scaleMax = set.spec.scaleStrategy?.maxUnavailable;
+    // Upstream's processReplica: a pending pod gets back a claim deleted while it waited (it cannot start without it).
+    if ((set.spec.volumeClaimTemplates ?? []).length > 0) {
+      for (const [slot, p] of part.replicas.entries()) {
+        if (p?.status?.phase === 'Pending' && !p.metadata.deletionTimestamp) await this.createClaims(set, part.start + slot);
+      }
+    }
     const plan = planScale({
       replicas: part.replicas,
       start: part.start,
@@ -256,7 +292,8 @@ export class StatefulSetReconciler implements Reconciler {
     return this.ctx.featureGates.get('StatefulSetAutoDeletePVC') !== false;
   }
 
-  private async createPod(set: StatefulSetObject, ordinal: number, revision: Revision): Promise<void> {
+  /** Creates the claims of `ordinal` that do not exist. */
+  private async createClaims(set: StatefulSetObject, ordinal: number): Promise<void> {
     const ns = set.metadata.namespace!;
     for (const t of (set.spec.volumeClaimTemplates ?? []) as KubeObject[]) {
       if (this.pvcs.get(`${ns}/${claimName(set, t, ordinal)}`)) continue;
@@ -266,6 +303,11 @@ export class StatefulSetReconciler implements Reconciler {
         if (!isAlreadyExists(err)) throw err;
       }
     }
+  }
+
+  private async createPod(set: StatefulSetObject, ordinal: number, revision: Revision): Promise<void> {
+    const ns = set.metadata.namespace!;
+    await this.createClaims(set, ordinal);
     const pod = newStatefulPod(set, ordinal, revision, rfc3339());
     const key = `${ns}/${set.metadata.name}`;
     this.scaleExpectations.expect(key, 'create', pod.metadata.name!);

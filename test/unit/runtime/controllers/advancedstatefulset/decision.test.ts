@@ -7,6 +7,7 @@ import {
   newClaim,
   newStatefulPod,
   partitionPods,
+  planClaims,
   replicasRange,
   reservedOrdinals,
   type StatefulSetObject,
@@ -125,6 +126,40 @@ const scale = (o: Partial<ScaleInput>): ScaleInput => ({
 });
 const kinds = (plan: ReturnType<typeof planScale>) =>
   plan.actions.map((a) => (a.kind === 'create' ? `create ${a.ordinal}` : `${a.kind} ${a.pod.metadata.name}`));
+
+describe('claims (adopt and release)', () => {
+  const owner = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'db', uid: 'u1', controller: true };
+  const withUid = (p: Pod, uid: string, refs: object[] = []): Pod => ({
+    ...p,
+    metadata: { ...p.metadata, uid, ownerReferences: refs as never },
+  });
+  const app = { labels: { app: 'db' } };
+  const uids = (ps: readonly Pod[]) => ps.map((p) => p.metadata.uid);
+
+  it('keeps its matching pods, adopts a matching orphan, releases a pod whose labels no longer match', () => {
+    const kept = withUid(at(0, app), 'p0', [owner]);
+    const orphan = withUid(at(1, app), 'p1');
+    const unlabelled = withUid(pod('db-2'), 'p2', [owner]);
+    const plan = planClaims(set(), [kept, orphan, unlabelled]);
+    expect([uids(plan.owned), uids(plan.adopt), uids(plan.release)]).toEqual([['p0'], ['p1'], ['p2']]);
+  });
+  it("leaves alone another controller's pod, an orphan of another name or namespace, and a pod listed twice", () => {
+    const foreign = withUid(at(0, app), 'p0', [{ ...owner, uid: 'other' }]);
+    const otherName = withUid(pod('web-0', app), 'p1');
+    const otherNs = { ...withUid(at(1, app), 'p2'), metadata: { ...withUid(at(1, app), 'p2').metadata, namespace: 'elsewhere' } };
+    const mine = withUid(at(2, app), 'p3', [owner]);
+    expect(planClaims(set(), [foreign, otherName, otherNs, mine, mine])).toEqual({ owned: [mine], adopt: [], release: [] });
+  });
+  it('a set being deleted keeps what it owns and adopts nothing; a deleting orphan and an empty selector adopt nothing', () => {
+    const deleting = { ...set(), metadata: { ...set().metadata, deletionTimestamp: '2026-01-01T00:10:00Z' } } as StatefulSetObject;
+    const unlabelled = withUid(pod('db-0'), 'p0', [owner]);
+    const orphan = withUid(at(1, app), 'p1');
+    expect(planClaims(deleting, [unlabelled, orphan])).toEqual({ owned: [unlabelled], adopt: [], release: [] });
+    const goingOrphan = { ...orphan, metadata: { ...orphan.metadata, deletionTimestamp: '2026-01-01T00:10:00Z' } };
+    expect(planClaims(set(), [goingOrphan]).adopt).toEqual([]);
+    expect(planClaims(set({ selector: {} }), [orphan]).adopt).toEqual([]);
+  });
+});
 
 describe('scale', () => {
   it('OrderedReady creates the first missing ordinal and stops', () => {
