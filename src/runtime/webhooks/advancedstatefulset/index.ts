@@ -1,7 +1,6 @@
-import { kindWebhookPath, kruiseResource } from '../../../contracts/index.js';
-import { VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
+import { kruiseResource } from '../../../contracts/index.js';
+import { workloadAdmissionHandlers } from '../../control/workload-admission.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import type { KubeObject } from '../../core/types.js';
 import { defaultStatefulSet, validateStatefulSet, validateStatefulSetUpdate } from './decision.js';
 
 /**
@@ -13,31 +12,14 @@ export const advancedStatefulSetWebhook: WebhookDefinition = {
   // Reads no cache: every admission request carries the objects it is about.
   reads: [],
   setup() {
-    return [
-      {
-        name: 'mstatefulset',
-        path: kindWebhookPath('mutate', kruiseResource('StatefulSet')),
-        type: 'mutating',
-        async handle(req) {
-          if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-          const patch = defaultStatefulSet(req.object as KubeObject);
-          return { allowed: true, ...(patch.length ? { patch } : {}) };
-        },
-      },
-      {
-        name: 'vstatefulset',
-        path: kindWebhookPath('validate', kruiseResource('StatefulSet')),
-        type: 'validating',
-        order: VALIDATING_CHAIN_ORDER.kindChecks,
-        async handle(req) {
-          if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-          const obj = req.object as KubeObject;
-          const bad =
-            validateStatefulSet(obj) ??
-            (req.operation === 'UPDATE' && req.oldObject ? validateStatefulSetUpdate(obj, req.oldObject as KubeObject) : undefined);
-          return bad ?? { allowed: true };
-        },
-      },
-    ];
+    return workloadAdmissionHandlers({
+      name: 'statefulset',
+      resource: kruiseResource('StatefulSet'),
+      // Upstream defaults the StatefulSet on updates too.
+      defaultOn: ['CREATE', 'UPDATE'],
+      defaults: defaultStatefulSet,
+      validate: validateStatefulSet,
+      validateUpdate: validateStatefulSetUpdate,
+    });
   },
 };

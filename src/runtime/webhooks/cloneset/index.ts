@@ -1,7 +1,6 @@
-import { CLONESETS, kindWebhookPath } from '../../../contracts/index.js';
-import { VALIDATING_CHAIN_ORDER } from '../../control/admission-order.js';
+import { CLONESETS } from '../../../contracts/index.js';
+import { workloadAdmissionHandlers } from '../../control/workload-admission.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import type { KubeObject } from '../../core/types.js';
 import { defaultCloneSet, validateCloneSetUpdate, validateStrategy } from './decision.js';
 
 /**
@@ -13,31 +12,13 @@ export const cloneSetWebhook: WebhookDefinition = {
   // Reads no cache: every admission request carries the objects it is about.
   reads: [],
   setup() {
-    return [
-      {
-        name: 'mcloneset',
-        path: kindWebhookPath('mutate', CLONESETS),
-        type: 'mutating',
-        async handle(req) {
-          if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
-          const patch = defaultCloneSet(req.object as KubeObject);
-          return { allowed: true, ...(patch.length ? { patch } : {}) };
-        },
-      },
-      {
-        name: 'vcloneset',
-        path: kindWebhookPath('validate', CLONESETS),
-        type: 'validating',
-        order: VALIDATING_CHAIN_ORDER.kindChecks,
-        async handle(req) {
-          if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-          const obj = req.object as KubeObject;
-          const bad =
-            validateStrategy(obj) ??
-            (req.operation === 'UPDATE' && req.oldObject ? validateCloneSetUpdate(obj, req.oldObject as KubeObject) : undefined);
-          return bad ?? { allowed: true };
-        },
-      },
-    ];
+    return workloadAdmissionHandlers({
+      name: 'cloneset',
+      resource: CLONESETS,
+      defaultOn: ['CREATE'],
+      defaults: defaultCloneSet,
+      validate: validateStrategy,
+      validateUpdate: validateCloneSetUpdate,
+    });
   },
 };
