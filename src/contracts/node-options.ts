@@ -1,11 +1,53 @@
 /**
  * V8 limits for the controller-manager container, passed as NODE_OPTIONS by the install manifests.
  * Node's defaults size the heap for the machine, not the container: with them the controller held
- * 283 MiB RSS for 10,000 cached pods (87 MiB of heap mostly uncollected garbage); with these, 137 MiB
- * (bench/sidecarterminator.bench.ts). Cached pods are slimmed to ~0.7 KiB each, so 128 MiB of old space
- * leaves room for several times that.
+ * 283 MiB RSS for 10,000 cached pods (87 MiB of heap mostly uncollected garbage); with a 128 MiB old space,
+ * 137 MiB (bench/sidecarterminator.bench.ts). A cached Running pod with two containers costs about 4.6 KiB of
+ * heap with every controller's declared fields (20,000 such pods parsed and projected by the manager's cache
+ * plan, in one process), so the old space follows the container's memory limit (managerNodeOptions):
+ * the limit less MANAGER_NATIVE_HEADROOM_MIB for what is not V8's old space (code, new space, sockets, malloc
+ * arenas), never less than MANAGER_MIN_HEAP_MIB. The default 512 MiB limit gives 128 MiB, about 25,000 pods;
+ * 1 GiB gives 640 MiB, over 100,000.
  */
-export const MANAGER_NODE_OPTIONS = '--max-semi-space-size=2 --max-old-space-size=128';
+export const MANAGER_NATIVE_HEADROOM_MIB = 384;
+/** The smallest old space the manager is given, whatever its memory limit. */
+export const MANAGER_MIN_HEAP_MIB = 128;
+
+/** The manager's NODE_OPTIONS for a container memory limit (a Kubernetes quantity); none: V8 sizes for the node. */
+export function managerNodeOptions(memoryLimit: string | undefined): string {
+  if (memoryLimit === undefined) return '--max-semi-space-size=2';
+  const mib = Math.floor(quantityBytes(memoryLimit) / 2 ** 20);
+  return `--max-semi-space-size=2 --max-old-space-size=${Math.max(MANAGER_MIN_HEAP_MIB, mib - MANAGER_NATIVE_HEADROOM_MIB)}`;
+}
+
+const QUANTITY = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
+const SUFFIX: Readonly<Record<string, number>> = {
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
+
+/** A Kubernetes quantity (`512Mi`, `1G`, `129e6`, `1.5Gi`) as a number; throws on anything else. */
+export function quantityBytes(q: string): number {
+  const m = QUANTITY.exec(q.trim());
+  if (!m) throw new Error(`"${q}" is not a Kubernetes quantity (e.g. 512Mi, 1Gi, 1G, 129e6)`);
+  const [, num, suffix] = m;
+  const scale = suffix === undefined ? 1 : /^[eE]/.test(suffix) ? 10 ** Number(suffix.slice(1)) : SUFFIX[suffix]!;
+  return Number(num) * scale;
+}
+
+/** The manager's NODE_OPTIONS with the default 512Mi memory limit, as the benchmarks run it. */
+export const MANAGER_NODE_OPTIONS = managerNodeOptions('512Mi');
 
 /**
  * glibc malloc arenas for the controller-manager container (MALLOC_ARENA_MAX), passed by the install

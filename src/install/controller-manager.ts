@@ -1,4 +1,4 @@
-import { LEADER_ELECTION_LEASE, MANAGER_MALLOC_ARENA_MAX, MANAGER_NODE_OPTIONS, WEBHOOK_CERT_SECRET } from '../contracts/index.js';
+import { LEADER_ELECTION_LEASE, MANAGER_MALLOC_ARENA_MAX, managerNodeOptions, WEBHOOK_CERT_SECRET } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
 import { MANAGER_SELECTOR, NAMES, PORTS, meta, type InstallSpec } from './spec.js';
 import { TMP_MOUNT, TMP_VOLUME, podSecurityContext, restrictedContainerSecurityContext } from './pod-security.js';
@@ -104,8 +104,8 @@ export function controllerManagerDeployment(spec: InstallSpec): KubeObject {
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
                 // Upstream's variable: where the ImagePullJob controller copies pull secrets (and its Role is bound).
                 { name: 'KRUISE_DAEMON_CONFIG_NS', value: spec.daemonConfigNamespace },
-                // V8 sizes its heap for the node, not the container; these limits keep the manager in its memory budget.
-                { name: 'NODE_OPTIONS', value: MANAGER_NODE_OPTIONS },
+                // V8 sizes its heap for the node, not the container: the old space follows the container's memory limit.
+                { name: 'NODE_OPTIONS', value: managerNodeOptions(spec.manager.resources.limits?.memory) },
                 // Fewer glibc malloc arenas: less resident memory for the same work.
                 { name: 'MALLOC_ARENA_MAX', value: MANAGER_MALLOC_ARENA_MAX },
                 ...(placement.extraEnv ?? []),

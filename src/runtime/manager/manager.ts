@@ -12,15 +12,30 @@ import { createLogger } from '../core/log.js';
 import { RuntimeMetrics } from '../core/metrics.js';
 import { CERT_MANAGER_READS, CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
-import { managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
+import { managerNodeOptions, managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
 import { setMaxListeners } from 'node:events';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 
 export { MANAGER_NODE_OPTIONS };
+
+/** The container's memory limit in bytes (cgroup v2, then v1), or undefined when it has none or it is unknown. */
+function containerMemoryLimit(): number | undefined {
+  for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    try {
+      const text = readFileSync(file, 'utf8').trim();
+      const bytes = Number(text);
+      // cgroup v1 says "no limit" with a number near 2^63.
+      return text === 'max' || !Number.isFinite(bytes) || bytes >= 2 ** 62 ? undefined : bytes;
+    } catch {
+      // Not this cgroup version, or not in a container.
+    }
+  }
+  return undefined;
+}
 
 /** A term's controller. Every request in flight listens on its signal: hundreds at once in a burst, not a leak. */
 function newTerm(): AbortController {
@@ -91,10 +106,16 @@ export class Manager {
   async start(): Promise<void> {
     const o = this.opts;
     const heapLimit = getHeapStatistics().heap_size_limit;
-    if (process.env.KUBERNETES_SERVICE_HOST && heapLimit > 512 * 2 ** 20) {
+    const memoryLimit = containerMemoryLimit();
+    if (memoryLimit !== undefined && heapLimit > memoryLimit) {
+      // The container would be OOM-killed before V8 reports the heap full, which says what ran out.
       this.logger.warn(
-        { heapLimitMiB: Math.round(heapLimit / 2 ** 20), recommended: MANAGER_NODE_OPTIONS },
-        'V8 heap sized for the node, not the container: set NODE_OPTIONS',
+        {
+          heapLimitMiB: Math.round(heapLimit / 2 ** 20),
+          memoryLimitMiB: Math.round(memoryLimit / 2 ** 20),
+          recommended: managerNodeOptions(`${Math.floor(memoryLimit / 2 ** 20)}Mi`),
+        },
+        'V8 heap larger than the container memory limit: set NODE_OPTIONS',
       );
     }
     const gates = parseFeatureGates(o.featureGates);

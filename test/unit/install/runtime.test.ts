@@ -140,6 +140,18 @@ describe('controller-manager Deployment', () => {
     });
   });
 
+  it("sizes the manager's V8 old space from its memory limit: the limit less 384 MiB, at least 128 MiB", () => {
+    const nodeOptions = (memoryLimit: Size) =>
+      find(
+        synthRuntime(appWith({ managerResources: { memory: { limit: memoryLimit } } }).runtime),
+        'Deployment',
+      )!.spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'NODE_OPTIONS').value;
+    expect(nodeOptions(Size.gibibytes(1))).toBe('--max-semi-space-size=2 --max-old-space-size=640');
+    expect(nodeOptions(Size.gibibytes(4))).toBe('--max-semi-space-size=2 --max-old-space-size=3712');
+    expect(nodeOptions(Size.mebibytes(256))).toBe('--max-semi-space-size=2 --max-old-space-size=128');
+    expect(MANAGER_NODE_OPTIONS).toBe('--max-semi-space-size=2 --max-old-space-size=128');
+  });
+
   it('creates the namespace labelled control-plane: openkruise and no empty certificate Secret', () => {
     expect(find(docs, 'Namespace', 'kruise-system')!.metadata.labels['control-plane']).toBe('openkruise');
     expect(find(docs, 'Secret')).toBeUndefined();
