@@ -5,9 +5,9 @@ import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import type { StatefulSetSpec } from '../src/api/kinds/statefulset.js';
 import { CONDITION_INPLACE_UPDATE_READY, KRUISE_GROUP } from '../src/contracts/index.js';
-import { dns1123LabelError } from '../src/contracts/validators.js';
 import { checkImage } from './internal/image-reference.js';
 import { percentOrAbsoluteValue } from './internal/plus-objects.js';
+import { ClaimTemplates, scalingTarget, servicePorts } from './internal/workload-plumbing.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
 
 /** How pods are created and deleted. */
@@ -239,7 +239,7 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
   public readonly resourceType = 'statefulsets';
 
   private serviceName?: string;
-  private readonly _claimTemplates = new Map<string, AdvancedStatefulSetVolumeClaimTemplate>();
+  private readonly _claimTemplates = new ClaimTemplates<AdvancedStatefulSetVolumeClaimTemplate>(this);
 
   public constructor(
     scope: Construct,
@@ -302,13 +302,7 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
 
   /** @see kplus.IScalable.toScalingTarget */
   public toScalingTarget(): kplus.ScalingTarget {
-    return {
-      kind: this.apiObject.kind,
-      apiVersion: this.apiObject.apiVersion,
-      name: this.name,
-      containers: this.containers,
-      replicas: this.givenReplicas,
-    };
+    return scalingTarget(this.apiObject, this.name, this.containers, this.givenReplicas);
   }
 
   /**
@@ -316,12 +310,7 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
    * the set already names one; the ports default to the containers' ports.
    */
   public exposeViaService(options: kplus.DeploymentExposeViaServiceOptions = {}): kplus.Service {
-    const containerPorts = this.containers.flatMap((c) => c.ports);
-    const ports =
-      options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
-    if (ports.length === 0) {
-      throw new Error(`[${this.node.path}] exposeViaService: no ports to expose; pass ports, or give a container portNumber/ports.`);
-    }
+    const { ports } = servicePorts(this, options);
     const service = new kplus.Service(this, `${options.name ?? ''}Service`, {
       selector: this,
       ports,
@@ -338,26 +327,14 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
    * @returns a volume named like the template, to mount into containers.
    */
   public addVolumeClaimTemplate(template: AdvancedStatefulSetVolumeClaimTemplate): kplus.Volume {
-    if (this._claimTemplates.has(template.name)) {
-      throw new Error(`[${this.node.path}] volumeClaimTemplate "${template.name}" already exists.`);
-    }
-    if (dns1123LabelError(template.name) !== undefined) {
-      throw new Error(`[${this.node.path}] volumeClaimTemplate name ${JSON.stringify(template.name)} is not a DNS-1123 label.`);
-    }
-    this._claimTemplates.set(template.name, template);
-    const claim = kplus.PersistentVolumeClaim.fromClaimName(this, `ClaimTemplate-${template.name}`, template.name);
-    return kplus.Volume.fromPersistentVolumeClaim(this, `ClaimTemplateVolume-${template.name}`, claim, { name: template.name });
+    return this._claimTemplates.add(template);
   }
 
   /** @internal */
   public _toKube(): StatefulSetSpec {
     const p = this.props;
     const podSpec = kplus.k8s.toJson_PodSpec(this._toPodSpec()) as V1PodSpec & { readinessGates?: Array<{ conditionType: string }> };
-    // The controller supplies the volumes of claim templates itself.
-    if (this._claimTemplates.size > 0 && Array.isArray(podSpec.volumes)) {
-      const kept = podSpec.volumes.filter((v) => !this._claimTemplates.has(v.name));
-      podSpec.volumes = kept.length > 0 ? kept : undefined;
-    }
+    this._claimTemplates.stripVolumes(podSpec);
     // Upstream's webhook refuses an in-place policy without the InPlaceUpdateReady readiness gate.
     const policy = this.updateStrategy.podUpdatePolicy;
     if (policy === 'InPlaceIfPossible' || policy === 'InPlaceOnly') {
@@ -373,17 +350,7 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
       template: { metadata: this.podMetadata.toJson() as Record<string, unknown>, spec: podSpec },
       serviceName: this.serviceName,
       podManagementPolicy: this.podManagement,
-      volumeClaimTemplates:
-        this._claimTemplates.size > 0
-          ? [...this._claimTemplates.values()].map((t) => ({
-              metadata: { name: t.name },
-              spec: {
-                accessModes: t.accessModes ?? [kplus.PersistentVolumeAccessMode.READ_WRITE_ONCE],
-                resources: { requests: { storage: t.storage.asString() } },
-                storageClassName: t.storageClassName,
-              },
-            }))
-          : undefined,
+      volumeClaimTemplates: this._claimTemplates.toKube(),
       updateStrategy: this.updateStrategy._toKube(),
       reserveOrdinals: p.reserveOrdinals,
       ordinals: p.startOrdinal !== undefined ? { start: p.startOrdinal } : undefined,

@@ -5,9 +5,9 @@ import type { V1PodSpec } from '../src/api/core/k8s-core-types.js';
 import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import { checkImage } from './internal/image-reference.js';
 import { percentOrAbsoluteValue } from './internal/plus-objects.js';
+import { ClaimTemplates, scalingTarget, servicePorts } from './internal/workload-plumbing.js';
 import type { CloneSetSpec } from '../src/api/kinds/cloneset.js';
 import { CloneSetLifecycle, renderLifecycle } from './lifecycle-hook.js';
-import { dns1123LabelError } from '../src/contracts/validators.js';
 
 /** apiVersion of the OpenKruise v1alpha1 kinds we emit. */
 export { KRUISE_API_VERSION } from '../src/contracts/groups.js';
@@ -224,7 +224,7 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
   /** The Kubernetes resource type (plural). */
   public readonly resourceType = 'clonesets';
 
-  private readonly _claimTemplates = new Map<string, CloneSetVolumeClaimTemplate>();
+  private readonly _claimTemplates = new ClaimTemplates<CloneSetVolumeClaimTemplate>(this);
 
   public constructor(scope: Construct, id: string, props: CloneSetProps = {}) {
     super(scope, id, props);
@@ -272,13 +272,7 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
 
   /** @see kplus.IScalable.toScalingTarget */
   public toScalingTarget(): kplus.ScalingTarget {
-    return {
-      kind: this.apiObject.kind,
-      apiVersion: this.apiObject.apiVersion,
-      name: this.name,
-      containers: this.containers,
-      replicas: this.givenReplicas,
-    };
+    return scalingTarget(this.apiObject, this.name, this.containers, this.givenReplicas);
   }
 
   /**
@@ -286,16 +280,10 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
    * the containers' ports; given ports must be ones a container exposes.
    */
   public exposeViaService(options: kplus.DeploymentExposeViaServiceOptions = {}): kplus.Service {
-    const containerPorts = this.containers.flatMap((c) => c.ports);
-    const ports =
-      options.ports ?? containerPorts.map((p) => ({ port: p.number, targetPort: p.number, protocol: p.protocol, name: p.name }));
-    if (ports.length === 0) {
-      throw new Error(`[${this.node.path}] exposeViaService: no ports to expose; pass ports, or give a container portNumber/ports.`);
-    }
+    const { ports, exposed } = servicePorts(this, options);
     if (ports.length > 1 && ports.some((p) => p.name === undefined)) {
       throw new Error(`[${this.node.path}] exposeViaService: with several ports every port needs a name, so they are unambiguous.`);
     }
-    const exposed = containerPorts.map((p) => p.number);
     for (const port of ports) {
       const target = port.targetPort ?? port.port;
       if (!exposed.includes(target)) {
@@ -319,47 +307,24 @@ export class CloneSet extends kplus.Workload implements kplus.IScalable {
    * @returns a volume named like the template, to mount into containers.
    */
   public addVolumeClaimTemplate(template: CloneSetVolumeClaimTemplate): kplus.Volume {
-    if (this._claimTemplates.has(template.name)) {
-      throw new Error(`[${this.node.path}] volumeClaimTemplate "${template.name}" already exists.`);
-    }
-    if (dns1123LabelError(template.name) !== undefined) {
-      throw new Error(`[${this.node.path}] volumeClaimTemplate name ${JSON.stringify(template.name)} is not a DNS-1123 label.`);
-    }
-    this._claimTemplates.set(template.name, template);
-    const claim = kplus.PersistentVolumeClaim.fromClaimName(this, `ClaimTemplate-${template.name}`, template.name);
-    return kplus.Volume.fromPersistentVolumeClaim(this, `ClaimTemplateVolume-${template.name}`, claim, { name: template.name });
+    return this._claimTemplates.add(template);
   }
 
   /** The PVC templates (a copy). */
   public get volumeClaimTemplates(): CloneSetVolumeClaimTemplate[] {
-    return [...this._claimTemplates.values()];
+    return this._claimTemplates.all;
   }
 
   /** @internal */
   public _toKube(): CloneSetSpec {
     const podSpec = kplus.k8s.toJson_PodSpec(this._toPodSpec()) as V1PodSpec;
-    // The CloneSet controller supplies the volumes of claim templates itself.
-    if (this._claimTemplates.size > 0 && Array.isArray(podSpec.volumes)) {
-      const kept = podSpec.volumes.filter((v) => !this._claimTemplates.has(v.name));
-      podSpec.volumes = kept.length > 0 ? kept : undefined;
-    }
+    this._claimTemplates.stripVolumes(podSpec);
     const scale = this.scaleStrategy;
     return {
       replicas: this.hasAutoscaler ? undefined : this.replicas,
       selector: kplus.k8s.toJson_LabelSelector(this._toLabelSelector()) as V1LabelSelector,
       template: { metadata: this.podMetadata.toJson() as Record<string, unknown>, spec: podSpec },
-      volumeClaimTemplates:
-        this._claimTemplates.size > 0
-          ? [...this._claimTemplates.values()].map((t) => ({
-              metadata: { name: t.name },
-              spec: {
-                accessModes: t.accessModes ?? [kplus.PersistentVolumeAccessMode.READ_WRITE_ONCE],
-                resources: { requests: { storage: t.storage.asString() } },
-                storageClassName: t.storageClassName,
-                volumeMode: t.volumeMode,
-              },
-            }))
-          : undefined,
+      volumeClaimTemplates: this._claimTemplates.toKube(),
       scaleStrategy: scale
         ? {
             disablePVCReuse: scale.disablePVCReuse,
