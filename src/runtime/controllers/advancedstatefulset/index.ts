@@ -1,5 +1,6 @@
 import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import { scaleExpectationHandlers } from '../../core/expectations.js';
 import { controllerOf } from '../../core/meta.js';
@@ -21,29 +22,10 @@ export const advancedStatefulSetController: ControllerDefinition = {
     {
       resource: PODS,
       fields: [
-        'metadata.labels',
-        'metadata.annotations',
-        'metadata.ownerReferences',
-        'metadata.finalizers',
-        'metadata.creationTimestamp',
+        ...WORKLOAD_POD_FIELDS,
         'metadata.deletionTimestamp',
-        'spec.nodeName',
-        'spec.readinessGates',
-        'spec.containers[].name',
-        'spec.containers[].image',
-        'spec.containers[].env[].name',
-        'spec.containers[].env[].valueFrom.fieldRef.fieldPath',
+        // Launch-priority batches: the barrier env's key.
         'spec.containers[].env[name^=KRUISE_].valueFrom.configMapKeyRef.key',
-        'status.phase',
-        'status.conditions[].type',
-        'status.conditions[].status',
-        'status.conditions[].lastTransitionTime',
-        'status.conditions[].message',
-        'status.containerStatuses[].name',
-        'status.containerStatuses[].image',
-        'status.containerStatuses[].imageID',
-        'status.containerStatuses[].containerID',
-        'status.containerStatuses[].ready',
       ],
     },
     { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
