@@ -7,8 +7,8 @@ export enum KruiseApiVersion {
   /** `apps.kruise.io/v1alpha1`: every kind; what the constructs emit unless told otherwise. */
   V1ALPHA1 = 'apps.kruise.io/v1alpha1',
   /**
-   * `apps.kruise.io/v1beta1`: the version upstream OpenKruise v1.9 stores ImagePullJob, ImageListPullJob and
-   * BroadcastJob at, and its typed clients write.
+   * `apps.kruise.io/v1beta1`: the version upstream OpenKruise v1.9 stores ImagePullJob, ImageListPullJob,
+   * BroadcastJob and SidecarSet at, and its typed clients write.
    */
   V1BETA1 = 'apps.kruise.io/v1beta1',
 }
@@ -19,7 +19,7 @@ const CONTEXT_KEY = 'cdk8s-kruise:apiVersion';
 /**
  * App-level (or chart-level) choice of the apps.kruise.io version the constructs emit, where each construct's own
  * `apiVersion` prop does not say: `KruiseApiVersions.emitIn(app, KruiseApiVersion.V1BETA1)` before the charts are
- * built. Kinds not served at that version (CloneSet, SidecarSet, ...) keep v1alpha1.
+ * built. Kinds not served at that version (CloneSet, ...) keep v1alpha1.
  */
 export class KruiseApiVersions {
   /** Emit the Kruise objects under `scope` at `version` where their kind is served at it. */

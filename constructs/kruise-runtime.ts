@@ -816,7 +816,12 @@ export class KruiseRuntime extends Chart {
     if (this.target === RuntimeTarget.BUNDLED) {
       if (props.installCrds ?? true) {
         const crdChart = new Chart(scope, `${id}-crds`);
-        for (const crd of customResourceDefinitions({ syncWave: props.syncWaves ? CRD_WAVE : undefined })) {
+        const crds = customResourceDefinitions({
+          syncWave: props.syncWaves ? CRD_WAVE : undefined,
+          runtimeNamespace: this.runtimeNamespace,
+          certManager: (props.certificates ?? WebhookCertificates.selfManaged())._spec.mode === 'cert-manager',
+        });
+        for (const crd of crds) {
           new ApiObject(crdChart, crd.metadata!.name!, crd as never);
         }
         this.crds = crdChart;

@@ -6,8 +6,8 @@ import type { LabelSelector as V1LabelSelector } from '../src/api/common.js';
 import { checkImage } from './internal/image-reference.js';
 import { describeConstruct, percentOrAbsoluteValue, secretNames, type SecretReference } from './internal/plus-objects.js';
 import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
-import { KRUISE_API_VERSION } from '../src/contracts/groups.js';
-import { ANNOTATION_SIDECARSET_NATIVE_SIDECARS } from '../src/contracts/keys.js';
+import { ANNOTATION_SIDECARSET_NATIVE_SIDECARS, LABEL_NAMESPACE_NAME, LABEL_SIDECARSET_CUSTOM_VERSION } from '../src/contracts/keys.js';
+import { kruiseApiVersionOf, KruiseApiVersion } from './api-version.js';
 import { KUBERNETES_VERSION_CONTEXT, NATIVE_SIDECARS_MIN_MINOR, parseKubernetesVersion } from './sidecar-strategy.js';
 
 /** Where an injected container is placed relative to the pod's own containers. */
@@ -317,6 +317,21 @@ export interface SidecarSetProps extends kplus.ResourceProps {
    * @default false
    */
   readonly nativeSidecars?: boolean;
+  /**
+   * A version name recorded on this SidecarSet's revisions, which `injectionStrategy.customVersion` of a later
+   * change can pin new pods to (the label `apps.kruise.io/sidecarset-custom-version` at v1alpha1,
+   * `spec.customVersion` at v1beta1).
+   *
+   * @default - none
+   */
+  readonly customVersion?: string;
+  /**
+   * The apps.kruise.io version the object is emitted at (upstream v1.9 stores this kind at v1beta1). At v1beta1 the
+   * injection namespace is emitted as a namespaceSelector on `kubernetes.io/metadata.name`, as upstream converts it.
+   *
+   * @default - the app's or chart's choice (`KruiseApiVersions.emitIn`), else KruiseApiVersion.V1ALPHA1
+   */
+  readonly apiVersion?: KruiseApiVersion;
 }
 
 /** Renders a cdk8s-plus selector as plain JSON (cdk8s-plus's own L1 mapping). */
@@ -351,6 +366,8 @@ export class SidecarSet extends kplus.Resource {
   private readonly _volumes = new Map<string, kplus.Volume>();
   /** `spec.namespace`: the `namespace` prop, else the chart's namespace unless another scope is set. */
   private readonly injectionNamespace: string | undefined;
+  /** Emitted at v1beta1 (the prop or the app says so), else v1alpha1. */
+  private readonly v1beta1: boolean;
 
   public constructor(
     scope: Construct,
@@ -383,8 +400,18 @@ export class SidecarSet extends kplus.Resource {
         throw new Error(`[${this.node.path}] patchPodMetadata entries need at least one annotation.`);
       }
     }
+    const apiVersion = kruiseApiVersionOf(this, 'SidecarSet', props.apiVersion);
+    const beta = (this.v1beta1 = apiVersion === (KruiseApiVersion.V1BETA1 as string));
+    if (props.customVersion !== undefined && (typeof props.customVersion !== 'string' || props.customVersion === '')) {
+      throw new Error(`[${this.node.path}] customVersion must be a non-empty string, got ${JSON.stringify(props.customVersion)}.`);
+    }
+    if (beta && props.metadata?.labels?.[LABEL_SIDECARSET_CUSTOM_VERSION] !== undefined) {
+      throw new Error(
+        `[${this.node.path}] the label ${LABEL_SIDECARSET_CUSTOM_VERSION} is v1alpha1's custom version; at v1beta1 it is spec.customVersion: use the customVersion prop.`,
+      );
+    }
     this.apiObject = new ApiObject(this, 'Resource', {
-      apiVersion: KRUISE_API_VERSION,
+      apiVersion,
       kind: 'SidecarSet',
       metadata: props.metadata,
       spec: Lazy.any({ produce: () => this._toKube() }) as unknown,
@@ -395,6 +422,7 @@ export class SidecarSet extends kplus.Resource {
     if (props.metadata?.namespace !== undefined || chartNamespace !== undefined)
       this.apiObject.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
     this.injectionNamespace = scopes.length > 0 ? props.namespace : chartNamespace;
+    if (props.customVersion && !beta) this.apiObject.metadata.addLabel(LABEL_SIDECARSET_CUSTOM_VERSION, props.customVersion);
     if (props.nativeSidecars) {
       this.apiObject.metadata.addAnnotation(ANNOTATION_SIDECARSET_NATIVE_SIDECARS, 'true');
       // A restartPolicy on an init container is refused by API servers before 1.28 (and off by default in
@@ -518,10 +546,18 @@ export class SidecarSet extends kplus.Resource {
     const p = this.props;
     const injection = p.injectionStrategy;
     const pinned = injection && (injection.customVersion || injection.revisionName || injection.policy);
+    // v1beta1 has no spec.namespace: the namespace is the selector upstream's conversion makes of it.
+    const beta = this.v1beta1;
+    const namespaceSelector = p.namespaceSelector
+      ? labelSelectorJson(p.namespaceSelector)
+      : beta && this.injectionNamespace
+        ? { matchLabels: { [LABEL_NAMESPACE_NAME]: this.injectionNamespace } }
+        : undefined;
     return {
       selector: labelSelectorJson(p.selector),
-      namespace: this.injectionNamespace,
-      namespaceSelector: p.namespaceSelector ? labelSelectorJson(p.namespaceSelector) : undefined,
+      namespace: beta ? undefined : this.injectionNamespace,
+      namespaceSelector,
+      customVersion: beta ? p.customVersion : undefined,
       containers: containers.length > 0 ? containers : undefined,
       initContainers: initContainers.length > 0 ? initContainers : undefined,
       volumes: volumes.size > 0 ? [...volumes.values()].map((v) => kplus.k8s.toJson_Volume(v._toKube()) as V1Volume) : undefined,

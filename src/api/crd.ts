@@ -190,6 +190,11 @@ export function openApiV3Schema(def: KindDefinition, version: string = def.versi
 export interface CrdOptions {
   /** Extra labels on the CRD object. */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * The webhook Service converting a kind marked `conversionWebhook` (the install's); without it such a CRD says
+   * conversion None, which only relabels objects and prunes the fields the target version lacks.
+   */
+  readonly conversionService?: { readonly name: string; readonly namespace: string; readonly path: string; readonly port?: number };
   /** Extra annotations on the CRD object. */
   readonly annotations?: Readonly<Record<string, string>>;
 }
@@ -227,6 +232,15 @@ export function toCustomResourceDefinition(def: KindDefinition, options: CrdOpti
           subresources,
         };
       }),
+      ...(def.conversionWebhook && options.conversionService
+        ? {
+            conversion: {
+              strategy: 'Webhook',
+              // caBundle is left out like the webhook configurations': the runtime or cert-manager's CA injector fills it.
+              webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { port: 443, ...options.conversionService } } },
+            },
+          }
+        : {}),
     },
   };
 }

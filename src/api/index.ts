@@ -22,6 +22,7 @@ export * from './pod-contract-schemas.js';
 export * from './registry.js';
 export * from './validate.js';
 export * from './crd.js';
+export * from './sidecarset-conversion.js';
 export * from './json-schema.js';
 export { coreDefinitions } from './resolve.js';
 export * from './crd-structural.js';

@@ -50,6 +50,8 @@ export interface KindDefinition {
   readonly alsoServed?: readonly string[];
   /** The storage version when it is one of `alsoServed` (upstream's storage version); else `version`. */
   readonly storageVersion?: string;
+  /** The versions' schemas differ beyond pruning: the CRD converts through the runtime's webhook (src/install/crds.ts). */
+  readonly conversionWebhook?: boolean;
   readonly kind: string;
   readonly plural: string;
   readonly singular: string;
@@ -75,7 +77,17 @@ function def(
   kind: KruiseKindName,
   d: Omit<
     KindDefinition,
-    'group' | 'version' | 'alsoServed' | 'storageVersion' | 'listKind' | 'singular' | 'kind' | 'plural' | 'scope' | 'shortNames'
+    | 'group'
+    | 'version'
+    | 'alsoServed'
+    | 'storageVersion'
+    | 'conversionWebhook'
+    | 'listKind'
+    | 'singular'
+    | 'kind'
+    | 'plural'
+    | 'scope'
+    | 'shortNames'
   >,
 ): KindDefinition {
   const id = KRUISE_KINDS[kind];
@@ -90,6 +102,7 @@ function def(
     ...(id.shortNames ? { shortNames: id.shortNames } : {}),
     ...(id.alsoServed ? { alsoServed: id.alsoServed } : {}),
     ...(id.storageVersion ? { storageVersion: id.storageVersion } : {}),
+    ...(id.conversionWebhook ? { conversionWebhook: true } : {}),
     ...d,
   });
 }

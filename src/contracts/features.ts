@@ -607,6 +607,8 @@ export const FIELD_FEATURES: Readonly<Record<string, FieldTable>> = Object.freez
         'spec.injectionStrategy.revision.policy',
         'spec.imagePullSecrets.**',
         'spec.revisionHistoryLimit',
+        // v1beta1's place for the custom version (v1alpha1: the label), copied onto the revisions by both runtimes.
+        'spec.customVersion',
       ],
     ],
     ...sidecarContainerFields('containers'),

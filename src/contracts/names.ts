@@ -16,6 +16,8 @@ export const WEBHOOK_CERT_SECRET = 'kruise-webhook-certs';
 /** Names of the admission webhook configurations whose caBundle the manager keeps current. */
 export const MUTATING_WEBHOOK_CONFIGURATION = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_WEBHOOK_CONFIGURATION = 'kruise-validating-webhook-configuration';
+/** The CRD whose conversion webhook's caBundle the manager keeps current too (its versions' schemas differ). */
+export const SIDECARSET_CRD = 'sidecarsets.apps.kruise.io';
 /** Name of the leader-election Lease (upstream's id). */
 export const LEADER_ELECTION_LEASE = 'kruise-manager';
 /** ConfigMap in the runtime namespace that holds cluster settings an admin owns (upstream's name). */
@@ -57,6 +59,8 @@ export const RUNTIME_ENV = {
  * derived from the same (group, version, kind).
  */
 export const POD_MUTATING_PATH = '/mutate-pod';
+/** Path of the CRD conversion endpoint of the manager's webhook server (upstream's). */
+export const CONVERSION_PATH = '/convert';
 /** Path of the pod validating webhook (PodUnavailableBudget on pod DELETE, UPDATE and eviction), upstream's. */
 export const POD_VALIDATING_PATH = '/validate-pod';
 

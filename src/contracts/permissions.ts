@@ -27,6 +27,7 @@ import { KRUISE_GROUP, KRUISE_POLICY_GROUP } from './groups.js';
 import {
   KRUISE_CONFIGURATION_CONFIGMAP,
   MUTATING_WEBHOOK_CONFIGURATION,
+  SIDECARSET_CRD,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_SECRET,
 } from './names.js';
@@ -270,6 +271,13 @@ export const MANAGER: readonly PermissionRule[] = [
     verbs: ['get', 'list', 'watch', 'patch'],
     resourceNames: [MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION],
     why: 'watch our own two webhook configurations (field selector metadata.name) and keep their caBundle holding the CAs the replicas serve; a stripped caBundle is restored on the event',
+  },
+  {
+    apiGroups: ['apiextensions.k8s.io'],
+    resources: ['customresourcedefinitions'],
+    verbs: ['get', 'list', 'watch', 'patch'],
+    resourceNames: [SIDECARSET_CRD],
+    why: "watch the SidecarSet CRD (field selector metadata.name) and keep its conversion webhook's caBundle holding the CAs the replicas serve, like the webhook configurations'",
   },
 ];
 

@@ -30,6 +30,7 @@ export const CONTROLLER_REVISIONS = rt('apps', 'v1', 'controllerrevisions', 'Con
 export const DEPLOYMENTS = rt('apps', 'v1', 'deployments', 'Deployment', true);
 export const REPLICA_SETS = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
 export const STATEFUL_SETS = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const CUSTOM_RESOURCE_DEFINITIONS = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 export const POD_DISRUPTION_BUDGETS = rt('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true);
 export const MUTATING_WEBHOOK_CONFIGURATIONS = rt(
   'admissionregistration.k8s.io',
@@ -69,6 +70,11 @@ export interface KruiseKindIdentity {
    * API server reads objects stored earlier at {@link KRUISE_VERSION} as they are, only their apiVersion changes.
    */
   readonly storageVersion?: string;
+  /**
+   * The versions' schemas differ in more than fields one version lacks (upstream moves a value between a label and
+   * a spec field), so the CRD converts through the manager's `/convert` endpoint instead of conversion None.
+   */
+  readonly conversionWebhook?: boolean;
 }
 
 function kruiseKind(
@@ -84,7 +90,13 @@ function kruiseKind(
 
 /** Every kind we model, in CRD output order. */
 export const KRUISE_KINDS = Object.freeze({
-  SidecarSet: kruiseKind('SidecarSet', 'sidecarsets', false),
+  // Upstream v1.9 stores v1beta1 and converts with a webhook: v1alpha1's spec.namespace becomes a namespaceSelector,
+  // its custom-version label v1beta1's spec.customVersion (src/runtime/webhooks/sidecarset/conversion.ts).
+  SidecarSet: Object.freeze({
+    ...kruiseKind('SidecarSet', 'sidecarsets', false, undefined, ['v1beta1']),
+    storageVersion: 'v1beta1',
+    conversionWebhook: true,
+  }),
   CloneSet: kruiseKind('CloneSet', 'clonesets', true, ['clone']),
   // Upstream v1.9 serves these at v1beta1 too and stores v1beta1.
   ImagePullJob: Object.freeze({ ...kruiseKind('ImagePullJob', 'imagepulljobs', true, undefined, ['v1beta1']), storageVersion: 'v1beta1' }),
@@ -118,7 +130,11 @@ export function kruiseResource(kind: KruiseKindName): ResourceType {
   return rt(k.group, KRUISE_VERSION, k.plural, k.kind, k.namespaced);
 }
 
-export const SIDECARSETS = kruiseResource('SidecarSet');
+/**
+ * SidecarSets at v1beta1, the version upstream stores: the runtime reads and writes them there, so its own reads
+ * never go through the conversion webhook it serves (a manager that is down cannot block the daemon or its restart).
+ */
+export const SIDECARSETS = rt(KRUISE_GROUP, 'v1beta1', 'sidecarsets', 'SidecarSet', false);
 export const CLONESETS = kruiseResource('CloneSet');
 export const IMAGE_PULL_JOBS = kruiseResource('ImagePullJob');
 export const CONTAINER_RECREATE_REQUESTS = kruiseResource('ContainerRecreateRequest');

@@ -5,7 +5,13 @@ import { OPS_DIR_NAME } from './rules/crr.js';
 import { COMMON_LABELS } from '../install/spec.js';
 import { KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
 import { KRUISE_KINDS, OPERATION_KINDS } from '../contracts/resources.js';
-import { MUTATING_WEBHOOK_CONFIGURATION, NAMES, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_CERT_SECRET } from '../contracts/names.js';
+import {
+  MUTATING_WEBHOOK_CONFIGURATION,
+  NAMES,
+  SIDECARSET_CRD,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+  WEBHOOK_CERT_SECRET,
+} from '../contracts/names.js';
 import { ARGOCD_HEALTH_LUA, healthKey } from './argocd-health.js';
 
 /**
@@ -334,7 +340,7 @@ function argoApplication(docs: readonly SynthDoc[], opts: LayoutOptions): string
     '      - RespectIgnoreDifferences=true',
     ...(hasRuntime
       ? [
-          "  # The runtime fills the webhooks' caBundle and keeps its serving certificate in a Secret: not drift.",
+          "  # The runtime fills the webhooks' and the conversion's caBundle and keeps its serving certificate in a Secret: not drift.",
           '  ignoreDifferences:',
           ...[
             ['MutatingWebhookConfiguration', MUTATING_WEBHOOK_CONFIGURATION],
@@ -346,6 +352,12 @@ function argoApplication(docs: readonly SynthDoc[], opts: LayoutOptions): string
             '      jqPathExpressions:',
             "        - '.webhooks[]?.clientConfig.caBundle'",
           ]),
+          // The SidecarSet CRD's conversion webhook: its caBundle too.
+          '    - group: apiextensions.k8s.io',
+          '      kind: CustomResourceDefinition',
+          `      name: ${SIDECARSET_CRD}`,
+          '      jsonPointers:',
+          '        - /spec/conversion/webhook/clientConfig/caBundle',
           '    - group: ""',
           '      kind: Secret',
           `      name: ${WEBHOOK_CERT_SECRET}`,

@@ -1,12 +1,27 @@
 /**
- * SidecarSet (apps.kruise.io/v1alpha1, cluster-scoped): injects sidecar containers into matching
- * pods at creation and upgrades them in place.
+ * SidecarSet (apps.kruise.io/v1alpha1 and v1beta1, cluster-scoped): injects sidecar containers into matching
+ * pods at creation and upgrades them in place. Upstream v1.9 serves both versions and stores v1beta1; they differ in
+ * two fields, marked `servedIn`: v1alpha1's `spec.namespace` (v1beta1 says it with a namespaceSelector) and v1beta1's
+ * `spec.customVersion` (v1alpha1 keeps it in the label apps.kruise.io/sidecarset-custom-version). The CRD converts
+ * between them through the manager's conversion webhook.
  *
  * @module
  */
 import { Type } from '@sinclair/typebox';
 import type * as G from '../types/generated.js';
-import { DateTime, IntOrPercent, Int32, Int64, KindObject, LabelSelector, StringEnum, StringMap, Struct } from '../common.js';
+import { KRUISE_KINDS } from '../../contracts/resources.js';
+import {
+  DateTime,
+  IntOrPercent,
+  Int32,
+  Int64,
+  LabelSelector,
+  ServedKindObject,
+  servedIn,
+  StringEnum,
+  StringMap,
+  Struct,
+} from '../common.js';
 import { CoreExtend, LocalObjectReferenceSchema, ObjectFieldSelectorSchema, VolumeSchema } from '../core.js';
 import { UpdatePriorityStrategySchema } from './cloneset.js';
 import type { V1Container } from '../core/k8s-core-types.js';
@@ -182,7 +197,13 @@ export type SidecarSetUpdateStrategy = G.SidecarSetUpdateStrategy;
 export const SidecarSetSpecSchema = Struct(
   {
     selector: Type.Optional(LabelSelector('Pods to inject into. An empty selector matches nothing.')),
-    namespace: Type.Optional(Type.String({ description: 'Only inject pods in this namespace (v1alpha1).' })),
+    namespace: Type.Optional(
+      servedIn(
+        ['v1alpha1'],
+        Type.String({ description: 'Only inject pods in this namespace (v1alpha1).' }),
+        'a namespaceSelector matching the label kubernetes.io/metadata.name',
+      ),
+    ),
     namespaceSelector: Type.Optional(LabelSelector('Only inject pods in namespaces whose labels match.')),
     initContainers: Type.Optional(
       Type.Array(SidecarInitContainerSchema, {
@@ -223,6 +244,16 @@ export const SidecarSetSpecSchema = Struct(
       Type.Array(LocalObjectReferenceSchema(), { description: 'Pull secrets added to injected pods (at creation only).' }),
     ),
     revisionHistoryLimit: Type.Optional(Int32({ minimum: 0, description: 'Revisions kept (default 10).' })),
+    customVersion: Type.Optional(
+      servedIn(
+        ['v1beta1'],
+        Type.String({
+          description:
+            'Custom version recorded on the revisions of this SidecarSet (label apps.kruise.io/sidecarset-custom-version), which injectionStrategy.revision.customVersion can pin (v1beta1).',
+        }),
+        'the label apps.kruise.io/sidecarset-custom-version',
+      ),
+    ),
     patchPodMetadata: Type.Optional(
       Type.Array(
         Struct({
@@ -274,11 +305,12 @@ export const SidecarSetStatusSchema = Struct(
 export type SidecarSetStatus = G.SidecarSetStatus;
 
 /** TypeBox schema of {@link SidecarSet}: SidecarSet injects sidecar containers into matching pods and upgrades them in place (cluster-scoped). */
-export const SidecarSetSchema = KindObject(
+export const SidecarSetSchema = ServedKindObject(
   'SidecarSet',
   SidecarSetSpecSchema,
   SidecarSetStatusSchema,
   'SidecarSet injects sidecar containers into matching pods and upgrades them in place (cluster-scoped).',
+  KRUISE_KINDS.SidecarSet.alsoServed ?? [],
 );
 /** A SidecarSet object. */
 export type SidecarSet = G.SidecarSet;

@@ -228,8 +228,8 @@ export interface SidecarInitContainer extends V1Container {
 
 /** SidecarSet injects sidecar containers into matching pods and upgrades them in place (cluster-scoped). */
 export interface SidecarSet {
-  /** Always `apps.kruise.io/v1alpha1`. */
-  apiVersion: "apps.kruise.io/v1alpha1";
+  /** `apps.kruise.io/v1alpha1`, or `apps.kruise.io/v1beta1` (also served). */
+  apiVersion: "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1";
   /** Always `SidecarSet`. */
   kind: "SidecarSet";
   /** Standard object metadata (metav1.ObjectMeta). */
@@ -274,6 +274,8 @@ export interface SidecarSetSpec {
   imagePullSecrets?: V1LocalObjectReference[];
   /** Revisions kept (default 10). */
   revisionHistoryLimit?: number;
+  /** Custom version recorded on the revisions of this SidecarSet (label apps.kruise.io/sidecarset-custom-version), which injectionStrategy.revision.customVersion can pin (v1beta1). */
+  customVersion?: string;
   /** Pod metadata patched at injection (keys must be whitelisted in kruise-configuration). */
   patchPodMetadata?: {
     /** Annotations to set on injected pods. */

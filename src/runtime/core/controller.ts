@@ -184,6 +184,11 @@ export interface WebhookDefinition {
   readonly reads: readonly CacheRead[];
   /** Handlers; several definitions may serve one path (each with a distinct `order`), composed into one chain. */
   setup(ctx: ControllerContext): import('./webhook/compose.js').OrderedAdmissionHandler[];
+  /**
+   * CRD conversion the webhook server answers at `/convert` (pure, no cache): served whatever the feature gates say,
+   * since the API server cannot read the kind at another version than stored without it.
+   */
+  readonly converters?: readonly import('./webhook/conversion.js').KindConverter[];
 }
 
 /** The cache plan of a process: the union of what its registered controllers and webhooks read. */

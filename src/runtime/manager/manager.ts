@@ -12,7 +12,7 @@ import { createLogger } from '../core/log.js';
 import { RuntimeMetrics } from '../core/metrics.js';
 import { CERT_MANAGER_READS, CertManager } from '../core/webhook/certmanager.js';
 import { AdmissionServer } from '../core/webhook/server.js';
-import { managerNodeOptions, managerScopes, MANAGER_NODE_OPTIONS } from '../../contracts/index.js';
+import { KRUISE_KINDS, managerNodeOptions, managerScopes, MANAGER_NODE_OPTIONS, type KruiseKindName } from '../../contracts/index.js';
 import { CONTROLLERS, WEBHOOKS } from './registry.js';
 import { ControllerOptionValues, SHARED_OPTIONS } from '../core/options.js';
 import { composeAdmission } from '../core/webhook/compose.js';
@@ -35,6 +35,13 @@ function containerMemoryLimit(): number | undefined {
     }
   }
   return undefined;
+}
+
+/** `<plural>.<group>` of one of our kinds. */
+function crdNameOf(kind: string): string {
+  const k = KRUISE_KINDS[kind as KruiseKindName];
+  if (!k) throw new Error(`conversion registered for ${kind}, which is not one of our kinds`);
+  return `${k.plural}.${k.group}`;
 }
 
 /** A term's controller. Every request in flight listens on its signal: hundreds at once in a burst, not a leak. */
@@ -146,6 +153,7 @@ export class Manager {
       const handlers = WEBHOOKS.filter((def) => !def.featureGate || gates.get(def.featureGate)).flatMap((def) => def.setup(webhookCtx));
       // Handlers of several definitions on one path (the pod webhook's mutators) run as one ordered chain.
       for (const h of composeAdmission(handlers)) this.admission.register(h);
+      for (const c of WEBHOOKS.flatMap((def) => def.converters ?? [])) this.admission.registerConverter(c);
     }
 
     this.health.addLiveCheck('ping', () => undefined);
@@ -218,6 +226,9 @@ export class Manager {
       checkIntervalMs: o.webhookCertCheckIntervalMs,
       mutatingConfig: o.mutatingWebhookConfiguration,
       validatingConfig: o.validatingWebhookConfiguration,
+      // The kinds whose CRD converts through this server (their versions' schemas differ).
+      conversionCrds: WEBHOOKS.flatMap((d) => d.converters ?? []).map((c) => crdNameOf(c.kind)),
+      serviceName: o.webhookServiceName,
       caPropagationMs: 2_000,
       ...(o.webhookPreviousCaGraceMs !== undefined ? { previousCaGraceMs: o.webhookPreviousCaGraceMs } : {}),
       readOnly: o.webhookCertMode === 'cert-manager',

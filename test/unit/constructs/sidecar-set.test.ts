@@ -3,7 +3,15 @@
 import { App, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { KruiseRuntime, RuntimeTarget, SidecarSet, SidecarUpgradeStrategy } from '../../../constructs/index.js';
+import {
+  KruiseApiVersion,
+  KruiseApiVersions,
+  KruiseRuntime,
+  RuntimeTarget,
+  SidecarSet,
+  SidecarUpgradeStrategy,
+} from '../../../constructs/index.js';
+import { validateObject } from '../../../src/api/validate.js';
 import { KUBERNETES_VERSION_CONTEXT } from '../../../constructs/sidecar-strategy.js';
 
 function app(version?: string): { app: App; chart: Chart } {
@@ -99,5 +107,52 @@ describe('SidecarSet namespace scope', () => {
     expect(() => logtail(chartIn('team-a'), { allNamespaces: true, namespace: 'x' })).toThrow(
       /team\/logtail\] namespace and allNamespaces are mutually exclusive/,
     );
+  });
+});
+
+describe('SidecarSet apiVersion', () => {
+  const synth = (chart: Chart) => (Testing.synth(chart) as Array<Record<string, any>>)[0]!;
+
+  it('emits v1alpha1 by default: the chart namespace as spec.namespace, customVersion as the label', () => {
+    const a = Testing.app();
+    const chart = new Chart(a, 'app', { namespace: 'prod' });
+    logtail(chart, { customVersion: 'v7' });
+    const set = synth(chart);
+    expect(set.apiVersion).toBe('apps.kruise.io/v1alpha1');
+    expect(set.spec.namespace).toBe('prod');
+    expect(set.spec.customVersion).toBeUndefined();
+    expect(set.metadata.labels).toEqual({ 'apps.kruise.io/sidecarset-custom-version': 'v7' });
+  });
+
+  it('emits v1beta1 on request, shaped as upstream converts: a namespaceSelector, spec.customVersion', () => {
+    const a = Testing.app();
+    const chart = new Chart(a, 'app', { namespace: 'prod' });
+    logtail(chart, { customVersion: 'v7', apiVersion: KruiseApiVersion.V1BETA1 });
+    const set = synth(chart);
+    expect(set.apiVersion).toBe('apps.kruise.io/v1beta1');
+    expect(set.spec.namespace).toBeUndefined();
+    expect(set.spec.namespaceSelector).toEqual({ matchLabels: { 'kubernetes.io/metadata.name': 'prod' } });
+    expect(set.spec.customVersion).toBe('v7');
+    expect(set.metadata.labels).toBeUndefined();
+    expect(validateObject(set).issues).toEqual([]);
+  });
+
+  it('follows the app-level choice (KruiseApiVersions.emitIn)', () => {
+    const a = Testing.app();
+    KruiseApiVersions.emitIn(a, KruiseApiVersion.V1BETA1);
+    const chart = new Chart(a, 'app');
+    logtail(chart);
+    expect(synth(chart).apiVersion).toBe('apps.kruise.io/v1beta1');
+  });
+
+  it('refuses the v1alpha1 custom-version label at v1beta1, and an empty customVersion', () => {
+    const { chart } = app();
+    expect(() =>
+      logtail(chart, {
+        apiVersion: KruiseApiVersion.V1BETA1,
+        metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': 'v1' } },
+      }),
+    ).toThrow(/app\/logtail.*at v1beta1 it is spec.customVersion: use the customVersion prop/);
+    expect(() => logtail(app().chart, { customVersion: '' })).toThrow(/customVersion must be a non-empty string/);
   });
 });

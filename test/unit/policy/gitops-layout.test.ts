@@ -278,6 +278,12 @@ describe('GitOps targets', () => {
     expect(application.spec.ignoreDifferences).toEqual([
       expect.objectContaining({ kind: 'MutatingWebhookConfiguration', jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle'] }),
       expect.objectContaining({ kind: 'ValidatingWebhookConfiguration', jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle'] }),
+      {
+        group: 'apiextensions.k8s.io',
+        kind: 'CustomResourceDefinition',
+        name: 'sidecarsets.apps.kruise.io',
+        jsonPointers: ['/spec/conversion/webhook/clientConfig/caBundle'],
+      },
       { group: '', kind: 'Secret', name: 'kruise-webhook-certs', namespace: 'kruise-system', jsonPointers: ['/data'] },
     ]);
   });

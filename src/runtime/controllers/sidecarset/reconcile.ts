@@ -139,10 +139,9 @@ export class SidecarSetReconciler implements Reconciler {
         namespace: this.revisionNamespace,
         labels: {
           [LABEL_SIDECARSET_NAME]: set.metadata.name!,
-          // injectionStrategy.revision.customVersion pins new pods to the revision carrying this label.
-          ...(set.metadata.labels?.[LABEL_SIDECARSET_CUSTOM_VERSION]
-            ? { [LABEL_SIDECARSET_CUSTOM_VERSION]: set.metadata.labels[LABEL_SIDECARSET_CUSTOM_VERSION] }
-            : {}),
+          // injectionStrategy.revision.customVersion pins new pods to the revision carrying this label. The set is
+          // read at v1beta1 (spec.customVersion); the label is v1alpha1's place for it.
+          ...(customVersionOf(set) ? { [LABEL_SIDECARSET_CUSTOM_VERSION]: customVersionOf(set) } : {}),
         },
         ownerReferences: [kruiseOwnerReference(set, 'SidecarSet', { controller: true })],
       },
@@ -381,4 +380,9 @@ export class SidecarSetReconciler implements Reconciler {
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** The set's custom version: v1beta1's spec field, else v1alpha1's label. */
+function customVersionOf(set: SidecarSet): string | undefined {
+  return set.spec.customVersion || set.metadata.labels?.[LABEL_SIDECARSET_CUSTOM_VERSION] || undefined;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { isAlreadyExists, isConflict, isNotFound, PatchStrategy, type KubeClient } from '../client.js';
 import {
+  CUSTOM_RESOURCE_DEFINITIONS,
   MUTATING_WEBHOOK_CONFIGURATIONS,
   SECRETS,
   VALIDATING_WEBHOOK_CONFIGURATIONS,
@@ -42,6 +43,14 @@ export interface CertManagerOptions {
   readonly mutatingConfig: string;
   readonly validatingConfig: string;
   /**
+   * CRDs converted by this webhook server (`spec.conversion.webhook`): their caBundle is kept like the
+   * configurations' and counts for the trust of a new CA. One whose conversion calls another service (upstream's
+   * manager installed beside ours) is left alone.
+   */
+  readonly conversionCrds?: readonly string[];
+  /** The webhook Service (namespace `namespace`) whose conversion clientConfig is ours. */
+  readonly serviceName?: string;
+  /**
    * How long a new CA must have been in every webhook's caBundle before a certificate signed by it is
    * served: the API server learns the configurations through its own watch.
    */
@@ -78,12 +87,21 @@ export const CERT_MANAGER_READS: readonly CacheRead[] = [
   { resource: SECRETS, fields: ['type', 'data'] },
   { resource: MUTATING_WEBHOOK_CONFIGURATIONS, fields: ['webhooks[].name', 'webhooks[].clientConfig.caBundle'] },
   { resource: VALIDATING_WEBHOOK_CONFIGURATIONS, fields: ['webhooks[].name', 'webhooks[].clientConfig.caBundle'] },
+  { resource: CUSTOM_RESOURCE_DEFINITIONS, fields: ['spec.conversion'] },
 ];
 
 /** Issues in this process: the X.509 builder loads on the first issue and stays loaded. */
 const issueInProcess: CertIssuer = async (old, o) => (await import('./cert-issuer.js')).renewBundle(old, o);
 
 type WebhookConfig = KubeObject & { webhooks?: Array<{ name: string; clientConfig?: { caBundle?: string } }> };
+type ConversionCrd = KubeObject & {
+  spec?: {
+    conversion?: {
+      strategy?: string;
+      webhook?: { clientConfig?: { caBundle?: string; url?: string; service?: { name?: string; namespace?: string } } };
+    };
+  };
+};
 
 const byName = (name: string) => `metadata.name=${name}`;
 
@@ -114,6 +132,7 @@ export class CertManager {
   private ready = false;
   private readonly secretInformer: Informer<Secret>;
   private readonly configInformers: ReadonlyArray<{ type: ResourceType; name: string; informer: Informer<WebhookConfig> }>;
+  private readonly crdInformers: ReadonlyArray<{ name: string; informer: Informer<ConversionCrd> }>;
   /** Names of configurations whose caBundle is current, or missing (not installed). */
   readonly caBundleState = new Map<string, 'current' | 'missing'>();
   rotations = 0;
@@ -129,9 +148,14 @@ export class CertManager {
       { type: MUTATING_WEBHOOK_CONFIGURATIONS, name: o.mutatingConfig },
       { type: VALIDATING_WEBHOOK_CONFIGURATIONS, name: o.validatingConfig },
     ].map((c) => ({ ...c, informer: informers.for<WebhookConfig>(c.type, { fieldSelector: byName(c.name) }) }));
+    // One informer per CRD, each watched by name like the configurations (RBAC names them).
+    this.crdInformers = (o.conversionCrds ?? []).map((name) => ({
+      name,
+      informer: informers.for<ConversionCrd>(CUSTOM_RESOURCE_DEFINITIONS, { fieldSelector: byName(name) }),
+    }));
     const kick = { add: () => this.kick(), update: () => this.kick(), delete: () => this.kick() };
     this.secretInformer.addHandlers(kick);
-    for (const c of this.configInformers) c.informer.addHandlers(kick);
+    for (const c of [...this.configInformers, ...this.crdInformers]) c.informer.addHandlers(kick);
   }
 
   private now(): number {
@@ -144,7 +168,10 @@ export class CertManager {
 
   /** Waits for the three caches, then takes the decisions once; throws while no certificate is served. */
   async start(): Promise<void> {
-    await Promise.all([this.secretInformer.waitForSync(), ...this.configInformers.map((c) => c.informer.waitForSync())]);
+    await Promise.all([
+      this.secretInformer.waitForSync(),
+      ...[...this.configInformers, ...this.crdInformers].map((c) => c.informer.waitForSync()),
+    ]);
     this.ready = true;
     await this.sync();
     if (!this.bundle) throw new Error(`no webhook serving certificate yet (Secret ${this.o.namespace}/${this.o.secretName})`);
@@ -204,7 +231,25 @@ export class CertManager {
     const bundles = configs.flatMap((cfg) =>
       (cfg.webhooks ?? []).map((w) => Buffer.from(w.clientConfig?.caBundle ?? '', 'base64').toString('utf8')),
     );
+    for (const c of this.crdInformers) {
+      const crd = this.ownConversion(c.informer.get(c.name));
+      this.caBundleState.set(c.name, crd ? 'current' : 'missing');
+      if (crd) bundles.push(Buffer.from(crd.spec!.conversion!.webhook!.clientConfig!.caBundle ?? '', 'base64').toString('utf8'));
+    }
     return { bundles, configs };
+  }
+
+  /**
+   * The CRD when its conversion webhook is ours: it calls our Service, or a URL (the CRD is named to this manager);
+   * undefined when absent, not converting, or calling another namespace's or name's Service.
+   */
+  private ownConversion(crd: ConversionCrd | undefined): ConversionCrd | undefined {
+    const conv = crd?.spec?.conversion;
+    if (conv?.strategy !== 'Webhook' || !conv.webhook?.clientConfig) return undefined;
+    const svc = conv.webhook.clientConfig.service;
+    if (svc && (svc.namespace !== this.o.namespace || (this.o.serviceName !== undefined && svc.name !== this.o.serviceName)))
+      return undefined;
+    return crd;
   }
 
   private async pass(): Promise<void> {
@@ -222,7 +267,10 @@ export class CertManager {
         if (written) stored = written;
       }
       const desired = desiredCaBundle({ observed: observed.bundles, stored, servingCa, now });
-      await Promise.all(this.configInformers.map((c) => this.patchCaBundle(c.type, c.name, c.informer.get(c.name), desired)));
+      await Promise.all([
+        ...this.configInformers.map((c) => this.patchCaBundle(c.type, c.name, c.informer.get(c.name), desired)),
+        ...this.crdInformers.map((c) => this.patchCrdCaBundle(c.name, this.ownConversion(c.informer.get(c.name)), desired)),
+      ]);
       observed = this.observedBundles();
     }
 
@@ -313,6 +361,29 @@ export class CertManager {
       'webhook certificates written',
     );
     return bundle;
+  }
+
+  private async patchCrdCaBundle(name: string, crd: ConversionCrd | undefined, desired: readonly string[]): Promise<void> {
+    if (!crd) return;
+    const observed = Buffer.from(crd.spec!.conversion!.webhook!.clientConfig!.caBundle ?? '', 'base64').toString('utf8');
+    if (caBundleMatches(observed, desired)) return;
+    try {
+      // A CRD takes no strategic merge: a JSON merge patch of the one field, conditional on the observed version.
+      await this.client.patch(
+        CUSTOM_RESOURCE_DEFINITIONS,
+        name,
+        undefined,
+        {
+          metadata: { resourceVersion: crd.metadata.resourceVersion },
+          spec: { conversion: { webhook: { clientConfig: { caBundle: Buffer.from(desired.join('')).toString('base64') } } } },
+        },
+        PatchStrategy.MergePatch,
+      );
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return;
+      throw err;
+    }
+    this.o.logger.info({ crd: name, cas: desired.length }, 'conversion caBundle updated');
   }
 
   private async patchCaBundle(type: ResourceType, name: string, cfg: WebhookConfig | undefined, desired: readonly string[]): Promise<void> {

@@ -16,6 +16,8 @@ import {
   type AdmissionServerLimits,
 } from './limits.js';
 import { ADMISSION_API_VERSION, ADMISSION_KIND, parseAdmissionReview, REVIEW_UID_PREFIX_BYTES, reviewUid } from './review.js';
+import { answerConversionReview, type KindConverter } from './conversion.js';
+import { CONVERSION_PATH } from '../../../contracts/index.js';
 
 export type { AdmissionHandler, AdmissionRequest, AdmissionResult, JsonPatchOp } from './types.js';
 import type { AdmissionHandler, AdmissionResult } from './types.js';
@@ -49,6 +51,7 @@ export function admissionResponse(uid: string, result: AdmissionResult): Record<
  */
 export class AdmissionServer {
   private readonly handlers = new Map<string, AdmissionHandler>();
+  private readonly converters: KindConverter[] = [];
   private server?: Server;
   private current?: { cert: string; key: string };
   private readonly small: ByteBudget;
@@ -73,8 +76,15 @@ export class AdmissionServer {
     this.handlers.set(h.path, h);
   }
 
+  /** Serves CRD conversion of `c.kind` at CONVERSION_PATH (one path for every kind, as upstream). */
+  registerConverter(c: KindConverter): void {
+    if (this.converters.some((x) => x.group === c.group && x.kind === c.kind))
+      throw new Error(`conversion of ${c.kind}.${c.group} registered twice`);
+    this.converters.push(c);
+  }
+
   paths(): string[] {
-    return [...this.handlers.keys()];
+    return [...this.handlers.keys(), ...(this.converters.length > 0 ? [CONVERSION_PATH] : [])];
   }
 
   hasCertificate(): boolean {
@@ -232,7 +242,8 @@ export class AdmissionServer {
     req.once('end', () => this.completed.set(req.socket, (this.completed.get(req.socket) ?? 0) + 1));
     const path = (req.url ?? '/').split('?')[0]!;
     const h = this.handlers.get(path);
-    if (!h) {
+    const conversion = path === CONVERSION_PATH && this.converters.length > 0;
+    if (!h && !conversion) {
       this.refuse(res, 404, `no webhook at ${path.slice(0, 200)}`);
       req.resume();
       return;
@@ -245,7 +256,7 @@ export class AdmissionServer {
     const admission = admitBody(req.headers['content-length'], this.limits);
     if (!admission.ok) {
       const declared = Number(req.headers['content-length']);
-      if (admission.httpStatus === 413 && declared <= OVERSIZED_REVIEW_DRAIN_BYTES) {
+      if (h && admission.httpStatus === 413 && declared <= OVERSIZED_REVIEW_DRAIN_BYTES) {
         // A review the API server sent for a tenant's large object: read its uid, discard the rest, and deny it by
         // an AdmissionReview (a 413 the tenant sees) instead of an HTTP error (a 500 "failed calling webhook").
         const uid = await uidOfOversizedReview(req);
@@ -291,13 +302,29 @@ export class AdmissionServer {
           this.metrics.webhookAbandoned.inc();
           return;
         }
-        await this.answer(h, body, res);
+        if (h) await this.answer(h, body, res);
+        else this.answerConversion(body, res);
       } finally {
         this.reviews.release();
       }
     } finally {
       pool.release(admission.reserve);
     }
+  }
+
+  /** A ConversionReview: converted objects, a failed review naming the object and field, or 400 for a non-review. */
+  private answerConversion(body: Buffer, res: ServerResponse): void {
+    const end = this.metrics.webhookDuration.startTimer({ webhook: 'convert' });
+    const answer = answerConversionReview(body.toString('utf8'), this.converters);
+    end();
+    if (!answer.ok) {
+      this.refuse(res, answer.httpStatus, `bad ConversionReview: ${answer.message}`);
+      return;
+    }
+    this.metrics.webhookRequests.inc({ webhook: 'convert', allowed: String(!answer.failed) });
+    if (answer.failed) this.logger.warn({ response: answer.body.response }, 'conversion refused');
+    const out = Buffer.from(JSON.stringify(answer.body));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length }).end(out);
   }
 
   private async answer(h: AdmissionHandler, body: Buffer, res: ServerResponse): Promise<void> {

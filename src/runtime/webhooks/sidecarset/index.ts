@@ -13,9 +13,12 @@ import {
   SIDECARSET_PATCH_METADATA_WHITELIST_KEY,
   LABEL_SIDECARSET_CUSTOM_VERSION,
   LABEL_SIDECARSET_NAME,
+  KRUISE_GROUP,
+  kruiseResource,
   NAMESPACES,
   SIDECARSETS,
 } from '../../../contracts/index.js';
+import { convertSidecarSet, SIDECARSET_V1BETA1 } from '../../../api/sidecarset-conversion.js';
 import { isNotFound, type KubeClient } from '../../core/client.js';
 import type { WebhookDefinition } from '../../core/controller.js';
 import { rfc3339 } from '../../core/meta.js';
@@ -227,6 +230,8 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
 export const sidecarSetValidationWebhook: WebhookDefinition = {
   name: 'sidecarsetvalidation',
   reads: [{ resource: SIDECARSETS, fields: ['metadata.annotations', 'metadata.labels', 'spec'] }],
+  // The CRD's conversion webhook (v1alpha1 <-> v1beta1, the storage version).
+  converters: [{ group: KRUISE_GROUP, kind: 'SidecarSet', convert: convertSidecarSet }],
   setup(ctx) {
     const sets = ctx.informers.for<SidecarSet & KubeObject>(SIDECARSETS);
     const metadataDefaultsAllowed = ctx.featureGates.get('SidecarSetPatchPodMetadataDefaultsAllowed') === true;
@@ -234,12 +239,16 @@ export const sidecarSetValidationWebhook: WebhookDefinition = {
     return [
       {
         name: 'vsidecarset',
-        path: kindWebhookPath('validate', SIDECARSETS),
+        // The path keeps the model version's name; the configuration sends both served versions to it.
+        path: kindWebhookPath('validate', kruiseResource('SidecarSet')),
         type: 'validating',
         order: VALIDATING_CHAIN_ORDER.kindChecks,
         async handle(req) {
           if ((req.operation !== 'CREATE' && req.operation !== 'UPDATE') || !req.object) return { allowed: true };
-          const set = req.object as unknown as SidecarSet;
+          // Compared with the cached sets at the version the runtime reads (a v1alpha1 namespace is a selector there).
+          const converted = convertSidecarSet(req.object, SIDECARSET_V1BETA1);
+          if (!converted.ok) return { allowed: false, code: 400, reason: 'Invalid', message: converted.message };
+          const set = converted.object as unknown as SidecarSet;
           if (!set.spec || !set.metadata) return { allowed: true };
           const conflict = sidecarSetConflict(set, sets.list());
           if (conflict) return { allowed: false, code: 422, reason: 'Invalid', message: conflict };

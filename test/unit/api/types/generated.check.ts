@@ -19,7 +19,7 @@ export const sameShape: Record<string, true> = {
   OwnerReference: true satisfies Same<G.OwnerReference, Static<typeof S.OwnerReferenceSchema>>,
   SidecarContainer: true satisfies Same<G.SidecarContainer, Static<typeof S.SidecarContainerSchema>>,
   SidecarInitContainer: true satisfies Same<G.SidecarInitContainer, Static<typeof S.SidecarInitContainerSchema>>,
-  SidecarSet: true satisfies Same<G.SidecarSet, Static<typeof S.SidecarSetSchema>>,
+  SidecarSet: true satisfies SameServed<G.SidecarSet, Static<typeof S.SidecarSetSchema>>,
   SidecarSetSpec: true satisfies Same<G.SidecarSetSpec, Static<typeof S.SidecarSetSpecSchema>>,
   SidecarSetStatus: true satisfies Same<G.SidecarSetStatus, Static<typeof S.SidecarSetStatusSchema>>,
   SidecarSetUpdateStrategy: true satisfies Same<G.SidecarSetUpdateStrategy, Static<typeof S.SidecarSetUpdateStrategySchema>>,
