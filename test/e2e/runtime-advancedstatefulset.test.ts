@@ -2,10 +2,11 @@
 // (strict permissions, access log checked against src/contracts/permissions.ts); the test plays the scheduler and the
 // kubelet (binds pods, reports containers with the spec's images, computes Ready from readiness gates as the kubelet
 // does). Real-node behaviour (container restarts, UIDs kept by a real kubelet) is proven in test/node.
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod, type V1PodCondition } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SidecarSetDefinition, StatefulSetDefinition } from '../../src/api/registry.js';
-import { adminKubeConfig, bindPod, createNamespace, createNode, kubectl, mergePatch } from '../harness/index.js';
+import { adminKubeConfig, createNamespace, createNode, kubectl, mergePatch } from '../harness/index.js';
+import { reportRunning } from './runtime/kubelet.js';
 import { accessCoverage, accessLogs, eventually, installCrds, startController, type ControllerProcess } from './runtime/support.js';
 
 let core: CoreV1Api;
@@ -58,36 +59,7 @@ async function podsOf(name: string, includeDeleting = false): Promise<V1Pod[]> {
 
 /** Plays the kubelet for the pods of `name` (or only those `only` names): binds, reports containers running the spec's images, Ready from the gates. */
 async function kubelet(name: string, only?: (p: V1Pod) => boolean): Promise<void> {
-  for (const p of await podsOf(name)) {
-    if (only && !only(p)) continue;
-    if (!p.spec!.nodeName) await bindPod(p, node);
-    const fresh = await core.readNamespacedPod({ name: p.metadata!.name!, namespace: ns });
-    const others = (fresh.status?.conditions ?? []).filter((c) => !['Ready', 'ContainersReady', 'PodScheduled'].includes(c.type));
-    const gatesTrue = (fresh.spec!.readinessGates ?? []).every((g) => others.find((c) => c.type === g.conditionType)?.status === 'True');
-    const now = new Date();
-    const was = (fresh.status?.conditions ?? []).find((c) => c.type === 'Ready');
-    const readyStatus = gatesTrue ? 'True' : 'False';
-    const conditions: V1PodCondition[] = [
-      { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
-      { type: 'ContainersReady', status: 'True', lastTransitionTime: now },
-      { type: 'Ready', status: readyStatus, lastTransitionTime: was?.status === readyStatus ? was.lastTransitionTime : now },
-      ...others,
-    ];
-    const containerStatuses = fresh.spec!.containers.map((c) => ({
-      name: c.name,
-      image: c.image!,
-      imageID: `${c.image}@sha256:fake`,
-      containerID: `containerd://${fresh.metadata!.uid}-${c.image}`,
-      ready: true,
-      restartCount: 0,
-      started: true,
-      state: { running: { startedAt: now } },
-    }));
-    await core.patchNamespacedPodStatus(
-      { name: fresh.metadata!.name!, namespace: ns, body: { status: { phase: 'Running', conditions, containerStatuses } } },
-      mergePatch,
-    );
-  }
+  for (const p of await podsOf(name)) if (!only || only(p)) await reportRunning(p, node);
 }
 
 async function settle<T>(name: string, pred: () => Promise<T | undefined | false>, what: string, timeoutMs = 30_000): Promise<T> {
