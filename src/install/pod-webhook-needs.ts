@@ -19,6 +19,7 @@ import {
   ENV_CONTAINER_PRIORITY,
   isEmptySelector,
   KRUISE_GROUP,
+  LABEL_NAMESPACE_NAME,
   type LabelSelectorLike,
 } from '../contracts/index.js';
 import type { KubeObject } from './types.js';
@@ -136,13 +137,27 @@ export function podNeedsWebhookExpression(sidecarSets: readonly SidecarSetTarget
   return terms.join(' || ');
 }
 
+/**
+ * The one namespace a namespaceSelector names by its `kubernetes.io/metadata.name` label alone: how v1beta1 (which has
+ * no `spec.namespace`) says what v1alpha1's `namespace` said; undefined for any other selector.
+ */
+function namespaceOfSelector(selector: unknown): string | undefined {
+  const s = record(selector);
+  const labels = record(s.matchLabels);
+  const keys = Object.keys(s);
+  if (keys.length !== 1 || keys[0] !== 'matchLabels' || Object.keys(labels).length !== 1) return undefined;
+  const name = labels[LABEL_NAMESPACE_NAME];
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
 /** The SidecarSets among rendered objects, as the pod webhook's match sees them. */
 export function sidecarSetTargets(objects: readonly KubeObject[]): SidecarSetTarget[] {
   const out: SidecarSetTarget[] = [];
   for (const o of objects) {
     if (o.kind !== 'SidecarSet' || typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith(`${KRUISE_GROUP}/`)) continue;
     const spec = record((o as Record<string, unknown>).spec);
-    const namespace = typeof spec.namespace === 'string' && spec.namespace !== '' ? spec.namespace : undefined;
+    const namespace =
+      typeof spec.namespace === 'string' && spec.namespace !== '' ? spec.namespace : namespaceOfSelector(spec.namespaceSelector);
     out.push({
       name: String(o.metadata?.name ?? ''),
       ...(namespace !== undefined ? { namespace } : {}),

@@ -140,4 +140,27 @@ describe('the needs expression', () => {
       { name: 'all', selector: { matchLabels: { a: 'b' } } },
     ]);
   });
+
+  it("reads a v1beta1 SidecarSet's namespace from a selector on kubernetes.io/metadata.name alone (its v1alpha1 namespace)", () => {
+    const beta = (name: string, namespaceSelector: unknown) =>
+      ({
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'SidecarSet',
+        metadata: { name },
+        spec: { selector: { matchLabels: { a: 'b' } }, namespaceSelector },
+      }) as never;
+    expect(
+      sidecarSetTargets([
+        beta('one', { matchLabels: { 'kubernetes.io/metadata.name': 'team-a' } }),
+        beta('two-labels', { matchLabels: { 'kubernetes.io/metadata.name': 'team-a', env: 'x' } }),
+        beta('expressions', { matchLabels: { 'kubernetes.io/metadata.name': 'team-a' }, matchExpressions: [] }),
+        beta('other-label', { matchLabels: { env: 'x' } }),
+      ]),
+    ).toEqual([
+      { name: 'one', namespace: 'team-a', selector: { matchLabels: { a: 'b' } } },
+      { name: 'two-labels', selector: { matchLabels: { a: 'b' } } },
+      { name: 'expressions', selector: { matchLabels: { a: 'b' } } },
+      { name: 'other-label', selector: { matchLabels: { a: 'b' } } },
+    ]);
+  });
 });
