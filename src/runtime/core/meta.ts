@@ -2,7 +2,7 @@
  * Object metadata every controller writes or reads: timestamps in the API server's own form, owner references
  * to the objects a controller creates, and the lookups of an object's owners. Pure; no I/O.
  */
-import { KRUISE_API_VERSION } from '../../contracts/index.js';
+import { KRUISE_API_VERSION, KRUISE_GROUP } from '../../contracts/index.js';
 import type { KubeObject, OwnerReference } from './types.js';
 
 /**
@@ -52,6 +52,18 @@ export function podOwnerReference(pod: KubeObject, options: OwnerReferenceOption
 /** The object's controller owner reference (`controller: true`), if any. */
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((o) => o.controller === true);
+}
+
+/** The object's controller when it is an apps.kruise.io `kind` (at any version of the group). */
+export function kruiseControllerOf(obj: KubeObject, kind: string): OwnerReference | undefined {
+  const ref = controllerOf(obj);
+  return ref?.kind === kind && ref.apiVersion.startsWith(`${KRUISE_GROUP}/`) ? ref : undefined;
+}
+
+/** The work-queue key (`namespace/name`) of the object's apps.kruise.io `kind` controller, if it has one. */
+export function kruiseControllerKey(obj: KubeObject, kind: string): string | undefined {
+  const ref = kruiseControllerOf(obj, kind);
+  return ref ? `${obj.metadata.namespace}/${ref.name}` : undefined;
 }
 
 /** The object's first owner reference of `kind`, if any. */

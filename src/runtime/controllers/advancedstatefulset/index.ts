@@ -3,7 +3,7 @@ import type { Revision } from '../../control/controller-revision.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { ControllerDefinition } from '../../core/controller.js';
 import { scaleExpectationHandlers } from '../../core/expectations.js';
-import { controllerOf } from '../../core/meta.js';
+import { controllerOf, kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import type { StatefulSetObject } from './identity-decision.js';
 import { INDEX_NAMESPACE, StatefulSetReconciler } from './reconcile.js';
@@ -39,12 +39,7 @@ export const advancedStatefulSetController: ControllerDefinition = {
     const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions);
     sets.addHandlers({ add: (s) => enqueue(objectKey(s)), update: (s) => enqueue(objectKey(s)), delete: (s) => enqueue(objectKey(s)) });
     /** The set key of an object whose controller is an Advanced StatefulSet. */
-    const ownerKey = (o: KubeObject): string | undefined => {
-      const ref = controllerOf(o);
-      return ref?.kind === 'StatefulSet' && ref.apiVersion.startsWith('apps.kruise.io/')
-        ? `${o.metadata.namespace}/${ref.name}`
-        : undefined;
-    };
+    const ownerKey = (o: KubeObject): string | undefined => kruiseControllerKey(o, 'StatefulSet');
     const toOwner = (o: KubeObject) => {
       const key = ownerKey(o);
       if (key) enqueue(key);

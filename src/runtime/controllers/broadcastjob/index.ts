@@ -1,16 +1,13 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { BROADCAST_JOBS, NODES, PODS } from '../../../contracts/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
 import { assignedNode } from '../../control/node-placement.js';
 import type { BroadcastJobObject } from './decision.js';
 import { BroadcastJobSync } from './sync.js';
 
 /** The `namespace/name` of the BroadcastJob controlling `pod`, if one does. */
-function jobKeyOf(pod: Pod): string | undefined {
-  const ref = controllerOf(pod);
-  return ref?.kind === 'BroadcastJob' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${pod.metadata.namespace}/${ref.name}` : undefined;
-}
+const jobKeyOf = (pod: Pod): string | undefined => kruiseControllerKey(pod, 'BroadcastJob');
 
 /** The scheduling facts of a node a job's eligibility depends on. */
 function placementOf(n: Node): string {

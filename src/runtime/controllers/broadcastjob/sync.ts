@@ -10,7 +10,7 @@ import {
   type ProcessResult,
   type Reconciler,
 } from '../../core/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerOf } from '../../core/meta.js';
 import { ScaleExpectations } from '../../core/expectations.js';
 import { assignedNode } from '../../control/node-placement.js';
 import { decide, podFor, statusChanged, type BroadcastJobObject } from './decision.js';
@@ -18,8 +18,8 @@ import { decide, podFor, statusChanged, type BroadcastJobObject } from './decisi
 /** Pods by the uid of their BroadcastJob controller. */
 export const INDEX_JOB_UID = 'broadcastjob/controller-uid';
 export const byJobUid = (p: Pod): string[] => {
-  const ref = controllerOf(p);
-  return ref?.kind === 'BroadcastJob' && ref.apiVersion.startsWith('apps.kruise.io/') ? [ref.uid] : [];
+  const ref = kruiseControllerOf(p, 'BroadcastJob');
+  return ref ? [ref.uid] : [];
 };
 
 /** Requeue while the pod cache has not yet shown our own creates and deletes. */

@@ -1,7 +1,7 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { scaleExpectationHandlers } from '../../core/expectations.js';
 import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { controllerOf, kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
 import type { CloneSetObject } from './pods.js';
@@ -43,10 +43,7 @@ export const cloneSetController: ControllerDefinition = {
     });
     sets.addHandlers({ add: (c) => enqueue(objectKey(c)), update: (c) => enqueue(objectKey(c)), delete: (c) => enqueue(objectKey(c)) });
     /** The CloneSet key of an object whose controller is a CloneSet. */
-    const ownerKey = (o: KubeObject): string | undefined => {
-      const ref = controllerOf(o);
-      return ref?.kind === 'CloneSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${o.metadata.namespace}/${ref.name}` : undefined;
-    };
+    const ownerKey = (o: KubeObject): string | undefined => kruiseControllerKey(o, 'CloneSet');
     const toOwner = (o: KubeObject) => {
       const key = ownerKey(o);
       if (key) {

@@ -1,6 +1,6 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS } from '../../../contracts/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
 import type { Revision } from '../../control/controller-revision.js';
 import { assignedNode } from '../../control/node-placement.js';
@@ -9,10 +9,7 @@ import type { DaemonSetObject } from './placement-decision.js';
 import { DaemonSetSync } from './sync.js';
 
 /** The `namespace/name` of the Advanced DaemonSet controlling `o`, if one does. */
-function ownerKey(o: Pod | Revision): string | undefined {
-  const ref = controllerOf(o);
-  return ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? `${o.metadata.namespace}/${ref.name}` : undefined;
-}
+const ownerKey = (o: Pod | Revision): string | undefined => kruiseControllerKey(o, 'DaemonSet');
 
 /** The scheduling facts of a node that decide whether it should run a daemon pod, and the labels a rollout selects by. */
 function placementOf(n: Node): string {

@@ -9,7 +9,7 @@ import { ADVANCED_DAEMONSETS, ADVANCED_DAEMONSETS_V1BETA1, LABEL_CONTROLLER_REVI
 import { isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
 import { ScaleExpectations } from '../../core/expectations.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerOf } from '../../core/meta.js';
 import type { Node, Pod } from '../../core/types.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
 import { inPlaceSpec } from '../../control/inplace-update.js';
@@ -25,8 +25,8 @@ import { planUpdate, replaceAction, splitNode } from './update-decision.js';
 /** Pods and revisions by the uid of their DaemonSet controller. */
 export const INDEX_DAEMONSET_UID = 'daemonset/controller-uid';
 export function byDaemonSetUid(o: Pod | Revision): string[] {
-  const ref = controllerOf(o);
-  return ref?.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? [ref.uid] : [];
+  const ref = kruiseControllerOf(o, 'DaemonSet');
+  return ref ? [ref.uid] : [];
 }
 
 /** Requeue while the caches have not yet shown our own writes. */

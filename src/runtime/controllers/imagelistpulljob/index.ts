@@ -1,17 +1,12 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { IMAGE_LIST_PULL_JOBS, IMAGE_PULL_JOBS } from '../../../contracts/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey } from '../../core/types.js';
 import type { ChildJob, ImageListPullJobObject } from './decision.js';
 import { ImageListPullJobSync } from './sync.js';
 
 /** The `namespace/name` of the ImageListPullJob controlling `job`, if one does. */
-function listKeyOf(job: ChildJob): string | undefined {
-  const ref = controllerOf(job);
-  return ref?.kind === 'ImageListPullJob' && ref.apiVersion.startsWith('apps.kruise.io/')
-    ? `${job.metadata.namespace}/${ref.name}`
-    : undefined;
-}
+const listKeyOf = (job: ChildJob): string | undefined => kruiseControllerKey(job, 'ImageListPullJob');
 
 /**
  * ImageListPullJob controller (gate ImagePullJobGate, upstream `imagelistpulljob-controller`): one ImagePullJob per

@@ -8,15 +8,15 @@ import {
   type ProcessResult,
   type Reconciler,
 } from '../../core/index.js';
-import { controllerOf } from '../../core/meta.js';
+import { kruiseControllerOf } from '../../core/meta.js';
 import { ScaleExpectations } from '../../core/expectations.js';
 import { childFor, decide, statusChanged, templateHash, type ChildJob, type ImageListPullJobObject } from './decision.js';
 
 /** ImagePullJobs by the uid of the ImageListPullJob controlling them. */
 export const INDEX_LIST_UID = 'imagelistpulljob/controller-uid';
 export const byListUid = (j: ChildJob): string[] => {
-  const ref = controllerOf(j);
-  return ref?.kind === 'ImageListPullJob' && ref.apiVersion.startsWith('apps.kruise.io/') ? [ref.uid] : [];
+  const ref = kruiseControllerOf(j, 'ImageListPullJob');
+  return ref ? [ref.uid] : [];
 };
 
 /** Requeue while the ImagePullJob cache has not yet shown our own creates and deletes. */

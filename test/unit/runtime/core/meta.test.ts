@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { KRUISE_API_VERSION } from '../../../../src/contracts/index.js';
 import {
   controllerOf,
+  kruiseControllerKey,
+  kruiseControllerOf,
   kruiseOwnerReference,
   ownedBy,
   ownerOfKind,
@@ -63,5 +65,18 @@ describe('runtime core meta', () => {
     expect(ownedBy(pod.metadata.ownerReferences, 'c-1')).toBe(true);
     expect(ownedBy(pod.metadata.ownerReferences, 'other')).toBe(false);
     expect(ownedBy(undefined, 'c-1')).toBe(false);
+  });
+
+  it('finds an apps.kruise.io controller of a kind at any version, and its work-queue key', () => {
+    const owned = (apiVersion: string, kind: string, controller = true): KubeObject => ({
+      metadata: { namespace: 'ns', ownerReferences: [{ apiVersion, kind, name: 'db', uid: 'd-1', controller }] },
+    });
+    expect(kruiseControllerOf(owned('apps.kruise.io/v1beta1', 'StatefulSet'), 'StatefulSet')?.uid).toBe('d-1');
+    expect(kruiseControllerKey(owned('apps.kruise.io/v1alpha1', 'StatefulSet'), 'StatefulSet')).toBe('ns/db');
+    // The native StatefulSet, another kind, or an owner that is not the controller: none.
+    expect(kruiseControllerKey(owned('apps/v1', 'StatefulSet'), 'StatefulSet')).toBeUndefined();
+    expect(kruiseControllerKey(owned('apps.kruise.io/v1beta1', 'DaemonSet'), 'StatefulSet')).toBeUndefined();
+    expect(kruiseControllerKey(owned('apps.kruise.io/v1beta1', 'StatefulSet', false), 'StatefulSet')).toBeUndefined();
+    expect(kruiseControllerKey(owned('apps.kruise.iox/v1', 'StatefulSet'), 'StatefulSet')).toBeUndefined();
   });
 });
