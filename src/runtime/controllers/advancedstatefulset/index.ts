@@ -1,9 +1,9 @@
 import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { addClaimingPodHandlers } from '../../control/workload-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { ControllerDefinition } from '../../core/controller.js';
-import { scaleExpectationHandlers } from '../../core/expectations.js';
-import { controllerOf, kruiseControllerKey } from '../../core/meta.js';
+import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import type { StatefulSetObject } from './identity-decision.js';
 import { INDEX_NAMESPACE, StatefulSetReconciler } from './reconcile.js';
@@ -44,27 +44,14 @@ export const advancedStatefulSetController: ControllerDefinition = {
       const key = ownerKey(o);
       if (key) enqueue(key);
     };
-    // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
-    pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
-    // An orphan is offered to every set of its namespace whose selector matches (adoption).
-    const onPod = (p: Pod) => {
-      if (ownerKey(p)) return toOwner(p);
-      if (controllerOf(p)) return;
-      for (const s of sets.byIndex(INDEX_NAMESPACE, p.metadata.namespace ?? '')) {
-        if (selectorMatches(s.spec.selector ?? {}, p.metadata.labels ?? {})) enqueue(objectKey(s));
-      }
-    };
-    pods.addHandlers({
-      add: onPod,
-      update: (p, old) => {
-        onPod(p);
-        // A pod released or orphaned still concerns its previous owner.
-        if (old !== p) toOwner(old);
-      },
-      delete: (p) => {
-        reconciler.writes.versions.forget(p);
-        onPod(p);
-      },
+    addClaimingPodHandlers({
+      pods,
+      workloads: sets,
+      namespaceIndex: INDEX_NAMESPACE,
+      ownerKey,
+      expectations: reconciler.scaleExpectations,
+      forget: (p) => reconciler.writes.versions.forget(p),
+      enqueue,
     });
     // A deleted claim concerns the sets its labels (the set's selector) match: a pending pod waits for it again.
     pvcs.addHandlers({

@@ -1,12 +1,12 @@
 import type { ControllerDefinition } from '../../core/controller.js';
-import { scaleExpectationHandlers } from '../../core/expectations.js';
-import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
-import { controllerOf, kruiseControllerKey } from '../../core/meta.js';
+import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
 import type { CloneSetObject } from './pods.js';
 import { CloneSetReconciler, INDEX_NAMESPACE } from './reconcile.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { addClaimingPodHandlers } from '../../control/workload-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 
 /**
@@ -46,32 +46,16 @@ export const cloneSetController: ControllerDefinition = {
     const ownerKey = (o: KubeObject): string | undefined => kruiseControllerKey(o, 'CloneSet');
     const toOwner = (o: KubeObject) => {
       const key = ownerKey(o);
-      if (key) {
-        enqueue(key);
-        return true;
-      }
-      return controllerOf(o) !== undefined;
+      if (key) enqueue(key);
     };
-    // Registered before the handlers that enqueue: a reconcile started by a pod's event finds it observed.
-    pods.addHandlers(scaleExpectationHandlers(reconciler.scaleExpectations, ownerKey));
-    // An orphan is offered to every CloneSet of its namespace whose selector matches (adoption).
-    const onPod = (p: Pod) => {
-      if (toOwner(p)) return;
-      for (const c of sets.byIndex(INDEX_NAMESPACE, p.metadata.namespace ?? '')) {
-        if (selectorMatches(c.spec.selector ?? {}, p.metadata.labels ?? {})) enqueue(objectKey(c));
-      }
-    };
-    pods.addHandlers({
-      add: onPod,
-      update: (p, old) => {
-        onPod(p);
-        // A pod released (owner changed) still concerns its previous owner.
-        if (old !== p) toOwner(old);
-      },
-      delete: (p) => {
-        reconciler.podVersions.forget(p);
-        onPod(p);
-      },
+    addClaimingPodHandlers({
+      pods,
+      workloads: sets,
+      namespaceIndex: INDEX_NAMESPACE,
+      ownerKey,
+      expectations: reconciler.scaleExpectations,
+      forget: (p) => reconciler.podVersions.forget(p),
+      enqueue,
     });
     pvcs.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
     revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
