@@ -72,6 +72,32 @@ const AGE: PrinterColumn = {
   description: 'Time since the object was created.',
 };
 
+/** The `-o wide` columns of a workload's pod template; upstream's descriptions say whose (`of` …). */
+function templateColumns(of: string): PrinterColumn[] {
+  return [
+    {
+      name: 'CONTAINERS',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].name',
+      priority: 1,
+      description: `The containers of ${of}.`,
+    },
+    {
+      name: 'IMAGES',
+      type: 'string',
+      jsonPath: '.spec.template.spec.containers[*].image',
+      priority: 1,
+      description: `The images of ${of}.`,
+    },
+  ];
+}
+
+/** The subresources of a workload an autoscaler or `kubectl scale` can scale. */
+const SCALABLE: Subresources = {
+  status: {},
+  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+};
+
 /** A kind's names and scope come from the contract layer; the API model adds schema, columns and subresources. */
 function def(
   kind: KruiseKindName,
@@ -122,10 +148,7 @@ export const SidecarSetDefinition = def('SidecarSet', {
 /** Registry entry of CloneSet: names, scope, schema, printer columns and subresources. */
 export const CloneSetDefinition = def('CloneSet', {
   schema: CloneSetSchema,
-  subresources: {
-    status: {},
-    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
-  },
+  subresources: SCALABLE,
   printerColumns: [
     { name: 'DESIRED', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of pods.' },
     { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedReplicas', description: 'The number of pods updated.' },
@@ -144,20 +167,7 @@ export const CloneSetDefinition = def('CloneSet', {
     { name: 'READY', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of pods ready.' },
     { name: 'TOTAL', type: 'integer', jsonPath: '.status.replicas', description: 'The number of currently all pods.' },
     AGE,
-    {
-      name: 'CONTAINERS',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].name',
-      priority: 1,
-      description: 'The containers of currently cloneset.',
-    },
-    {
-      name: 'IMAGES',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].image',
-      priority: 1,
-      description: 'The images of currently cloneset.',
-    },
+    ...templateColumns('currently cloneset'),
     {
       name: 'SELECTOR',
       type: 'string',
@@ -288,30 +298,14 @@ export const PodUnavailableBudgetDefinition = def('PodUnavailableBudget', {
 /** Registry entry of Advanced StatefulSet: names, scope, schema, printer columns (upstream's) and the scale subresource. */
 export const StatefulSetDefinition = def('StatefulSet', {
   schema: StatefulSetSchema,
-  subresources: {
-    status: {},
-    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
-  },
+  subresources: SCALABLE,
   printerColumns: [
     { name: 'DESIRED', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of pods.' },
     { name: 'CURRENT', type: 'integer', jsonPath: '.status.replicas', description: 'The number of currently all pods.' },
     { name: 'UPDATED', type: 'integer', jsonPath: '.status.updatedReplicas', description: 'The number of pods updated.' },
     { name: 'READY', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of pods ready.' },
     AGE,
-    {
-      name: 'CONTAINERS',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].name',
-      description: 'The containers of currently advanced statefulset.',
-      priority: 1,
-    },
-    {
-      name: 'IMAGES',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].image',
-      description: 'The images of currently advanced statefulset.',
-      priority: 1,
-    },
+    ...templateColumns('currently advanced statefulset'),
   ],
 });
 
@@ -326,20 +320,7 @@ export const DaemonSetDefinition = def('DaemonSet', {
     { name: 'UP-TO-DATE', type: 'integer', jsonPath: '.status.updatedNumberScheduled', description: 'The updated number of pods.' },
     { name: 'AVAILABLE', type: 'integer', jsonPath: '.status.numberAvailable', description: 'The available number of pods.' },
     AGE,
-    {
-      name: 'CONTAINERS',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].name',
-      description: 'The containers of the pod template.',
-      priority: 1,
-    },
-    {
-      name: 'IMAGES',
-      type: 'string',
-      jsonPath: '.spec.template.spec.containers[*].image',
-      description: 'The images of the pod template.',
-      priority: 1,
-    },
+    ...templateColumns('the pod template'),
   ],
 });
 
