@@ -2,18 +2,12 @@ import type { ControllerDefinition } from '../../core/controller.js';
 import { BROADCAST_JOBS, NODES, PODS } from '../../../contracts/index.js';
 import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
-import { assignedNode } from '../../control/node-placement.js';
+import { nodePlacementHandlers, nodePodHandlers } from '../../control/node-pod-events.js';
 import type { BroadcastJobObject } from './decision.js';
 import { BroadcastJobSync } from './sync.js';
 
 /** The `namespace/name` of the BroadcastJob controlling `pod`, if one does. */
 const jobKeyOf = (pod: Pod): string | undefined => kruiseControllerKey(pod, 'BroadcastJob');
-
-/** The scheduling facts of a node a job's eligibility depends on. */
-function placementOf(n: Node): string {
-  const spec = (n.spec ?? {}) as { taints?: unknown; unschedulable?: boolean };
-  return JSON.stringify([n.metadata.labels ?? {}, spec.taints ?? [], spec.unschedulable ?? false]);
-}
 
 /**
  * BroadcastJob controller (no gate, upstream `broadcastjob-controller`): one pod of the template per eligible node,
@@ -50,41 +44,10 @@ export const broadcastJobController: ControllerDefinition = {
     const nodes = ctx.informers.for<Node>(NODES);
     const sync = new BroadcastJobSync(ctx, jobs, pods, nodes);
     jobs.addHandlers({ add: (j) => enqueue(objectKey(j)), update: (j) => enqueue(objectKey(j)), delete: (j) => enqueue(objectKey(j)) });
-    // Expectations first: a reconcile started by a pod's event finds the event observed. The node is a pod's identity.
-    const observe = (p: Pod, deleted: boolean) => {
-      const key = jobKeyOf(p);
-      const node = assignedNode(p);
-      if (!key || node === undefined) return;
-      sync.expectations.observe(key, 'create', node);
-      if (deleted || p.metadata.deletionTimestamp) sync.expectations.observe(key, 'delete', node, p.metadata.uid);
-    };
-    const toJob = (p: Pod) => {
-      const key = jobKeyOf(p);
-      if (key) enqueue(key);
-    };
-    pods.addHandlers({
-      add: (p) => {
-        observe(p, false);
-        toJob(p);
-      },
-      update: (p, old) => {
-        if (p !== old) observe(p, false);
-        toJob(p);
-      },
-      delete: (p) => {
-        observe(p, true);
-        toJob(p);
-      },
-    });
+    pods.addHandlers(nodePodHandlers(sync.expectations, jobKeyOf, enqueue));
     // A node added, removed or changed in what decides eligibility concerns every unfinished job.
     const open = () => jobs.list().filter((j) => !j.status?.completionTime);
-    nodes.addHandlers({
-      add: () => open().forEach((j) => enqueue(objectKey(j))),
-      update: (n, old) => {
-        if (n !== old && placementOf(n) !== placementOf(old)) open().forEach((j) => enqueue(objectKey(j)));
-      },
-      delete: () => open().forEach((j) => enqueue(objectKey(j))),
-    });
+    nodes.addHandlers(nodePlacementHandlers(() => open().forEach((j) => enqueue(objectKey(j)))));
     return sync;
   },
 };

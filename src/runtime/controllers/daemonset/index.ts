@@ -3,19 +3,13 @@ import { ADVANCED_DAEMONSETS, CONTROLLER_REVISIONS, NODES, PODS } from '../../..
 import { kruiseControllerKey } from '../../core/meta.js';
 import { objectKey, type Node, type Pod } from '../../core/types.js';
 import type { Revision } from '../../control/controller-revision.js';
-import { assignedNode } from '../../control/node-placement.js';
+import { nodePlacementHandlers, nodePodHandlers } from '../../control/node-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { DaemonSetObject } from './placement-decision.js';
 import { DaemonSetSync } from './sync.js';
 
 /** The `namespace/name` of the Advanced DaemonSet controlling `o`, if one does. */
 const ownerKey = (o: Pod | Revision): string | undefined => kruiseControllerKey(o, 'DaemonSet');
-
-/** The scheduling facts of a node that decide whether it should run a daemon pod, and the labels a rollout selects by. */
-function placementOf(n: Node): string {
-  const spec = (n.spec ?? {}) as { taints?: unknown; unschedulable?: boolean };
-  return JSON.stringify([n.metadata.labels ?? {}, spec.taints ?? [], spec.unschedulable ?? false]);
-}
 
 /**
  * Advanced DaemonSet controller (no gate, upstream `daemonset-controller`): one pod per eligible node, burst
@@ -43,32 +37,7 @@ export const daemonSetController: ControllerDefinition = {
     const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
     const sync = new DaemonSetSync(ctx, sets, pods, nodes, revisions);
     sets.addHandlers({ add: (d) => enqueue(objectKey(d)), update: (d) => enqueue(objectKey(d)), delete: (d) => enqueue(objectKey(d)) });
-    // Expectations first: a reconcile started by a pod's event finds the event observed. The node is a pod's identity.
-    const observe = (p: Pod, deleted: boolean) => {
-      const key = ownerKey(p);
-      const node = assignedNode(p);
-      if (!key || node === undefined) return;
-      sync.expectations.observe(key, 'create', node);
-      if (deleted || p.metadata.deletionTimestamp) sync.expectations.observe(key, 'delete', node, p.metadata.uid);
-    };
-    const toOwner = (p: Pod) => {
-      const key = ownerKey(p);
-      if (key) enqueue(key);
-    };
-    pods.addHandlers({
-      add: (p) => {
-        observe(p, false);
-        toOwner(p);
-      },
-      update: (p, old) => {
-        if (p !== old) observe(p, false);
-        toOwner(p);
-      },
-      delete: (p) => {
-        observe(p, true);
-        toOwner(p);
-      },
-    });
+    pods.addHandlers(nodePodHandlers(sync.expectations, ownerKey, enqueue));
     revisions.addHandlers({
       add: (r) => {
         const key = ownerKey(r);
@@ -80,14 +49,7 @@ export const daemonSetController: ControllerDefinition = {
       },
     });
     // A node added, removed or changed in what decides eligibility or the rollout's selection concerns every set.
-    const all = () => sets.list().forEach((d) => enqueue(objectKey(d)));
-    nodes.addHandlers({
-      add: all,
-      update: (n, old) => {
-        if (n !== old && placementOf(n) !== placementOf(old)) all();
-      },
-      delete: all,
-    });
+    nodes.addHandlers(nodePlacementHandlers(() => sets.list().forEach((d) => enqueue(objectKey(d)))));
     return sync;
   },
 };
