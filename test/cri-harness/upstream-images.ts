@@ -78,11 +78,22 @@ const BUSYBOX_CMD = ['sh'];
 const isBusybox = (name: string): boolean => /\/busybox:[^/]+$/.test(name);
 
 /**
- * Stand-ins whose specs probe them over the network (tcp and http on port 80): busybox httpd serves `/www`, and
- * TERM, INT or QUIT still end the container with 0.
+ * Stand-ins whose specs probe them over the network (tcp and http on port 80): busybox httpd serves nginx's document
+ * root, `/usr/share/nginx/html` (upstream's StatefulSet specs fail a pod's readiness by moving its `index.html` away),
+ * and TERM, INT or QUIT still end the container with 0. Where port 80 is taken (a second such container in one pod,
+ * as SidecarSet specs inject, or a hostNetwork pod beside another) httpd gives up and the container idles instead.
  */
-const WEB_CMD = ['/bin/sh', '-c', 'trap "exit 0" INT QUIT TERM; httpd -f -p 80 -h /www & wait $!'];
-const SERVES_WEB: ReadonlySet<string> = new Set(['docker.io/library/nginx:1.15.1']);
+const WEB_CMD = [
+  '/bin/sh',
+  '-c',
+  'trap "exit 0" INT QUIT TERM; httpd -p 80 -h /usr/share/nginx/html; while true; do sleep 1 & wait $!; done',
+];
+const SERVES_WEB: ReadonlySet<string> = new Set([
+  'docker.io/library/nginx:1.15.1',
+  // NginxImage and NewNginxImage of upstream's StatefulSet specs, whose readiness is an HTTP GET of /index.html.
+  'registry.k8s.io/e2e-test-images/nginx:1.14-4',
+  'registry.k8s.io/e2e-test-images/nginx:1.15-4',
+]);
 
 /**
  * Builds the stand-ins with umoci from Debian's busybox-static (every applet linked, `/bin/bash` running busybox
@@ -110,8 +121,8 @@ export async function pushUpstreamStandIns(workDir: string, layout: string, regi
   await writeFile(join(rootfs, 'migrate.sh'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
   // Runs as `bash ./probe.sh` from the image's working directory, `/`.
   await writeFile(join(rootfs, 'probe.sh'), PROBE_SCRIPT, { mode: 0o755 });
-  await mkdir(join(rootfs, 'www'), { recursive: true });
-  await writeFile(join(rootfs, 'www', 'index.html'), 'stand-in\n');
+  await mkdir(join(rootfs, 'usr', 'share', 'nginx', 'html'), { recursive: true });
+  await writeFile(join(rootfs, 'usr', 'share', 'nginx', 'html', 'index.html'), 'stand-in\n');
   await run('umoci', ['repack', '--image', base, bundle]);
   await run('umoci', [
     'config',
