@@ -5,9 +5,10 @@
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SidecarSetDefinition, StatefulSetDefinition } from '../../src/api/registry.js';
-import { adminKubeConfig, createNamespace, createNode, kubectl, mergePatch } from '../harness/index.js';
+import { kubectl, mergePatch } from '../harness/index.js';
 import { reportRunning } from './runtime/kubelet.js';
-import { accessCoverage, accessLogs, eventually, installCrds, startController, type ControllerProcess } from './runtime/support.js';
+import { eventually, startController, type ControllerProcess } from './runtime/support.js';
+import { setUpWorkloadSuite, tearDownWorkloadSuite } from './runtime/workload-suite.js';
 
 let core: CoreV1Api;
 let apps: AppsV1Api;
@@ -77,21 +78,11 @@ const names = async (name: string) => (await podsOf(name)).map((p) => p.metadata
 const revisionOf = (p: V1Pod) => p.metadata!.labels!['controller-revision-hash'];
 
 beforeAll(async () => {
-  const kc = adminKubeConfig();
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
-  custom = kc.makeApiClient(CustomObjectsApi);
-  await installCrds([StatefulSetDefinition, SidecarSetDefinition]);
-  runtimeNs = await createNamespace('kruise-system');
-  ns = await createNamespace('asts');
-  await createNode(node);
+  ({ core, apps, custom, runtimeNs, ns } = await setUpWorkloadSuite([StatefulSetDefinition, SidecarSetDefinition], 'asts', node));
 });
 
 afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  for (const p of procs) for (const l of p.logs.filter((x) => x.level >= 40).slice(-20)) console.log('[controller]', JSON.stringify(l));
-  const report = accessCoverage(accessLogs, new Set([runtimeNs]));
-  expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
+  await tearDownWorkloadSuite(procs, runtimeNs);
 });
 
 describe('Advanced StatefulSet controller on the real API server', () => {

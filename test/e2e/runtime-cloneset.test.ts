@@ -5,9 +5,10 @@
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloneSetDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
-import { adminKubeConfig, createNamespace, createNode, kubectl, mergePatch } from '../harness/index.js';
+import { createNamespace, kubectl, mergePatch } from '../harness/index.js';
 import { reportRunning } from './runtime/kubelet.js';
-import { accessCoverage, accessLogs, eventually, installCrds, startController, type ControllerProcess } from './runtime/support.js';
+import { eventually, startController, type ControllerProcess } from './runtime/support.js';
+import { setUpWorkloadSuite, tearDownWorkloadSuite } from './runtime/workload-suite.js';
 
 let core: CoreV1Api;
 let apps: AppsV1Api;
@@ -110,26 +111,17 @@ async function settle<T>(name: string, pred: () => Promise<T | undefined | false
 }
 
 beforeAll(async () => {
-  const kc = adminKubeConfig();
-  core = kc.makeApiClient(CoreV1Api);
-  apps = kc.makeApiClient(AppsV1Api);
-  custom = kc.makeApiClient(CustomObjectsApi);
   // The manager also watches SidecarSets (pod webhook injection, SidecarSet controller): it is ready once that cache syncs.
-  await installCrds([CloneSetDefinition, SidecarSetDefinition]);
-  runtimeNs = await createNamespace('kruise-system');
-  ns = await createNamespace('cloneset');
-  await createNode(node);
+  ({ core, apps, custom, runtimeNs, ns } = await setUpWorkloadSuite([CloneSetDefinition, SidecarSetDefinition], 'cloneset', node));
 });
 
 afterAll(async () => {
-  await Promise.all(procs.map((p) => p.stop('SIGKILL')));
-  // Warnings of the controllers help when a case failed (reconcile errors, dropped expectations).
-  for (const p of procs)
-    for (const l of p.logs.filter((x) => x.level >= 40 || (process.env.DEBUG_CLONESET && x.msg === 'cloneset update')).slice(-20))
-      console.log('[controller]', JSON.stringify(l));
-  const report = accessCoverage(accessLogs, new Set([runtimeNs]));
+  const report = await tearDownWorkloadSuite(
+    procs,
+    runtimeNs,
+    (l) => l.level >= 40 || (process.env.DEBUG_CLONESET !== undefined && l.msg === 'cloneset update'),
+  );
   console.log(`[runtime permissions] ${report.calls} API calls recorded; declared but unused here: ${report.unused.join(', ') || 'none'}`);
-  expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
 });
 
 describe('CloneSet controller on the real API server', () => {
