@@ -1,10 +1,9 @@
-import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, selectorMatches } from '../../../contracts/index.js';
+import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
-import { addClaimingPodHandlers } from '../../control/workload-pod-events.js';
+import { addClaimingWorkloadHandlers } from '../../control/workload-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { ControllerDefinition } from '../../core/controller.js';
-import { kruiseControllerKey } from '../../core/meta.js';
-import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import type { KubeObject, Pod } from '../../core/types.js';
 import type { StatefulSetObject } from './identity-decision.js';
 import { INDEX_NAMESPACE, StatefulSetReconciler } from './reconcile.js';
 
@@ -37,30 +36,17 @@ export const advancedStatefulSetController: ControllerDefinition = {
     const pvcs = ctx.informers.for<KubeObject>(PERSISTENT_VOLUME_CLAIMS);
     const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
     const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions);
-    sets.addHandlers({ add: (s) => enqueue(objectKey(s)), update: (s) => enqueue(objectKey(s)), delete: (s) => enqueue(objectKey(s)) });
-    /** The set key of an object whose controller is an Advanced StatefulSet. */
-    const ownerKey = (o: KubeObject): string | undefined => kruiseControllerKey(o, 'StatefulSet');
-    const toOwner = (o: KubeObject) => {
-      const key = ownerKey(o);
-      if (key) enqueue(key);
-    };
-    addClaimingPodHandlers({
-      pods,
+    const { toOwner, toMatching } = addClaimingWorkloadHandlers({
+      kind: 'StatefulSet',
       workloads: sets,
+      pods,
       namespaceIndex: INDEX_NAMESPACE,
-      ownerKey,
       expectations: reconciler.scaleExpectations,
       forget: (p) => reconciler.writes.versions.forget(p),
       enqueue,
     });
     // A deleted claim concerns the sets its labels (the set's selector) match: a pending pod waits for it again.
-    pvcs.addHandlers({
-      delete: (c) => {
-        for (const s of sets.byIndex(INDEX_NAMESPACE, c.metadata.namespace ?? '')) {
-          if (selectorMatches(s.spec.selector ?? {}, c.metadata.labels ?? {})) enqueue(objectKey(s));
-        }
-      },
-    });
+    pvcs.addHandlers({ delete: toMatching });
     revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
     return reconciler;
   },

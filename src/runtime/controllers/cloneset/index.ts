@@ -1,12 +1,11 @@
 import type { ControllerDefinition } from '../../core/controller.js';
 import { CLONESETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
-import { kruiseControllerKey } from '../../core/meta.js';
-import { objectKey, type KubeObject, type Pod } from '../../core/types.js';
+import type { KubeObject, Pod } from '../../core/types.js';
 import { EXCLUDE_PREPARING_DELETE_OPTION } from './options.js';
 import type { CloneSetObject } from './pods.js';
 import { CloneSetReconciler, INDEX_NAMESPACE } from './reconcile.js';
 import type { Revision } from '../../control/controller-revision.js';
-import { addClaimingPodHandlers } from '../../control/workload-pod-events.js';
+import { addClaimingWorkloadHandlers } from '../../control/workload-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 
 /**
@@ -41,18 +40,11 @@ export const cloneSetController: ControllerDefinition = {
       excludePreparingDelete: ctx.options.get(EXCLUDE_PREPARING_DELETE_OPTION),
       partitionRollback: ctx.featureGates.get('CloneSetPartitionRollback') ?? false,
     });
-    sets.addHandlers({ add: (c) => enqueue(objectKey(c)), update: (c) => enqueue(objectKey(c)), delete: (c) => enqueue(objectKey(c)) });
-    /** The CloneSet key of an object whose controller is a CloneSet. */
-    const ownerKey = (o: KubeObject): string | undefined => kruiseControllerKey(o, 'CloneSet');
-    const toOwner = (o: KubeObject) => {
-      const key = ownerKey(o);
-      if (key) enqueue(key);
-    };
-    addClaimingPodHandlers({
-      pods,
+    const { toOwner } = addClaimingWorkloadHandlers({
+      kind: 'CloneSet',
       workloads: sets,
+      pods,
       namespaceIndex: INDEX_NAMESPACE,
-      ownerKey,
       expectations: reconciler.scaleExpectations,
       forget: (p) => reconciler.podVersions.forget(p),
       enqueue,
