@@ -161,6 +161,9 @@ export class ControlPlane {
     });
     const admin = await ca.issue({ commonName: 'admin', organizations: ['system:masters'], usage: 'client' });
     const sa = await generateKeyPairPem();
+    const kubeletClient = this.nodeAuthorization
+      ? await ca.issue({ commonName: 'kube-apiserver-kubelet-client', organizations: ['system:masters'], usage: 'client' })
+      : undefined;
     this.ca = ca;
     this.admin = admin;
 
@@ -192,7 +195,15 @@ export class ControlPlane {
       `--bind-address=${this.address}`,
       `--advertise-address=${this.address}`,
       ...(this.nodeAuthorization
-        ? [`--authorization-mode=Node,RBAC`, `--enable-admission-plugins=NodeRestriction`]
+        ? [
+            `--authorization-mode=Node,RBAC`,
+            `--enable-admission-plugins=NodeRestriction`,
+            // exec, logs and port-forward go from here to the kubelet: by the node's IP (its name is in no DNS),
+            // with a client certificate of this CA, the only client identity the kubelet accepts.
+            `--kubelet-preferred-address-types=InternalIP,Hostname`,
+            `--kubelet-client-certificate=${this.file('kubelet-client.crt', kubeletClient!.cert)}`,
+            `--kubelet-client-key=${this.file('kubelet-client.key', kubeletClient!.key)}`,
+          ]
         : [`--authorization-mode=RBAC`]),
       `--service-cluster-ip-range=10.0.0.0/24`,
       `--allow-privileged=true`,

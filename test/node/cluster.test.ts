@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiscoveryV1Api } from '@kubernetes/client-node';
-import { adminKubeConfig } from '../harness/index.js';
+import { adminKubeConfig, kubectl } from '../harness/index.js';
 import { core, batch, containerLog, namespace, node, waitForJobComplete, waitForPod, waitFor } from './support.js';
 
 /** Each ready endpoint of the EndpointSlices (as serviceDiagnostics prints them) asked on 8080 from the host. */
@@ -96,6 +96,28 @@ describe('real node', () => {
     expect(pod.spec?.nodeName).toBe(node().nodeName);
     expect(pod.status?.podIP).toMatch(/^10\.251\.0\.\d+$/);
     expect(containerLog(pod, 'main').map((l) => l.line)).toEqual([ns, 'done']);
+  });
+
+  it('runs kubectl exec and logs through kube-apiserver to the kubelet', async () => {
+    const ns = await namespace('node-exec');
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'shell' },
+        spec: {
+          containers: [{ name: 'main', image: node().images.busybox, command: ['sh', '-c', 'echo started; exec sleep 3600'] }],
+          terminationGracePeriodSeconds: 0,
+        },
+      },
+    });
+    await waitForPod(ns, 'shell', 'Running', (p) => p.status?.phase === 'Running');
+    // Upstream's e2e specs drive their pods this way (RunHostCmd); the apiserver dials the kubelet by the node's IP.
+    expect((await kubectl(['exec', '-n', ns, 'shell', '-c', 'main', '--', 'sh', '-c', 'echo $((6 * 7))'])).trim()).toBe('42');
+    await waitFor(
+      'the container log through kubectl logs',
+      async () => (await kubectl(['logs', '-n', ns, 'shell'])).trim() === 'started',
+      30_000,
+    );
   });
 
   it('completes a Job (controller-manager + scheduler + kubelet)', async () => {

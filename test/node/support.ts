@@ -1,6 +1,6 @@
 // Shared pieces of the real-node stories: clients for the node's cluster, namespaces with their
 // default ServiceAccount, waits on real pod/Job state, container logs read from the kubelet's pod-log
-// files (the apiserver has no kubelet client certificate), and installing the runtime the way users do.
+// files (each line with its time, across restarts), and installing the runtime the way users do.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
