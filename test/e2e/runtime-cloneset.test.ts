@@ -279,6 +279,19 @@ describe('CloneSet controller on the real API server', () => {
       expect(p.metadata!.labels!['lifecycle.apps.kruise.io/state']).toBe('Normal');
       expect(p.metadata!.labels!['controller-revision-hash']).toBe(st.updateRevision);
     }
+    // One event per pod updated, on the CloneSet as upstream's (none on the pods).
+    const inPlaceEvents = await eventually(
+      async () => {
+        const items = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'SuccessfulUpdatePodInPlace');
+        return items.length >= 2 ? items : undefined;
+      },
+      10_000,
+      'SuccessfulUpdatePodInPlace events',
+    );
+    expect(inPlaceEvents.map((e) => `${e.involvedObject.kind}/${e.involvedObject.name}`)).toEqual(['CloneSet/web', 'CloneSet/web']);
+    expect(inPlaceEvents.map((e) => e.message).sort()).toEqual(
+      updated.map((p) => `successfully update pod ${p.metadata!.name} in-place(revision ${st.updateRevision})`).sort(),
+    );
   });
 
   it('ReCreate update replaces pods; a rollback reuses the previous revision (bumped) and recreates again', async () => {

@@ -13,11 +13,11 @@ import {
   LABEL_CONTROLLER_REVISION_HASH,
   LABEL_LIFECYCLE_STATE,
   LABEL_POD_TEMPLATE_HASH,
-  PODS,
+  type ResourceType,
 } from '../../contracts/index.js';
 import type { ControllerContext } from '../core/controller.js';
 import { rfc3339 } from '../core/meta.js';
-import type { Pod, PodCondition } from '../core/types.js';
+import type { KubeObject, Pod, PodCondition } from '../core/types.js';
 import {
   inPlaceCompleted,
   nextBatchDue,
@@ -34,14 +34,23 @@ import { nextLifecycleState } from './pod-lifecycle.js';
 import type { LifecycleOwner, PodWrites } from './pod-writes.js';
 import { condition, hasReadinessGate, isPodAtRevision, shortHash, type Lifecycle } from './workload-pods.js';
 
+/** The workload whose pod is updated in place: its resource and object, for the event. */
+export interface WorkloadRef {
+  readonly resource: ResourceType;
+  readonly object: KubeObject;
+}
+
 export class InPlaceWrites {
   constructor(
     private readonly ctx: ControllerContext,
     private readonly writes: PodWrites,
   ) {}
 
-  /** Marks InPlaceUpdateReady False, then one pod patch: revision labels, state Updating, state annotation, images (or the grace annotation). */
-  async inPlaceUpdate(p: Pod, revision: string, spec: InPlaceSpec, graceSeconds: number): Promise<number | undefined> {
+  /**
+   * Marks InPlaceUpdateReady False, then one pod patch: revision labels, state Updating, state annotation, images (or
+   * the grace annotation). The event goes on the workload, as upstream's (`kubectl describe` of it lists its pods' updates).
+   */
+  async inPlaceUpdate(owner: WorkloadRef, p: Pod, revision: string, spec: InPlaceSpec, graceSeconds: number): Promise<number | undefined> {
     const now = rfc3339();
     let resourceVersion = p.metadata.resourceVersion;
     if (hasReadinessGate(p, CONDITION_INPLACE_UPDATE_READY)) {
@@ -92,7 +101,10 @@ export class InPlaceWrites {
       patch.spec = { containers: images };
     }
     const res = await this.writes.patchPod(p, patch);
-    if (res) this.ctx.events.emit(PODS, p, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${p.metadata.name} in-place`);
+    if (res) {
+      const message = `successfully update pod ${p.metadata.name} in-place(revision ${revision})`;
+      this.ctx.events.emit(owner.resource, owner.object, 'Normal', 'SuccessfulUpdatePodInPlace', message);
+    }
     return grace > 0 && images.length ? grace * 1000 : undefined;
   }
 

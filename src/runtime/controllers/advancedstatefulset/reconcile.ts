@@ -274,14 +274,7 @@ export class StatefulSetReconciler implements Reconciler {
         const to = byName.get(update.metadata.name!) ?? update;
         const spec = inPlaceSpec(templateOf(from), templateOf(to), envFromMetadata);
         if (!spec) throw new Error(`pod ${u.pod.metadata.name} cannot be updated in place to ${to.metadata.name}`);
-        await this.inPlace.inPlaceUpdate(u.pod, to.metadata.name!, spec, grace);
-        this.ctx.events.emit(
-          ADVANCED_STATEFULSETS,
-          set,
-          'Normal',
-          'SuccessfulUpdatePodInPlace',
-          `successfully update pod ${u.pod.metadata.name} in-place(revision ${to.metadata.name})`,
-        );
+        await this.inPlace.inPlaceUpdate({ resource: ADVANCED_STATEFULSETS, object: set }, u.pod, to.metadata.name!, spec, grace);
         return;
       }
     }

@@ -3,7 +3,7 @@
  * lifecycle step, in-place readiness, the first KruisePodReady), then carries out the updates
  * update-decision.ts picks: a recreate mark, PreparingUpdate, or an in-place patch.
  */
-import { LABEL_SPECIFIED_DELETE } from '../../../contracts/index.js';
+import { CLONESETS, LABEL_SPECIFIED_DELETE } from '../../../contracts/index.js';
 import type { ControllerContext } from '../../core/controller.js';
 import { askBudget, isBudgetRefusal } from '../../control/pod-unavailable-budget-spend.js';
 import { objectKey, type Pod } from '../../core/types.js';
@@ -158,6 +158,7 @@ export class UpdateSync {
         const to = byName.get(u.target)!;
         const spec = inPlaceSpec(templateOf(from), templateOf(to), this.ctx.featureGates.get('InPlaceUpdateEnvFromMetadata') !== false)!;
         return this.inPlace.inPlaceUpdate(
+          { resource: CLONESETS, object: cs },
           u.pod,
           to.metadata.name!,
           spec,

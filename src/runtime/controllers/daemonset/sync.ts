@@ -128,7 +128,7 @@ export class DaemonSetSync implements Reconciler {
         const action = replaceAction(p, spec !== undefined, lifecycle);
         if (action === 'delete') toDelete.push(p);
         else if (action === 'prepare-update') await this.writes.setState(ds, p, 'PreparingUpdate');
-        else if (action === 'in-place') await this.inPlace.inPlaceUpdate(p, hash, spec!, 0);
+        else if (action === 'in-place') await this.inPlace.inPlaceUpdate({ resource: ADVANCED_DAEMONSETS, object: ds }, p, hash, spec!, 0);
       });
       errors.push(...errs);
       errors.push(...(await this.deletePods(ds, key, toDelete, lifecycle)));
