@@ -304,8 +304,8 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // The bundled pod webhook patches the annotations its kruise-configuration whitelist (or, without one, the gate) allows,
   // and the SidecarSet controller re-applies them on upgrade, as upstream does.
   [AppFeature.SIDECARSET_PATCH_POD_METADATA]: feature(['SidecarSetPatchPodMetadataDefaultsAllowed'], { podWebhook: true }, BOTH),
-  // The bundled injection drops resourcesPolicy: the sidecar keeps only its own resources.
-  [AppFeature.SIDECARSET_RESOURCES_POLICY]: feature(['PodWebhook'], { podWebhook: true }, UPSTREAM_ONLY),
+  // The bundled pod webhook computes the sidecar's resources at injection and its SidecarSet webhook validates the policy.
+  [AppFeature.SIDECARSET_RESOURCES_POLICY]: feature(['PodWebhook'], { podWebhook: true }, BOTH),
   // Upstream ignores the annotation and injects the containers as ordinary containers.
   [AppFeature.SIDECARSET_NATIVE_SIDECARS]: feature(['PodWebhook'], { podWebhook: true }, BUNDLED_ONLY),
   [AppFeature.IMAGE_PULL_JOB]: feature(['ImagePullJobGate'], { daemon: true }, BOTH),

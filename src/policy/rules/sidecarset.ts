@@ -18,6 +18,7 @@ import { closestMatch } from '../../api/validate.js';
 import { LABEL_NAMESPACE_NAME } from '../../contracts/keys.js';
 import { dns1123LabelError } from '../../contracts/validators.js';
 import { COMMON_LABELS } from '../../install/spec.js';
+import { resourcesPolicyProblems, type SidecarLike } from '../../api/sidecar-resources.js';
 
 /** What the cross-document SidecarSet rules read of a workload: its pods' labels and container names. */
 const workloadParts = podTemplateProjection(['metadata.labels', 'spec.containers[].name', 'spec.initContainers[].name']);
@@ -618,6 +619,40 @@ export const sidecarSetSelectsNothing: Rule = {
   },
 };
 
+export const sidecarSetResourcesPolicy: Rule = {
+  id: 'KRUISE-SIDECARSET-008',
+  severity: 'error',
+  title: 'SidecarSet resourcesPolicy is invalid',
+  doc:
+    "A container's resourcesPolicy computes the sidecar's requests and limits from the pod's containers at injection. " +
+    'As the validating webhook (upstream and bundled) does, this refuses a policy beside resources.limits or ' +
+    'resources.requests, on an initContainer that is not a native sidecar (restartPolicy Always), with an empty or ' +
+    'invalid targetContainersNameRegex, with neither limits nor requests expressions, or with an expression that does ' +
+    "not parse: + - * / parentheses, max(a, b), min(a, b), numbers (0.5, 50%), quantities (100m, 64Mi) and the field's " +
+    'variable (cpu or memory). A quantity times a quantity, or a division by a quantity, is refused too: every pod ' +
+    'injection would fail on it.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of sidecarSets(manifests)) {
+      const spec = obj(m.object.spec);
+      for (const field of ['initContainers', 'containers'] as const) {
+        arr(spec[field]).forEach((c, i) => {
+          if (!isObj(c) || !isObj(c.resourcesPolicy)) return;
+          for (const p of resourcesPolicyProblems(c as unknown as SidecarLike, field === 'initContainers')) {
+            out.push({
+              manifest: m,
+              jsonPointer: `/spec/${field}/${i}/${p.field.replaceAll('.', '/')}`,
+              message: p.message,
+              hint: 'See `cdk8s-kruise explain SidecarSet spec.containers.resourcesPolicy` for the expression language.',
+            });
+          }
+        });
+      }
+    }
+    return out;
+  },
+};
+
 export const SIDECARSET_RULES = [
   sidecarSetDuplicateNames,
   sidecarSetNameCollision,
@@ -626,4 +661,5 @@ export const SIDECARSET_RULES = [
   sidecarSetConflict,
   sidecarSetInvalidContainer,
   sidecarSetSelectsNothing,
+  sidecarSetResourcesPolicy,
 ];

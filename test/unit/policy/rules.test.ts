@@ -473,6 +473,19 @@ const CASES: Record<string, Case> = {
     line: 10,
     message: /mounts volume "logs", which spec\.volumes does not define/,
   },
+  'KRUISE-SIDECARSET-008': {
+    pass: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers: [{name: c, image: "busybox:1.36", resourcesPolicy: {targetContainersMode: sum, resourcesExpr: {limits: {cpu: "max(cpu*50%, 50m)"}}}}]',
+    ),
+    fail: sidecarSet(
+      's',
+      '  selector: {matchLabels: {app: a}}\n  containers:\n    - name: c\n      image: "busybox:1.36"\n      resourcesPolicy: {targetContainersMode: sum, resourcesExpr: {limits: {cpu: "cpu * cpu"}}}',
+    ),
+    pointer: '/spec/containers/0/resourcesPolicy/resourcesExpr/limits/cpu',
+    line: 10,
+    message: /invalid expression: a quantity cannot be multiplied by a quantity/,
+  },
   'KRUISE-SIDECARSET-007': {
     pass:
       deployment +

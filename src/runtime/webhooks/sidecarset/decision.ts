@@ -37,6 +37,7 @@ import {
   selectorMatches,
 } from '../../../contracts/index.js';
 import type { Container, EnvVar, Pod } from '../../core/types.js';
+import { computeSidecarResources, ResourceExprError, type TargetContainer } from '../../../api/sidecar-resources.js';
 
 /** Fields of a SidecarContainer that configure injection and are not part of the pod's container. */
 const SIDECAR_ONLY_FIELDS = [
@@ -242,6 +243,34 @@ function patchMetadata(set: SidecarSet, pod: Pod, allowed: InjectionInput['metad
   return result.error;
 }
 
+/**
+ * resourcesPolicy: the sidecar's resources computed from the pod as submitted (its containers and native
+ * sidecars, less every container the matched sets inject); the reason the pod is refused, or undefined.
+ */
+function applyResourcesPolicy(
+  set: SidecarSet,
+  sidecar: SidecarContainer,
+  built: Container,
+  pod: Pod,
+  excluded: ReadonlySet<string>,
+): string | undefined {
+  if (!sidecar.resourcesPolicy) return undefined;
+  try {
+    const computed = computeSidecarResources(
+      sidecar.resourcesPolicy,
+      (pod.spec?.containers ?? []) as unknown as TargetContainer[],
+      (pod.spec?.initContainers ?? []) as unknown as TargetContainer[],
+      excluded,
+    );
+    // As upstream, the computed requirements replace the sidecar's (validation keeps both from being set).
+    (built as { resources?: unknown }).resources = computed;
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof ResourceExprError)) throw err;
+    return `SidecarSet ${set.metadata.name}: resourcesPolicy of container ${sidecar.name}: ${err.message}`;
+  }
+}
+
 /** The containers a set injects (container and init names), to detect two sets injecting the same one. */
 function injectedNames(set: SidecarSet): string[] {
   return [...(set.spec.containers ?? []), ...(set.spec.initContainers ?? [])].map((c) => c.name);
@@ -343,6 +372,7 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
     metadata: { ...pod.metadata, ...(pod.metadata.annotations ? { annotations: { ...pod.metadata.annotations } } : {}) },
   };
 
+  const excluded = new Set(owner.keys());
   for (const latest of matched) {
     const version = chooseVersion(latest, original, input);
     if ('deny' in version) return version;
@@ -352,10 +382,15 @@ export function injectSidecarSets(input: InjectionInput): InjectionResult {
     const native = usesNativeSidecars(set);
     for (const ic of [...(set.spec.initContainers ?? [])].sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if ((original.spec!.initContainers ?? []).some((c) => c.name === ic.name)) continue;
-      (ic.podInjectPolicy === 'BeforeAppContainer' ? initsBefore : inits).push(buildContainer(ic, original, namespace, false));
+      const builtInit = buildContainer(ic, original, namespace, false);
+      const refusedInit = applyResourcesPolicy(set, ic, builtInit, original, excluded);
+      if (refusedInit) return { deny: refusedInit };
+      (ic.podInjectPolicy === 'BeforeAppContainer' ? initsBefore : inits).push(builtInit);
     }
     for (const sc of set.spec.containers ?? []) {
       const built = buildContainer(sc, original, namespace, native);
+      const refused = applyResourcesPolicy(set, sc, built, original, excluded);
+      if (refused) return { deny: refused };
       const cs = isHotUpgrade(sc) ? hotUpgradePair(sc, built, pod) : [built];
       const where = sc.podInjectPolicy === 'AfterAppContainer' ? 'after' : 'before';
       if (native) (where === 'after' ? nativeAfter : nativeBefore).push(...cs);

@@ -27,7 +27,7 @@ import { POD_MUTATOR_ORDER, VALIDATING_CHAIN_ORDER } from '../../control/admissi
 import { podMutator } from '../../core/webhook/pod-mutator.js';
 import type { KubeObject } from '../../core/types.js';
 import { computeHashes, injectSidecarSets, type SidecarSetHashes } from './decision.js';
-import { patchMetadataRefusal, sidecarSetConflict } from './validation.js';
+import { patchMetadataRefusal, resourcesPolicyRefusal, sidecarSetConflict } from './validation.js';
 
 type Revision = { readonly name: string; readonly data: SidecarSetRevisionData };
 
@@ -225,7 +225,7 @@ export const sidecarSetInjectionWebhook: WebhookDefinition = {
 
 /**
  * SidecarSet checks that need the cluster, chained after the policy rules of `kruisevalidation` on the
- * SidecarSet validate path: conflicts with existing SidecarSets, and the patchPodMetadata whitelist.
+ * SidecarSet validate path: resourcesPolicy, conflicts with existing SidecarSets, and the patchPodMetadata whitelist.
  */
 export const sidecarSetValidationWebhook: WebhookDefinition = {
   name: 'sidecarsetvalidation',
@@ -250,6 +250,8 @@ export const sidecarSetValidationWebhook: WebhookDefinition = {
           if (!converted.ok) return { allowed: false, code: 400, reason: 'Invalid', message: converted.message };
           const set = converted.object as unknown as SidecarSet;
           if (!set.spec || !set.metadata) return { allowed: true };
+          const badPolicy = resourcesPolicyRefusal(set);
+          if (badPolicy) return { allowed: false, code: 422, reason: 'Invalid', message: badPolicy };
           const conflict = sidecarSetConflict(set, sets.list());
           if (conflict) return { allowed: false, code: 422, reason: 'Invalid', message: conflict };
           if ((set.spec.patchPodMetadata ?? []).length > 0) {

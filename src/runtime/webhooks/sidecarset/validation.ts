@@ -8,6 +8,7 @@
 import type { SidecarSet } from '../../../api/kinds/sidecarset.js';
 import { canonicalJson, patchMetadataKeysRefused, type PatchMetadataWhitelist } from '../../control/sidecarset-pod.js';
 import type { LabelSelectorLike } from '../../../contracts/index.js';
+import { resourcesPolicyProblems, type SidecarLike } from '../../../api/sidecar-resources.js';
 
 interface Expr {
   key: string;
@@ -101,4 +102,21 @@ export function patchMetadataRefusal(
   const { refused, reason } = patchMetadataKeysRefused(set, whitelist, defaultsAllowed);
   if (!refused.length) return undefined;
   return `spec.patchPodMetadata: annotation ${refused.length > 1 ? 'keys' : 'key'} ${refused.map((k) => `"${k}"`).join(', ')} not allowed: ${reason}; an admin allows keys in ConfigMap kruise-configuration (key SidecarSet_PatchPodMetadata_WhiteList) of the runtime namespace`;
+}
+
+/**
+ * The resourcesPolicy refusal, as upstream's SidecarSet validation words it (field path, then the reason): a policy
+ * beside resources, on a non-native init container, with an empty or invalid regex, no expressions, or an
+ * expression that does not parse; undefined when every policy is valid.
+ */
+export function resourcesPolicyRefusal(set: SidecarSet): string | undefined {
+  const problems: string[] = [];
+  for (const field of ['initContainers', 'containers'] as const) {
+    (set.spec[field] ?? []).forEach((c, i) => {
+      for (const p of resourcesPolicyProblems(c as unknown as SidecarLike, field === 'initContainers')) {
+        problems.push(`spec.${field}[${i}].${p.field}: ${p.message}`);
+      }
+    });
+  }
+  return problems.length ? problems.join('; ') : undefined;
 }

@@ -505,3 +505,47 @@ describe('SidecarSet injection', () => {
     expect(sidecarSetHash(set('s', { ...before.spec, initContainers: [{ ...native, image: 'p:2' }] }))).not.toBe(sidecarSetHash(before));
   });
 });
+
+describe('resourcesPolicy', () => {
+  const limited = (name: string, cpu: string, memory: string) => ({
+    name,
+    image: 'nginx',
+    resources: { limits: { cpu, memory }, requests: { cpu, memory } },
+  });
+  const withPolicy = (mode: 'sum' | 'max', regex?: string) =>
+    set('proxy', {
+      containers: [
+        {
+          name: 'envoy',
+          image: 'envoy',
+          resourcesPolicy: {
+            targetContainersMode: mode,
+            ...(regex ? { targetContainersNameRegex: regex } : {}),
+            resourcesExpr: { limits: { cpu: 'cpu*50%', memory: 'max(memory*25%, 64Mi)' }, requests: { cpu: 'cpu/4' } },
+          },
+        },
+      ],
+    });
+
+  it('gives the injected sidecar the computed resources and drops the policy field', () => {
+    const p = pod({ containers: [limited('app', '1', '512Mi'), limited('worker', '500m', '128Mi')] });
+    expect(run(p, [withPolicy('sum')])).toEqual({ injected: ['proxy'], warnings: [] });
+    const envoy = p.spec!.containers.find((c) => c.name === 'envoy')!;
+    expect(envoy.resources).toEqual({ limits: { cpu: '750m', memory: '160Mi' }, requests: { cpu: '375m' } });
+    expect(envoy).not.toHaveProperty('resourcesPolicy');
+
+    const q = pod({ containers: [limited('app', '1', '512Mi'), limited('worker', '500m', '128Mi')] });
+    run(q, [withPolicy('max')]);
+    expect(q.spec!.containers.find((c) => c.name === 'envoy')!.resources).toEqual({
+      limits: { cpu: '500m', memory: '128Mi' },
+      requests: { cpu: '250m' },
+    });
+  });
+
+  it('refuses the pod when no container matches the regex', () => {
+    const p = pod({ containers: [limited('app', '1', '512Mi')] });
+    expect(run(p, [withPolicy('sum', '^db$')])).toEqual({
+      deny: 'SidecarSet proxy: resourcesPolicy of container envoy: no containers match the regex pattern "^db$"',
+    });
+  });
+});
