@@ -9,6 +9,7 @@ import type { SidecarSetSpec } from '../src/api/kinds/sidecarset.js';
 import { ANNOTATION_SIDECARSET_NATIVE_SIDECARS, LABEL_NAMESPACE_NAME, LABEL_SIDECARSET_CUSTOM_VERSION } from '../src/contracts/keys.js';
 import { kruiseApiVersionOf, KruiseApiVersion } from './api-version.js';
 import { KUBERNETES_VERSION_CONTEXT, NATIVE_SIDECARS_MIN_MINOR, parseKubernetesVersion } from './sidecar-strategy.js';
+import { resourcesPolicyProblems } from '../src/api/sidecar-resources.js';
 
 /** Where an injected container is placed relative to the pod's own containers. */
 export enum PodInjectPolicy {
@@ -73,6 +74,62 @@ export interface TransferEnv {
   readonly envNames?: string[];
 }
 
+/** How a resources policy aggregates the resources of the pod's target containers. */
+export enum TargetContainersMode {
+  /** Add up the matched containers' values. */
+  SUM = 'sum',
+  /** Take the largest of the matched containers' values. */
+  MAX = 'max',
+}
+
+/**
+ * Expressions of one resource list (`limits` or `requests`) of a sidecar. Each may use `+ - * /`, parentheses,
+ * `max(a, b)`, `min(a, b)`, numbers (`0.5`, `50%`), quantities (`100m`, `64Mi`) and its variable: `cpu` or `memory`,
+ * the aggregate of the target containers (e.g. `max(cpu*50%, 50m)`).
+ */
+export interface SidecarResourceExpressions {
+  /**
+   * CPU expression over variable `cpu`.
+   *
+   * @default - not set
+   */
+  readonly cpu?: string;
+  /**
+   * Memory expression over variable `memory`.
+   *
+   * @default - not set
+   */
+  readonly memory?: string;
+}
+
+/**
+ * Computes the sidecar's requests and limits at pod creation from the pod's containers (Kruise v1.9
+ * `resourcesPolicy`). A target container without a limit makes that limit unlimited (the sidecar gets none); a
+ * missing request counts as 0; a pod none of whose containers match is refused.
+ */
+export interface SidecarResourcesPolicy {
+  /** How the target containers' resources aggregate. */
+  readonly mode: TargetContainersMode;
+  /**
+   * Regex over the pod's container names (plain containers and native sidecars, never the injected sidecars).
+   *
+   * @default '.*'
+   */
+  readonly targetContainersNameRegex?: string;
+  /**
+   * Limit expressions. At least one of `limits` and `requests` is required.
+   *
+   * @default - no limits
+   */
+  readonly limits?: SidecarResourceExpressions;
+  /**
+   * Request expressions.
+   *
+   * @default - no requests
+   */
+  readonly requests?: SidecarResourceExpressions;
+}
+
 /** Properties of a container injected by a SidecarSet: cdk8s-plus container props plus Kruise fields. */
 export interface SidecarContainerProps extends kplus.ContainerProps {
   /**
@@ -100,6 +157,13 @@ export interface SidecarContainerProps extends kplus.ContainerProps {
    * @default SidecarUpgradeStrategy.coldUpgrade()
    */
   readonly upgradeStrategy?: SidecarUpgradeStrategy;
+  /**
+   * Compute this sidecar's resources from the pod's containers at injection. Excludes `resources`: the
+   * container is emitted without any (cdk8s-plus' default resources are left out).
+   *
+   * @default - the container's own resources
+   */
+  readonly resourcesPolicy?: SidecarResourcesPolicy;
 }
 
 /** Properties of an init container injected by a SidecarSet. */
@@ -344,6 +408,17 @@ function containerJson(container: kplus.Container): V1Container {
   return kplus.k8s.toJson_Container(container._toKube()) as V1Container;
 }
 
+function policyJson(p: SidecarResourcesPolicy) {
+  return {
+    targetContainersMode: p.mode,
+    targetContainersNameRegex: p.targetContainersNameRegex,
+    resourcesExpr: {
+      limits: p.limits ? { cpu: p.limits.cpu, memory: p.limits.memory } : undefined,
+      requests: p.requests ? { cpu: p.requests.cpu, memory: p.requests.memory } : undefined,
+    },
+  };
+}
+
 interface SidecarEntry {
   readonly container: kplus.Container;
   readonly props: SidecarContainerProps;
@@ -464,6 +539,15 @@ export class SidecarSet extends kplus.Resource {
         throw new Error(`[${this.node.path}] container "${props.name}": transferEnv needs exactly one of envName and envNames.`);
       }
     }
+    if (props.resourcesPolicy) {
+      if (props.resources) {
+        throw new Error(`[${this.node.path}] container "${props.name}": resourcesPolicy and resources cannot be configured together.`);
+      }
+      const problems = resourcesPolicyProblems({ name: props.name ?? '', resourcesPolicy: policyJson(props.resourcesPolicy) }, false);
+      if (problems.length) {
+        throw new Error(`[${this.node.path}] container "${props.name}": ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}.`);
+      }
+    }
     const container = new kplus.Container(props);
     this._containers.push({ container, props });
     return container;
@@ -521,9 +605,12 @@ export class SidecarSet extends kplus.Resource {
     };
     const containers = this._containers.map(({ container, props }) => {
       collect(container);
+      const json = containerJson(container);
+      if (props.resourcesPolicy) delete json.resources;
       return {
-        ...containerJson(container),
+        ...json,
         podInjectPolicy: props.podInjectPolicy,
+        resourcesPolicy: props.resourcesPolicy ? policyJson(props.resourcesPolicy) : undefined,
         shareVolumePolicy:
           props.shareVolumePolicy !== undefined
             ? { type: props.shareVolumePolicy ? ('enabled' as const) : ('disabled' as const) }

@@ -10,6 +10,7 @@ import {
   RuntimeTarget,
   SidecarSet,
   SidecarUpgradeStrategy,
+  TargetContainersMode,
 } from '../../../constructs/index.js';
 import { validateObject } from '../../../src/api/validate.js';
 import { KUBERNETES_VERSION_CONTEXT } from '../../../constructs/sidecar-strategy.js';
@@ -154,5 +155,39 @@ describe('SidecarSet apiVersion', () => {
       }),
     ).toThrow(/app\/logtail.*at v1beta1 it is spec.customVersion: use the customVersion prop/);
     expect(() => logtail(app().chart, { customVersion: '' })).toThrow(/customVersion must be a non-empty string/);
+  });
+});
+
+describe('SidecarSet resourcesPolicy', () => {
+  const policy = { mode: TargetContainersMode.MAX, targetContainersNameRegex: '^app', limits: { cpu: 'max(cpu*50%, 50m)' } };
+
+  it('emits the policy and no resources (cdk8s-plus defaults left out), valid under both API versions', () => {
+    for (const apiVersion of [undefined, KruiseApiVersion.V1BETA1]) {
+      const { chart } = app();
+      logtail(chart, { containers: [{ name: 'envoy', image: 'envoy:1', resourcesPolicy: policy }], ...(apiVersion ? { apiVersion } : {}) });
+      const [set] = Testing.synth(chart) as Array<Record<string, any>>;
+      const c = set!.spec.containers[0];
+      expect(c.resources).toBeUndefined();
+      expect(c.resourcesPolicy).toEqual({
+        targetContainersMode: 'max',
+        targetContainersNameRegex: '^app',
+        resourcesExpr: { limits: { cpu: 'max(cpu*50%, 50m)' } },
+      });
+      expect(validateObject(set).issues).toEqual([]);
+    }
+  });
+
+  it.each([
+    [
+      { ...policy, limits: { cpu: 'cpu * cpu' } },
+      {},
+      /resourcesPolicy.resourcesExpr.limits.cpu: invalid expression: a quantity cannot be multiplied by a quantity/,
+    ],
+    [{ ...policy, targetContainersNameRegex: '(' }, {}, /targetContainersNameRegex: invalid regex pattern/],
+    [{ mode: TargetContainersMode.SUM }, {}, /at least one of limits or requests must be configured/],
+    [policy, { resources: { cpu: { request: kplus.Cpu.millis(100) } } }, /resourcesPolicy and resources cannot be configured together/],
+  ])('refuses a bad policy eagerly (case %#)', (p, extra, message) => {
+    const { chart } = app();
+    expect(() => logtail(chart, { containers: [{ name: 'envoy', image: 'envoy:1', resourcesPolicy: p, ...extra }] })).toThrow(message);
   });
 });
