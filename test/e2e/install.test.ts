@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonPlacement, KruiseRuntime } from '../../constructs/kruise-runtime.js';
 import { PERMISSIONS, daemonScopes, findCoveringRule, managerScopes, type PermissionRule, type Verb } from '../../src/contracts/index.js';
 import { canI, kubectl, serviceAccountUser, type AccessCheck } from '../harness/index.js';
+import { conversionNone } from './runtime/support.js';
 
 type Obj = Record<string, any>;
 
@@ -49,8 +50,10 @@ beforeAll(() => {
     .map((f) => path.join(dir, f));
 });
 
-afterAll(() => {
+afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
+  // The install's SidecarSet CRD converts through the in-cluster Service, which no manager serves here.
+  await conversionNone();
 });
 
 describe('install manifests on a real kube-apiserver', () => {

@@ -413,13 +413,22 @@ describe('webhook certificates under faults, two replicas behind a round-robin b
       30_000,
     );
     await sleep(1_500);
-    const { sent, failures } = await l.stop();
+    const { sent, startedAt, failures } = await l.stop();
+    // While a configuration has no caBundle the API server cannot trust any webhook certificate: an admission sent
+    // between the strip and the restore (plus the second the API server takes to read a changed configuration)
+    // fails whatever the runtime does. Outside that window none may fail.
+    const windowEnd = t0 + restoreMs + 1_000;
+    const inStrippedWindow = (f: string) => {
+      const at = startedAt[Number(/^#(\d+) /.exec(f)?.[1] ?? -1)];
+      return at !== undefined && at >= t0 && at <= windowEnd && /unknown authority/.test(f);
+    };
     console.log(
-      `[cert faults] caBundle stripped: restored after ${Date.now() - t0 - 1_500} ms (first seen ${restoreMs} ms); ${sent} admissions, ${failures.length} failed`,
+      `[cert faults] caBundle stripped: restored after ${Date.now() - t0 - 1_500} ms (first seen ${restoreMs} ms); ${sent} admissions, ` +
+        `${failures.length} failed (${failures.filter(inStrippedWindow).length} sent while a caBundle was missing)`,
     );
     for (const f of failures) console.log(`[cert faults]   ${f}`);
     expect(restoreMs).toBeLessThan(5_000);
-    expect(failures.filter((f) => !balancerRace(f))).toEqual([]);
+    expect(failures.filter((f) => !balancerRace(f) && !inStrippedWindow(f))).toEqual([]);
     // The races are the test balancer's own (it closes idle connections to force handshakes), not admissions the
     // runtime failed; with the node tier running beside this one they reached 8 of 32.
     expect(failures.length, 'balancer races').toBeLessThanOrEqual(Math.ceil(sent * 0.3));

@@ -14,6 +14,7 @@ import { adminKubeConfig, createNamespace, kubectl, mergePatch } from '../harnes
 import {
   accessCoverage,
   accessLogs,
+  conversionNone,
   eventually,
   freePort,
   loopbackWebhookArgs,
@@ -84,14 +85,7 @@ afterAll(async () => {
   await ctl?.stop('SIGKILL');
   await kubectl(['delete', 'sidecarsets.v1beta1.apps.kruise.io', '-l', MARK, '--ignore-not-found', '--wait=false']).catch(() => undefined);
   // Back to what the other e2e files install (conversion None), so no later test depends on a stopped manager.
-  await kubectl([
-    'patch',
-    'crd',
-    CRD,
-    '--type=json',
-    '-p',
-    JSON.stringify([{ op: 'replace', path: '/spec/conversion', value: { strategy: 'None' } }]),
-  ]);
+  await conversionNone();
   const report = accessCoverage(accessLogs, new Set([runtimeNs]));
   expect(report.uncovered, 'API calls not declared in src/contracts/permissions.ts').toEqual([]);
 });

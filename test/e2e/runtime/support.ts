@@ -68,6 +68,7 @@ export async function installCrds(kinds: readonly KindDefinition[]): Promise<voi
   const api = adminKubeConfig().makeApiClient(ApiextensionsV1Api);
   const list = { apiVersion: 'v1', kind: 'List', items: kinds.map((k) => toCustomResourceDefinition(k)) };
   await kubectl(['apply', '--server-side', '--field-manager', 'runtime-e2e', '-f', '-'], { input: JSON.stringify(list) });
+  await conversionNone(kinds);
   for (const k of kinds) {
     const name = `${k.plural}.${k.group}`;
     for (let i = 0; ; i++) {
@@ -76,6 +77,37 @@ export async function installCrds(kinds: readonly KindDefinition[]): Promise<voi
       if (i > 100) throw new Error(`CRD ${name} not Established`);
       await sleep(100);
     }
+  }
+}
+
+const CONVERSION_RESET_MANAGER = 'e2e-conversion-reset';
+
+/**
+ * Puts the CRDs of `kinds` that convert through a webhook back to conversion None, which the shared control plane
+ * uses: the install's CRDs (applied by install.test.ts and dist-apply.test.ts) call the in-cluster webhook Service,
+ * absent here, so left in place they fail every later call at a version other than the stored one. Server-side
+ * apply under another field manager cannot take that field back, hence the patch.
+ */
+export async function conversionNone(kinds: readonly KindDefinition[] = KINDS): Promise<void> {
+  const api = adminKubeConfig().makeApiClient(ApiextensionsV1Api);
+  for (const k of kinds.filter((kind) => kind.conversionWebhook)) {
+    const name = `${k.plural}.${k.group}`;
+    const crd = await api.readCustomResourceDefinition({ name }).catch(() => undefined);
+    if (!crd || (crd.spec.conversion?.strategy ?? 'None') === 'None') continue;
+    const patch = [{ op: 'replace', path: '/spec/conversion', value: { strategy: 'None' } }];
+    await kubectl(['patch', 'crd', name, '--type=json', `--field-manager=${CONVERSION_RESET_MANAGER}`, '-p', JSON.stringify(patch)]);
+    // Owning the field would make the next file's server-side apply of the install's CRDs (as a user runs it on a
+    // fresh cluster, without --force-conflicts) conflict with this reset: the reset gives the field up again.
+    // kubectl's JSON, not client-node's model, so the entries go back exactly as the server wrote them.
+    const after = JSON.parse(await kubectl(['get', 'crd', name, '-o', 'json', '--show-managed-fields'])) as {
+      metadata: { resourceVersion: string; managedFields: { manager: string }[] };
+    };
+    const managedFields = after.metadata.managedFields.filter((f) => f.manager !== CONVERSION_RESET_MANAGER);
+    const drop = [
+      { op: 'test', path: '/metadata/resourceVersion', value: after.metadata.resourceVersion },
+      { op: 'replace', path: '/metadata/managedFields', value: managedFields },
+    ];
+    await kubectl(['patch', 'crd', name, '--type=json', `--field-manager=${CONVERSION_RESET_MANAGER}`, '-p', JSON.stringify(drop)]);
   }
 }
 
