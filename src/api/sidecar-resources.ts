@@ -11,6 +11,7 @@
  * field's variable (`cpu` or `memory`, the aggregate as a quantity). A quantity times or divided by a number is
  * truncated to a whole milli-unit; a plain-number result is cores for CPU and bytes for memory.
  */
+import { QUANTITY_SUFFIXES, quantityValue } from '../contracts/quantity.js';
 
 /** Longest expression accepted: expressions are one-liners; the bound keeps parsing cheap for hostile input. */
 export const MAX_RESOURCE_EXPR_LENGTH = 1024;
@@ -23,20 +24,6 @@ export type ResourceVariable = 'cpu' | 'memory';
 
 /** A number, or a quantity in milli-units (1 CPU = 1000, 1 byte = 1000). */
 type Value = { readonly q: false; readonly n: number } | { readonly q: true; readonly milli: number };
-
-const QUANTITY_SUFFIX: Readonly<Record<string, number>> = {
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-};
 
 export class ResourceExprError extends Error {}
 
@@ -58,11 +45,10 @@ function safeMilli(milli: number, what: string): number {
 
 /** A quantity literal's value in milli-units, or an error naming it. */
 export function quantityMilli(text: string): number {
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(m|k|M|G|T|P|Ki|Mi|Gi|Ti|Pi))?$/.exec(text.trim());
-  if (!m) throw new ResourceExprError(`"${text}" is not a Kubernetes quantity (e.g. 100m, 0.5, 64Mi, 1Gi)`);
-  const scale = m[2] ? 10 ** Number(m[2].slice(1)) : m[3] ? QUANTITY_SUFFIX[m[3]]! : 1;
+  const value = quantityValue(text);
+  if (value === undefined) throw new ResourceExprError(`"${text}" is not a Kubernetes quantity (e.g. 100m, 0.5, 64Mi, 1Gi)`);
   // Milli-units are whole: 0.5m rounds up, as the API server rounds a quantity it cannot hold.
-  return safeMilli(Math.ceil(Number(m[1]) * scale * 1000 - 1e-9), `quantity "${text}"`);
+  return safeMilli(Math.ceil(value * 1000 - 1e-9), `quantity "${text}"`);
 }
 
 function tokenize(src: string): Token[] {
@@ -84,9 +70,9 @@ function tokenize(src: string): Token[] {
       if (!m) throw new ResourceExprError(`unexpected "${ch}" at column ${i + 1}`);
       const [text, percent, unit] = m;
       if (unit) {
-        if (percent || !(unit in QUANTITY_SUFFIX) || /[eE]/.test(text.slice(0, text.length - unit.length))) {
+        if (percent || !(unit in QUANTITY_SUFFIXES) || /[eE]/.test(text.slice(0, text.length - unit.length))) {
           throw new ResourceExprError(
-            `"${text}" at column ${i + 1} is neither a number nor a quantity (units: ${Object.keys(QUANTITY_SUFFIX).join(' ')})`,
+            `"${text}" at column ${i + 1} is neither a number nor a quantity (units: ${Object.keys(QUANTITY_SUFFIXES).join(' ')})`,
           );
         }
         out.push({ t: 'qty', milli: quantityMilli(text), at: i });

@@ -14,6 +14,7 @@ export * from './resources.js';
 export * from './keys.js';
 export * from './names.js';
 export * from './permissions.js';
+export * from './quantity.js';
 export * from './node-options.js';
 export * from './validators.js';
 export * from './features.js';

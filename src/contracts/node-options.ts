@@ -1,3 +1,5 @@
+import { quantityValue } from './quantity.js';
+
 /**
  * V8 limits for the controller-manager container, passed as NODE_OPTIONS by the install manifests.
  * Node's defaults size the heap for the machine, not the container: with them the controller held
@@ -20,30 +22,11 @@ export function managerNodeOptions(memoryLimit: string | undefined): string {
   return `--max-semi-space-size=2 --max-old-space-size=${Math.max(MANAGER_MIN_HEAP_MIB, mib - MANAGER_NATIVE_HEADROOM_MIB)}`;
 }
 
-const QUANTITY = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$/;
-const SUFFIX: Readonly<Record<string, number>> = {
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-};
-
-/** A Kubernetes quantity (`512Mi`, `1G`, `129e6`, `1.5Gi`) as a number; throws on anything else. */
+/** A Kubernetes quantity (`512Mi`, `1G`, `129e6`, `1.5Gi`) of bytes as a number; throws on anything else. */
 export function quantityBytes(q: string): number {
-  const m = QUANTITY.exec(q.trim());
-  if (!m) throw new Error(`"${q}" is not a Kubernetes quantity (e.g. 512Mi, 1Gi, 1G, 129e6)`);
-  const [, num, suffix] = m;
-  const scale = suffix === undefined ? 1 : /^[eE]/.test(suffix) ? 10 ** Number(suffix.slice(1)) : SUFFIX[suffix]!;
-  return Number(num) * scale;
+  const bytes = quantityValue(q);
+  if (bytes === undefined || bytes < 0) throw new Error(`"${q}" is not a Kubernetes quantity (e.g. 512Mi, 1Gi, 1G, 129e6)`);
+  return bytes;
 }
 
 /** The manager's NODE_OPTIONS with the default 512Mi memory limit, as the benchmarks run it. */
