@@ -227,8 +227,10 @@ describe('enhanced liveness on a real node (runtime from dist/ and its image)', 
       `[liveness] native (kubelet): all ${REPLICAS} restarted by ${native.restarts.at(-1)!.ms} ms, most down at once ${native.maxDown} ` +
         `(${native.samples} samples); restarts: ${native.restarts.map((r) => `${r.pod}@${r.ms}`).join(' ')}; down count: ${native.timeline}`,
     );
-    // The kubelet restarts every failing container as soon as its own probe fails: all ten within a few seconds.
+    // The kubelet restarts every failing container as soon as its own probe fails, with no budget: more than the
+    // budget's two down at once, and all ten restarted. (How fast it does so follows the machine's load, 5.4 s from
+    // the first restart to the last once under the e2e and node tiers side by side, so no time is judged here.)
     expect(native.maxDown).toBeGreaterThan(BUDGET);
-    expect(native.restarts.at(-1)!.ms - native.restarts[0]!.ms).toBeLessThan(5_000);
+    expect(new Set(native.restarts.map((r) => r.pod)).size).toBe(REPLICAS);
   }, 900_000);
 });
