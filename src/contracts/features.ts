@@ -329,7 +329,9 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.INPLACE_UPDATE_ENV_FROM_METADATA]: feature(['InPlaceUpdateEnvFromMetadata'], { daemon: true }, BOTH),
   // Both CloneSet controllers write the Progressing condition (upstream's reasons and deadline).
   [AppFeature.CLONESET_PROGRESS_DEADLINE]: feature([], {}, BOTH),
-  [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, UPSTREAM_ONLY),
+  // The bundled CloneSet and Advanced StatefulSet controllers create the ImagePullJobs of an in-place update's changed
+  // images (control/image-predownload.ts); the daemon pulls them.
+  [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, BOTH),
   // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes and nothing restarts a container
   // whose probe fails, so upstream does not carry the promise out. The bundled pod webhook moves the probes the same
   // way, its manager lists them in the node's NodePodProbe (the PodProbeMarker path, hence PodProbeMarkerGate), the
@@ -432,7 +434,8 @@ export const BUNDLED_RUNTIME_GATES: Readonly<Partial<Record<FeatureGateName, boo
 
 /**
  * Parses `--feature-gates=A=true,B=false` as upstream kruise-manager takes it, against the gates `known`
- * (default: the bundled runtime's), then applies upstream's "parent off forces children off" cascades.
+ * (default: the bundled runtime's), then applies upstream's cascades: "parent off forces children off", then "parent on
+ * forces children on".
  */
 export function parseFeatureGates(
   spec: string | undefined,
@@ -454,6 +457,11 @@ export function parseFeatureGates(
   for (const c of GATE_CASCADES) {
     if (c.when || c.to || gates.get(c.parent) !== false) continue;
     for (const child of c.forces) if (gates.has(child)) gates.set(child, false);
+  }
+  // Then "parent on forces children on" (image pre-download turns ImagePullJobGate on: its jobs need that controller).
+  for (const c of GATE_CASCADES) {
+    if (!c.when || !c.to || gates.get(c.parent) !== true) continue;
+    for (const child of c.forces) if (gates.has(child)) gates.set(child, true);
   }
   return gates;
 }
@@ -1033,6 +1041,8 @@ export const LABEL_FEATURES: Readonly<Record<string, PartClass>> = Object.freeze
   [K.LABEL_CONTROLLER_REVISION_HASH]: INERT,
   [K.LABEL_POD_TEMPLATE_HASH]: INERT,
   [K.LABEL_CONTROLLER_REVISION_HASH_KEY]: INERT,
+  [K.LABEL_IMAGE_PREDOWNLOAD_CREATED]: INERT,
+  [K.LABEL_IMAGE_PREDOWNLOAD_IGNORED]: INERT,
 });
 
 /** Container env (any container or init container list, at any depth) → what gives it behaviour, by the env's value. */

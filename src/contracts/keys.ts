@@ -208,6 +208,13 @@ export const ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM = 'apps.kruise.io/image-pr
 export const ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS = 'apps.kruise.io/image-predownload-timeout-seconds';
 /** CloneSet annotation (v1alpha1): updated ready pods required before the next batch's images are pre-pulled (upstream). */
 export const ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS = 'apps.kruise.io/image-predownload-min-updated-ready-pods';
+/**
+ * ControllerRevision label (upstream's spelling, "pre-predownload" included): the workload controller created the
+ * ImagePullJobs pre-downloading this revision's changed images (value "true"); it never creates them again.
+ */
+export const LABEL_IMAGE_PREDOWNLOAD_CREATED = 'apps.kruise.io/pre-predownload-created';
+/** ControllerRevision label (upstream's): this revision's images are not pre-downloaded (value "true"; see why in docs/runtime.md). */
+export const LABEL_IMAGE_PREDOWNLOAD_IGNORED = 'apps.kruise.io/image-predownload-ignored';
 /** Pull-secret copy in the daemon-config namespace: `<namespace>/<name>` of the Secret it was copied from (upstream's key). */
 export const ANNOTATION_PULL_SECRET_SOURCE = 'imagepulljobs.kruise.io/source-key';
 /**

@@ -118,7 +118,7 @@ describe('platform install (target BUNDLED with features)', () => {
   });
 
   it('reports a requested feature the bundled runtime does not carry out, naming the construct', () => {
-    const { app } = platform({ features: [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD] });
+    const { app } = platform({ features: [AppFeature.STATEFULSET_AUTO_RESIZE_PVC] });
     new Chart(app, 'x');
     const report = (app.node.findChild('kruise') as KruiseRuntime).report();
     expect(report.warnings.join('\n') + report.errors.join('\n')).toMatch(/KruiseRuntime kruise \(kruise\)/);

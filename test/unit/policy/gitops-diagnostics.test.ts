@@ -5,23 +5,32 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { App, Chart, Testing } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-27';
+import { ApiObject, App, Chart, Testing } from 'cdk8s';
 import { ValidationContext } from 'cdk8s-cli/plugins';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KruiseRuntime } from '../../../constructs/index.js';
 import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES } from '../../../src/contracts/features.js';
-import { ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM } from '../../../src/contracts/keys.js';
 import { KruiseValidation, validateManifests } from '../../../src/policy/index.js';
 import { repoRoot, runCli } from '../support/cli.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
 const constructsEntry = path.join(repoRoot, 'constructs/index.ts');
-// CloneSet image pre-download (an annotation, so it can sit on a ConfigMap) stands for "a feature the bundled runtime
-// does not carry out". Should that change, the first test below fails and names the stand-in to replace.
-const UNSUPPORTED_FEATURE = AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD;
-const UNSUPPORTED_USE = { [ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM]: '2' };
+// Advanced StatefulSet claim resizing (one field of an otherwise carried-out kind) stands for "a feature the bundled
+// runtime does not carry out". Should that change, the first test below fails and names the stand-in to replace.
+const UNSUPPORTED_FEATURE = AppFeature.STATEFULSET_AUTO_RESIZE_PVC;
+const UNSUPPORTED_OBJECT = {
+  apiVersion: 'apps.kruise.io/v1beta1',
+  kind: 'StatefulSet',
+  metadata: { name: 'db' },
+  spec: {
+    replicas: 1,
+    serviceName: 'db',
+    selector: { matchLabels: { app: 'db' } },
+    template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
+    volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' },
+  },
+};
 
 function allObjects(app: App): unknown[] {
   return app.charts.flatMap((c) => c.toJson() as unknown[]);
@@ -32,11 +41,11 @@ describe('runtime-support findings are policy rules', () => {
     const app = Testing.app();
     new KruiseRuntime(app, 'kruise');
     const chart = new Chart(app, 'app');
-    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', annotations: UNSUPPORTED_USE } });
+    new ApiObject(chart, 'db', UNSUPPORTED_OBJECT);
     const findings = validateManifests(allObjects(app)).filter((f) => f.ruleId === 'KRUISE-RUNTIME-001');
     expect(FEATURES[UNSUPPORTED_FEATURE].carriedOutBy.bundled, `pick another unsupported stand-in than ${UNSUPPORTED_FEATURE}`).toBe(false);
     expect(findings).toHaveLength(1);
-    expect(findings[0]).toMatchObject({ severity: 'warning', resource: { kind: 'ConfigMap', name: 'cm' } });
+    expect(findings[0]).toMatchObject({ severity: 'warning', resource: { kind: 'StatefulSet', name: 'db' } });
     // Without the bundled runtime in the output nothing is judged (upstream installs are checked at synth).
     expect(validateManifests(chart.toJson()).filter((f) => f.ruleId === 'KRUISE-RUNTIME-001')).toEqual([]);
   });
@@ -77,9 +86,8 @@ const app = new cdk8s.App();
 new KruiseRuntime(app, 'kruise'${opts.target ? ', { target: RuntimeTarget.OPENKRUISE }' : ''});
 new cdk8s.Chart(app, 'empty');
 const chart = new cdk8s.Chart(app, 'web');
-new cdk8s.ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm'${
-  opts.unsupported ? `, annotations: ${JSON.stringify(UNSUPPORTED_USE)}` : ''
-} }, data: { a: 'b' } });
+new cdk8s.ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { a: 'b' } });
+${opts.unsupported ? `new cdk8s.ApiObject(chart, 'db', ${JSON.stringify(UNSUPPORTED_OBJECT)});` : ''}
 app.synth();
 `;
 
@@ -144,7 +152,7 @@ describe('synth: one report counts every warning', { timeout: 240_000 }, () => {
     new KruiseRuntime(app, 'kruise');
     new Chart(app, 'empty');
     const chart = new Chart(app, 'web');
-    new kplus.ConfigMap(chart, 'cm', { metadata: { name: 'cm', annotations: UNSUPPORTED_USE } });
+    new ApiObject(chart, 'db', UNSUPPORTED_OBJECT);
     app.synth();
     const files = app.charts.map((c) =>
       path.join(app.outdir, `${app.charts.indexOf(c).toString().padStart(4, '0')}-${c.node.id}.k8s.yaml`),

@@ -187,13 +187,18 @@ spec:
         - image: ${image}
           name: manager
 `;
-// Image pre-download stands for a feature the bundled runtime does not carry out (an annotation any object can hold).
-const preDownloadConfigMap = `apiVersion: v1
-kind: ConfigMap
+// Claim resizing (volumeClaimUpdateStrategy) stands for a feature the bundled runtime does not carry out.
+const claimResizingSet = (resize: boolean) => `apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
 metadata:
-  name: cm
-  annotations: {apps.kruise.io/image-predownload-parallelism: "2"}
-`;
+  name: db
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: "db:1"}]}
+${resize ? '  volumeClaimUpdateStrategy: {type: OnPodRollingUpdate}\n' : ''}`;
 const labelled = (apiVersion: string, kind: string, value: string, extra = '') =>
   `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: x\n  labels: {policy.kruise.io/delete-protection: ${value}}\n${extra}`;
 const crd = (group: string, plural: string, value: string) =>
@@ -734,18 +739,13 @@ const CASES: Record<string, Case> = {
     line: 28,
     message: /needs feature gate SidecarTerminator.*it sets SidecarTerminator=false/,
   },
-  // Image pre-download is carried out by upstream only (the feature table); the finding follows the table.
+  // Claim resizing is carried out by upstream only (the feature table); the finding follows the table.
   'KRUISE-RUNTIME-001': {
     // A HotUpgrade SidecarSet is carried out by the bundled runtime too: no finding.
-    pass:
-      bundledManager() +
-      '---\n' +
-      preDownloadConfigMap.replace(/ {2}annotations: .*\n/, '') +
-      '---' +
-      sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
-    fail: bundledManager() + '---\n' + preDownloadConfigMap,
-    pointer: '/metadata/annotations/apps.kruise.io~1image-predownload-parallelism',
-    line: 14,
+    pass: bundledManager() + '---\n' + claimResizingSet(false) + '---' + sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
+    fail: bundledManager() + '---\n' + claimResizingSet(true),
+    pointer: '/spec/volumeClaimUpdateStrategy',
+    line: 20,
     message: /uses .* which this version of the bundled runtime does not carry out/,
   },
   'KRUISE-IMAGE-002': {

@@ -1,5 +1,6 @@
-import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGE_PULL_JOBS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { PREDOWNLOAD_JOB_FIELDS } from '../../control/image-predownload-writes.js';
 import { addClaimingWorkloadHandlers } from '../../control/workload-pod-events.js';
 import { WORKLOAD_POD_FIELDS } from '../../control/workload-pods.js';
 import type { ControllerDefinition } from '../../core/controller.js';
@@ -29,13 +30,18 @@ export const advancedStatefulSetController: ControllerDefinition = {
     },
     { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
     { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
+    // Image pre-download (gate PreDownloadImageForInPlaceUpdate): the jobs a set controls, deleted after its update.
+    { resource: IMAGE_PULL_JOBS, fields: [...PREDOWNLOAD_JOB_FIELDS] },
   ],
   setup(ctx, enqueue) {
     const sets = ctx.informers.for<StatefulSetObject>(ADVANCED_STATEFULSETS);
     const pods = ctx.informers.for<Pod>(PODS);
     const pvcs = ctx.informers.for<KubeObject>(PERSISTENT_VOLUME_CLAIMS);
     const revisions = ctx.informers.for<Revision>(CONTROLLER_REVISIONS);
-    const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions);
+    // Its cache is started only when the gate is on (the ImagePullJob CRD need not be served otherwise).
+    const jobs =
+      ctx.featureGates.get('PreDownloadImageForInPlaceUpdate') === true ? ctx.informers.for<KubeObject>(IMAGE_PULL_JOBS) : undefined;
+    const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions, jobs);
     const { toOwner, toMatching } = addClaimingWorkloadHandlers({
       kind: 'StatefulSet',
       workloads: sets,

@@ -8,6 +8,7 @@
 import type { StatefulSetStatus } from '../../../api/kinds/statefulset.js';
 import { ADVANCED_STATEFULSETS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
+import { ImagePreDownloadWrites } from '../../control/image-predownload-writes.js';
 import { inPlaceSpec } from '../../control/inplace-update.js';
 import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
@@ -35,7 +36,7 @@ import {
 } from './identity-decision.js';
 import { planScale, type ScaleAction } from './scale-decision.js';
 import { computeStatus, statusChanged } from './status-decision.js';
-import { planUpdate, type PodUpdate, type PodUpdatePolicy } from './update-decision.js';
+import { planUpdate, statefulSetPreDownloadStrategy, type PodUpdate, type PodUpdatePolicy } from './update-decision.js';
 
 /** Requeue while a cache catches up with our own writes. */
 const CACHE_WAIT_MS = 100;
@@ -68,6 +69,8 @@ export class StatefulSetReconciler implements Reconciler {
   readonly writes: PodWrites;
   private readonly inPlace: InPlaceWrites;
   private readonly revisionWrites: RevisionWrites;
+  /** Gate PreDownloadImageForInPlaceUpdate (off without the daemon, by its cascade): ImagePullJobs ahead of an update. */
+  private readonly preDownload?: ImagePreDownloadWrites;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -75,6 +78,8 @@ export class StatefulSetReconciler implements Reconciler {
     private readonly pods: Informer<Pod>,
     private readonly pvcs: Informer<KubeObject>,
     private readonly revisions: Informer<Revision>,
+    /** The ImagePullJob cache, only when image pre-download is on. */
+    imagePullJobs?: Informer<KubeObject>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
@@ -83,6 +88,7 @@ export class StatefulSetReconciler implements Reconciler {
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
     this.revisionWrites = new RevisionWrites(ctx, ADVANCED_STATEFULSETS, 'statefulset');
+    if (imagePullJobs) this.preDownload = new ImagePreDownloadWrites(ctx, ADVANCED_STATEFULSETS, imagePullJobs, 'statefulset');
   }
 
   async reconcile(key: string): Promise<ProcessResult> {
@@ -119,6 +125,8 @@ export class StatefulSetReconciler implements Reconciler {
     const soon = (ms: number) => (requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, ms));
 
     if (!set.metadata.deletionTimestamp) {
+      // Upstream's order: the new revision's images are sent for before this round's scale and update.
+      if (this.preDownload) await this.preDownload.sync(this.preDownloadInput(set, revs));
       try {
         // Each pod's in-place batch, lifecycle step and readiness conditions first; a change is seen next round.
         let changed = false;
@@ -148,6 +156,29 @@ export class StatefulSetReconciler implements Reconciler {
     }
     if (failure) throw new Error(failure);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  private preDownloadInput(set: StatefulSetObject, revs: { update: Revision; current: Revision }) {
+    const us = set.spec.updateStrategy;
+    const replicas = set.spec.replicas ?? 1;
+    let maxUnavailable = 1;
+    try {
+      maxUnavailable = resolveMaxUnavailable(us?.rollingUpdate?.maxUnavailable as number | string | undefined, replicas);
+    } catch {
+      // Refused by the validating webhook before it gets here; read as the default.
+    }
+    const envFromMetadata = this.ctx.featureGates.get('InPlaceUpdateEnvFromMetadata') !== false;
+    return {
+      workload: set,
+      ownerReference: statefulSetOwnerReference(set),
+      current: revs.current,
+      update: revs.update,
+      strategy: statefulSetPreDownloadStrategy(
+        us as Parameters<typeof statefulSetPreDownloadStrategy>[0],
+        maxUnavailable,
+        () => inPlaceSpec(templateOf(revs.current), templateOf(revs.update), envFromMetadata) !== undefined,
+      ),
+    };
   }
 
   /** Adopts the orphans that belong to the set and releases the pods that no longer do (owner references merge by uid). */

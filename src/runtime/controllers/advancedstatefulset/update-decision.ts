@@ -6,12 +6,32 @@
  * under InPlaceOnly), within maxUnavailable.
  */
 import { LABEL_SPECIFIED_DELETE } from '../../../contracts/index.js';
+import type { PreDownloadStrategy } from '../../control/image-predownload.js';
 import { inPlaceCompleted } from '../../control/inplace-update.js';
 import { isHooked, isPodAtRevision, podState, type Lifecycle } from '../../control/workload-pods.js';
 import type { Pod } from '../../core/types.js';
 import { deleteStep, isHealthy, isRunningAndAvailable, isTerminating } from './scale-decision.js';
 
 export type PodUpdatePolicy = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+
+/**
+ * How an Advanced StatefulSet's update strategy reads for image pre-download (control/image-predownload.ts), as
+ * upstream: OnDelete, no rollingUpdate or podUpdatePolicy ReCreate recreate; the partition is the plain ordinal count.
+ */
+export function statefulSetPreDownloadStrategy(
+  strategy:
+    { readonly type?: string; readonly rollingUpdate?: { readonly podUpdatePolicy?: string; readonly partition?: number } } | undefined,
+  maxUnavailable: number,
+  canUpdateInPlace: () => boolean,
+): PreDownloadStrategy {
+  const ru = strategy?.rollingUpdate;
+  return {
+    recreate: strategy?.type === 'OnDelete' || !ru || (ru.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+    partition: ru?.partition ?? 0,
+    maxUnavailable,
+    canUpdateInPlace,
+  };
+}
 
 interface PriorityStrategy {
   readonly weightPriority?: ReadonlyArray<{ weight: number; matchSelector: { matchLabels?: Record<string, string> } }>;

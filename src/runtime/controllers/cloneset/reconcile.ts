@@ -22,10 +22,12 @@ import type { ProcessResult } from '../../core/queue.js';
 import { selectorString } from '../../core/selector.js';
 import type { KubeObject, Pod } from '../../core/types.js';
 import type { Revision } from '../../control/controller-revision.js';
+import { ImagePreDownloadWrites } from '../../control/image-predownload-writes.js';
 import { PodWrites } from '../../control/pod-writes.js';
 import { RevisionWrites } from '../../control/revision-writes.js';
 import { availableInMs, isPodActive } from '../../control/workload-pods.js';
 import type { CloneSetObject } from './pods.js';
+import { cloneSetPreDownloadStrategy } from './predownload-decision.js';
 import { cloneSetRevisionAnnotations } from './revision-decision.js';
 import { cloneSetOwnerReference, type DiffInput } from './scale-decision.js';
 import { ScaleSync } from './scale-sync.js';
@@ -60,6 +62,8 @@ export class CloneSetReconciler implements Reconciler {
   private readonly updateSync: UpdateSync;
   private readonly statusSync: StatusSync;
   private readonly revisionWrites: RevisionWrites;
+  /** Gate PreDownloadImageForInPlaceUpdate (off without the daemon, by its cascade): ImagePullJobs ahead of an update. */
+  private readonly preDownload?: ImagePreDownloadWrites;
   /** CloneSets whose pods this process has checked against a consistent list once (restart/leader safety). */
   private readonly verified = new Set<string>();
 
@@ -70,6 +74,8 @@ export class CloneSetReconciler implements Reconciler {
     private readonly pvcs: Informer<KubeObject>,
     private readonly revisions: Informer<Revision>,
     private readonly options: { excludePreparingDelete: boolean; partitionRollback: boolean },
+    /** The ImagePullJob cache, only when image pre-download is on. */
+    imagePullJobs?: Informer<KubeObject>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
@@ -81,6 +87,7 @@ export class CloneSetReconciler implements Reconciler {
     this.updateSync = new UpdateSync(ctx, this.writes);
     this.statusSync = new StatusSync(ctx);
     this.revisionWrites = new RevisionWrites(ctx, CLONESETS, 'cloneset');
+    if (imagePullJobs) this.preDownload = new ImagePreDownloadWrites(ctx, CLONESETS, imagePullJobs, 'cloneset');
   }
 
   /** The version each pod write of ours returned, by pod uid: a reconcile waits until the cache has it. */
@@ -123,6 +130,17 @@ export class CloneSetReconciler implements Reconciler {
     const result: RoundResult = {};
     const nowMs = Date.now();
     if (!cs.metadata.deletionTimestamp) {
+      // Upstream's order: the new revision's images are sent for before this round's scale and update.
+      if (this.preDownload)
+        await this.preDownload.sync({
+          workload: cs,
+          ownerReference: cloneSetOwnerReference(cs),
+          current,
+          update,
+          strategy: cloneSetPreDownloadStrategy(cs, current, update, {
+            recreateOnVctChange: this.ctx.featureGates.get('RecreatePodWhenChangeVCTInCloneSetGate') === true,
+          }),
+        });
       if (cs.spec.scaleStrategy?.disablePVCReuse) await this.scaleSync.cleanupPvcs(cs, pvcs, owned);
       const diffIn = this.diffInput(cs, active, update.metadata.name!, current.metadata.name!, nowMs);
       let scaled = false;

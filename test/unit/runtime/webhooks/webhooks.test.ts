@@ -210,6 +210,11 @@ describe('feature gates', () => {
     expect(parseFeatureGates('SidecarTerminator=true,KruiseDaemon=false').get('SidecarTerminator')).toBe(false);
     expect(() => parseFeatureGates('Nope=true')).toThrow(/unknown gate "Nope"/);
     expect(() => parseFeatureGates('SidecarTerminator')).toThrow(/not Name=true\|false/);
+    // Upstream's "parent on forces children on": image pre-download needs the ImagePullJob controller.
+    expect(parseFeatureGates('PreDownloadImageForInPlaceUpdate=true,ImagePullJobGate=false').get('ImagePullJobGate')).toBe(true);
+    // ...unless the daemon is off, which turns pre-download off first.
+    const noDaemon = parseFeatureGates('PreDownloadImageForInPlaceUpdate=true,KruiseDaemon=false');
+    expect([noDaemon.get('PreDownloadImageForInPlaceUpdate'), noDaemon.get('ImagePullJobGate')]).toEqual([false, false]);
   });
 });
 

@@ -15,7 +15,12 @@ import {
 import { resolveMaxUnavailable } from '../../../../../src/runtime/controllers/advancedstatefulset/reconcile.js';
 import { planScale, type ScaleInput } from '../../../../../src/runtime/controllers/advancedstatefulset/scale-decision.js';
 import { computeStatus, statusChanged } from '../../../../../src/runtime/controllers/advancedstatefulset/status-decision.js';
-import { planUpdate, sortForUpdate, type UpdateInput } from '../../../../../src/runtime/controllers/advancedstatefulset/update-decision.js';
+import {
+  planUpdate,
+  sortForUpdate,
+  statefulSetPreDownloadStrategy,
+  type UpdateInput,
+} from '../../../../../src/runtime/controllers/advancedstatefulset/update-decision.js';
 import type { Revision } from '../../../../../src/runtime/control/controller-revision.js';
 import type { Pod } from '../../../../../src/runtime/core/types.js';
 import { NEW, NOW, OLD, pod, type PodOpts } from '../../control/workload-pod-fixtures.js';
@@ -282,5 +287,26 @@ describe('status', () => {
     expect(s).toMatchObject({ currentRevision: NEW, currentReplicas: 2, updatedReplicas: 2 });
     expect(statusChanged(s, s)).toBe(false);
     expect(statusChanged({ ...s, readyReplicas: 1 }, s)).toBe(true);
+  });
+});
+
+describe('statefulSetPreDownloadStrategy (image pre-download)', () => {
+  const inPlace = () => true;
+  it.each([
+    ['OnDelete recreates', { type: 'OnDelete', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } }, { recreate: true }],
+    ['no rollingUpdate recreates', { type: 'RollingUpdate' }, { recreate: true }],
+    ['no strategy recreates', undefined, { recreate: true }],
+    ['podUpdatePolicy ReCreate', { rollingUpdate: { podUpdatePolicy: 'ReCreate' } }, { recreate: true }],
+    ['podUpdatePolicy default (ReCreate)', { rollingUpdate: {} }, { recreate: true }],
+    [
+      'InPlaceIfPossible with its partition',
+      { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', partition: 2 } },
+      { recreate: false, partition: 2 },
+    ],
+    ['InPlaceOnly, no partition', { rollingUpdate: { podUpdatePolicy: 'InPlaceOnly' } }, { recreate: false, partition: 0 }],
+  ] as const)('%s', (_name, strategy, expected) => {
+    const s = statefulSetPreDownloadStrategy(strategy, 3, inPlace);
+    expect(s).toMatchObject({ ...expected, maxUnavailable: 3 });
+    expect(s.canUpdateInPlace()).toBe(true);
   });
 });
