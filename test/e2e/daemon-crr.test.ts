@@ -293,15 +293,14 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
   it('activeDeadlineSeconds completes a CRR at its deadline while a long preStop still runs; the stop goes on', async () => {
     // The hook outlasts the deadline by far: upstream completes the CRR at the deadline and the container is still
     // recreated once the hook ends.
-    const preStop = { exec: { command: ['/bin/sh', '-c', 'sleep 8'] } };
+    const preStop = { exec: { command: ['/bin/sh', '-c', 'sleep 15'] } };
     const k = await runPod('slow-hook', [{ name: 'app', lifecycle: { preStop } }]);
     const oldApp = k.cri.containerIds.get('app')!;
-    const created = Date.now();
     await createCrr(k, 'slow-hook', [{ name: 'app' }], { activeDeadlineSeconds: 3 }, { terminationGracePeriodSeconds: 30 });
     const crr = await waitCompleted('slow-hook', 20_000);
-    const completedAfterMs = Date.now() - created;
     expect(crr.status?.message).toBe('recreating has exceeded the activeDeadlineSeconds');
-    expect(completedAfterMs, 'completed at the deadline, not after the 8 s hook').toBeLessThan(7_000);
+    // Completed at the deadline, not after the hook: the container it stops still runs (its hook has 12 s to go, so
+    // no machine load turns this into a race; an 8 s hook and a 7 s clock on the completion did under load 50).
     expect((await env.cri.containerStatus(oldApp)).state).toBe('CONTAINER_RUNNING');
     // The active label goes in a second write after the status (see the first test), so wait for it.
     await waitFor(
