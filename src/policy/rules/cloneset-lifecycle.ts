@@ -2,6 +2,11 @@ import { toPointer } from '../locate.js';
 import { arr, isKind, isObj, labelValueError, obj, qualifiedNameError } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
 import { quoteValue } from '../../api/quote.js';
+import {
+  ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS,
+  ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM,
+  ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS,
+} from '../../contracts/keys.js';
 
 const HOOKS = ['preDelete', 'inPlaceUpdate', 'preNormal'] as const;
 
@@ -109,4 +114,60 @@ export const cloneSetHandlerKeys: Rule = {
   },
 };
 
-export const CLONESET_RULES = [cloneSetHookWithoutHandler, cloneSetMarkNotReadyPreNormal, cloneSetHandlerKeys];
+/** The image pre-download annotations, what each accepts, and what an unreadable value reads as. */
+const PREDOWNLOAD_ANNOTATIONS: ReadonlyArray<{ key: string; valid: RegExp; accepts: string; fallback: string }> = [
+  {
+    key: ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM,
+    valid: /^\+?\d{1,10}$/,
+    accepts: 'a non-negative integer (nodes pulling at once)',
+    fallback: '1',
+  },
+  {
+    key: ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS,
+    valid: /^\+?0*[1-9]\d{0,9}$/,
+    accepts: 'a positive integer (seconds per pull)',
+    fallback: '300',
+  },
+  {
+    key: ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS,
+    valid: /^([+-]?\d{1,10}|\d{1,10}%)$/,
+    accepts: 'an integer or a percentage of replicas such as "20%"',
+    fallback: '0 (pre-download as soon as the update starts)',
+  },
+];
+const INT32_MAX = 2 ** 31 - 1;
+
+export const preDownloadAnnotationValues: Rule = {
+  id: 'KRUISE-CLONESET-004',
+  severity: 'warning',
+  title: 'Image pre-download annotation with a value the controller cannot read',
+  doc:
+    'With gate PreDownloadImageForInPlaceUpdate, the CloneSet and Advanced StatefulSet controllers read ' +
+    'apps.kruise.io/image-predownload-parallelism (a non-negative integer, default 1), ' +
+    'apps.kruise.io/image-predownload-timeout-seconds (a positive integer, default 300) and ' +
+    'apps.kruise.io/image-predownload-min-updated-ready-pods (an integer or a percentage of replicas, default 0). A ' +
+    'value they cannot read, or one beyond a 32-bit integer, is silently replaced by the default.',
+  check(manifests) {
+    const out: RuleFinding[] = [];
+    for (const m of manifests) {
+      if (!isKind(m, 'apps.kruise.io', 'CloneSet') && !isKind(m, 'apps.kruise.io', 'StatefulSet')) continue;
+      const annotations = obj(obj(m.object.metadata).annotations);
+      for (const a of PREDOWNLOAD_ANNOTATIONS) {
+        if (!(a.key in annotations)) continue;
+        const v = annotations[a.key];
+        const text = typeof v === 'string' ? v.trim() : undefined;
+        const n = text === undefined ? NaN : Math.abs(Number(text.replace(/%$/, '')));
+        if (text !== undefined && a.valid.test(text) && n <= INT32_MAX) continue;
+        out.push({
+          manifest: m,
+          jsonPointer: `/metadata/annotations${toPointer([a.key])}`,
+          message: `${a.key} is ${quoteValue(v)}, not ${a.accepts}: the controller uses ${a.fallback} instead`,
+          hint: `Write ${a.accepts} as a quoted string, or remove the annotation to use the default.`,
+        });
+      }
+    }
+    return out;
+  },
+};
+
+export const CLONESET_RULES = [cloneSetHookWithoutHandler, cloneSetMarkNotReadyPreNormal, cloneSetHandlerKeys, preDownloadAnnotationValues];

@@ -50,7 +50,7 @@ export function minUpdatedReadyPods(raw: string | undefined, replicas: number): 
   const pct = /^(\d+)%$/.exec(raw.trim());
   if (pct) {
     const p = Number(pct[1]);
-    return Number.isSafeInteger(p) ? Math.ceil((p * replicas) / 100) : 0;
+    return Number.isSafeInteger(p) && p <= INT32_MAX ? Math.ceil((p * replicas) / 100) : 0;
   }
   const n = /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
   return Number.isSafeInteger(n) && Math.abs(n) <= INT32_MAX ? n : 0;

@@ -27,6 +27,20 @@ const killSidecar = (name = 'log-agent') => `        - name: ${name}
           env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}]`;
 
 const cloneSet = (spec: string) => `\n${CLONESET_YAML}${spec}`;
+const preDownloadCloneSet = (annotations: string) => `
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: web
+  annotations: ${annotations}
+spec:
+  replicas: 5
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.25"}]
+`;
 
 const podProbeMarker = (selector: string, container: string) => `
 apiVersion: apps.kruise.io/v1alpha1
@@ -695,6 +709,17 @@ const CASES: Record<string, Case> = {
     pointer: '/spec/lifecycle/preNormal/finalizersHandler/0',
     line: 15,
     message: /not a valid qualified name/,
+  },
+  'KRUISE-CLONESET-004': {
+    pass: preDownloadCloneSet(
+      '{apps.kruise.io/image-predownload-parallelism: "2", apps.kruise.io/image-predownload-timeout-seconds: "90", apps.kruise.io/image-predownload-min-updated-ready-pods: "20%"}',
+    ),
+    fail: preDownloadCloneSet(
+      '\n    apps.kruise.io/image-predownload-parallelism: "2"\n    apps.kruise.io/image-predownload-timeout-seconds: 1m',
+    ),
+    pointer: '/metadata/annotations/apps.kruise.io~1image-predownload-timeout-seconds',
+    line: 8,
+    message: /is "1m", not a positive integer \(seconds per pull\): the controller uses 300 instead/,
   },
   'KRUISE-CRR-001': {
     pass: 'apiVersion: apps.kruise.io/v1alpha1\nkind: ContainerRecreateRequest\nmetadata: {name: c, namespace: d}\nspec:\n  podName: web-0\n  containers: [{name: app}]\n',
