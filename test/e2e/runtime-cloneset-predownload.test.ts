@@ -2,10 +2,16 @@
 // `cdk8s-kruise controller` runs as a child process with the gate on (strict permissions, access log checked against
 // src/contracts/permissions.ts); the test plays the scheduler and the kubelet. The pulls themselves are the daemon's
 // (test/node); here: which ImagePullJobs the CloneSet controller writes, their fields, the revision labels, their
-// deletion after the rollout, and a manager killed mid-way.
+// deletion after the rollout, and a manager killed mid-way; and one Advanced StatefulSet, whose controller shares the rules.
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1ControllerRevision, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloneSetDefinition, ImagePullJobDefinition, NodeImageDefinition, SidecarSetDefinition } from '../../src/api/registry.js';
+import {
+  CloneSetDefinition,
+  ImagePullJobDefinition,
+  NodeImageDefinition,
+  SidecarSetDefinition,
+  StatefulSetDefinition,
+} from '../../src/api/registry.js';
 import { mergePatch } from '../harness/index.js';
 import { reportRunning } from './runtime/kubelet.js';
 import { eventually, startController, type ControllerProcess } from './runtime/support.js';
@@ -107,7 +113,7 @@ async function createdEvents(jobName: string): Promise<number> {
 
 beforeAll(async () => {
   ({ core, apps, custom, runtimeNs, ns } = await setUpWorkloadSuite(
-    [CloneSetDefinition, ImagePullJobDefinition, NodeImageDefinition, SidecarSetDefinition],
+    [CloneSetDefinition, ImagePullJobDefinition, NodeImageDefinition, SidecarSetDefinition, StatefulSetDefinition],
     'predownload',
     node,
   ));
@@ -241,6 +247,73 @@ describe('CloneSet image pre-download (gate PreDownloadImageForInPlaceUpdate)', 
     await eventually(async () => (await revision(next)).metadata!.labels?.[IGNORED] === 'true', 10_000, `${name}: labelled ignored`);
     expect((await revision(next)).metadata!.labels?.[CREATED]).toBeUndefined();
     expect(await jobsOf(cs.metadata.uid)).toEqual([]);
+  });
+
+  it('an Advanced StatefulSet (InPlaceIfPossible, partition 1) gets its job the same way, and loses it after the rollout', async () => {
+    // A manager is already running unless this case runs alone (-t).
+    ctl ??= await start();
+    const STS = { group: 'apps.kruise.io', version: 'v1beta1', plural: 'statefulsets' } as const;
+    const getSts = async (): Promise<Obj> => (await custom.getNamespacedCustomObject({ ...STS, namespace: ns, name: 'db' })) as Obj;
+    const template = (image: string) => ({
+      metadata: { labels: { app: 'db' } },
+      spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }], containers: [{ name: 'main', image }] },
+    });
+    await custom.createNamespacedCustomObject({
+      ...STS,
+      namespace: ns,
+      body: {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db', namespace: ns, annotations: { 'apps.kruise.io/image-predownload-parallelism': '3' } },
+        spec: {
+          replicas: 5,
+          serviceName: 'db',
+          podManagementPolicy: 'Parallel',
+          selector: { matchLabels: { app: 'db' } },
+          template: template('example.io/db:1'),
+          updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', partition: 1 } },
+        },
+      },
+    });
+    await settle('db', async () => (await getSts()).status?.readyReplicas === 5, 'db: 5 ready');
+    const set = await getSts();
+    await custom.patchNamespacedCustomObject(
+      { ...STS, namespace: ns, name: 'db', body: { spec: { template: template('example.io/db:2') } } },
+      mergePatch,
+    );
+    const next = await eventually(
+      async () => {
+        const r = (await getSts()).status?.updateRevision as string | undefined;
+        return r && r !== set.status.updateRevision ? r : undefined;
+      },
+      20_000,
+      'db: a new update revision',
+    );
+    const jobs = await eventually(
+      async () => {
+        const j = await jobsOf(set.metadata.uid);
+        return j.length > 0 ? j : undefined;
+      },
+      20_000,
+      'db: a pre-download job',
+    );
+    expect(jobs.map((j) => [j.metadata.name, j.spec.image, j.spec.parallelism])).toEqual([[`${next}-main`, 'example.io/db:2', 3]]);
+    expect(jobs[0]!.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', name: 'db', controller: true })]);
+    await eventually(async () => (await revision(next)).metadata!.labels?.[CREATED] === 'true', 10_000, 'db: labelled created');
+    await custom.patchNamespacedCustomObject(
+      { ...STS, namespace: ns, name: 'db', body: { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } } },
+      mergePatch,
+    );
+    await settle(
+      'db',
+      async () => {
+        const st = (await getSts()).status;
+        return st?.currentRevision === st?.updateRevision && st?.updatedReadyReplicas === 5;
+      },
+      'db: rollout complete',
+      60_000,
+    );
+    await eventually(async () => (await jobsOf(set.metadata.uid)).length === 0, 20_000, 'db: jobs deleted');
   });
 
   it('min-updated-ready-pods 2: no job until two pods of the new revision are ready', async () => {
