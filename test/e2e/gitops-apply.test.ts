@@ -64,13 +64,15 @@ describe('cdk8s-kruise apply (plain layout), a phase that never finishes', () =>
     // The install's cluster-scoped objects have fixed names: remove any an earlier file left, so the apply below
     // meets an empty cluster as its phases expect (else server-side apply conflicts with their field manager).
     await kubectl(['delete', '-f', path.join(out, '10-runtime.yaml'), '--ignore-not-found', '--wait=false']).catch(() => undefined);
-    const r = await runCli(['apply', out, '--kubectl', findAssets().kubectl, '--kubeconfig', kubeconfigPath(), '--timeout', '3']);
+    // Each phase waits at most 15 s: enough for the CRDs to be Established on a loaded machine (3 s was not, at load
+    // average 50), while the runtime's Deployment never rolls out here.
+    const r = await runCli(['apply', out, '--kubectl', findAssets().kubectl, '--kubeconfig', kubeconfigPath(), '--timeout', '15']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/\[1\/3\] CRDs: waiting for \d+ CRD\(s\) to be Established/);
     expect(r.stderr).toMatch(/\[1\/3\] CRDs: done in [\d.]+ s/);
     expect(r.stderr).toContain(`[2/3] runtime: waiting for Deployment ${runtimeNs}/${NAMES.managerDeployment} to roll out`);
     expect(r.stderr).toContain(
-      `[2/3] runtime: Deployment ${runtimeNs}/${NAMES.managerDeployment} not rolled out within 3s; later phases were not applied`,
+      `[2/3] runtime: Deployment ${runtimeNs}/${NAMES.managerDeployment} not rolled out within 15s; later phases were not applied`,
     );
     // No kube-controller-manager runs here, so the cause is that no pod was ever created.
     expect(r.stderr).toContain('cause: no pod was created for the Deployment');
@@ -282,8 +284,11 @@ describe('GitOps safety on a private kube-apiserver', () => {
       for (const n of crds) expect(live).toContain(`customresourcedefinition.apiextensions.k8s.io/${n}`);
       const cs = JSON.parse(await kube(plane, ['get', 'clonesets.apps.kruise.io', 'cache', '-n', appNs, '-o', 'json'])) as Obj;
       expect(cs.metadata.deletionTimestamp).toBeUndefined();
-      // Tidy for the next target: the app, then this runtime's cluster-scoped objects (fixed names).
+      // Tidy for the next target: the app, then the CRDs the prune kept. They name this runtime's namespace (the
+      // SidecarSet CRD's conversion Service), so the next tool's apply, under its own field manager and another
+      // namespace, would conflict with them: two tools never share one cluster's CRDs.
       await kube(plane, ['delete', 'clonesets.apps.kruise.io', 'cache', '-n', appNs, '--wait=true']);
+      await kube(plane, ['delete', 'crd', ...crds, '--wait=true']);
     },
     300_000,
   );
