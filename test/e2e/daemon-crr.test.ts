@@ -312,7 +312,7 @@ describe('daemon executes ContainerRecreateRequests through CRI', () => {
     await waitFor(
       'the stopped container exits once its hook ends',
       async () => (await env.cri.containerStatus(oldApp)).state === 'CONTAINER_EXITED',
-      30_000,
+      60_000,
       200,
     );
     // As upstream's daemon does, the kill that went on past the completion is recorded in the completed CRR's states.

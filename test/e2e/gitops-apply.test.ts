@@ -18,6 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NAMES } from '../../src/contracts/index.js';
 import { ControlPlane, findAssets, kubeconfigPath, kubectl, rawRequest } from '../harness/index.js';
 import { repoRoot, runCli } from '../unit/support/cli.js';
+import { conversionNone } from './runtime/support.js';
 
 const id = randomBytes(3).toString('hex');
 const runtimeNs = `kruise-stuck-${id}`;
@@ -42,9 +43,11 @@ const dir = mkdtempSync(path.join(tmpdir(), 'cdk8s-kruise-gitops-'));
 const out = path.join(dir, 'plain');
 
 afterAll(async () => {
-  // The runtime's cluster-scoped objects (ClusterRoles, bindings, webhook configurations) would outlive this file.
+  // The runtime's cluster-scoped objects (ClusterRoles, bindings, webhook configurations) would outlive this file,
+  // and so would the CRDs' conversion through this runtime's (never started) webhook Service.
   for (const f of ['20-app-web.yaml', '20-app-namespace.yaml', '10-runtime.yaml'])
     await kubectl(['delete', '-f', path.join(out, f), '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  await conversionNone();
 });
 
 describe('cdk8s-kruise apply (plain layout), a phase that never finishes', () => {
@@ -64,6 +67,8 @@ describe('cdk8s-kruise apply (plain layout), a phase that never finishes', () =>
     // The install's cluster-scoped objects have fixed names: remove any an earlier file left, so the apply below
     // meets an empty cluster as its phases expect (else server-side apply conflicts with their field manager).
     await kubectl(['delete', '-f', path.join(out, '10-runtime.yaml'), '--ignore-not-found', '--wait=false']).catch(() => undefined);
+    // Likewise another file's install left in the SidecarSet CRD's conversion (another runtime namespace).
+    await conversionNone();
     // Each phase waits at most 15 s: enough for the CRDs to be Established on a loaded machine (3 s was not, at load
     // average 50), while the runtime's Deployment never rolls out here.
     const r = await runCli(['apply', out, '--kubectl', findAssets().kubectl, '--kubeconfig', kubeconfigPath(), '--timeout', '15']);
