@@ -346,6 +346,16 @@ const CONVERSION = {
   },
 };
 
+/** The same conversion for the bundled manager, which serves its webhooks on loopback `port`. */
+const ourConversion = (port: number) => ({
+  spec: {
+    conversion: {
+      strategy: 'Webhook',
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: `https://127.0.0.1:${port}/convert` } },
+    },
+  },
+});
+
 /** SidecarSets both runtimes' SidecarSet webhooks must refuse (dry run), and one they must accept. */
 const REFUSED: Record<string, Obj> = {
   // Selects pods compat-main selects and injects a container of the same name.
@@ -587,6 +597,18 @@ beforeAll(async () => {
     VALIDATING_WEBHOOK_CONFIGURATION,
   ]);
   await ours.waitReady();
+  // Our CRD stores v1beta1 as upstream's does, so v1alpha1 writes go through this manager's /convert (the install's
+  // conversion, pointed at this process; the manager fills its caBundle): with conversion None the API server would
+  // prune `spec.namespace` on the way to storage.
+  await k(['patch', 'crd', 'sidecarsets.apps.kruise.io', '--type=merge', '-p', JSON.stringify(ourConversion(port))]);
+  for (const deadline = Date.now() + 30_000; ;) {
+    const crd = JSON.parse(await k(['get', 'crd', 'sidecarsets.apps.kruise.io', '-o', 'json'])) as {
+      spec: { conversion?: { webhook?: { clientConfig?: { caBundle?: string } } } };
+    };
+    if (crd.spec.conversion?.webhook?.clientConfig?.caBundle) break;
+    if (Date.now() > deadline) throw new Error('bundled runtime: the SidecarSet CRD has no conversion caBundle after 30 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await applySets();
   Object.assign(bundled, await createAll('bundled runtime'));
   // The SidecarSet webhook reads the existing sets from its cache: wait until it refuses the overlap.
