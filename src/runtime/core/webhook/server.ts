@@ -127,8 +127,10 @@ export class AdmissionServer {
     );
     this.server.maxConnections = l.maxConnections;
     const spared = this.chargeClientsOnlyForListeningTime(this.server);
-    // The API server reuses connections; keep them longer than its idle timeout to avoid reset races.
-    this.server.keepAliveTimeout = 65_000;
+    // The API server reuses idle connections for up to 90 s (Go's default transport idle timeout): one we closed
+    // first can meet its next review and fail it with a reset, which the API server does not retry for a POST.
+    // Keeping them longer leaves the close to the API server (65 s failed a SidecarSet update 66 s after the last).
+    this.server.keepAliveTimeout = WEBHOOK_KEEP_ALIVE_MS;
     // A peer that resets mid-handshake or sends garbage is that connection's problem, not the server's.
     // (With a listener installed, closing the socket is ours to do: that includes handshake timeouts.)
     this.server.on('tlsClientError', (_err, socket) => socket.destroy());
@@ -429,3 +431,6 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
 export function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
+
+/** How long an idle connection stays open: above the API server's 90 s idle timeout, so it is the one to close. */
+export const WEBHOOK_KEEP_ALIVE_MS = 120_000;
