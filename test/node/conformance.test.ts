@@ -40,8 +40,11 @@ const binary = process.env.KRUISE_E2E_ASSETS
 const outDir =
   process.env.CDK8S_KRUISE_CONFORMANCE_OUT ??
   path.join(repoRoot, 'out', 'conformance', `${new Date().toISOString().replace(/[:.]/g, '-')}-${modeName}`);
-/** With a focus: only the listed files whose path contains this (`apps/v1beta1/`: one API version's same-named specs). */
-const fileFilter = process.env.CDK8S_KRUISE_CONFORMANCE_FILE;
+/**
+ * With a focus: only the listed files whose path contains this (`apps/v1beta1/`: one API version's same-named specs);
+ * `a|b` keeps the files containing either.
+ */
+const fileFilter = process.env.CDK8S_KRUISE_CONFORMANCE_FILE?.split('|').filter((part) => part.length > 0);
 /** Spec files run side by side (each one e2e process); a file marked serial runs alone. */
 const parallel = Math.max(1, Number(process.env.CDK8S_KRUISE_CONFORMANCE_PARALLEL ?? 3) || 1);
 /** ginkgo's own deadline for one file's run; the vitest timeout leaves room for its reports. */
@@ -98,7 +101,7 @@ async function withSlot<T>(serial: boolean, work: () => Promise<T>): Promise<T> 
 // Serial files first, then the rest side by side.
 const ordered = [...expectations.files]
   .filter((f) => (mode === 'ci' ? !f.ciExcluded : mode === 'all' || f.specs.some((s) => selected(s, mode))))
-  .filter((f) => typeof mode === 'string' || fileFilter === undefined || f.file.includes(fileFilter))
+  .filter((f) => typeof mode === 'string' || fileFilter === undefined || fileFilter.some((part) => f.file.includes(part)))
   .sort((a, b) => Number(b.serial ?? false) - Number(a.serial ?? false));
 
 describe.concurrent(`upstream OpenKruise ${kruiseVersion} e2e suite against the bundled runtime (${modeName})`, () => {
