@@ -31,6 +31,8 @@ export const UPSTREAM_IMAGE_GROUPS: readonly (readonly string[])[] = [
   ['docker.io/library/busybox:latest'],
   ['docker.io/library/nginx:latest'],
   ['docker.io/library/nginx:alpine', 'docker.io/library/nginx:mainline-alpine'],
+  // The SidecarSet resourcesPolicy specs' app container.
+  ['docker.io/library/nginx:1.14.2'],
   ['docker.io/library/nginx:1.21.1'],
   ['docker.io/library/nginx:1.21'],
   ['docker.io/library/nginx:1.20.1'],

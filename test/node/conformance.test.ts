@@ -84,16 +84,24 @@ function runFile(file: FileExpectation): Promise<{ json: string; code: number | 
   });
 }
 
-/** At most `parallel` files at once; a serial file waits for an empty slot set and holds all of them. */
-const slots = { busy: 0, waiting: [] as (() => void)[] };
-async function withSlot<T>(serial: boolean, work: () => Promise<T>): Promise<T> {
-  const need = serial ? parallel : 1;
-  while (slots.busy + need > parallel) await new Promise<void>((r) => slots.waiting.push(r));
+/**
+ * At most `parallel` files at once; a serial file waits for an empty slot set and holds all of them. The v1alpha1
+ * and v1beta1 copies of one spec file never run side by side: their specs create the same cluster-scoped objects
+ * (SidecarSets selecting the same labels), so each copy would act on the other's pods.
+ */
+const slots = { busy: 0, twins: new Set<string>(), waiting: [] as (() => void)[] };
+const twinKey = (file: FileExpectation) => file.file.replace(/\/v1(alpha1|beta1)\//, '/');
+async function withSlot<T>(file: FileExpectation, work: () => Promise<T>): Promise<T> {
+  const need = file.serial ? parallel : 1;
+  const twin = twinKey(file);
+  while (slots.busy + need > parallel || slots.twins.has(twin)) await new Promise<void>((r) => slots.waiting.push(r));
   slots.busy += need;
+  slots.twins.add(twin);
   try {
     return await work();
   } finally {
     slots.busy -= need;
+    slots.twins.delete(twin);
     for (const wake of slots.waiting.splice(0)) wake();
   }
 }
@@ -109,7 +117,7 @@ describe.concurrent(`upstream OpenKruise ${kruiseVersion} e2e suite against the 
     it(
       file.file,
       async () => {
-        const { json, code, log } = await withSlot(file.serial ?? false, () => runFile(file));
+        const { json, code, log } = await withSlot(file, () => runFile(file));
         if (!existsSync(json))
           throw new Error(`${file.file}: the e2e process (exit ${code}) wrote no report; its log: ${log}\n${tail(log)}`);
         const results = specResults(readFileSync(json, 'utf8'), file.file);
