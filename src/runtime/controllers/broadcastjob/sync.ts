@@ -107,9 +107,11 @@ export class BroadcastJobSync implements Reconciler {
     );
 
     if (d.status && statusChanged(job.status, d.status)) {
-      await this.ctx.client.patch(BROADCAST_JOBS, job.metadata.name!, ns, { status: d.status }, PatchStrategy.MergePatch, {
-        subresource: 'status',
-      });
+      // Written only over the status it was computed from: a reconcile from a cache that has not seen this
+      // controller's last write (a failed job, its active pods deleted since) would count again and overwrite the
+      // final counts; the conflict requeues it until the cache has the write.
+      const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status: d.status };
+      await this.ctx.client.patch(BROADCAST_JOBS, job.metadata.name!, ns, body, PatchStrategy.MergePatch, { subresource: 'status' });
     }
     // A failed write is retried with the queue's backoff, after the status that counts what did happen.
     if (errors.length > 0) throw errors[0]!;
