@@ -26,6 +26,7 @@ import { validateWith } from '../../src/runtime/webhooks/kruisevalidation/decisi
 import { kruiseValidationWebhook } from '../../src/runtime/webhooks/kruisevalidation/index.js';
 import { post, review, startAdmissionServer, type RunningServer } from './support/admission-server.js';
 import { runCli } from './support/cli.js';
+import { claimResizingStatefulSet } from './support/manifests.js';
 
 type Obj = Record<string, any>;
 
@@ -54,19 +55,8 @@ const cloneSet = (spec: Obj = {}, metadata: Obj = {}): Obj => ({
     ...spec,
   },
 });
-// Claim resizing (volumeClaimUpdateStrategy) stands for a part the bundled runtime does not carry out: upstream only.
-const claimResizingSet = (): Obj => ({
-  apiVersion: 'apps.kruise.io/v1beta1',
-  kind: 'StatefulSet',
-  metadata: { name: 'db', namespace: 'default' },
-  spec: {
-    replicas: 1,
-    serviceName: 'db',
-    selector: { matchLabels: { app: 'db' } },
-    template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
-    volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' },
-  },
-});
+// Claim resizing stands for a part the bundled runtime does not carry out: upstream only.
+const claimResizingSet = (): Obj => claimResizingStatefulSet('default');
 const sidecarSet = (container: Obj): Obj => ({
   apiVersion: 'apps.kruise.io/v1alpha1',
   kind: 'SidecarSet',

@@ -12,6 +12,7 @@ import { KruiseRuntime } from '../../../constructs/index.js';
 import { AppFeature, BUNDLED_RUNTIME_GATES, FEATURES } from '../../../src/contracts/features.js';
 import { KruiseValidation, validateManifests } from '../../../src/policy/index.js';
 import { repoRoot, runCli } from '../support/cli.js';
+import { claimResizingStatefulSet } from '../support/manifests.js';
 
 const require = createRequire(import.meta.url);
 const cdk8sLib = require.resolve('cdk8s');
@@ -19,18 +20,7 @@ const constructsEntry = path.join(repoRoot, 'constructs/index.ts');
 // Advanced StatefulSet claim resizing (one field of an otherwise carried-out kind) stands for "a feature the bundled
 // runtime does not carry out". Should that change, the first test below fails and names the stand-in to replace.
 const UNSUPPORTED_FEATURE = AppFeature.STATEFULSET_AUTO_RESIZE_PVC;
-const UNSUPPORTED_OBJECT = {
-  apiVersion: 'apps.kruise.io/v1beta1',
-  kind: 'StatefulSet',
-  metadata: { name: 'db' },
-  spec: {
-    replicas: 1,
-    serviceName: 'db',
-    selector: { matchLabels: { app: 'db' } },
-    template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
-    volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' },
-  },
-};
+const UNSUPPORTED_OBJECT = claimResizingStatefulSet();
 
 function allObjects(app: App): unknown[] {
   return app.charts.flatMap((c) => c.toJson() as unknown[]);
