@@ -140,6 +140,26 @@ export const GATE_CASCADES: readonly GateCascade[] = [
   { parent: 'ResourcesDeletionProtection', when: false, to: false, forces: ['DeletionProtectionForCRDCascadingGate'] },
 ];
 
+/**
+ * Applies upstream's cascades to `values` in place ("parent off forces children off", "parent on forces children on").
+ * Upstream applies them once in a fixed order; this iterates to a fixed point so that chains settle whatever the
+ * order. Only gates `values` holds are set: a runtime knows a subset of the gates.
+ */
+export function applyGateCascades(values: Map<string, boolean>): void {
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const c of GATE_CASCADES) {
+      if (values.get(c.parent) !== c.when) continue;
+      for (const child of c.forces) {
+        if (values.has(child) && values.get(child) !== c.to) {
+          values.set(child, c.to);
+          changed = true;
+        }
+      }
+    }
+  }
+}
+
 /** Gates that must be on for `gate` to stay on (the parents of every "parent=false forces gate off" cascade). */
 export function prerequisitesOf(gateName: string): FeatureGateName[] {
   const out: FeatureGateName[] = [];
@@ -434,8 +454,7 @@ export const BUNDLED_RUNTIME_GATES: Readonly<Partial<Record<FeatureGateName, boo
 
 /**
  * Parses `--feature-gates=A=true,B=false` as upstream kruise-manager takes it, against the gates `known`
- * (default: the bundled runtime's), then applies upstream's cascades: "parent off forces children off", then "parent on
- * forces children on".
+ * (default: the bundled runtime's), then applies upstream's cascades (applyGateCascades).
  */
 export function parseFeatureGates(
   spec: string | undefined,
@@ -454,15 +473,8 @@ export function parseFeatureGates(
     }
     gates.set(name, m[2]!.toLowerCase() === 'true');
   }
-  for (const c of GATE_CASCADES) {
-    if (c.when || c.to || gates.get(c.parent) !== false) continue;
-    for (const child of c.forces) if (gates.has(child)) gates.set(child, false);
-  }
-  // Then "parent on forces children on" (image pre-download turns ImagePullJobGate on: its jobs need that controller).
-  for (const c of GATE_CASCADES) {
-    if (!c.when || !c.to || gates.get(c.parent) !== true) continue;
-    for (const child of c.forces) if (gates.has(child)) gates.set(child, true);
-  }
+  // Image pre-download, for one, turns ImagePullJobGate on: its jobs need that controller.
+  applyGateCascades(gates);
   return gates;
 }
 

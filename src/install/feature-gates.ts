@@ -1,5 +1,6 @@
 import {
   AppFeature,
+  applyGateCascades,
   FEATURE_GATES,
   GATE_CASCADES,
   gateSpec,
@@ -94,7 +95,7 @@ export function resolveGates(requirements: readonly GateRequirement[], overrides
   const values = new Map<string, boolean>(FEATURE_GATES.map((g) => [g.name, g.default]));
   for (const g of required.keys()) values.set(g, true);
   for (const [g, v] of Object.entries(overrides)) values.set(g, v);
-  applyCascades(values);
+  applyGateCascades(values);
 
   const conflicts: string[] = [];
   for (const [g, r] of required) {
@@ -113,23 +114,6 @@ export function resolveGates(requirements: readonly GateRequirement[], overrides
     .map((g) => `${g}=${values.get(g)}`)
     .join(',');
   return { values, flag, required, conflicts: [...new Set(conflicts)] };
-}
-
-function applyCascades(values: Map<string, boolean>): void {
-  // Upstream applies the cascades once in a fixed order; iterate to a fixed point so that chains
-  // (ResourcesDeletionProtection → DeletionProtectionForCRDCascadingGate) settle regardless of order.
-  for (let changed = true; changed;) {
-    changed = false;
-    for (const c of GATE_CASCADES) {
-      if (values.get(c.parent) !== c.when) continue;
-      for (const f of c.forces) {
-        if (values.get(f) !== c.to) {
-          values.set(f, c.to);
-          changed = true;
-        }
-      }
-    }
-  }
 }
 
 /** The first feature use that needs the node daemon / the pod webhook of `runtime` (default: as the table declares). */
