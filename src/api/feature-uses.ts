@@ -15,6 +15,7 @@ import {
   FEATURES,
   fieldTableOf,
   INERT,
+  KIND_ANNOTATION_FEATURES,
   KIND_FEATURES,
   kindFeatureOf,
   LABEL_FEATURES,
@@ -22,7 +23,7 @@ import {
   type PartClass,
   type RuntimeName,
 } from '../contracts/features.js';
-import { KRUISE_API_VERSION } from '../contracts/groups.js';
+import { groupOf, KRUISE_API_VERSION } from '../contracts/groups.js';
 
 /** One place an object uses a feature. */
 export interface FeatureUseAt {
@@ -156,9 +157,14 @@ function pointerOf(path: readonly (string | number)[]): string {
 /**
  * Visits annotation maps and container env at any depth (pod templates nested in Jobs, CronJobs, CloneSets,
  * SidecarSet containers and patchPodMetadata are all seen) and the object's own labels. The path is kept as a stack
- * and turned into a JSON pointer only on a hit: most of a manifest is scalars.
+ * and turned into a JSON pointer only on a hit: most of a manifest is scalars. `own` classifies the object's own
+ * annotations where its kind gives them another meaning (KIND_ANNOTATION_FEATURES).
  */
-function scanKeys(obj: Record<string, unknown>, add: (f: AppFeature, pointer: string) => void): void {
+function scanKeys(
+  obj: Record<string, unknown>,
+  add: (f: AppFeature, pointer: string) => void,
+  own: Readonly<Record<string, PartClass>> | undefined,
+): void {
   const labels = isRecord(obj.metadata) && isRecord(obj.metadata.labels) ? obj.metadata.labels : undefined;
   if (labels) {
     for (const key in labels) {
@@ -188,8 +194,9 @@ function scanKeys(obj: Record<string, unknown>, add: (f: AppFeature, pointer: st
       if ((key === 'containers' || key === 'initContainers') && Array.isArray(v)) {
         v.forEach((c, i) => scanEnv(c, at(key, i), add));
       } else if (key === 'annotations' && isRecord(v)) {
+        const mine = own && path.length === 1 && path[0] === 'metadata' ? own : undefined;
         for (const k in v) {
-          const f = resolve(ANNOTATION_FEATURES[k], v[k]);
+          const f = resolve(mine && k in mine ? mine[k] : ANNOTATION_FEATURES[k], v[k]);
           if (f !== undefined && f !== INERT) add(f, at(key, k));
         }
         continue;
@@ -247,7 +254,7 @@ export function featureUsesIn(obj: Record<string, unknown>): FeatureUseAt[] {
   const table = fieldTableOf(apiVersion, kind);
   if (table) walkFields(obj, trieOf(table), kindFeature ?? INERT, [], add);
   if (kindFeature === AppFeature.CLONESET || kindFeature === AppFeature.ADVANCED_STATEFULSET) detectInPlaceEnvFromMetadata(obj, add);
-  scanKeys(obj, add);
+  scanKeys(obj, add, KIND_ANNOTATION_FEATURES[`${groupOf(apiVersion)}/${kind}`]);
   return uses;
 }
 

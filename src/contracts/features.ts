@@ -216,6 +216,8 @@ export enum AppFeature {
   CLONESET_PROGRESS_DEADLINE = 'CloneSet progressDeadlineSeconds',
   /** CloneSet image pre-download for in-place updates (the apps.kruise.io/image-predownload-* annotations). */
   CLONESET_IMAGE_PRE_DOWNLOAD = 'CloneSet image pre-download',
+  /** Advanced DaemonSet image pre-download for its updates (its own apps.kruise.io/image-predownload-* annotations). */
+  DAEMONSET_IMAGE_PRE_DOWNLOAD = 'Advanced DaemonSet image pre-download',
   /** Pod annotation apps.kruise.io/using-enhanced-liveness. */
   ENHANCED_LIVENESS_PROBE = 'enhanced liveness probe',
   /** A PodProbeMarker (probes run by the daemon). */
@@ -352,6 +354,9 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   // The bundled CloneSet and Advanced StatefulSet controllers create the ImagePullJobs of an in-place update's changed
   // images (control/image-predownload.ts); the daemon pulls them.
   [AppFeature.CLONESET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForInPlaceUpdate'], { daemon: true }, BOTH),
+  // The bundled DaemonSet controller creates the ImagePullJobs of an update's new images, Standard or in place
+  // (controllers/daemonset/predownload-decision.ts); the daemon pulls them.
+  [AppFeature.DAEMONSET_IMAGE_PRE_DOWNLOAD]: feature(['PreDownloadImageForDaemonSetUpdate'], { daemon: true }, BOTH),
   // Upstream's pod webhook (gate EnhancedLivenessProbe) removes the liveness probes and nothing restarts a container
   // whose probe fails, so upstream does not carry the promise out. The bundled pod webhook moves the probes the same
   // way, its manager lists them in the node's NodePodProbe (the PodProbeMarker path, hence PodProbeMarkerGate), the
@@ -1025,6 +1030,20 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_PULL_SECRET_REFERENCES]: INERT,
   // Written by the compiler to record a launch order lowered to native sidecars, which the kubelet carries out.
   [K.ANNOTATION_LAUNCH_PRIORITY_LOWERED]: INERT,
+});
+
+/**
+ * An object's own annotations (`metadata.annotations`) that mean something else on its kind than
+ * {@link ANNOTATION_FEATURES} says, by `<group>/<kind>`.
+ */
+export const KIND_ANNOTATION_FEATURES: Readonly<Record<string, Readonly<Record<string, PartClass>>>> = Object.freeze({
+  // Upstream's DaemonSet controller tunes its own pre-download jobs with these (gate PreDownloadImageForDaemonSetUpdate);
+  // it reads min-updated-ready-pods and leaves it unused.
+  [`${KRUISE_GROUP}/DaemonSet`]: Object.freeze({
+    [K.ANNOTATION_IMAGE_PREDOWNLOAD_PARALLELISM]: AppFeature.DAEMONSET_IMAGE_PRE_DOWNLOAD,
+    [K.ANNOTATION_IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS]: AppFeature.DAEMONSET_IMAGE_PRE_DOWNLOAD,
+    [K.ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS]: INERT,
+  }),
 });
 
 /** Labels of an object itself (`metadata.labels`) → what gives them behaviour. */

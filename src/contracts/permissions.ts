@@ -119,7 +119,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [KRUISE_GROUP],
     resources: ['imagepulljobs'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
-    why: 'ImagePullJob controller: informer on jobs; adds the deletion-protection finalizer to an unfinished job and removes it once its pull-secret copies are let go of; deletes finished jobs after ttlSecondsAfterFinished. ImageListPullJob controller: creates one ImagePullJob per image of a list (owned by it) and deletes one whose image left the list or whose template is stale. CloneSet and Advanced StatefulSet controllers (gate PreDownloadImageForInPlaceUpdate): watch the jobs they control, create one per changed image of an in-place update (AlreadyExists tolerated) and delete them once the update is done',
+    why: 'ImagePullJob controller: informer on jobs; adds the deletion-protection finalizer to an unfinished job and removes it once its pull-secret copies are let go of; deletes finished jobs after ttlSecondsAfterFinished. ImageListPullJob controller: creates one ImagePullJob per image of a list (owned by it) and deletes one whose image left the list or whose template is stale. CloneSet and Advanced StatefulSet controllers (gate PreDownloadImageForInPlaceUpdate) and Advanced DaemonSet controller (gate PreDownloadImageForDaemonSetUpdate): watch the jobs they control, create one per changed image of an update (AlreadyExists tolerated) and delete them once the update is done',
   },
   {
     apiGroups: [KRUISE_GROUP],
@@ -167,7 +167,7 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: ['apps'],
     resources: ['controllerrevisions'],
     verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
-    why: 'CloneSet and Advanced DaemonSet template history: create the update revision (read the holder of its name on a collision), bump an older equal one on rollback, truncate beyond revisionHistoryLimit; CloneSet and Advanced StatefulSet label the update revision once its images are sent for pre-download or ruled out (merge patch)',
+    why: 'CloneSet and Advanced DaemonSet template history: create the update revision (read the holder of its name on a collision), bump an older equal one on rollback, truncate beyond revisionHistoryLimit; CloneSet, Advanced StatefulSet and Advanced DaemonSet label the update revision once its images are sent for pre-download or ruled out (merge patch)',
   },
   {
     apiGroups: [KRUISE_GROUP],

@@ -145,15 +145,19 @@ export const preDownloadAnnotationValues: Rule = {
     'With gate PreDownloadImageForInPlaceUpdate, the CloneSet and Advanced StatefulSet controllers read ' +
     'apps.kruise.io/image-predownload-parallelism (a non-negative integer, default 1), ' +
     'apps.kruise.io/image-predownload-timeout-seconds (a positive integer, default 300) and ' +
-    'apps.kruise.io/image-predownload-min-updated-ready-pods (an integer or a percentage of replicas, default 0). A ' +
+    'apps.kruise.io/image-predownload-min-updated-ready-pods (an integer or a percentage of replicas, default 0); with ' +
+    'gate PreDownloadImageForDaemonSetUpdate, the Advanced DaemonSet controller reads the first two. A ' +
     'value they cannot read, or one beyond a 32-bit integer, is silently replaced by the default.',
   check(manifests) {
     const out: RuleFinding[] = [];
     for (const m of manifests) {
-      if (!isKind(m, 'apps.kruise.io', 'CloneSet') && !isKind(m, 'apps.kruise.io', 'StatefulSet')) continue;
+      const daemonSet = isKind(m, 'apps.kruise.io', 'DaemonSet');
+      if (!daemonSet && !isKind(m, 'apps.kruise.io', 'CloneSet') && !isKind(m, 'apps.kruise.io', 'StatefulSet')) continue;
       const annotations = obj(obj(m.object.metadata).annotations);
       for (const a of PREDOWNLOAD_ANNOTATIONS) {
         if (!(a.key in annotations)) continue;
+        // Upstream's DaemonSet controller reads min-updated-ready-pods and leaves it unused: any value is as good.
+        if (daemonSet && a.key === ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS) continue;
         const v = annotations[a.key];
         const text = typeof v === 'string' ? v.trim() : undefined;
         const n = text === undefined ? NaN : Math.abs(Number(text.replace(/%$/, '')));

@@ -1,8 +1,9 @@
 /**
  * Image pre-download writes, the I/O half of image-predownload.ts, for every workload kind that pre-downloads
- * (CloneSet, Advanced StatefulSet): creates the plan's ImagePullJobs (one that exists already is fine), labels the
- * update revision created or ignored, and deletes the workload's jobs once its revisions agree. A failure is logged
- * and never fails the workload's round: pre-download only speeds an update up (upstream logs and goes on too).
+ * (CloneSet, Advanced StatefulSet, Advanced DaemonSet): creates the plan's ImagePullJobs (one that exists already is
+ * fine), labels the update revision created or ignored, and deletes the workload's jobs once its rollout is over. A
+ * failure is logged and never fails the workload's round: pre-download only speeds an update up (upstream logs and
+ * goes on too).
  */
 import {
   CONTROLLER_REVISIONS,
@@ -17,7 +18,7 @@ import type { Informer } from '../core/informer.js';
 import { controllerOf } from '../core/meta.js';
 import type { KubeObject } from '../core/types.js';
 import type { Revision } from './controller-revision.js';
-import { planPreDownload, preDownloadLabel, type PreDownloadInput, type PreDownloadPlan } from './image-predownload.js';
+import { planPreDownload, preDownloadLabel, rolloutDone, type PreDownloadInput, type PreDownloadPlan } from './image-predownload.js';
 
 /** ImagePullJobs by the uid of their controller (any kind: the uid is the workload's). */
 export const INDEX_PREDOWNLOAD_OWNER_UID = 'image-predownload/controller-uid';
@@ -55,8 +56,7 @@ export class ImagePreDownloadWrites {
     const labels = i.update.metadata.labels ?? {};
     // The cache shows our label now: nothing to remember.
     if (uid && (LABEL_IMAGE_PREDOWNLOAD_CREATED in labels || LABEL_IMAGE_PREDOWNLOAD_IGNORED in labels)) this.labelled.delete(uid);
-    const plan: PreDownloadPlan =
-      uid && this.labelled.has(uid) && i.current.metadata.name !== i.update.metadata.name ? { action: 'none' } : planPreDownload(i);
+    const plan: PreDownloadPlan = uid && this.labelled.has(uid) && !rolloutDone(i) ? { action: 'none' } : planPreDownload(i);
     const w = i.workload;
     const log = { [this.logKey]: `${w.metadata.namespace}/${w.metadata.name}`, revision: i.update.metadata.name };
     try {

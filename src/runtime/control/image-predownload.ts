@@ -1,9 +1,10 @@
 /**
- * Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate), pure: when a workload that
- * versions its pod template (CloneSet, Advanced StatefulSet) gets a new revision its pods can take in place, one
+ * Image pre-download ahead of a rollout, pure: when a workload that versions its pod template gets a new revision, one
  * ImagePullJob per changed image pulls it, ahead of the rollout, on the nodes of the pods not yet at that revision.
+ * CloneSet and Advanced StatefulSet do it for updates their pods can take in place (gate
+ * PreDownloadImageForInPlaceUpdate); Advanced DaemonSet for any update (gate PreDownloadImageForDaemonSetUpdate).
  * The update revision's ControllerRevision is labelled once the jobs are created (or once pre-download is ruled out),
- * so each revision is looked at once; the jobs are deleted when the workload's revisions agree again.
+ * so each revision is looked at once; the jobs are deleted when the rollout is over.
  * Each workload kind supplies its own reading of its update strategy ({@link PreDownloadStrategy}); the rest is shared.
  * image-predownload-writes.ts carries the plan out.
  */
@@ -76,11 +77,20 @@ interface TemplateLike {
  * their new image, in `to`'s container order. Init containers are not pre-downloaded (upstream looks at containers only).
  */
 export function changedImages(from: unknown, to: unknown): Array<{ container: string; image: string }> {
-  const old = new Map(((from as TemplateLike | undefined)?.spec?.containers ?? []).map((c) => [c.name, c.image]));
+  return changedImagesSince([from], to);
+}
+
+/**
+ * {@link changedImages} against several templates, as upstream's DaemonSet compares with every older revision: a
+ * container's image counts when one of `from` runs another image in the same-named container, or none has it.
+ */
+export function changedImagesSince(from: readonly unknown[], to: unknown): Array<{ container: string; image: string }> {
+  const olds = from.map((t) => new Map(((t as TemplateLike | undefined)?.spec?.containers ?? []).map((c) => [c.name, c.image])));
   const out: Array<{ container: string; image: string }> = [];
   for (const c of (to as TemplateLike | undefined)?.spec?.containers ?? []) {
     if (!c.image) continue;
-    if (!old.has(c.name) || old.get(c.name) !== c.image) out.push({ container: c.name, image: c.image });
+    const differs = olds.some((old) => old.has(c.name) && old.get(c.name) !== c.image);
+    if (differs || !olds.some((old) => old.has(c.name))) out.push({ container: c.name, image: c.image });
   }
   return out;
 }
@@ -98,7 +108,10 @@ export interface PreDownloadWorkload extends KubeObject {
   readonly status?: { readonly updatedReadyReplicas?: number; readonly updateRevision?: string };
 }
 
-/** The workload kind's reading of its update strategy, for the "is it worth it" checks. */
+/**
+ * The workload kind's reading of its update strategy, for the "is it worth it" checks. The optional fields are where
+ * upstream's DaemonSet reads pre-download its own way; the in-place kinds (CloneSet, Advanced StatefulSet) leave them out.
+ */
 export interface PreDownloadStrategy {
   /** Pods are recreated, not updated in place (CloneSet ReCreate; StatefulSet OnDelete or podUpdatePolicy ReCreate). */
   readonly recreate: boolean;
@@ -108,6 +121,20 @@ export interface PreDownloadStrategy {
   readonly maxUnavailable: number;
   /** Whether the change from the current to the update revision can be made in place (asked only when needed). */
   readonly canUpdateInPlace: () => boolean;
+  /** The pods the checks count; by default `spec.replicas` (a DaemonSet has none: the nodes that should run its pod). */
+  readonly replicas?: number;
+  /**
+   * Whether the replica threshold ({@link PREDOWNLOAD_MIN_REPLICAS}) and the min-updated-ready-pods wait apply; by
+   * default they do. Upstream's DaemonSet has neither: it reads the annotation and leaves it unused.
+   */
+  readonly replicaConditions?: boolean;
+  /** Whether the rollout is over, so the jobs can go; by default, once the current and update revisions agree. */
+  readonly rolloutDone?: boolean;
+  /**
+   * The revisions whose images the update revision's are compared with ({@link changedImagesSince}); by default the
+   * current one. A DaemonSet names no current revision: it compares with every older revision it keeps.
+   */
+  readonly baseline?: readonly Revision[];
 }
 
 export interface PreDownloadInput {
@@ -123,7 +150,7 @@ export interface PreDownloadInput {
 export type PreDownloadIgnoreReason = 'recreate' | 'few-replicas' | 'one-batch' | 'not-in-place';
 
 export type PreDownloadPlan =
-  /** The revisions agree: the workload's pre-download jobs can go. */
+  /** The rollout is over: the workload's pre-download jobs can go. */
   | { readonly action: 'delete-jobs' }
   /** Too few pods of the new revision are ready yet (the min-updated-ready-pods annotation). */
   | { readonly action: 'wait'; readonly minUpdatedReady: number; readonly updatedReady: number }
@@ -134,19 +161,27 @@ export type PreDownloadPlan =
   /** Create these jobs (an existing one of the same name is fine), then label the update revision created. */
   | { readonly action: 'create'; readonly jobs: readonly PreDownloadJob[] };
 
+/** Whether the workload's rollout is over (its pre-download jobs can go), as its kind reads it. */
+export function rolloutDone(i: Pick<PreDownloadInput, 'current' | 'update' | 'strategy'>): boolean {
+  return i.strategy.rolloutDone ?? i.current.metadata.name === i.update.metadata.name;
+}
+
 /** What to do this round for the workload's pre-download. */
 export function planPreDownload(i: PreDownloadInput): PreDownloadPlan {
   const { workload: w, current, update, strategy: s } = i;
-  if (current.metadata.name === update.metadata.name) return { action: 'delete-jobs' };
-  const replicas = w.spec.replicas ?? 1;
-  const minReady = minUpdatedReadyPods(w.metadata.annotations?.[ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS], replicas);
-  // The status counts the pods of the revision it names: a new revision has none ready yet.
-  const updatedReady = w.status?.updateRevision === update.metadata.name ? (w.status?.updatedReadyReplicas ?? 0) : 0;
-  if (minReady > updatedReady) return { action: 'wait', minUpdatedReady: minReady, updatedReady };
+  if (rolloutDone(i)) return { action: 'delete-jobs' };
+  const replicas = s.replicas ?? w.spec.replicas ?? 1;
+  const replicaConditions = s.replicaConditions ?? true;
+  if (replicaConditions) {
+    const minReady = minUpdatedReadyPods(w.metadata.annotations?.[ANNOTATION_IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS], replicas);
+    // The status counts the pods of the revision it names: a new revision has none ready yet.
+    const updatedReady = w.status?.updateRevision === update.metadata.name ? (w.status?.updatedReadyReplicas ?? 0) : 0;
+    if (minReady > updatedReady) return { action: 'wait', minUpdatedReady: minReady, updatedReady };
+  }
   const labels = update.metadata.labels ?? {};
   if (LABEL_IMAGE_PREDOWNLOAD_CREATED in labels || LABEL_IMAGE_PREDOWNLOAD_IGNORED in labels) return { action: 'none' };
   if (s.recreate) return { action: 'ignore', reason: 'recreate', message: 'pods are recreated, not updated in place' };
-  if (replicas <= PREDOWNLOAD_MIN_REPLICAS)
+  if (replicaConditions && replicas <= PREDOWNLOAD_MIN_REPLICAS)
     return { action: 'ignore', reason: 'few-replicas', message: `replicas ${replicas} <= ${PREDOWNLOAD_MIN_REPLICAS}` };
   if (s.partition === 0 && s.maxUnavailable >= replicas)
     return {
@@ -155,7 +190,7 @@ export function planPreDownload(i: PreDownloadInput): PreDownloadPlan {
       message: `every pod updates in one batch (partition 0, maxUnavailable ${s.maxUnavailable} >= replicas ${replicas})`,
     };
   if (!s.canUpdateInPlace()) return { action: 'ignore', reason: 'not-in-place', message: 'the revision change cannot be made in place' };
-  const images = changedImages(templateOf(current), templateOf(update));
+  const images = changedImagesSince((s.baseline ?? [current]).map(templateOf), templateOf(update));
   return { action: 'create', jobs: images.map((c) => preDownloadJob(i, c.container, c.image)) };
 }
 

@@ -126,6 +126,29 @@ describe('requiredGates', () => {
     expect(gateNames([protectedNs])).toEqual(['ResourcesDeletionProtection']);
   });
 
+  it('reads the image pre-download annotations as the pre-download of the kind they tune', () => {
+    const annotated = (kind: string, annotations: Record<string, string>, version = 'v1alpha1'): KubeObject => ({
+      ...kruise(kind, { selector: { matchLabels: { app: 'a' } } }),
+      apiVersion: `apps.kruise.io/${version}`,
+      metadata: { name: 'a', namespace: 'ns', annotations },
+    });
+    const parallelism = { 'apps.kruise.io/image-predownload-parallelism': '2' };
+    const features = (o: KubeObject) => detectFeatures([{ object: o }]).map((u) => [u.feature, u.pointer]);
+    expect(features(annotated('DaemonSet', parallelism))).toEqual([
+      [AppFeature.ADVANCED_DAEMONSET, ''],
+      [AppFeature.DAEMONSET_IMAGE_PRE_DOWNLOAD, '/metadata/annotations/apps.kruise.io~1image-predownload-parallelism'],
+    ]);
+    expect(gateNames([annotated('DaemonSet', parallelism)])).toEqual(['KruiseDaemon', 'PreDownloadImageForDaemonSetUpdate']);
+    expect(gateNames([annotated('DaemonSet', { 'apps.kruise.io/image-predownload-timeout-seconds': '60' })])).toEqual([
+      'KruiseDaemon',
+      'PreDownloadImageForDaemonSetUpdate',
+    ]);
+    // Upstream's DaemonSet reads min-updated-ready-pods and leaves it unused: no gate for it.
+    expect(gateNames([annotated('DaemonSet', { 'apps.kruise.io/image-predownload-min-updated-ready-pods': '1' })])).toEqual([]);
+    expect(gateNames([annotated('CloneSet', parallelism)])).toEqual(['KruiseDaemon', 'PreDownloadImageForInPlaceUpdate']);
+    expect(gateNames([annotated('StatefulSet', parallelism, 'v1beta1')])).toEqual(['KruiseDaemon', 'PreDownloadImageForInPlaceUpdate']);
+  });
+
   it('sees in-place update env from metadata only with an in-place strategy', () => {
     const cs = (type: string) =>
       kruise('CloneSet', {

@@ -8,9 +8,9 @@ const P = 'apps.kruise.io/image-predownload-parallelism';
 const T = 'apps.kruise.io/image-predownload-timeout-seconds';
 const M = 'apps.kruise.io/image-predownload-min-updated-ready-pods';
 
-function findings(kind: 'CloneSet' | 'StatefulSet', key: string, value: string) {
+function findings(kind: 'CloneSet' | 'StatefulSet' | 'DaemonSet', key: string, value: string) {
   const object = {
-    apiVersion: kind === 'CloneSet' ? 'apps.kruise.io/v1alpha1' : 'apps.kruise.io/v1beta1',
+    apiVersion: kind === 'StatefulSet' ? 'apps.kruise.io/v1beta1' : 'apps.kruise.io/v1alpha1',
     kind,
     metadata: { name: 'web', namespace: 'default', annotations: { [key]: value } },
     spec: {},
@@ -54,6 +54,8 @@ describe('KRUISE-CLONESET-004 agrees with the runtime', () => {
     const expected = value.trim() !== '' && readsAsWritten[key]!(value) ? 0 : 1;
     expect(findings('CloneSet', key, value)).toHaveLength(expected);
     expect(findings('StatefulSet', key, value)).toHaveLength(expected);
+    // The Advanced DaemonSet controller reads parallelism and timeout alike, and not min-updated-ready-pods.
+    expect(findings('DaemonSet', key, value)).toHaveLength(key === M ? 0 : expected);
   });
 
   it('names the annotation, the value and the fallback', () => {

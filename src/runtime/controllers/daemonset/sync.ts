@@ -1,6 +1,6 @@
 /**
- * Advanced DaemonSet, the I/O half (upstream's `syncDaemonSet`): one round writes the update revision, refreshes
- * each pod (lifecycle step, in-place readiness), carries out the placement (creates per node, deletes through the
+ * Advanced DaemonSet, the I/O half (upstream's `syncDaemonSet`): one round writes the update revision, sends for its
+ * new images ahead of the rollout (gate PreDownloadImageForDaemonSetUpdate), refreshes each pod (lifecycle step, in-place readiness), carries out the placement (creates per node, deletes through the
  * preDelete hook), then, while the strategy is RollingUpdate and not paused, the rollout the update decision picks,
  * then the history beyond revisionHistoryLimit and the status. The decisions are placement-, update- and
  * status-decision.ts; the shared pod machinery is control/ (lifecycle, in-place update and its writes, revisions, pod writes).
@@ -10,8 +10,9 @@ import { isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
 import { ScaleExpectations } from '../../core/expectations.js';
 import { kruiseControllerOf } from '../../core/meta.js';
-import type { Node, Pod } from '../../core/types.js';
+import type { KubeObject, Node, Pod } from '../../core/types.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
+import { ImagePreDownloadWrites } from '../../control/image-predownload-writes.js';
 import { inPlaceSpec } from '../../control/inplace-update.js';
 import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { assignedNode } from '../../control/node-placement.js';
@@ -19,6 +20,7 @@ import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-wr
 import { RevisionWrites } from '../../control/revision-writes.js';
 import { condition, isHooked, isPodActive, isPodAtRevision, podState, type Lifecycle } from '../../control/workload-pods.js';
 import { planPlacement, podFor, podsByNode, type DaemonSetObject } from './placement-decision.js';
+import { daemonSetPreDownloadStrategy } from './predownload-decision.js';
 import { computeStatus, statusChanged } from './status-decision.js';
 import { planUpdate, replaceAction, splitNode } from './update-decision.js';
 
@@ -51,6 +53,8 @@ export class DaemonSetSync implements Reconciler {
   private readonly revisionWrites: RevisionWrites;
   /** The updateRevision this process last wrote per DaemonSet uid: v1alpha1, which the cache holds, does not show it. */
   private readonly writtenRevision = new Map<string, string | undefined>();
+  /** Gate PreDownloadImageForDaemonSetUpdate (off without the daemon, by its cascade): ImagePullJobs ahead of an update. */
+  private readonly preDownload?: ImagePreDownloadWrites;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -58,12 +62,15 @@ export class DaemonSetSync implements Reconciler {
     private readonly pods: Informer<Pod>,
     private readonly nodes: Informer<Node>,
     private readonly revisions: Informer<Revision>,
+    /** The ImagePullJob cache, only when image pre-download is on. */
+    imagePullJobs?: Informer<KubeObject>,
   ) {
     this.writes = new PodWrites(ctx);
     this.inPlace = new InPlaceWrites(ctx, this.writes);
     this.revisionWrites = new RevisionWrites(ctx, ADVANCED_DAEMONSETS_V1BETA1, 'daemonset');
     pods.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
     revisions.addIndex(INDEX_DAEMONSET_UID, byDaemonSetUid);
+    if (imagePullJobs) this.preDownload = new ImagePreDownloadWrites(ctx, ADVANCED_DAEMONSETS, imagePullJobs, 'daemonset');
   }
 
   async reconcile(key: string): Promise<ProcessResult> {
@@ -87,6 +94,16 @@ export class DaemonSetSync implements Reconciler {
     });
     const { update, all, collisionCount } = revs;
     const hash = update.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH_KEY] ?? '';
+    // Upstream's order: the new revision's images are sent for before this round's placement and rollout.
+    if (this.preDownload) {
+      await this.preDownload.sync({
+        workload: ds,
+        ownerReference: ownerReference(ds),
+        current: revs.current,
+        update,
+        strategy: daemonSetPreDownloadStrategy({ ds, update, all, statusHash: this.writtenRevision.get(ds.metadata.uid!) }),
+      });
+    }
     const lifecycle = ds.spec.lifecycle as Lifecycle | undefined;
     const nowMs = Date.now();
     let requeueAfterMs: number | undefined;

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { revisionData, type Revision } from '../../../../src/runtime/control/controller-revision.js';
 import {
   changedImages,
+  changedImagesSince,
   minUpdatedReadyPods,
   planPreDownload,
   preDownloadLabel,
   preDownloadParallelism,
   preDownloadTimeoutSeconds,
+  rolloutDone,
   type PreDownloadInput,
   type PreDownloadStrategy,
   type PreDownloadWorkload,
@@ -294,5 +296,75 @@ describe('planPreDownload', () => {
   it('a change of metadata only: labelled created with no job', () => {
     const plan = planPreDownload(input({ update: revision('web-v2', 'v2', OLD) }));
     expect(plan).toEqual({ action: 'create', jobs: [] });
+  });
+});
+
+describe('changedImagesSince (against several revisions, as upstream DaemonSet compares)', () => {
+  const tpl = (cs: Container[]) => template(cs);
+  it.each([
+    ['no older revision: every image', [], [{ container: 'a', image: 'x:2' }]],
+    ['one older revision with another image', [[{ name: 'a', image: 'x:1' }]], [{ container: 'a', image: 'x:2' }]],
+    ['every older revision runs it already: nothing', [[{ name: 'a', image: 'x:2' }]], []],
+    [
+      'one of several runs another image: counted (pods may still be at it)',
+      [[{ name: 'a', image: 'x:2' }], [{ name: 'a', image: 'x:1' }]],
+      [{ container: 'a', image: 'x:2' }],
+    ],
+    [
+      'a container some older revision lacks but another has at the same image: nothing',
+      [[{ name: 'b', image: 'y:1' }], [{ name: 'a', image: 'x:2' }]],
+      [],
+    ],
+    ['a container none of them has', [[{ name: 'b', image: 'y:1' }]], [{ container: 'a', image: 'x:2' }]],
+  ] as const)('%s', (_name, from, expected) => {
+    expect(
+      changedImagesSince(
+        from.map((cs) => tpl([...cs])),
+        tpl([{ name: 'a', image: 'x:2' }]),
+      ),
+    ).toEqual(expected);
+  });
+});
+
+describe('planPreDownload with a kind that reads it its own way (Advanced DaemonSet)', () => {
+  const daemon = (s: Partial<PreDownloadStrategy>, o: Parameters<typeof input>[0] = {}) =>
+    input({ ...o, strategy: { replicaConditions: false, rolloutDone: false, ...s } });
+
+  it('rolloutDone decides, not whether the current and update revisions agree', () => {
+    const r = revision('web-v2', 'v2', NEW);
+    expect(planPreDownload(daemon({}, { current: r, update: r })).action).toBe('create');
+    expect(rolloutDone(daemon({}, { current: r, update: r }))).toBe(false);
+    expect(planPreDownload(daemon({ rolloutDone: true }))).toEqual({ action: 'delete-jobs' });
+  });
+
+  it('replicas from the strategy, with no threshold: 2 pods, maxUnavailable 1 → jobs', () => {
+    expect(planPreDownload(daemon({ replicas: 2, partition: 0, maxUnavailable: 1 })).action).toBe('create');
+    // The same counts under the in-place kinds' rules: at or below the threshold.
+    expect(planPreDownload(input({ strategy: { replicas: 2, partition: 0, maxUnavailable: 1 } }))).toMatchObject({
+      action: 'ignore',
+      reason: 'few-replicas',
+    });
+  });
+
+  it('replicas from the strategy decide one batch: 0 desired pods → ignored', () => {
+    expect(planPreDownload(daemon({ replicas: 0, partition: 0, maxUnavailable: 1 }))).toMatchObject({
+      action: 'ignore',
+      reason: 'one-batch',
+    });
+  });
+
+  it('min-updated-ready-pods is not waited for', () => {
+    const annotations = { 'apps.kruise.io/image-predownload-min-updated-ready-pods': '3' };
+    expect(planPreDownload(daemon({}, { annotations })).action).toBe('create');
+    expect(planPreDownload(input({ annotations })).action).toBe('wait');
+  });
+
+  it('images compared with the baseline revisions, not the current one', () => {
+    const other = revision('web-v0', 'v0', [{ name: 'main', image: 'app:0' }]);
+    const same = revision('web-v1', 'v1', NEW);
+    const plan = planPreDownload(daemon({ baseline: [same] }));
+    expect(plan).toEqual({ action: 'create', jobs: [] });
+    const plan2 = planPreDownload(daemon({ baseline: [same, other] }));
+    expect(plan2.action === 'create' && plan2.jobs.map((j) => j.spec.image)).toEqual(['app:2']);
   });
 });
