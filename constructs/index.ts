@@ -6,6 +6,7 @@ export * from './lifecycle-hook.js';
 export * from './clone-set.js';
 export * from './sidecar-set.js';
 export * from './api-version.js';
+export * from './image-pre-pull.js';
 export * from './image-pull-job.js';
 export * from './image-list-pull-job.js';
 export * from './broadcast-job.js';

@@ -1030,6 +1030,9 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_PULL_SECRET_REFERENCES]: INERT,
   // Written by the compiler to record a launch order lowered to native sidecars, which the kubelet carries out.
   [K.ANNOTATION_LAUNCH_PRIORITY_LOWERED]: INERT,
+  // Read only by the compiler (pre-pull from the diff); no runtime reads them.
+  [K.ANNOTATION_PRE_PULL_CHANGED_IMAGES]: INERT,
+  [K.ANNOTATION_PRE_PULL_FOR]: INERT,
 });
 
 /**

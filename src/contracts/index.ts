@@ -11,6 +11,7 @@
  */
 export * from './groups.js';
 export * from './resources.js';
+export * from './pod-templates.js';
 export * from './keys.js';
 export * from './names.js';
 export * from './permissions.js';

@@ -129,6 +129,19 @@ export const ANNOTATION_SIDECARSET_NATIVE_SIDECARS = 'kruise.cdk8s.io/native-sid
  * the output, and the policy rule reports them, instead of vanishing from the `--feature-gates` flag.
  */
 export const ANNOTATION_IGNORED_FEATURE_GATES = 'kruise.cdk8s.io/ignored-feature-gates';
+/**
+ * Workload annotation (value `"true"`) that opts it into pre-pull from the diff: when `cdk8s-kruise synth` finds
+ * that its container images changed since the previous output, it emits one ImagePullJob per new image, aimed at the
+ * nodes running the workload's pods, in a phase applied before the app. Set by `ImagePrePull.enableIn`; read only
+ * by the compiler (no runtime reads it).
+ */
+export const ANNOTATION_PRE_PULL_CHANGED_IMAGES = 'kruise.cdk8s.io/pre-pull-changed-images';
+/**
+ * ImagePullJob annotation naming the workload a pre-pull job was emitted for (`<Kind>/<name>`, in the job's own
+ * namespace): how a later synth recognises its own pre-pull jobs in the previous output and keeps them while that
+ * workload's images stay as they are.
+ */
+export const ANNOTATION_PRE_PULL_FOR = 'kruise.cdk8s.io/pre-pull-for';
 /** ControllerRevision label naming the SidecarSet it is a version of. */
 export const LABEL_SIDECARSET_NAME = 'kruise.io/sidecarset-name';
 

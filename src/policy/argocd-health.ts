@@ -4,6 +4,7 @@
 // soon as it exists, long before the runtime has rolled anything out. Each script reads exactly the status fields the
 // bundled runtime writes (and upstream's controllers write the same ones).
 import { KRUISE_KINDS } from '../contracts/resources.js';
+import { ANNOTATION_PRE_PULL_FOR } from '../contracts/keys.js';
 import { groupOf } from '../contracts/groups.js';
 
 /** CloneSet: spec observed, the expected pods updated and ready, no extra pods; a passed progress deadline is Degraded. */
@@ -83,7 +84,11 @@ hs.message = string.format("%d matched pod(s) updated and ready", matched)
 return hs
 `;
 
-/** ImagePullJob: Healthy once completed with no failed node, Degraded once completed with one; else pulling. */
+/**
+ * ImagePullJob: Healthy once completed with no failed node, Degraded once completed with one; else pulling. A
+ * pre-pull job (synth --pre-pull) is Healthy once completed either way: it only saves the rollout time, and as an
+ * Argo CD hook a Degraded one would fail the sync before the app, whose rollout reports a bad image itself.
+ */
 const IMAGEPULLJOB = `
 local hs = { status = "Progressing", message = "Waiting for the pull to start" }
 local st = obj.status
@@ -91,8 +96,12 @@ if st == nil then
   return hs
 end
 local failed = st.failed or 0
+local prePull = obj.metadata ~= nil and obj.metadata.annotations ~= nil and obj.metadata.annotations["${ANNOTATION_PRE_PULL_FOR}"] ~= nil
 if st.completionTime ~= nil then
-  if failed > 0 then
+  if failed > 0 and prePull then
+    hs.status = "Healthy"
+    hs.message = string.format("pre-pull finished; failed on %d node(s), where the rollout pulls itself", failed)
+  elseif failed > 0 then
     hs.status = "Degraded"
     hs.message = st.message or string.format("image pull failed on %d node(s)", failed)
   else

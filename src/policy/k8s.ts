@@ -1,4 +1,5 @@
-import { groupOf, KRUISE_GROUP, KRUISE_GROUPS } from '../contracts/groups.js';
+import { groupOf, KRUISE_GROUPS } from '../contracts/groups.js';
+import { POD_TEMPLATE_PATHS } from '../contracts/pod-templates.js';
 import { toPointer } from './locate.js';
 import type { Manifest } from './types.js';
 import { compileProjection, type FieldPath } from '../api/field-projection.js';
@@ -43,29 +44,6 @@ export interface PodTemplate {
   readonly specPointer: string;
 }
 
-// Where each pod-template owner keeps its pod template. Kinds not listed carry no pod and are skipped by the
-// pod-level rules (the markers mean nothing elsewhere).
-const TEMPLATE_PATHS: Record<string, Record<string, string[][]>> = {
-  '': { Pod: [[]], ReplicationController: [['spec', 'template']], PodTemplate: [['template']] },
-  apps: {
-    Deployment: [['spec', 'template']],
-    StatefulSet: [['spec', 'template']],
-    DaemonSet: [['spec', 'template']],
-    ReplicaSet: [['spec', 'template']],
-  },
-  batch: { Job: [['spec', 'template']], CronJob: [['spec', 'jobTemplate', 'spec', 'template']] },
-  [KRUISE_GROUP]: {
-    CloneSet: [['spec', 'template']],
-    StatefulSet: [['spec', 'template']],
-    DaemonSet: [['spec', 'template']],
-    BroadcastJob: [['spec', 'template']],
-    AdvancedCronJob: [
-      ['spec', 'template', 'jobTemplate', 'spec', 'template'],
-      ['spec', 'template', 'broadcastJobTemplate', 'spec', 'template'],
-    ],
-  },
-};
-
 /**
  * Memoizes a pure function of one argument by identity: several rules derive the same facts (pod templates,
  * containers, markers) from the same parsed objects, and objects are never mutated during a run.
@@ -98,7 +76,7 @@ export function podTemplateProjection(
   objectFields: readonly FieldPath[] = [],
 ): (m: Manifest) => Record<string, unknown> | undefined {
   const projections = new Map<string, { apply(value: unknown): unknown }>();
-  for (const [g, kinds] of Object.entries(TEMPLATE_PATHS)) {
+  for (const [g, kinds] of Object.entries(POD_TEMPLATE_PATHS)) {
     for (const [kind, paths] of Object.entries(kinds)) {
       const full = paths.flatMap((path) => fields.map((f) => [...path, f].join('.')));
       projections.set(`${g}/${kind}`, compileProjection([...IDENTITY_FIELDS, ...objectFields, ...full]));
@@ -114,7 +92,7 @@ export function podTemplateProjection(
 const IDENTITY_FIELDS: readonly FieldPath[] = ['apiVersion', 'kind', 'metadata.name', 'metadata.generateName', 'metadata.namespace'];
 
 function podTemplatesOf(m: Manifest): PodTemplate[] {
-  const kinds = TEMPLATE_PATHS[group(m.object.apiVersion)];
+  const kinds = POD_TEMPLATE_PATHS[group(m.object.apiVersion)];
   const paths = kinds && typeof m.object.kind === 'string' ? kinds[m.object.kind] : undefined;
   if (!paths) return [];
   const out: PodTemplate[] = [];

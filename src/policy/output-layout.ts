@@ -3,7 +3,7 @@ import { UsageError } from './usage-error.js';
 import type { Manifest } from './types.js';
 import { OPS_DIR_NAME } from './rules/crr.js';
 import { COMMON_LABELS } from '../install/spec.js';
-import { KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
+import { KRUISE_API_VERSION, KRUISE_GROUPS, groupOf } from '../contracts/groups.js';
 import { KRUISE_KINDS, OPERATION_KINDS } from '../contracts/resources.js';
 import {
   MUTATING_WEBHOOK_CONFIGURATION,
@@ -13,6 +13,7 @@ import {
   WEBHOOK_CERT_SECRET,
 } from '../contracts/names.js';
 import { ARGOCD_HEALTH_LUA, healthKey } from './argocd-health.js';
+import { isPrePullJob, PRE_PULL_ACTIVE_DEADLINE_SECONDS } from './pre-pull.js';
 
 /**
  * The file synth writes into every output directory. Its presence is the proof that synth created the directory,
@@ -23,16 +24,40 @@ export const OUTPUT_MARKER_CONTENT =
   'This directory is written by `cdk8s-kruise synth`, which replaces all of it on every run.\n' +
   'Do not keep hand-written files here. Deleting this file stops synth from replacing the directory.\n';
 
-/** Apply phases, in order. Operations are never applied by a sync: they live outside the synced tree. */
+/**
+ * Apply phases, in order. Pre-pull holds the ImagePullJobs synth emits for changed images (`--pre-pull`), so the
+ * app's rollout finds them on the nodes. Operations are never applied by a sync: they live outside the synced tree.
+ */
 export enum Phase {
   CRDS = 0,
   RUNTIME = 1,
-  APP = 2,
-  OPS = 3,
+  PRE_PULL = 2,
+  APP = 3,
+  OPS = 4,
 }
 
-/** Argo CD sync waves per phase: CRDs, then the runtime (webhooks ready), then the app; unannotated objects are wave 0. */
-export const SYNC_WAVES: Record<Exclude<Phase, Phase.OPS>, string> = { [Phase.CRDS]: '-2', [Phase.RUNTIME]: '-1', [Phase.APP]: '0' };
+/** The phases a sync applies, in order. */
+export const SYNCED_PHASES = [Phase.CRDS, Phase.RUNTIME, Phase.PRE_PULL, Phase.APP] as const;
+export type SyncedPhase = (typeof SYNCED_PHASES)[number];
+
+/**
+ * Argo CD sync waves per phase: CRDs, then the runtime (webhooks ready), then the app; unannotated objects are wave 0.
+ * Pre-pull jobs are Sync hooks of the runtime's wave: Argo CD waits for them (their health check) before wave 0.
+ */
+export const SYNC_WAVES: Record<SyncedPhase, string> = {
+  [Phase.CRDS]: '-2',
+  [Phase.RUNTIME]: '-1',
+  [Phase.PRE_PULL]: '-1',
+  [Phase.APP]: '0',
+};
+/**
+ * Argo CD hook annotations of a pre-pull job: a hook is run by each sync and removed by Argo CD once it succeeded (or
+ * before the next sync creates it again), so a job its TTL deleted is not drift that self-heal would re-create.
+ */
+export const ARGOCD_PRE_PULL_HOOK: Readonly<Record<string, string>> = {
+  'argocd.argoproj.io/hook': 'Sync',
+  'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation,HookSucceeded',
+};
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 export const SYNC_OPTIONS_ANNOTATION = 'argocd.argoproj.io/sync-options';
 /** Lets Argo CD dry-run a sync whose custom resources' CRDs are created by the same sync. */
@@ -55,9 +80,10 @@ export type GitOpsTarget = (typeof GITOPS_TARGETS)[number];
 /** Directory (inside the output) of one-shot operations; no kustomization lists it. */
 export const OPS_DIR = OPS_DIR_NAME;
 /** Flux layout: one directory per phase, applied in this order by Flux Kustomizations that depend on each other. */
-export const FLUX_DIRS: Record<Exclude<Phase, Phase.OPS>, string> = {
+export const FLUX_DIRS: Record<SyncedPhase, string> = {
   [Phase.CRDS]: 'crds',
   [Phase.RUNTIME]: 'runtime',
+  [Phase.PRE_PULL]: 'pre-pull',
   [Phase.APP]: 'app',
 };
 /** Flux layout: the Flux Kustomization objects (outside the three synced directories). */
@@ -89,6 +115,7 @@ export function phaseOf(obj: Record<string, unknown>): Phase {
   if (obj.kind === 'CustomResourceDefinition' && String(obj.apiVersion).startsWith('apiextensions.k8s.io/')) return Phase.CRDS;
   const labels = ((obj.metadata as Record<string, unknown> | undefined)?.labels ?? {}) as Record<string, unknown>;
   if (Object.entries(COMMON_LABELS).every(([k, v]) => labels[k] === v)) return Phase.RUNTIME;
+  if (isPrePullJob(obj)) return Phase.PRE_PULL;
   if (isOperation(obj)) return Phase.OPS;
   return Phase.APP;
 }
@@ -116,11 +143,15 @@ export function chartIdOf(chartFile: string): string {
     .replace(/\.k8s\.ya?ml$|\.ya?ml$/i, '');
 }
 
-/** Output file of a document: one file for all CRDs, one for the runtime install, one per app chart and per chart's operations. */
+/**
+ * Output file of a document: one file for all CRDs, one for the runtime install, one for all pre-pull jobs, one per
+ * app chart and per chart's operations.
+ */
 export function outputFileOf(doc: SynthDoc, phase: Phase, gitops: GitOpsTarget = 'plain'): string {
   const dir = gitops === 'flux' && phase !== Phase.OPS ? `${FLUX_DIRS[phase]}/` : '';
   if (phase === Phase.CRDS) return `${dir}00-crds.yaml`;
   if (phase === Phase.RUNTIME) return `${dir}10-runtime.yaml`;
+  if (phase === Phase.PRE_PULL) return `${dir}15-pre-pull.yaml`;
   if (phase === Phase.OPS) return `${OPS_DIR}/${chartIdOf(doc.chartFile)}.yaml`;
   return `${dir}20-app-${chartIdOf(doc.chartFile)}.yaml`;
 }
@@ -142,6 +173,11 @@ export interface LayoutOptions {
   readonly repoURL?: string;
   /** Argo CD: the Application's `source.targetRevision` (default HEAD). */
   readonly targetRevision?: string;
+  /**
+   * Pre-pull is on for some workload. Flux: the pre-pull directory and its Kustomization are written even while no
+   * job is due, since the Flux Kustomizations are applied once and must already hold the phase when a job appears.
+   */
+  readonly prePull?: boolean;
 }
 
 /**
@@ -170,13 +206,15 @@ export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): Out
     const name = outputFileOf(doc, phase, gitops);
     let f = files.get(name);
     if (!f) files.set(name, (f = { phase, order, texts: [], sources: [], chart: doc.chartFile }));
-    if (phase !== Phase.CRDS && phase !== Phase.RUNTIME && f.chart !== doc.chartFile) {
+    if ((phase === Phase.APP || phase === Phase.OPS) && f.chart !== doc.chartFile) {
       throw new Error(`charts "${f.chart}" and "${doc.chartFile}" would both be written to ${name}; give one of the charts another id`);
     }
     let text = doc.text;
     if (syncWaves && phase !== Phase.OPS) text = withAnnotation(text, SYNC_WAVE_ANNOTATION, SYNC_WAVES[phase]);
     if (phase === Phase.CRDS && gitops === 'argocd') text = withAnnotation(text, SYNC_OPTIONS_ANNOTATION, ARGOCD_CRD_PROTECTION);
     if (phase === Phase.CRDS && gitops === 'flux') text = withAnnotation(text, FLUX_PRUNE_ANNOTATION, FLUX_PRUNE_DISABLED);
+    if (phase === Phase.PRE_PULL && gitops === 'argocd')
+      for (const [k, v] of Object.entries(ARGOCD_PRE_PULL_HOOK)) text = withAnnotation(text, k, v);
     if (
       gitops === 'argocd' &&
       phase === Phase.APP &&
@@ -194,8 +232,7 @@ export function layout(docs: readonly SynthDoc[], opts: LayoutOptions = {}): Out
   }));
   const synced = ordered.filter(([, f]) => f.phase !== Phase.OPS);
   if (gitops === 'flux') {
-    const phases = [Phase.CRDS, Phase.RUNTIME, Phase.APP] as const;
-    const present = phases.filter((p) => synced.some(([, f]) => f.phase === p));
+    const present = SYNCED_PHASES.filter((p) => synced.some(([, f]) => f.phase === p) || (p === Phase.PRE_PULL && opts.prePull));
     for (const p of present) {
       const dir = FLUX_DIRS[p];
       const names = synced.filter(([, f]) => f.phase === p).map(([n]) => n.slice(dir.length + 1));
@@ -225,7 +262,7 @@ function kustomization(resources: readonly string[]): string {
     'kind: Kustomization',
     'sortOptions:',
     '  order: fifo',
-    'resources:',
+    resources.length > 0 ? 'resources:' : 'resources: []',
     ...resources.map((r) => `  - ${r}`),
     '',
   ].join('\n');
@@ -248,9 +285,10 @@ function runtimeWorkloads(docs: readonly SynthDoc[]): Array<{ kind: string; name
     });
 }
 
-const FLUX_NAMES: Record<Exclude<Phase, Phase.OPS>, string> = {
+const FLUX_NAMES: Record<SyncedPhase, string> = {
   [Phase.CRDS]: 'cdk8s-kruise-crds',
   [Phase.RUNTIME]: 'cdk8s-kruise-runtime',
+  [Phase.PRE_PULL]: 'cdk8s-kruise-pre-pull',
   [Phase.APP]: 'cdk8s-kruise-app',
 };
 
@@ -259,7 +297,7 @@ const FLUX_NAMES: Record<Exclude<Phase, Phase.OPS>, string> = {
  * once the previous is Ready (CRDs Established; the runtime's Deployment/DaemonSet rolled out, so its webhooks
  * serve). The source is the GitRepository `flux bootstrap` creates.
  */
-function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs: readonly SynthDoc[], repoPath: string): string {
+function fluxKustomizations(present: readonly SyncedPhase[], docs: readonly SynthDoc[], repoPath: string): string {
   const base = repoPath.replace(/\/+$/, '');
   const objects: string[] = [];
   present.forEach((p, i) => {
@@ -275,7 +313,8 @@ function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs:
         'spec:',
         '  interval: 10m',
         '  retryInterval: 1m',
-        '  timeout: 5m',
+        // A pre-pull ends within its deadline, pulled or not; the app waits for it at most that long.
+        `  timeout: ${p === Phase.PRE_PULL ? `${Math.ceil(PRE_PULL_ACTIVE_DEADLINE_SECONDS / 60) + 1}m` : '5m'}`,
         `  path: ${base}/${FLUX_DIRS[p]}`,
         '  prune: true',
         '  sourceRef:',
@@ -283,9 +322,19 @@ function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs:
         '    name: flux-system',
         ...(prev !== undefined ? ['  dependsOn:', `    - name: ${FLUX_NAMES[prev]}`] : []),
         // Flux ignores healthChecks when wait is true. CRDs: wait for every one to be Established. Runtime: health
-        // checks on its workloads (the manager serves the webhooks). App: no wait, since custom resources whose
-        // controller reports no status would keep it from ever becoming Ready.
+        // checks on its workloads (the manager serves the webhooks). Pre-pull: wait for every job to finish (pulled
+        // or not: a failed pull is the rollout's to report). App: no wait, since custom resources whose controller
+        // reports no status would keep it from ever becoming Ready.
         ...(p === Phase.CRDS ? ['  wait: true'] : []),
+        ...(p === Phase.PRE_PULL
+          ? [
+              '  wait: true',
+              '  healthCheckExprs:',
+              `    - apiVersion: ${KRUISE_API_VERSION}`,
+              '      kind: ImagePullJob',
+              '      current: has(status.completionTime)',
+            ]
+          : []),
         ...(checks.length
           ? [
               '  healthChecks:',
@@ -302,7 +351,8 @@ function fluxKustomizations(present: readonly Exclude<Phase, Phase.OPS>[], docs:
   });
   return (
     '# Generated by `cdk8s-kruise synth --gitops flux`. Apply once (`kubectl apply -f` this file, or list it in your\n' +
-    '# cluster kustomization): Flux then applies crds/, runtime/ and app/ in dependsOn order, each once the previous is healthy.\n' +
+    '# cluster kustomization): Flux then applies crds/, runtime/, pre-pull/ and app/ in dependsOn order, each once the\n' +
+    '# previous is healthy.\n' +
     objects.map((o) => `---\n${o}\n`).join('')
   );
 }

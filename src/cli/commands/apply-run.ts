@@ -6,7 +6,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { escapeControl } from '../../api/quote.js';
 import { UsageError } from '../../policy/usage-error.js';
 import { OUTPUT_MARKER } from '../synth/output-guard.js';
-import { FLUX_DIRS, Phase } from '../../policy/output-layout.js';
+import { FLUX_DIRS, Phase, SYNCED_PHASES, type SyncedPhase } from '../../policy/output-layout.js';
 import { diagnoseStall, kubectlFailure, type EventFacts, type PodFacts } from './apply-diagnose.js';
 
 export interface ApplyOptions {
@@ -23,6 +23,8 @@ interface ApplyPhase {
   readonly files: string[];
   readonly crds: string[];
   readonly workloads: Array<{ kind: string; name: string; namespace: string }>;
+  /** Pre-pull phase: its ImagePullJobs are waited for until each finished (pulled or not). */
+  readonly prePull: boolean;
 }
 
 const FIELD_MANAGER = 'cdk8s-kruise';
@@ -50,6 +52,12 @@ export async function apply(dir: string, opts: ApplyOptions): Promise<number> {
         timeout,
       );
       if (!r.ok) return fail(step, unlessUnreachable(r.output, `CRDs not Established within ${timeout}s`), r.output);
+    }
+    if (phase.prePull) {
+      say(`${step}: waiting for the image pulls to finish`);
+      const r = await waitForPulls(kubectl, phase.files, timeout);
+      if (!r.ok) return fail(step, r.what, r.output);
+      if (r.failed.length > 0) say(`${step}: warning: ${r.failed.join('; ')} (the rollout pulls what is missing itself)`);
     }
     for (const w of phase.workloads) {
       say(`${step}: waiting for ${w.kind} ${w.namespace}/${w.name} to roll out`);
@@ -102,6 +110,48 @@ async function whyStalled(kubectl: Kubectl, w: { kind: string; name: string; nam
   return [`cause: ${d.cause}`, ...d.details.map((l) => `  ${l}`)].join('\n');
 }
 
+interface PullStatus {
+  metadata?: { name?: string };
+  spec?: { image?: string };
+  status?: { completionTime?: string; succeeded?: number; failed?: number; desired?: number; message?: string };
+}
+
+/**
+ * Waits until every ImagePullJob of `files` has finished. A job that failed on some node does not fail the apply: a
+ * pre-pull only saves the rollout time, and the rollout reports an image it cannot pull itself.
+ */
+async function waitForPulls(
+  kubectl: Kubectl,
+  files: readonly string[],
+  timeout: number,
+): Promise<{ ok: true; failed: string[] } | { ok: false; what: string; output: string }> {
+  const deadline = performance.now() + timeout * 1000;
+  for (;;) {
+    const r = await kubectl(['get', ...files.flatMap((f) => ['-f', f]), '-o', 'json']);
+    if (!r.ok) return { ok: false, what: unlessUnreachable(r.output, 'the pre-pull jobs could not be read'), output: r.output };
+    let items: PullStatus[];
+    try {
+      const parsed = JSON.parse(r.output) as { items?: PullStatus[] } & PullStatus;
+      items = parsed.items ?? [parsed];
+    } catch {
+      return { ok: false, what: 'kubectl printed no JSON for the pre-pull jobs', output: r.output };
+    }
+    const pending = items.filter((j) => !j.status?.completionTime);
+    if (pending.length === 0) {
+      const failed = items.filter((j) => (j.status?.failed ?? 0) > 0);
+      return {
+        ok: true,
+        failed: failed.map((j) => `${j.spec?.image ?? j.metadata?.name} failed to pull on ${j.status?.failed} node(s)`),
+      };
+    }
+    if (performance.now() > deadline) {
+      const names = pending.map((j) => j.metadata?.name).join(', ');
+      return { ok: false, what: `image pulls not finished within ${timeout}s`, output: `still pulling: ${names}` };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 function fail(step: string, what: string, output: string): number {
   process.stderr.write(`cdk8s-kruise: ${step}: ${what}; later phases were not applied.\n${escapeLines(output.trim())}\n`);
   return 1;
@@ -122,10 +172,15 @@ export function readPhases(dir: string): ApplyPhase[] {
     throw new UsageError(
       `${escapeControl(dir)} was not written by cdk8s-kruise synth (no ${OUTPUT_MARKER}); apply it with kubectl instead`,
     );
-  const titles: Record<Exclude<Phase, Phase.OPS>, string> = { [Phase.CRDS]: 'CRDs', [Phase.RUNTIME]: 'runtime', [Phase.APP]: 'app' };
-  const groups = new Map<Exclude<Phase, Phase.OPS>, string[]>();
+  const titles: Record<SyncedPhase, string> = {
+    [Phase.CRDS]: 'CRDs',
+    [Phase.RUNTIME]: 'runtime',
+    [Phase.PRE_PULL]: 'pre-pull',
+    [Phase.APP]: 'app',
+  };
+  const groups = new Map<SyncedPhase, string[]>();
   const flux = Object.values(FLUX_DIRS).some((d) => existsSync(path.join(dir, d, 'kustomization.yaml')));
-  for (const phase of [Phase.CRDS, Phase.RUNTIME, Phase.APP] as const) {
+  for (const phase of SYNCED_PHASES) {
     const sub = flux ? path.join(dir, FLUX_DIRS[phase]) : dir;
     if (flux && !existsSync(path.join(sub, 'kustomization.yaml'))) continue;
     const files = kustomizationResources(sub).filter((f) => flux || phaseOfFile(f) === phase);
@@ -152,6 +207,7 @@ export function readPhases(dir: string): ApplyPhase[] {
               .filter((o) => o.apiVersion === 'apps/v1' && (o.kind === 'Deployment' || o.kind === 'DaemonSet'))
               .map((o) => ({ kind: o.kind!, name: o.metadata!.name!, namespace: o.metadata?.namespace ?? 'default' }))
           : [],
+      prePull: phase === Phase.PRE_PULL,
     };
   });
 }
@@ -169,6 +225,7 @@ function kustomizationResources(dir: string): string[] {
 function phaseOfFile(file: string): Phase {
   if (file.startsWith('00-')) return Phase.CRDS;
   if (file.startsWith('10-')) return Phase.RUNTIME;
+  if (file.startsWith('15-')) return Phase.PRE_PULL;
   return Phase.APP;
 }
 

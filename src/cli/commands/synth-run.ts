@@ -22,6 +22,9 @@ import {
 } from '../../policy/output-layout.js';
 import { runApp, stopApp } from '../synth/run-app.js';
 import { CAPABILITIES_ENV, fetchClusterCapabilities } from '../synth/capabilities.js';
+import { readPreviousOutput } from '../synth/previous-output.js';
+import { PRE_PULL_DEFAULT_TTL_SECONDS, prePullJobs, prePullWorkloadOf } from '../../policy/pre-pull.js';
+import { stringify } from 'yaml';
 
 export interface SynthOptions {
   app?: string;
@@ -47,6 +50,8 @@ export interface SynthOptions {
   kubectl?: string;
   kubeconfig?: string;
   context?: string;
+  prePull?: boolean;
+  previous?: string;
 }
 
 export async function synth(opts: SynthOptions): Promise<number> {
@@ -123,9 +128,29 @@ export async function synth(opts: SynthOptions): Promise<number> {
     const raws = (await readSynthesized(raw)).filter((i) => !isBlank(i.content));
     const rawParsed = parseInputs(raws);
     const docs: SynthDoc[] = synthDocs(rawParsed.manifests);
+    const prePull = opts.prePull === true || docs.some((d) => prePullWorkloadOf(d.object)?.optedIn);
+    if (prePull) {
+      const previous = await readPreviousOutput(opts.previous, outDir);
+      const jobs = prePullJobs(
+        docs.map((d) => d.object),
+        previous?.objects,
+        // Under Flux a job its TTL deleted would be created again at the next reconciliation; Git prunes it instead.
+        { all: opts.prePull, ttlSecondsAfterFinished: gitops === 'flux' ? undefined : PRE_PULL_DEFAULT_TTL_SECONDS },
+      );
+      for (const job of jobs) docs.push({ chartFile: PRE_PULL_SOURCE, object: job, text: stringify(job, { lineWidth: 0 }) });
+      log(
+        previous
+          ? `pre-pull: compared with ${escapeControl(previous.from)}: ${jobs.length} ImagePullJob(s) for changed images`
+          : `pre-pull: no previous output to compare with (${shownOut} was not written by synth; see --previous): nothing to pre-pull`,
+      );
+    } else if (opts.previous !== undefined) {
+      process.stderr.write(
+        `cdk8s-kruise: --previous is read only with pre-pull on (--pre-pull, or ImagePrePull.enableIn in the app); ignored.\n`,
+      );
+    }
     let files: OutputFile[];
     try {
-      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath, repoURL, targetRevision });
+      files = layout(docs, { syncWaves: opts.syncWaves, gitops, repoPath, repoURL, targetRevision, prePull });
     } catch (e) {
       process.stderr.write(`cdk8s-kruise: ${escapeControl((e as Error).message)}; ${shownOut} was left unchanged.\n`);
       return 1;
@@ -184,6 +209,9 @@ export async function synth(opts: SynthOptions): Promise<number> {
     lock.release();
   }
 }
+
+/** The source named for the pre-pull jobs synth adds (they come from no chart). */
+const PRE_PULL_SOURCE = 'pre-pull';
 
 /** The YAML files cdk8s wrote, relative to its output directory, in sorted (chart) order. */
 async function readSynthesized(dir: string): Promise<TextInput[]> {

@@ -46,6 +46,14 @@ export function register(program: Command): void {
     .option('--kubectl <path>', 'with --capabilities-from-cluster: kubectl binary', 'kubectl')
     .option('--kubeconfig <file>', 'with --capabilities-from-cluster: kubeconfig passed to kubectl')
     .option('--context <name>', 'with --capabilities-from-cluster: kubeconfig context passed to kubectl')
+    .option(
+      '--pre-pull',
+      "pre-pull for every workload (not only those under ImagePrePull.enableIn): for each new image since the previous output, an ImagePullJob on the nodes of the workload's pods, applied before the app",
+    )
+    .option(
+      '--previous <dir|commit>',
+      'with pre-pull: the output to compare with, a directory or a Git commit whose output directory is read (default: the output directory as it is)',
+    )
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(
       'after',

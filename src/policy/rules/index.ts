@@ -15,6 +15,7 @@ import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
 import { PODPROBEMARKER_RULES } from './podprobemarker.js';
 import { PODUNAVAILABLEBUDGET_RULES } from './podunavailablebudget.js';
+import { PRE_PULL_RULES } from './pre-pull.js';
 import { RUNTIME_IMAGE_RULES } from './runtime-image.js';
 import { RUNTIME_SUPPORT_RULES } from './runtime-support.js';
 import { SCHEMA_RULES } from './schema.js';
@@ -33,6 +34,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...SIDECARSET_RULES,
   ...IMAGEPULLJOB_RULES,
   ...IMAGELISTPULLJOB_RULES,
+  ...PRE_PULL_RULES,
   ...BROADCASTJOB_RULES,
   ...DAEMONSET_RULES,
   ...STATEFULSET_RULES,

@@ -219,6 +219,24 @@ describe('Argo CD health: ImagePullJob', () => {
       'Degraded',
       /activeDeadlineSeconds/,
     ],
+    [
+      'a pre-pull completed with failed nodes (an Argo CD hook must not fail the sync before the app)',
+      {
+        ...job({ startTime: 't', completionTime: 't', desired: 2, succeeded: 1, failed: 1 }),
+        metadata: { ...meta(), annotations: { 'kruise.cdk8s.io/pre-pull-for': 'Deployment.apps/web' } },
+      },
+      'Healthy',
+      /pre-pull finished; failed on 1 node/,
+    ],
+    [
+      'a pre-pull still pulling',
+      {
+        ...job({ startTime: 't', desired: 2, active: 1, succeeded: 1, failed: 0 }),
+        metadata: { ...meta(), annotations: { 'kruise.cdk8s.io/pre-pull-for': 'Deployment.apps/web' } },
+      },
+      'Progressing',
+      /1 of 2 node\(s\) pulled/,
+    ],
   ])('%s → %s', (_name, obj, status, message) => {
     const hs = run('ImagePullJob', obj);
     expect(hs.status).toBe(status);

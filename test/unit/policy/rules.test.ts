@@ -687,6 +687,42 @@ const CASES: Record<string, Case> = {
     line: 9,
     message: /shorter than pullPolicy.timeoutSeconds 600 \(the default\)/,
   },
+  'KRUISE-PREPULL-001': {
+    pass: imagePullJob('  image: nginx:1.27\n  podSelector: {matchLabels: {app: web}}'),
+    fail: `
+apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: web-pre-pull-0123456789
+  namespace: default
+  annotations: {kruise.cdk8s.io/pre-pull-for: Deployment.apps/web}
+spec:
+  image: nginx:1.27
+  podSelector: {matchLabels: {app: web}}
+`,
+    pointer: '/spec/image',
+    line: 9,
+    message: /pulls "nginx:1.27" onto the nodes running Deployment.apps\/web's pods before the app is applied/,
+  },
+  'KRUISE-PREPULL-002': {
+    pass: webDeployment.replace(
+      'namespace: default}',
+      'namespace: default, annotations: {kruise.cdk8s.io/pre-pull-changed-images: "true"}}',
+    ),
+    fail: `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: default, annotations: {kruise.cdk8s.io/pre-pull-changed-images: "true"}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: "migrate:2"}]
+`,
+    pointer: '/metadata/annotations/kruise.cdk8s.io~1pre-pull-changed-images',
+    line: 4,
+    message: /Job.batch\/migrate opts into pre-pull but has neither spec.selector nor pod template labels/,
+  },
   'KRUISE-CLONESET-001': {
     pass: cloneSet('  lifecycle:\n    preNormal: {finalizersHandler: [example.io/unready-blocker]}'),
     fail: cloneSet('  lifecycle:\n    preDelete:\n      markPodNotReady: true'),

@@ -2,7 +2,9 @@
 // loaded machine) or as the real binary (Node 24 + tsx), as a user or CI would.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import { vi } from 'vitest';
 import { registerCommands } from '../../../src/cli/commands/index.js';
@@ -51,9 +53,16 @@ export async function runCli(args: string[]): Promise<CliResult & { code: number
   return { code, stdout: out.join(''), stderr: err.join('') };
 }
 
+/** tsx's loader by its URL: `--import tsx` would be resolved from the child's working directory, maybe outside the repository. */
+function tsxLoader(): string {
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const entry = (JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': string } }).exports['.'];
+  return pathToFileURL(path.join(path.dirname(manifest), entry)).href;
+}
+
 /** Runs the real CLI binary (Node 24 + tsx) with `input` on stdin, from the repository root unless `cwd` says otherwise. */
 export function spawnCli(args: string[], opts: { input?: string | Buffer; cwd?: string } = {}): CliResult {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', cliMain, ...args], {
+  const r = spawnSync(process.execPath, ['--import', tsxLoader(), cliMain, ...args], {
     cwd: opts.cwd ?? repoRoot,
     input: opts.input ?? '',
     encoding: 'utf8',
