@@ -15,6 +15,7 @@ import {
   type GitOpsTarget,
 } from './output-layout.js';
 import type { Finding } from './types.js';
+import { prePullWorkloadOf } from './pre-pull.js';
 
 /**
  * The part of cdk8s-cli's `ValidationContext` (cdk8s-cli/plugins) the plugin uses, declared structurally so the
@@ -107,6 +108,11 @@ export class KruiseValidation {
       submitted = true;
       removeConstructMetadata(context.manifests);
       if (planned) relayout(context.manifests, planned);
+      // cdk8s has replaced the previous output before a plugin runs, so there is nothing to compare with.
+      if (planned?.prePull)
+        context.logger.log(
+          'cdk8s-kruise: workloads opt into pre-pull (ImagePrePull), which needs the previous output: `cdk8s synth` has replaced it, so no ImagePullJob was emitted; run `cdk8s-kruise synth` for this app',
+        );
     } finally {
       // The report must always be submitted, or cdk8s throws "Report is incomplete" and hides the cause.
       if (!submitted) {
@@ -151,6 +157,8 @@ interface PlannedLayout {
   readonly files: OutputFile[];
   /** The file (absolute) a finding's object is written to, or undefined when it cannot be told. */
   fileOf(this: void, f: Finding): string | undefined;
+  /** Some workload opts into pre-pull, which this plugin cannot carry out. */
+  readonly prePull: boolean;
 }
 
 /** The synth layout of the directory cdk8s wrote, and where each object goes in it. */
@@ -161,12 +169,14 @@ function planLayout(manifests: readonly string[], inputs: readonly TextInput[], 
   const parsed = parseInputs(inputs.map((i) => ({ file: path.relative(dir, i.file).split(path.sep).join('/'), content: i.content })));
   const docs = synthDocs(parsed.manifests);
   const rel = path.relative(process.cwd(), dir).split(path.sep).join('/');
+  const prePull = docs.some((d) => prePullWorkloadOf(d.object)?.optedIn);
   const files = layout(docs, {
     gitops,
     syncWaves: props.syncWaves,
     repoURL: props.repoURL,
     targetRevision: props.targetRevision,
     repoPath: props.repoPath ?? (rel && !rel.startsWith('..') ? `./${rel}` : undefined),
+    prePull,
   });
   const fileOf = (f: Finding): string | undefined => {
     const chartFile = f.file === undefined ? undefined : path.relative(dir, f.file).split(path.sep).join('/');
@@ -181,7 +191,7 @@ function planLayout(manifests: readonly string[], inputs: readonly TextInput[], 
     });
     return doc ? path.join(dir, outputFileOf(doc, phaseOf(doc.object), gitops)) : undefined;
   };
-  return { dir, files, fileOf };
+  return { dir, files, fileOf, prePull };
 }
 
 /**

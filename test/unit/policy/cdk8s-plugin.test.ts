@@ -84,6 +84,23 @@ describe('KruiseValidation (cdk8s validation plugin)', () => {
     expect(existsSync(chartFile)).toBe(false);
   });
 
+  it('with a layout and a workload that opts into pre-pull: says no job was emitted (cdk8s removed the previous output); Flux still gets the pre-pull phase', async () => {
+    const out = mkdtempSync(path.join(dir, 'pre-pull-'));
+    const chartFile = path.join(out, '0001-web.k8s.yaml');
+    writeFileSync(
+      chartFile,
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n  annotations: {kruise.cdk8s.io/pre-pull-changed-images: "true"}\n' +
+        'spec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: "nginx:1.27"}]\n',
+    );
+    const ctx = new ValidationContext([chartFile], 'cdk8s-kruise', '0.1.0');
+    const logged: string[] = [];
+    ctx.logger.log = (m: string) => void logged.push(m);
+    await new KruiseValidation({ layout: 'flux', repoPath: './dist' }).validate(ctx);
+    expect(ctx.report.success).toBe(true);
+    expect(logged.join('\n')).toMatch(/opt into pre-pull .* no ImagePullJob was emitted; run `cdk8s-kruise synth`/);
+    expect(readFileSync(path.join(out, 'pre-pull/kustomization.yaml'), 'utf8')).toContain('resources: []');
+  });
+
   it('a hostile repoURL or targetRevision property fails when cdk8s loads the plugin', () => {
     expect(() => new KruiseValidation({ layout: 'argocd', repoURL: 'https://x.example/r.git\n  path: /' })).toThrow(
       /repoURL .* is not a Git repository URL/,
