@@ -132,7 +132,8 @@ export interface PreDownloadStrategy {
   readonly rolloutDone?: boolean;
   /**
    * The revisions whose images the update revision's are compared with ({@link changedImagesSince}); by default the
-   * current one. A DaemonSet names no current revision: it compares with every older revision it keeps.
+   * current one. A DaemonSet names no current revision: it compares with every older revision it keeps. None at all
+   * (a workload's first revision): nothing to pre-download ahead of, the revision is ignored.
    */
   readonly baseline?: readonly Revision[];
 }
@@ -147,7 +148,7 @@ export interface PreDownloadInput {
 }
 
 /** Why a revision's images are not pre-downloaded. */
-export type PreDownloadIgnoreReason = 'recreate' | 'few-replicas' | 'one-batch' | 'not-in-place';
+export type PreDownloadIgnoreReason = 'first-revision' | 'recreate' | 'few-replicas' | 'one-batch' | 'not-in-place';
 
 export type PreDownloadPlan =
   /** The rollout is over: the workload's pre-download jobs can go. */
@@ -180,6 +181,8 @@ export function planPreDownload(i: PreDownloadInput): PreDownloadPlan {
   }
   const labels = update.metadata.labels ?? {};
   if (LABEL_IMAGE_PREDOWNLOAD_CREATED in labels || LABEL_IMAGE_PREDOWNLOAD_IGNORED in labels) return { action: 'none' };
+  // No pod can be at an older revision (one in use is never truncated): each starts at this one, pulling as it does.
+  if (s.baseline?.length === 0) return { action: 'ignore', reason: 'first-revision', message: 'no older revision' };
   if (s.recreate) return { action: 'ignore', reason: 'recreate', message: 'pods are recreated, not updated in place' };
   if (replicaConditions && replicas <= PREDOWNLOAD_MIN_REPLICAS)
     return { action: 'ignore', reason: 'few-replicas', message: `replicas ${replicas} <= ${PREDOWNLOAD_MIN_REPLICAS}` };

@@ -10,7 +10,10 @@
  *   rounded down, maxUnavailable (default 1) rounded up, as upstream; maxSurge, pause and the node selector are not
  *   looked at (images pulled during a pause are ready when it ends).
  * - The rollout is over once the status counts every desired pod updated, at the update revision's hash.
- * - The new images are those of the update revision that some older revision runs otherwise, or none runs.
+ * - The new images are those of the update revision that some older revision runs otherwise, or none runs. A first
+ *   revision (no older one) is ignored: its pods are created at it. Upstream ignores it too when its first round
+ *   counts 0 desired pods, but not under a partition, where its jobs, whose selector excludes no pod, pull the first
+ *   images on every node.
  */
 import type { Revision } from '../../control/controller-revision.js';
 import type { PreDownloadStrategy } from '../../control/image-predownload.js';

@@ -359,6 +359,10 @@ describe('planPreDownload with a kind that reads it its own way (Advanced Daemon
     expect(planPreDownload(input({ annotations })).action).toBe('wait');
   });
 
+  it('an empty baseline (a first revision): ignored', () => {
+    expect(planPreDownload(daemon({ baseline: [] }))).toMatchObject({ action: 'ignore', reason: 'first-revision' });
+  });
+
   it('images compared with the baseline revisions, not the current one', () => {
     const other = revision('web-v0', 'v0', [{ name: 'main', image: 'app:0' }]);
     const same = revision('web-v1', 'v1', NEW);

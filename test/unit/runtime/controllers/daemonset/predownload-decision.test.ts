@@ -92,6 +92,18 @@ describe('DaemonSet pre-download plans (upstream semantics)', () => {
     expect(plan(set(ru, desired)).action).toBe(action);
   });
 
+  it('a first revision (no older one) is ignored, even under a partition: its pods start at it', () => {
+    expect(plan(set({ partition: 2 }, 4), { all: [V2] })).toMatchObject({ action: 'ignore', reason: 'first-revision' });
+    // A new DaemonSet, its status not written yet: nothing to do until the status counts its pods.
+    const fresh: DaemonSetObject = { ...set({ partition: 2 }, 0), status: undefined };
+    expect(plan(fresh, { all: [V2], statusHash: undefined })).toEqual({ action: 'delete-jobs' });
+  });
+
+  it('a restarted manager (hash unknown): a finished rollout deletes, one under way plans', () => {
+    expect(plan(set({}, 3, 3), { statusHash: undefined })).toEqual({ action: 'delete-jobs' });
+    expect(plan(set({}, 3, 1), { statusHash: undefined }).action).toBe('create');
+  });
+
   it('OnDelete reads the defaults (partition 0, maxUnavailable 1): the images are there when pods are deleted', () => {
     expect(plan(set(undefined, 3, 0, 'OnDelete')).action).toBe('create');
   });
