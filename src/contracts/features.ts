@@ -1030,8 +1030,9 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   [K.ANNOTATION_PULL_SECRET_REFERENCES]: INERT,
   // Written by the compiler to record a launch order lowered to native sidecars, which the kubelet carries out.
   [K.ANNOTATION_LAUNCH_PRIORITY_LOWERED]: INERT,
-  // Read only by the compiler (pre-pull from the diff); no runtime reads them.
-  [K.ANNOTATION_PRE_PULL_CHANGED_IMAGES]: INERT,
+  // Pre-pull from the diff: read only by the compiler, but an opted-in workload gets ImagePullJobs in the output,
+  // so the runtime must run the ImagePullJob controller and the daemon.
+  [K.ANNOTATION_PRE_PULL_CHANGED_IMAGES]: AppFeature.IMAGE_PULL_JOB,
   [K.ANNOTATION_PRE_PULL_FOR]: INERT,
 });
 

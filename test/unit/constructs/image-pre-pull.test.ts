@@ -1,7 +1,8 @@
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { CloneSet, ImagePrePull, ImagePullJob } from '../../../constructs/index.js';
+import { CloneSet, ImagePrePull, ImagePullJob, KruiseRuntime } from '../../../constructs/index.js';
+import { validateManifests } from '../../../src/policy/index.js';
 
 const KEY = 'kruise.cdk8s.io/pre-pull-changed-images';
 const annotated = (chart: Chart) =>
@@ -41,5 +42,20 @@ describe('ImagePrePull', () => {
     const cm = new ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap' });
     expect(() => ImagePrePull.enableFor(cm)).toThrow(/\[test\/cm\] ImagePrePull.enableFor: ConfigMap \(v1\) runs no pods of its own/);
     expect(() => ImagePrePull.enableFor(chart)).toThrow(/not a Kubernetes object/);
+  });
+
+  it('an opted-in workload counts as the ImagePullJob feature: the bundled runtime runs its controller and the daemon, nothing reported', () => {
+    const app = Testing.app();
+    new KruiseRuntime(app, 'kruise');
+    const chart = new Chart(app, 'web');
+    ImagePrePull.enableIn(chart);
+    new kplus.Deployment(chart, 'deploy', { containers: [{ image: 'nginx:1.27', securityContext: { ensureNonRoot: false } }] });
+    app.synth();
+    const all = app.charts.flatMap((ch) => ch.toJson() as { kind: string; metadata: { name: string }; spec: any }[]);
+    const manager = all.find((o) => o.kind === 'Deployment' && o.metadata.name === 'kruise-controller-manager')!;
+    const args: string[] = manager.spec.template.spec.containers[0].args;
+    expect(args.find((a) => a.startsWith('--feature-gates='))).toMatch(/ImagePullJobGate=true/);
+    expect(all.some((o) => o.kind === 'DaemonSet')).toBe(true);
+    expect(validateManifests(all).filter((f) => f.ruleId.startsWith('KRUISE-RUNTIME-') || f.severity === 'error')).toEqual([]);
   });
 });

@@ -21,15 +21,27 @@ const deployment = (name, image, annotations) => new ApiObject(chart, name, {
   apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'shop', annotations },
   spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image }] } } },
 });
-deployment('web', images.web, { 'kruise.cdk8s.io/pre-pull-changed-images': 'true' });
+deployment('web', images.web, images.optIn === false ? undefined : { 'kruise.cdk8s.io/pre-pull-changed-images': 'true' });
 deployment('api', images.api);
+if (images.gates !== undefined) {
+  // The controller-manager of an install (as KruiseRuntime renders it), with the feature gates it was given.
+  const runtime = new Chart(app, 'runtime');
+  new ApiObject(runtime, 'manager', {
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: { name: 'kruise-controller-manager', namespace: 'kruise-system', labels: { 'app.kubernetes.io/part-of': 'cdk8s-kruise' } },
+    spec: { selector: { matchLabels: { m: 'm' } }, template: { metadata: { labels: { m: 'm' } }, spec: { containers: [
+      { name: 'manager', image: 'ghcr.io/cdk8s-kruise/cdk8s-kruise:0.1.0', command: ['cdk8s-kruise'], args: ['controller', '--feature-gates=' + images.gates] },
+    ] } } },
+  });
+}
 app.synth();
 `;
 
 let dir: string;
 const node = JSON.stringify(process.execPath);
 const app = () => `${node} ${JSON.stringify(path.join(dir, 'app.cjs'))}`;
-const setImages = (web: string, api = 'api:1') => writeFileSync(path.join(dir, 'images.json'), JSON.stringify({ web, api }));
+const setImages = (web: string, api = 'api:1', gates?: string, optIn?: boolean) =>
+  writeFileSync(path.join(dir, 'images.json'), JSON.stringify({ web, api, gates, optIn }));
 const noConfig = () => path.join(dir, 'none.yaml');
 const synth = (out: string, ...flags: string[]) => runCli(['synth', '--app', app(), '--output', out, '--config', noConfig(), ...flags]);
 const files = (out: string) => readdirSync(out, { recursive: true }).map(String).sort();
@@ -79,6 +91,22 @@ describe('cdk8s-kruise synth: pre-pull from the diff', { timeout: 180_000 }, () 
     const out = path.join(dir, 'all');
     expect((await synth(out, '--pre-pull', '--previous', old)).code).toBe(0);
     expect(pulled(out).sort()).toEqual(['api:2', 'nginx:1.27']);
+  });
+
+  it('--pre-pull with an install that does not run ImagePullJobs: the jobs fail the gate rule, the output is left as it was', async () => {
+    const out = path.join(dir, 'gated');
+    setImages('nginx:1.25', 'api:1', 'SidecarTerminator=true', false);
+    const first = await synth(out);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    setImages('nginx:1.27', 'api:1', 'SidecarTerminator=true', false);
+    const before = files(out);
+    const r = await synth(out, '--pre-pull');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/15-pre-pull\.yaml:\d+:\d+: error KRUISE-GATE-001: ImagePullJob needs feature gate ImagePullJobGate/);
+    expect(files(out)).toEqual(before);
+    setImages('nginx:1.27', 'api:1', 'SidecarTerminator=true,ImagePullJobGate=true', false);
+    expect((await synth(out, '--pre-pull')).code).toBe(0);
+    expect(pulled(out)).toEqual(['nginx:1.27']);
   });
 
   it('Argo CD: the jobs are Sync hooks of wave -1; Flux: a pre-pull Kustomization between the others, there even with no job', async () => {
