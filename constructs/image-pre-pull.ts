@@ -1,4 +1,4 @@
-import { ApiObject } from 'cdk8s';
+import { ApiObject, App } from 'cdk8s';
 import type { IConstruct } from 'constructs';
 import { ANNOTATION_PRE_PULL_CHANGED_IMAGES } from '../src/contracts/keys.js';
 import { POD_TEMPLATE_PATHS } from '../src/contracts/pod-templates.js';
@@ -8,6 +8,19 @@ import { groupOf } from '../src/contracts/groups.js';
 function isWorkload(o: ApiObject): boolean {
   const group = groupOf(o.apiVersion);
   return group !== '' && POD_TEMPLATE_PATHS[group]?.[o.kind] !== undefined;
+}
+
+/** The scopes pre-pull is on in, per app. */
+const SCOPES = new WeakMap<App, Set<IConstruct>>();
+
+function annotate(scope: IConstruct): void {
+  for (const c of scope.node.findAll()) {
+    if (ApiObject.isApiObject(c) && isWorkload(c)) c.metadata.addAnnotation(ANNOTATION_PRE_PULL_CHANGED_IMAGES, 'true');
+  }
+}
+
+function annotateAll(scopes: ReadonlySet<IConstruct>): void {
+  for (const scope of scopes) annotate(scope);
 }
 
 /**
@@ -26,16 +39,22 @@ export class ImagePrePull {
    * after this call.
    */
   public static enableIn(scope: IConstruct): void {
-    // cdk8s has no hook before synthesis other than validation, which runs before any object is rendered: the
-    // workloads are annotated there, so the ones added after this call are covered too.
-    scope.node.addValidation({
-      validate: () => {
-        for (const c of scope.node.findAll()) {
-          if (ApiObject.isApiObject(c) && isWorkload(c)) c.metadata.addAnnotation(ANNOTATION_PRE_PULL_CHANGED_IMAGES, 'true');
-        }
-        return [];
-      },
-    });
+    // cdk8s has no hook before synthesis. The workloads under `scope` are annotated when the app's synth starts
+    // (before any validation: KruiseRuntime renders the app while validating, and must see the annotation), and
+    // again in a validation of `scope`, which is all a chart synthesized alone (Testing.synth) goes through.
+    const root = scope.node.root;
+    if (root instanceof App) {
+      let scopes = SCOPES.get(root);
+      if (!scopes) {
+        SCOPES.set(root, (scopes = new Set()));
+        const synth = root.synth.bind(root);
+        const synthYaml = root.synthYaml.bind(root);
+        root.synth = () => (annotateAll(scopes!), synth());
+        root.synthYaml = () => (annotateAll(scopes!), synthYaml());
+      }
+      scopes.add(scope);
+    }
+    scope.node.addValidation({ validate: () => (annotate(scope), []) });
   }
 
   /** Pre-pull the changed images of one workload (a cdk8s-plus workload, a Kruise workload construct, an ApiObject). */

@@ -1,7 +1,8 @@
 import { ApiObject, Chart, Testing } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-27';
 import { describe, expect, it } from 'vitest';
-import { CloneSet, ImagePrePull, ImagePullJob, KruiseRuntime } from '../../../constructs/index.js';
+import { parseAllDocuments } from 'yaml';
+import { AdvancedDaemonSet, CloneSet, ImagePrePull, ImagePullJob, KruiseRuntime } from '../../../constructs/index.js';
 import { validateManifests } from '../../../src/policy/index.js';
 
 const KEY = 'kruise.cdk8s.io/pre-pull-changed-images';
@@ -42,6 +43,18 @@ describe('ImagePrePull', () => {
     const cm = new ApiObject(chart, 'cm', { apiVersion: 'v1', kind: 'ConfigMap' });
     expect(() => ImagePrePull.enableFor(cm)).toThrow(/\[test\/cm\] ImagePrePull.enableFor: ConfigMap \(v1\) runs no pods of its own/);
     expect(() => ImagePrePull.enableFor(chart)).toThrow(/not a Kubernetes object/);
+  });
+
+  it('the annotation is there when KruiseRuntime renders the app (it does so while validating, before later charts)', () => {
+    const app = Testing.app();
+    new KruiseRuntime(app, 'kruise');
+    const chart = new Chart(app, 'agents');
+    ImagePrePull.enableIn(chart);
+    new AdvancedDaemonSet(chart, 'agent', { containers: [{ image: 'agent:2', name: 'agent', securityContext: { ensureNonRoot: false } }] });
+    const ds = parseAllDocuments(app.synthYaml())
+      .map((d) => d.toJS() as { kind: string; apiVersion: string; metadata: { annotations?: Record<string, string> } })
+      .find((o) => o.kind === 'DaemonSet' && o.apiVersion.startsWith('apps.kruise.io/'))!;
+    expect(ds.metadata.annotations?.[KEY]).toBe('true');
   });
 
   it('an opted-in workload counts as the ImagePullJob feature: the bundled runtime runs its controller and the daemon, nothing reported', () => {
