@@ -96,9 +96,11 @@ export class ImageListPullJobSync implements Reconciler {
 
     if (d.status && statusChanged(list.status, d.status)) {
       const status = { ...d.status, ...(d.status.failedImageStatuses ? {} : { failedImageStatuses: null }) };
-      await this.ctx.client.patch(IMAGE_LIST_PULL_JOBS, list.metadata.name!, ns, { status }, PatchStrategy.MergePatch, {
-        subresource: 'status',
-      });
+      // Written only over the status it was computed from: a reconcile from a cache that has not seen the last write
+      // (the list completed, its ImagePullJobs deleted by their TTL since) would count again and overwrite the final
+      // counts; the conflict requeues it until the cache has the write.
+      const body = { metadata: { resourceVersion: list.metadata.resourceVersion }, status };
+      await this.ctx.client.patch(IMAGE_LIST_PULL_JOBS, list.metadata.name!, ns, body, PatchStrategy.MergePatch, { subresource: 'status' });
     }
     // A failed write is retried with the queue's backoff, after the status that counts what did happen.
     if (errors.length > 0) throw errors[0]!;

@@ -240,7 +240,11 @@ export class ImagePullJobReconciler implements Reconciler {
     }
     if (!sameStatus(job.status, decision.status)) {
       const status = { ...decision.status, ...(decision.status.message === undefined ? { message: null } : {}) };
-      await this.ctx.client.patch(IMAGE_PULL_JOBS, job.metadata.name!, job.metadata.namespace, { status }, PatchStrategy.MergePatch, {
+      // Written only over the status it was computed from: a reconcile from a cache that has not seen the completed
+      // status would complete the job again, with a later completionTime (its TTL restarted) and a second event; the
+      // conflict requeues it until the cache has the write.
+      const body = { metadata: { resourceVersion: job.metadata.resourceVersion }, status };
+      await this.ctx.client.patch(IMAGE_PULL_JOBS, job.metadata.name!, job.metadata.namespace, body, PatchStrategy.MergePatch, {
         subresource: 'status',
       });
       if (decision.status.completionTime && !job.status?.completionTime) {
