@@ -16,10 +16,20 @@ if [ "$#" -gt 0 ]; then exec vitest run "$@"; fi
 
 vitest run --project unit || exit
 
+# Each tier's output is also kept, so a failing tier's summary can be printed again at the end: the two tiers'
+# lines interleave, and a CI log that keeps only its tail would otherwise not show which test failed.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
 # One tier's output, each line prefixed with its name, written as it comes; returns vitest's exit status.
 tier() { # <name>
-  vitest run --project "$1" 2>&1 | sed -u "s/^/[$1] /"
+  vitest run --project "$1" 2>&1 | tee "$logs/$1" | sed -u "s/^/[$1] /"
   return "${PIPESTATUS[0]}"
+}
+
+# A failed tier's failing tests and their first error lines (vitest's summary, from its "Failed Tests" block on).
+failures() { # <name>
+  sed -n '/Failed Tests [0-9]/,$p' "$logs/$1" | grep -E 'FAIL|Error|expected|Expected|Received|❯ test/' | head -60 | sed "s/^/[$1 failed] /"
 }
 
 started=$SECONDS
@@ -31,6 +41,8 @@ wait "$e2e"
 e2e_status=$?
 wait "$node"
 node_status=$?
+[ "$e2e_status" -eq 0 ] || failures e2e
+[ "$node_status" -eq 0 ] || failures node
 echo "[tiers] e2e exit ${e2e_status}, node exit ${node_status}, $((SECONDS - started)) s side by side"
 [ "$e2e_status" -eq 0 ] || exit "$e2e_status"
 exit "$node_status"

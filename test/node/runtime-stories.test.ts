@@ -101,7 +101,7 @@ describe('the runtime installed from dist/ and its image', () => {
 
   it('ignore-exit-code sidecar that exits 143 on SIGTERM: Job Complete, pod Succeeded', async () => {
     const { pod } = await runSeedJob('seed-ignore', { restartPolicy: 'Never', sidecarExitOnTerm: 143, ignoreExitCode: true });
-    expect(pod.status?.phase).toBe('Succeeded');
+    expect(pod.status?.phase, JSON.stringify(pod.status)).toBe('Succeeded');
     expect(pod.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True')).toBe(true);
   });
 
