@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # `npm test` after its pretest (checks, prepare): the unit tier, then the end-to-end and node tiers at the same time.
+# The node tier is two vitest projects in sequence: `node` (one real node) and then `nodes` (three real nodes); each
+# takes the machine's real-node lock in its globalSetup, so they run in separate processes, one after the other.
 #
 # Vitest runs the files of every project that turns file parallelism off in one queue, one file at a time; the
 # end-to-end tier (its own etcd + kube-apiserver, containerd and registries) and the node tier (a one-node cluster
@@ -35,14 +37,18 @@ failures() { # <name>
 started=$SECONDS
 tier e2e &
 e2e=$!
-tier node &
+# The node tier's queue: `nodes` runs whatever `node` did, each status kept for the summary.
+( tier node; echo $? >"$logs/node.status"; nodes_started=$SECONDS; tier nodes; echo $? >"$logs/nodes.status"; echo "[nodes] the nodes project took $((SECONDS - nodes_started)) s" ) &
 node=$!
 wait "$e2e"
 e2e_status=$?
 wait "$node"
-node_status=$?
+node_status=$(cat "$logs/node.status" 2>/dev/null || echo 1)
+nodes_status=$(cat "$logs/nodes.status" 2>/dev/null || echo 1)
 [ "$e2e_status" -eq 0 ] || failures e2e
 [ "$node_status" -eq 0 ] || failures node
-echo "[tiers] e2e exit ${e2e_status}, node exit ${node_status}, $((SECONDS - started)) s side by side"
+[ "$nodes_status" -eq 0 ] || failures nodes
+echo "[tiers] e2e exit ${e2e_status}, node exit ${node_status}, nodes exit ${nodes_status}, $((SECONDS - started)) s side by side"
 [ "$e2e_status" -eq 0 ] || exit "$e2e_status"
-exit "$node_status"
+[ "$node_status" -eq 0 ] || exit "$node_status"
+exit "$nodes_status"

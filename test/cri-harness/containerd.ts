@@ -18,6 +18,11 @@ export interface ContainerdOptions {
   readonly cni?: { readonly binDir: string; readonly confDir: string };
   /** The CRI plugin's registry `config_path`: `<dir>/<host>/hosts.toml` files redirecting pulls (mirrors). */
   readonly registryConfigPath?: string;
+  /**
+   * Wraps containerd's command line (e.g. to start it inside another node's network and mount namespaces);
+   * the wrapper must exec containerd in the same process, so that stop() signals containerd itself.
+   */
+  readonly wrap?: (command: readonly string[]) => readonly string[];
 }
 
 /**
@@ -33,6 +38,7 @@ export class TestContainerd {
   private constructor(
     readonly dir: string,
     private readonly configPath: string,
+    private readonly wrap?: ContainerdOptions['wrap'],
   ) {
     this.socket = join(dir, 'containerd.sock');
   }
@@ -78,9 +84,14 @@ export class TestContainerd {
         '',
       ].join('\n'),
     );
-    const containerd = new TestContainerd(dir, configPath);
+    const containerd = new TestContainerd(dir, configPath, options.wrap);
     await containerd.start();
     return containerd;
+  }
+
+  /** containerd's process id while it runs (for memory figures). */
+  get pid(): number | undefined {
+    return this.proc?.pid;
   }
 
   get running(): boolean {
@@ -89,7 +100,8 @@ export class TestContainerd {
 
   async start(): Promise<void> {
     if (this.proc) return;
-    const proc = spawnLogged('containerd', ['--config', this.configPath], join(this.dir, 'containerd.log'));
+    const [command, ...args] = (this.wrap ?? ((c) => c))(['containerd', '--config', this.configPath]);
+    const proc = spawnLogged(command!, args, join(this.dir, 'containerd.log'));
     this.proc = proc;
     proc.once('exit', () => {
       if (this.proc === proc) this.proc = undefined;

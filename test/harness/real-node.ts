@@ -5,6 +5,11 @@
 // generated cleanup script that runs on stop(), on a failed start, on process exit and from a
 // detached watchdog when the test runner is killed.
 //
+// With `nodes` > 1, extra nodes (real-node-b, -c, ...) join the same control plane, each in a network
+// namespace of its own (its kubelet, containerd, kube-proxy and a copy of the loopback registry run
+// there; the daemon's host ports and the node IPs need that), with its own pod CIDR and cgroup root.
+// Node A is the same as in a one-node run.
+//
 // Addresses: the node IP is the host end of a veth pair whose other end lives in a network
 // namespace the harness creates (kubelet refuses a loopback node IP and this kernel has no dummy
 // links); pods get addresses on a harness-created bridge; Service ClusterIPs are DNATed by
@@ -13,7 +18,7 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -38,6 +43,11 @@ const POD_GATEWAY = '10.251.0.1';
 /** Must match the control plane's --service-cluster-ip-range. */
 const SERVICE_CIDR = '10.0.0.0/24';
 export const NODE_NAME = 'real-node';
+/**
+ * Extra nodes are named by letter (real-node-b, ...) and cost ~220 MiB each; the addresses (a veth /30 and a pod /24
+ * per node) would allow 63.
+ */
+const MAX_NODES = 8;
 
 /**
  * Host sysctls the node's parts may change: kubelet (overcommit, panic, keys), the CNI bridge plugin
@@ -106,6 +116,40 @@ export interface RealNodeInfo {
    * for the images upstream OpenKruise's e2e suite names (test/cri-harness/upstream-images.ts).
    */
   readonly mirroredHosts: readonly string[];
+  /** Every node of the cluster, node A (the fields above) first. */
+  readonly nodes: readonly RealClusterNode[];
+}
+
+/** One node of the cluster, as a test reaches it. */
+export interface RealClusterNode {
+  readonly name: string;
+  /** The node's InternalIP (kubelet's address). */
+  readonly ip: string;
+  readonly containerdSocket: string;
+  readonly podLogsDir: string;
+}
+
+export interface RealNodeOptions {
+  /** Nodes in the cluster (default 1: node A alone, as the single-node stories assume). */
+  readonly nodes?: number;
+}
+
+/**
+ * A node beyond node A, every setting derived from its index k (1, 2, ...): veth 10.250.0.(4k+1) on the
+ * host to the node IP 10.250.0.(4k+2) in the node's namespace, pods on 10.251.k.0/24 behind a bridge
+ * inside that namespace, and a cgroup root of its own (kubelets sharing one fight over its pods).
+ */
+interface ExtraNode {
+  readonly name: string;
+  readonly netns: string;
+  readonly hostVeth: string;
+  readonly hostIp: string;
+  readonly ip: string;
+  readonly podCidr: string;
+  readonly podGateway: string;
+  readonly cgroupRoot: string;
+  readonly dir: string;
+  containerd?: TestContainerd;
 }
 
 interface Component {
@@ -115,13 +159,15 @@ interface Component {
 
 export class RealNode {
   /** Starts the whole node; on any failure, everything started so far is cleaned up. */
-  static async start(): Promise<RealNode> {
+  static async start(options: RealNodeOptions = {}): Promise<RealNode> {
+    const count = options.nodes ?? 1;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_NODES) throw new Error(`nodes must be 1..${MAX_NODES}, not ${count}`);
     if (process.getuid?.() !== 0) {
       throw new Error(
         'the real-node tests run kubelet, containerd, CNI and kube-proxy and need root (CI runs as root), after bash test/prepare.sh',
       );
     }
-    const node = new RealNode(findNodeAssets(), await mkdtemp(path.join(tmpdir(), 'kruise-node-')));
+    const node = new RealNode(findNodeAssets(), await mkdtemp(path.join(tmpdir(), 'kruise-node-')), count);
     try {
       await node.init();
       return node;
@@ -144,11 +190,29 @@ export class RealNode {
   private watchdog?: ChildProcess;
   private cleanedUp = false;
   private readonly exitHandler = () => this.cleanupNow();
+  private readonly extras: ExtraNode[];
 
   private constructor(
     readonly assets: NodeAssets,
     readonly dir: string,
-  ) {}
+    count: number,
+  ) {
+    this.extras = Array.from({ length: count - 1 }, (_, i) => {
+      const k = i + 1;
+      const letter = String.fromCharCode(0x61 + k);
+      return {
+        name: `${NODE_NAME}-${letter}`,
+        netns: `${this.netns}-${letter}`,
+        hostVeth: `krn${this.suffix}h${letter}`,
+        hostIp: `10.250.0.${4 * k + 1}`,
+        ip: `10.250.0.${4 * k + 2}`,
+        podCidr: `10.251.${k}.0/24`,
+        podGateway: `10.251.${k}.1`,
+        cgroupRoot: `krn-${this.suffix}-${letter}`,
+        dir: path.join(dir, 'nodes', letter),
+      };
+    });
+  }
 
   private get cleanupScript(): string {
     return path.join(this.dir, 'cleanup.sh');
@@ -173,7 +237,31 @@ export class RealNode {
       images: this.images!,
       podLogsDir: this.podLogsDir,
       mirroredHosts: MIRRORED_HOSTS,
+      nodes: [
+        { name: NODE_NAME, ip: NODE_IP, containerdSocket: this.containerd!.socket, podLogsDir: this.podLogsDir },
+        ...this.extras.map((n) => ({
+          name: n.name,
+          ip: n.ip,
+          containerdSocket: n.containerd!.socket,
+          podLogsDir: path.join(n.dir, 'pod-logs'),
+        })),
+      ],
     };
+  }
+
+  /** Resident memory (MiB) of each extra node's own processes: kubelet, containerd, kube-proxy, registry copy. */
+  extraNodeRssMiB(): Record<string, number> {
+    const rss = (pid: number | undefined) => {
+      const kb = pid === undefined ? undefined : /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      return kb ? Number(kb) / 1024 : 0;
+    };
+    const out: Record<string, number> = {};
+    for (const n of this.extras) {
+      const pids = this.components.filter((c) => c.name.endsWith(`-${n.name}`)).map((c) => c.child.pid);
+      pids.push(n.containerd?.pid);
+      out[n.name] = Math.round(pids.reduce((sum: number, pid) => sum + rss(pid), 0));
+    }
+    return out;
   }
 
   private async init(): Promise<void> {
@@ -240,6 +328,10 @@ export class RealNode {
     step(`kubelet: node ${NODE_NAME} Ready`);
     await this.createStorageClasses();
     step(`StorageClasses ${STORAGE_CLASSES.map((c) => c.name).join(', ')} (${STORAGE_PROVISIONER})`);
+    if (this.extras.length > 0) {
+      await Promise.all(this.extras.map((n) => this.startExtraNode(n)));
+      step(`extra nodes ${this.extras.map((n) => n.name).join(', ')} Ready`);
+    }
   }
 
   /** Stops every component and removes everything the node created. Safe to call more than once. */
@@ -248,6 +340,7 @@ export class RealNode {
     // frees addresses), then the generated cleanup catches whatever is left.
     for (const component of [...this.components].reverse()) await stopChild(component.child, 10_000);
     this.components.length = 0;
+    for (const n of this.extras) if (n.containerd) await n.containerd.destroy().catch(() => undefined);
     if (this.containerd) await this.containerd.destroy().catch(() => undefined);
     await this.registry?.stop();
     await this.plane?.stop();
@@ -306,6 +399,14 @@ ${
   for pid in $(cat "$procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
 done`
 }
+${this.extras
+  .map(
+    (n) => `# Pods of node ${n.name}: in its own cgroup root.
+for procs in $(find /sys/fs/cgroup/*/${n.cgroupRoot} -name cgroup.procs 2>/dev/null); do
+  for pid in $(cat "$procs" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+done`,
+  )
+  .join('\n')}
 for pid in $(mentioning); do kill -9 "$pid" 2>/dev/null; done
 for _ in $(seq 50); do [ -z "$(mentioning)" ] && break; sleep 0.1; done
 # iptables: kube-proxy's own cleanup, then any KUBE-* chain left (kubelet's canaries included).
@@ -322,6 +423,9 @@ awk '{print $2}' /proc/self/mounts | grep -F -- "$dir/" | sort -r | while read -
 ip netns del ${q(this.netns)} 2>/dev/null
 ip link del ${q(this.veth)} 2>/dev/null
 ip link del ${q(this.bridge)} 2>/dev/null
+# Extra nodes: their namespaces hold their bridges and iptables; the host veth ends carry the routes to them.
+${this.extras.map((n) => `ip netns del ${q(n.netns)} 2>/dev/null\nip link del ${q(n.hostVeth)} 2>/dev/null`).join('\n')}
+${this.extras.map((n) => `for root in /sys/fs/cgroup/*/${n.cgroupRoot}; do [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} \\; 2>/dev/null; done`).join('\n')}
 ${cgroupsBefore ? '' : `for root in /sys/fs/cgroup/*/kubepods; do [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} \\; 2>/dev/null; done`}
 [ -f "$dir/sysctl.saved" ] && sysctl -q -p "$dir/sysctl.saved" >/dev/null 2>&1
 ${created.map((d) => `rm -rf ${q(d)}`).join('\n')}
@@ -329,7 +433,8 @@ rm -rf "$dir"
 # Report what could not be removed.
 status=0
 ip link show ${q(this.bridge)} >/dev/null 2>&1 && { echo "bridge ${this.bridge} still present"; status=1; }
-ip netns list | grep -q ${q(this.netns)} && { echo "netns ${this.netns} still present"; status=1; }
+ip netns list | grep -q ${q(this.netns)} && { echo "netns ${this.netns}* still present"; status=1; }
+${this.extras.map((n) => `ls -d /sys/fs/cgroup/*/${n.cgroupRoot} 2>/dev/null | grep -q . && { echo "cgroup ${n.cgroupRoot} still present"; status=1; }`).join('\n')}
 # A process that exits between the listing and the read is gone, not left.
 for pid in $(mentioning); do cmd=$({ tr '\\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null) || continue; echo "process left: $pid $cmd"; status=1; done
 exit $status
@@ -384,9 +489,9 @@ exit $status
     };
   }
 
-  private async writeKubeconfig(name: string, user: { cert: string; key: string }): Promise<string> {
+  private async writeKubeconfig(name: string, user: { cert: string; key: string }, dir = this.dir): Promise<string> {
     const b64 = (pem: string) => Buffer.from(pem).toString('base64');
-    const file = path.join(this.dir, `${name}.kubeconfig`);
+    const file = path.join(dir, `${name}.kubeconfig`);
     const config = {
       apiVersion: 'v1',
       kind: 'Config',
@@ -474,35 +579,48 @@ exit $status
     this.spawnComponent('kube-proxy', this.assets.kubeProxy, [`--config=${proxyConfig}`]);
   }
 
-  private async startKubelet(): Promise<void> {
+  /**
+   * Starts a kubelet: node A's (the defaults) or an extra node's, which runs in its node's network namespace
+   * under a cgroup root of its own.
+   */
+  private async startKubelet(
+    node: { name: string; ip: string; dir: string; socket: string; cgroupRoot?: string; netns?: string } = {
+      name: NODE_NAME,
+      ip: NODE_IP,
+      dir: this.dir,
+      socket: this.containerd!.socket,
+    },
+  ): Promise<void> {
     const plane = this.plane!;
     const ca = plane.certificateAuthority;
-    const identity = await ca.issue({ commonName: `system:node:${NODE_NAME}`, organizations: ['system:nodes'], usage: 'client' });
-    const serving = await ca.issue({ commonName: NODE_NAME, ips: [NODE_IP], dnsNames: [NODE_NAME], usage: 'server' });
-    const kubeconfig = await this.writeKubeconfig('kubelet', identity);
-    const pki = path.join(this.dir, 'kubelet-pki');
+    const identity = await ca.issue({ commonName: `system:node:${node.name}`, organizations: ['system:nodes'], usage: 'client' });
+    const serving = await ca.issue({ commonName: node.name, ips: [node.ip], dnsNames: [node.name], usage: 'server' });
+    const kubeconfig = await this.writeKubeconfig('kubelet', identity, node.dir);
+    const pki = path.join(node.dir, 'kubelet-pki');
     await mkdir(pki, { recursive: true });
     await writeFile(path.join(pki, 'serving.crt'), serving.cert);
     await writeFile(path.join(pki, 'serving.key'), serving.key, { mode: 0o600 });
     await writeFile(path.join(pki, 'ca.crt'), plane.caCert);
     // Pods get no nameservers: nothing in the tests resolves names, and no lookup may leave the host.
-    await writeFile(path.join(this.dir, 'resolv.conf'), '');
-    await mkdir(this.podLogsDir, { recursive: true });
-    const socket = `unix://${this.containerd!.socket}`;
+    await writeFile(path.join(node.dir, 'resolv.conf'), '');
+    const podLogsDir = path.join(node.dir, 'pod-logs');
+    await mkdir(podLogsDir, { recursive: true });
+    const socket = `unix://${node.socket}`;
     const config = {
       apiVersion: 'kubelet.config.k8s.io/v1beta1',
       kind: 'KubeletConfiguration',
       // This machine runs cgroup v1, which kubelet 1.35 refuses by default.
       failCgroupV1: false,
       cgroupDriver: 'cgroupfs',
+      ...(node.cgroupRoot ? { cgroupRoot: `/${node.cgroupRoot}` } : {}),
       containerRuntimeEndpoint: socket,
       imageServiceEndpoint: socket,
-      podLogsDir: this.podLogsDir,
-      volumePluginDir: path.join(this.dir, 'volume-plugins'),
-      resolvConf: path.join(this.dir, 'resolv.conf'),
+      podLogsDir,
+      volumePluginDir: path.join(node.dir, 'volume-plugins'),
+      resolvConf: path.join(node.dir, 'resolv.conf'),
       // Leave the host's iptables to kube-proxy (and the cleanup).
       makeIPTablesUtilChains: false,
-      address: NODE_IP,
+      address: node.ip,
       port: await freePort(),
       healthzPort: await freePort(),
       healthzBindAddress: '127.0.0.1',
@@ -519,16 +637,114 @@ exit $status
       imageGCHighThresholdPercent: 100,
       imageGCLowThresholdPercent: 99,
     };
-    const configFile = path.join(this.dir, 'kubelet.yaml');
+    const configFile = path.join(node.dir, 'kubelet.yaml');
     await writeFile(configFile, JSON.stringify(config, null, 2));
-    this.spawnComponent('kubelet', this.assets.kubelet, [
+    const args = [
       `--config=${configFile}`,
       `--kubeconfig=${kubeconfig}`,
-      `--root-dir=${path.join(this.dir, 'kubelet')}`,
-      `--hostname-override=${NODE_NAME}`,
-      `--node-ip=${NODE_IP}`,
+      `--root-dir=${path.join(node.dir, 'kubelet')}`,
+      `--hostname-override=${node.name}`,
+      `--node-ip=${node.ip}`,
       '--v=2',
-    ]);
+    ];
+    if (node.netns)
+      this.spawnComponent(`kubelet-${node.name}`, 'nsenter', [`--net=${netnsPath(node.netns)}`, this.assets.kubelet, ...args]);
+    else this.spawnComponent('kubelet', this.assets.kubelet, args);
+  }
+
+  /**
+   * Starts an extra node: its namespace and routes, its cgroup root, a copy of the loopback registry (the
+   * images name 127.0.0.1:<port>, which inside the namespace is the namespace's own loopback), containerd,
+   * kubelet and kube-proxy; returns when the node is Ready.
+   */
+  private async startExtraNode(n: ExtraNode): Promise<void> {
+    const ip = (...args: string[]) => run('ip', args);
+    await ip('netns', 'add', n.netns);
+    await ip('link', 'add', n.hostVeth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', n.netns);
+    await ip('addr', 'add', `${n.hostIp}/30`, 'dev', n.hostVeth);
+    await ip('link', 'set', n.hostVeth, 'up');
+    await ip('-n', n.netns, 'addr', 'add', `${n.ip}/30`, 'dev', 'eth0');
+    await ip('-n', n.netns, 'link', 'set', 'eth0', 'up');
+    await ip('-n', n.netns, 'link', 'set', 'lo', 'up');
+    // Everything else (the API server, node A and its pods, the other nodes) is reached through the host,
+    // which routes each node's pod CIDR to that node's IP. Both routes go with the veth.
+    await ip('-n', n.netns, 'route', 'add', 'default', 'via', n.hostIp);
+    await ip('route', 'add', n.podCidr, 'via', n.ip, 'dev', n.hostVeth);
+    await createCgroupRoot(n.cgroupRoot);
+
+    const kubeletRoot = path.join(n.dir, 'kubelet');
+    await mkdir(kubeletRoot, { recursive: true });
+    // The mounts kubelet makes for pod volumes must reach containerd's private mount namespace, which exists
+    // before kubelet does: the root-dir is a shared mount from the start (the host's / is private here).
+    await run('mount', ['--bind', kubeletRoot, kubeletRoot]);
+    await run('mount', ['--make-rshared', kubeletRoot]);
+
+    const net = `--net=${netnsPath(n.netns)}`;
+    this.spawnComponent(`registry-${n.name}`, 'nsenter', [net, 'docker-registry', 'serve', path.join(this.registry!.dir, 'config.yml')]);
+
+    const cniConf = path.join(n.dir, 'cni-conf');
+    await mkdir(cniConf, { recursive: true });
+    const conf = this.cniConfig() as { plugins: [{ ipam: Record<string, unknown> }] };
+    conf.plugins[0].ipam = {
+      ...conf.plugins[0].ipam,
+      ranges: [[{ subnet: n.podCidr, gateway: n.podGateway }]],
+      dataDir: path.join(n.dir, 'cni-ipam'),
+    };
+    await writeFile(path.join(cniConf, '10-real-node.conflist'), JSON.stringify(conf, null, 2));
+    const ownRun = path.join(n.dir, 'run');
+    n.containerd = await TestContainerd.create(path.join(ownRun, 'containerd'), {
+      sandboxImage: this.images!.pause,
+      cni: { binDir: '/usr/lib/cni', confDir: cniConf },
+      registryConfigPath: path.join(this.dir, 'registry-hosts'),
+      // In the node's network namespace, and in a mount namespace of its own where node A's run directory is
+      // this node's: the daemon DaemonSet has one hostPath for every node, and on each it must find that
+      // node's containerd socket. A slave of the host's mounts, so kubelet's volume mounts still arrive.
+      wrap: (command) => [
+        'nsenter',
+        net,
+        'unshare',
+        '--mount',
+        '--propagation',
+        'slave',
+        'sh',
+        '-c',
+        'mount --bind "$1" "$2" && shift 2 && exec "$@"',
+        'sh',
+        ownRun,
+        this.hostRunDir,
+        ...command,
+      ],
+    });
+    // containerd pulls from the registry copy, which may still be starting.
+    const cri = new CriClient(n.containerd.socket);
+    try {
+      await waitFor(`${n.name}: pull ${this.images!.pause}`, () => cri.pullImage(this.images!.pause).then(() => true), 30_000, 200);
+    } finally {
+      cri.close();
+    }
+
+    await this.startKubelet({ name: n.name, ip: n.ip, dir: n.dir, socket: n.containerd.socket, cgroupRoot: n.cgroupRoot, netns: n.netns });
+    const proxyConfig = path.join(n.dir, 'kube-proxy.yaml');
+    await writeFile(
+      proxyConfig,
+      JSON.stringify({
+        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+        kind: 'KubeProxyConfiguration',
+        mode: 'iptables',
+        clientConnection: { kubeconfig: this.plane!.kubeconfigPath },
+        hostnameOverride: n.name,
+        bindAddress: n.ip,
+        healthzBindAddress: `127.0.0.1:${await freePort()}`,
+        metricsBindAddress: `127.0.0.1:${await freePort()}`,
+        clusterCIDR: '10.251.0.0/16',
+        nodePortAddresses: [`${n.ip}/32`],
+        // As node A's (replies through the node), in the node's own namespace: its rules go with it.
+        iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: '5s', minSyncPeriod: '0s' },
+        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+      }),
+    );
+    this.spawnComponent(`kube-proxy-${n.name}`, 'nsenter', [net, this.assets.kubeProxy, `--config=${proxyConfig}`]);
+    await this.waitForNodeReady(n.name, `kubelet-${n.name}`);
   }
 
   private async createStorageClasses(): Promise<void> {
@@ -547,25 +763,46 @@ exit $status
     }
   }
 
-  private async waitForNodeReady(): Promise<void> {
+  private async waitForNodeReady(name = NODE_NAME, kubeletLog = 'kubelet'): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromFile(this.plane!.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
     await waitFor(
-      `node ${NODE_NAME} Ready`,
+      `node ${name} Ready`,
       async () => {
         for (const component of this.components) {
           if (component.child.exitCode !== null)
             throw new Error(`${component.name} exited (${component.child.exitCode}):\n${this.logTail(component.name)}`);
         }
-        const node = await core.readNode({ name: NODE_NAME });
+        const node = await core.readNode({ name });
         return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
       },
       90_000,
       200,
     ).catch((error: Error) => {
-      throw new Error(`${error.message}\n--- kubelet log ---\n${this.logTail('kubelet')}`);
+      throw new Error(`${error.message}\n--- ${kubeletLog} log ---\n${this.logTail(kubeletLog)}`);
     });
+  }
+}
+
+/** Where `ip netns add` keeps a namespace, for nsenter (which, unlike `ip netns exec`, keeps the host's mounts). */
+function netnsPath(name: string): string {
+  return path.join('/run/netns', name);
+}
+
+/**
+ * A cgroup root for an extra node's kubelet in every cgroup v1 hierarchy (kubelet checks they exist), with the
+ * cpuset hierarchy's cpus and mems copied from its root: a cpuset cgroup without them takes no tasks.
+ */
+async function createCgroupRoot(name: string): Promise<void> {
+  const base = '/sys/fs/cgroup';
+  for (const hierarchy of await readdir(base)) {
+    const dir = path.join(base, hierarchy, name);
+    await mkdir(dir, { recursive: true });
+    if (hierarchy === 'cpuset') {
+      for (const file of ['cpuset.cpus', 'cpuset.mems'])
+        await writeFile(path.join(dir, file), await readFile(path.join(base, hierarchy, file)));
+    }
   }
 }
 

@@ -21,6 +21,8 @@ export interface RuntimeInstallTarget {
   readonly containerdSocket: string;
   /** The node directory mounted as the daemon's /hostvarrun. */
   readonly hostRunDir: string;
+  /** Every node's containerd, where the cluster has more than one node: the image goes into each. */
+  readonly nodes?: readonly { readonly containerdSocket: string }[];
 }
 
 /** An install as `synth` writes it: the CRDs, then the runtime (whose Deployment names the image). */
@@ -86,23 +88,31 @@ export async function installRuntime(
 }
 
 /**
- * Builds the runtime image and imports it into the node's containerd under the reference dist/ uses, unless it is
- * there already (a node lives for one run, so an image on it was built from this checkout). Returns the ms spent.
+ * Builds the runtime image and imports it into the node's containerd (every node's, on a multi-node cluster) under
+ * the reference dist/ uses, unless it is there already (a node lives for one run, so an image on it was built from
+ * this checkout). Returns the ms spent.
  */
 export async function importRuntimeImage(target: RuntimeInstallTarget, reference = manifestImage()): Promise<number> {
-  const ctr = (...args: string[]) => run('ctr', ['--address', target.containerdSocket, '--namespace', 'k8s.io', ...args]);
-  if ((await ctr('images', 'ls', '-q', `name==${reference}`)).stdout.trim() === reference) return 0;
+  const ctr = (socket: string, ...args: string[]) => run('ctr', ['--address', socket, '--namespace', 'k8s.io', ...args]);
+  const sockets = [...new Set([target.containerdSocket, ...(target.nodes ?? []).map((n) => n.containerdSocket)])];
+  const missing: string[] = [];
+  for (const socket of sockets) {
+    if ((await ctr(socket, 'images', 'ls', '-q', `name==${reference}`)).stdout.trim() !== reference) missing.push(socket);
+  }
+  if (missing.length === 0) return 0;
   const started = Date.now();
   const out = mkdtempSync(path.join(tmpdir(), 'kruise-node-image-'));
   try {
     await run('npm', ['run', '--silent', 'image', '--', '--out', out], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
     const build = JSON.parse(readFileSync(path.join(out, 'build.json'), 'utf8')) as { archivePath: string };
-    // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
-    // manifests reference it under the registry they were rendered for.
-    const imported = (await ctr('images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
-    const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
-    if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
-    await ctr('images', 'tag', '--force', name, reference);
+    for (const socket of missing) {
+      // Like `docker load` + `docker tag`: the archive names the image `cdk8s-kruise:<version>`; the
+      // manifests reference it under the registry they were rendered for.
+      const imported = (await ctr(socket, 'images', 'import', '--snapshotter', 'native', build.archivePath)).stdout;
+      const name = /unpacking (\S+) \(sha256:/.exec(imported)?.[1];
+      if (!name) throw new Error(`ctr images import printed no image name:\n${imported}`);
+      await ctr(socket, 'images', 'tag', '--force', name, reference);
+    }
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -1,0 +1,210 @@
+// The runtime on a real three-node cluster (node A as in the single-node stories, nodes B and C in network
+// namespaces of their own), installed the way users install it: image built by `npm run image` and imported into
+// every node's containerd, manifests from dist/. Every node runs its own kubelet and its own copy of our daemon;
+// the test only creates objects and reads state (the API, each node's containerd, each node's pod-log files).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { RealClusterNode } from '../harness/real-node.js';
+import { kubectl } from '../harness/index.js';
+import { apps, core, installRuntime, namespace, node, waitFor, waitForPod } from '../node/support.js';
+
+async function apply(ns: string, objects: object[]): Promise<void> {
+  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+}
+
+async function getJson<T = any>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+function status(pod: V1Pod, container: string): V1ContainerStatus {
+  const s = pod.status?.containerStatuses?.find((c) => c.name === container);
+  if (!s) throw new Error(`no status for ${container} in ${JSON.stringify(pod.status)}`);
+  return s;
+}
+
+/** `ctr` against one node's own containerd, in the kubelet's namespace. */
+function ctrOn(member: RealClusterNode, ...args: string[]): string {
+  return execFileSync('ctr', ['--address', member.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+}
+
+/** Every line a container of a pod wrote, across restarts, read from its node's pod-log files (kubelet's CRI format). */
+function podLogLines(member: RealClusterNode, pod: V1Pod, container: string): string[] {
+  const dir = path.join(member.podLogsDir, `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid}`, container);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /^\d+\.log$/.test(f))
+    .flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean));
+}
+
+const nodes = () => node().nodes;
+const names = () => nodes().map((n) => n.name);
+const sorted = (values: readonly (string | undefined)[]) => [...values].sort();
+
+describe('a three-node cluster', () => {
+  it('has every node Ready, each with its own InternalIP', async () => {
+    expect(nodes()).toHaveLength(3);
+    const listed = (await core().listNode()).items;
+    expect(sorted(listed.map((n) => n.metadata?.name))).toEqual(sorted(names()));
+    for (const member of nodes()) {
+      const n = listed.find((x) => x.metadata?.name === member.name)!;
+      expect(n.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      expect(n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address).toBe(member.ip);
+    }
+  });
+
+  it('runs a DaemonSet as exactly one pod per node', async () => {
+    const ns = await namespace('ds');
+    await apply(ns, [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'everywhere' },
+        spec: {
+          selector: { matchLabels: { app: 'everywhere' } },
+          template: {
+            metadata: { labels: { app: 'everywhere' } },
+            spec: { containers: [{ name: 'main', image: node().images.busybox, imagePullPolicy: 'IfNotPresent' }] },
+          },
+        },
+      },
+    ]);
+    await waitFor(
+      'DaemonSet everywhere ready on every node',
+      async () => (await apps().readNamespacedDaemonSet({ name: 'everywhere', namespace: ns })).status?.numberReady === 3,
+      120_000,
+      250,
+    );
+    const pods = (await core().listNamespacedPod({ namespace: ns, labelSelector: 'app=everywhere' })).items;
+    expect(pods).toHaveLength(3);
+    expect(sorted(pods.map((p) => p.spec?.nodeName))).toEqual(sorted(names()));
+    expect(pods.every((p) => p.status?.phase === 'Running')).toBe(true);
+  });
+});
+
+describe('the runtime installed from dist/ and its image on three nodes', () => {
+  beforeAll(async () => {
+    await installRuntime();
+  }, 900_000);
+
+  it('runs one daemon per node, each from the image imported into that node', async () => {
+    const daemons = (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
+    expect(sorted(daemons.map((p) => p.spec?.nodeName))).toEqual(sorted(names()));
+    expect(daemons.every((p) => p.status?.phase === 'Running')).toBe(true);
+    const image = daemons[0]!.spec!.containers[0]!.image!;
+    for (const member of nodes()) expect(ctrOn(member, 'images', 'ls', '-q', `name==${image}`).trim()).toBe(image);
+  });
+
+  it('an ImagePullJob without a node selector pulls onto every node: one NodeImage per node reports it Succeeded', async () => {
+    const ns = await namespace('pull');
+    const image = node().images.pullOnly;
+    const repo = image.slice(0, image.lastIndexOf(':'));
+    const tag = image.slice(image.lastIndexOf(':') + 1);
+    for (const member of nodes()) expect(ctrOn(member, 'images', 'ls', '-q', `name==${image}`).trim()).toBe('');
+    await apply(ns, [
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ImagePullJob',
+        metadata: { name: 'pull-everywhere' },
+        spec: {
+          image,
+          parallelism: 3,
+          completionPolicy: { type: 'Always', activeDeadlineSeconds: 120 },
+          pullPolicy: { backoffLimit: 1, timeoutSeconds: 60 },
+        },
+      },
+    ]);
+    let job: any;
+    await waitFor(
+      'ImagePullJob pull-everywhere completed on 3 nodes',
+      async () => {
+        job = await getJson(['get', 'imagepulljobs.apps.kruise.io', '-n', ns, 'pull-everywhere']);
+        return job.status?.completionTime !== undefined;
+      },
+      150_000,
+      500,
+    );
+    expect(job.status).toMatchObject({ desired: 3, succeeded: 3, failed: 0 });
+    const nodeImages = (await getJson(['get', 'nodeimages.apps.kruise.io'])).items as any[];
+    expect(sorted(nodeImages.map((ni) => ni.metadata.name))).toEqual(sorted(names()));
+    for (const ni of nodeImages) {
+      const tags = (ni.status?.imageStatuses?.[repo]?.tags ?? []) as { tag: string; phase: string }[];
+      expect({ node: ni.metadata.name, phase: tags.find((t) => t.tag === tag)?.phase }).toEqual({
+        node: ni.metadata.name,
+        phase: 'Succeeded',
+      });
+    }
+    // The pulls reached each node's own containerd (through that node's daemon), not only the status.
+    for (const member of nodes()) expect(ctrOn(member, 'images', 'ls', '-q', `name==${image}`).trim()).toBe(image);
+  });
+
+  it("a ContainerRecreateRequest on a pod of node B is carried out by node B's daemon: container restarted, same pod", async () => {
+    const nodeB = nodes()[1]!;
+    const ns = await namespace('crr');
+    const image = node().images.busybox;
+    await core().createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'app' },
+        spec: {
+          nodeName: nodeB.name,
+          containers: [
+            { name: 'app', image, imagePullPolicy: 'IfNotPresent' },
+            { name: 'other', image, imagePullPolicy: 'IfNotPresent' },
+          ],
+        },
+      },
+    });
+    const before = await waitForPod(
+      ns,
+      'app',
+      'both containers running',
+      (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
+    );
+    const oldId = status(before, 'app').containerID!.replace(/^containerd:\/\//, '');
+    // The container is node B's: its containerd has it, node A's does not.
+    expect(ctrOn(nodeB, 'containers', 'ls', '-q')).toContain(oldId);
+    expect(ctrOn(nodes()[0]!, 'containers', 'ls', '-q')).not.toContain(oldId);
+    await apply(ns, [
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'restart-app' },
+        spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
+      },
+    ]);
+    await waitFor(
+      'CRR restart-app Completed',
+      async () =>
+        (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed',
+      60_000,
+      250,
+    );
+    const crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app']);
+    expect(crr.metadata.labels).toMatchObject({
+      'crr.apps.kruise.io/node-name': nodeB.name,
+      'crr.apps.kruise.io/pod-uid': before.metadata!.uid,
+    });
+    const after = await waitForPod(
+      ns,
+      'app',
+      'app restarted and running',
+      (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined,
+    );
+    expect(after.metadata?.uid).toBe(before.metadata?.uid);
+    expect(status(after, 'app').containerID).not.toBe(status(before, 'app').containerID);
+    expect(status(after, 'other').restartCount).toBe(0);
+    // Which daemon stopped it: each daemon's own log, read from its node's pod-log files. Node B's logged the stop
+    // of this container for this CRR; the daemons of A and C never mention the CRR.
+    const daemons = (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
+    const mentions = (member: RealClusterNode) => {
+      const pod = daemons.find((p) => p.spec?.nodeName === member.name)!;
+      return podLogLines(member, pod, 'daemon').filter((l) => l.includes(`${ns}/restart-app`));
+    };
+    expect(mentions(nodeB).some((l) => l.includes('container stopped') && l.includes(oldId))).toBe(true);
+    for (const member of nodes().filter((n) => n !== nodeB))
+      expect({ node: member.name, lines: mentions(member) }).toEqual({ node: member.name, lines: [] });
+  });
+});
