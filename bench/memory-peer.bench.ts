@@ -1,23 +1,25 @@
 // Manager memory against the upstream peer, on one real kube-apiserver + etcd: our controller-manager as
 // shipped (CLI bundle, MANAGER_NODE_OPTIONS, every gate of the bundled runtime on, our webhooks registered)
 // vs upstream kruise-manager (every gate of those features on too), one at a time, alternating, at each
-// level of pods in the cluster (realistic Job/Deployment-like pod specs with server-side managedFields).
+// level of pods in the cluster: realistic Job/Deployment-like pod specs with server-side managedFields, spread over
+// `--nodes` Ready nodes, each pod Running with the status a kubelet writes (conditions, IPs, container states) — the
+// shape of a real cluster, which a cache of spec-only pods understated (no node cache, no status fields).
 // Per run: start, wait until ready, let it settle, then sample RSS (VmRSS and RssAnon) once a second; the
 // figure is the max. Each manager starts once before the rounds (its first start issues its webhook
 // certificates), so the rounds are restarts; that first start is reported on its own.
-// Usage: npm run bench:memory-peer [-- --levels 0,10000,50000 --rounds 2 --settle 10 --concurrency 50
+// Usage: npm run bench:memory-peer [-- --levels 0,10000,50000 --nodes 1000 --rounds 2 --settle 10 --concurrency 50
 //        --out out/bench/memory-peer.json --json]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { BUNDLED_RUNTIME_GATES } from '../src/contracts/features.js';
-import { KubeClient, loadKubeConfig, NAMESPACES, PODS } from '../src/runtime/core/index.js';
+import { KubeClient, loadKubeConfig, NAMESPACES, NODES, PatchStrategy, PODS } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, ratio } from './lib.js';
 import { loadDuringRun, recordBench } from './record.js';
-import { jobPod, pool } from './support/job-pods.js';
+import { jobPod, pool, runningStatus } from './support/job-pods.js';
 import {
   bundleOurCli,
   startOurManager,
@@ -29,7 +31,7 @@ import {
 } from './support/peer-runners.js';
 
 const args = benchArgs(
-  { rounds: 2, settle: 10, samples: 5, concurrency: 50 },
+  { rounds: 2, settle: 10, samples: 5, concurrency: 50, nodes: 1000 },
   {
     levels: { type: 'string', default: '0,10000' },
     out: { type: 'string', default: path.join('out', 'bench', 'memory-peer.json') },
@@ -98,6 +100,23 @@ async function measure(
 try {
   await installKruisePeerCrds(plane);
   await client.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fill' } });
+  // Ready nodes, as a kubelet registers them (no kubelet runs here: nothing else writes them).
+  await pool(
+    Array.from({ length: args.nodes }, (_, i) => `node-${i}`),
+    args.concurrency,
+    async (name) => {
+      await client.create(NODES, {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } },
+        status: {
+          capacity: { cpu: '32', memory: '128Gi', pods: '110' },
+          allocatable: { cpu: '32', memory: '128Gi', pods: '110' },
+          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date().toISOString() }],
+        },
+      });
+    },
+  );
   const cliMain = await bundleOurCli();
   // The first start of a manager on a cluster issues its webhook certificates; every later start (a restart,
   // an upgrade) finds them in its Secret. The rounds measure later starts; the first starts are reported
@@ -122,11 +141,14 @@ try {
     await pool(
       Array.from({ length: level - pods }, (_, i) => `pod-${pods + i}`),
       args.concurrency,
-      async (name) => {
-        await client.create(PODS, jobPod(name, 'fill', undefined, false));
+      async (name, i) => {
+        const index = pods + i;
+        const created = await client.create(PODS, jobPod(name, 'fill', args.nodes > 0 ? `node-${index % args.nodes}` : undefined, false));
+        // A create's status is reset to Pending; the kubelet's status comes through the status subresource.
+        await client.patch(PODS, name, 'fill', runningStatus(created, index), PatchStrategy.MergePatch, { subresource: 'status' });
       },
     );
-    if (level > pods) log(`${level - pods} pods created in ${Math.round(performance.now() - t)} ms`);
+    if (level > pods) log(`${level - pods} Running pods created in ${Math.round(performance.now() - t)} ms`);
     pods = level;
     const runs: Record<Variant, Awaited<ReturnType<typeof measure>>[]> = { ours: [], upstream: [] };
     for (let round = 0; round < args.rounds; round++) {
@@ -172,7 +194,7 @@ try {
         peer: `${ratio(firstStart.ours.rssMiB, firstStart.upstream.rssMiB)}x upstream (anonymous ${ratio(firstStart.ours.anonMiB, firstStart.upstream.anonMiB)}x)`,
       },
       ...table.map((t) => ({
-        measure: `manager VmRSS (anonymous) after a restart, ${t.pods.toLocaleString('en-US')} pods cached, every controller on`,
+        measure: `manager VmRSS (anonymous) after a restart, ${t.pods.toLocaleString('en-US')} Running pods on ${args.nodes.toLocaleString('en-US')} nodes cached, every controller on`,
         figure: `${t.medians.ours} MiB (${t.anonMedians.ours})`,
         peer: `${t.ratio}x upstream (anonymous ${t.anonRatio}x)`,
       })),

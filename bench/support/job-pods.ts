@@ -105,3 +105,44 @@ export function statusOf(appState: object): object {
     },
   };
 }
+
+/**
+ * The status a kubelet writes for a Running pod whose containers all started and are ready: conditions, host and pod
+ * IPs (unique per `index`), container states with image digests and IDs. As a `{ status }` body for the status
+ * subresource.
+ */
+export function runningStatus(
+  pod: Pod,
+  index: number,
+  at = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+): { status: NonNullable<Pod['status']> } {
+  const ip = (base: number) => `10.${base + (index >> 16)}.${(index >> 8) & 255}.${index & 255}`;
+  const uid = pod.metadata.uid ?? `${index}`;
+  return {
+    status: {
+      phase: 'Running',
+      hostIP: ip(0),
+      hostIPs: [{ ip: ip(0) }],
+      podIP: ip(100),
+      podIPs: [{ ip: ip(100) }],
+      startTime: at,
+      qosClass: 'Burstable',
+      conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
+        type,
+        status: 'True',
+        lastProbeTime: null,
+        lastTransitionTime: at,
+      })),
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        image: c.image,
+        imageID: `${c.image!.split(':')[0]}@sha256:${'0123456789abcdef'.repeat(4)}`,
+        containerID: `containerd://${uid.replace(/-/g, '')}${c.name}`,
+        ready: true,
+        restartCount: 0,
+        started: true,
+        state: { running: { startedAt: at } },
+      })),
+    },
+  };
+}

@@ -8,11 +8,13 @@
  * Field paths are dot-separated. A segment may select array elements: `containers[]` keeps every
  * element, `env[name^=KRUISE_]` the elements whose `name` starts with `KRUISE_`, `conditions[type=Ready]`
  * those whose `type` equals `Ready`. A path ending at an object or array keeps it whole. `*` keeps the
- * whole object (less `metadata.managedFields`, which no reader uses).
+ * whole object (less `metadata.managedFields`, which no reader uses). Every cache of a plan shares one string
+ * table (intern.ts): a pod's namespace, node name and images are the same strings as its node's and its owner's.
  */
 import type { ResourceType } from '../../contracts/resources.js';
 import type { KubeObject } from './types.js';
 import { compileProjection, type FieldPath } from '../../api/field-projection.js';
+import { StringInterner } from './intern.js';
 
 /** A field path as described in `src/api/field-projection.ts`. */
 export type { FieldPath };
@@ -61,6 +63,8 @@ function resourceKey(t: ResourceType): string {
 export class CachePlan {
   private readonly plans = new Map<string, ResourceCachePlan>();
 
+  private readonly strings = new StringInterner();
+
   constructor(reads: readonly CacheRead[]) {
     const byResource = new Map<string, { resource: ResourceType; fields: Set<FieldPath> }>();
     for (const r of reads) {
@@ -78,7 +82,8 @@ export class CachePlan {
     for (const [key, { resource, fields }] of byResource) {
       const all = fields.has('*') ? ['*'] : [...new Set([...BASE_FIELDS, ...fields])].sort();
       const projection = compileProjection(all);
-      const transform = projection.whole ? stripManaged : (obj: KubeObject) => projection.apply(obj) as KubeObject;
+      const keep = projection.whole ? stripManaged : (obj: KubeObject) => projection.apply(obj) as KubeObject;
+      const transform = (obj: KubeObject) => this.strings.intern(keep(obj));
       this.plans.set(key, { resource, fields: all, transform });
     }
   }

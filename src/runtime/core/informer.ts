@@ -287,6 +287,19 @@ export class Informer<T extends KubeObject = KubeObject> {
           continue: cont,
         });
         for (const item of page.items) {
+          // An object the cache holds at the same version is kept as it is: a relist after an expired watch then
+          // holds one copy of what did not change, not two until the swap (100,000 pods would need twice their
+          // heap for that moment), and skips their transform.
+          const key = objectKey(item);
+          const cached = this.store.get(key);
+          if (
+            cached !== undefined &&
+            cached.metadata.resourceVersion === item.metadata.resourceVersion &&
+            cached.metadata.uid === item.metadata.uid
+          ) {
+            fresh.set(key, cached);
+            continue;
+          }
           // List items carry no apiVersion/kind; set them so handlers see the same shape as watch events.
           item.apiVersion ??= page.apiVersion;
           item.kind ??= page.kind?.replace(/List$/, '');

@@ -93,6 +93,32 @@ describe('informer indexes', () => {
     inf.stop();
   });
 
+  it('a relist keeps the cached object of what did not change (one copy, not transformed again) and replaces the rest', async () => {
+    let current = [pod('a', '1', { app: 'web' }), pod('b', '1', { app: 'web' })];
+    const fake = fakeClient(() => current);
+    const transformed: string[] = [];
+    const inf = new Informer<KubeObject>(fake.client, PODS, {
+      logger: pino({ level: 'silent' }),
+      transform: (o) => {
+        transformed.push(`${o.metadata.name}@${o.metadata.resourceVersion}`);
+        return o;
+      },
+    });
+    inf.start();
+    await inf.waitForSync();
+    await settle();
+    const before = inf.get('ns/a');
+    current = [pod('a', '1', { app: 'web' }), pod('b', '8', { app: 'db' })];
+    fake.last().onDone({ statusCode: 410 });
+    await settle();
+    await settle();
+    expect(inf.stats.relists410).toBe(1);
+    expect(inf.get('ns/a')).toBe(before);
+    expect(inf.get('ns/b')!.metadata.resourceVersion).toBe('8');
+    expect(transformed).toEqual(['a@1', 'b@1', 'b@8']);
+    inf.stop();
+  });
+
   it('handlers see the index already updated for the event they are called with', async () => {
     const { inf, last } = await started([]);
     const seen: string[][] = [];
