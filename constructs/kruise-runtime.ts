@@ -32,6 +32,7 @@ import {
   checkServiceAccountAnnotations,
 } from './internal/runtime-values.js';
 import { DAEMON_EXIT_PRIORITY_PORT, PORTS } from '../src/contracts/names.js';
+import { MANAGER_DEFAULT_MEMORY_LIMIT } from '../src/contracts/node-options.js';
 import type { V1Affinity } from '../src/api/core/k8s-core-types.js';
 import type { KubeObject, SourcedObject } from '../src/install/types.js';
 import { describeRef, refOf } from '../src/install/types.js';
@@ -441,7 +442,7 @@ export interface KruiseRuntimeProps extends RuntimePodOptions {
   readonly replicas?: number;
   /**
    * CPU and memory of the controller-manager container.
-   * @default - requests 100m CPU / 256Mi, limits 500m CPU / 512Mi
+   * @default - requests 100m CPU / 256Mi, limits 500m CPU / 1Gi (a 640 MiB heap: 100,000 pods cached)
    */
   readonly managerResources?: ContainerResources;
   /**
@@ -556,7 +557,7 @@ export interface KruiseRuntimeReport {
 
 const DEFAULT_MANAGER_RESOURCES: ResourceRequirements = {
   requests: { cpu: '100m', memory: '256Mi' },
-  limits: { cpu: '500m', memory: '512Mi' },
+  limits: { cpu: '500m', memory: MANAGER_DEFAULT_MEMORY_LIMIT },
 };
 /**
  * No CPU limit for the daemon: it idles, then must act within milliseconds of a container's exit (node-local sidecar

@@ -4,12 +4,10 @@ import { quantityValue } from './quantity.js';
  * V8 limits for the controller-manager container, passed as NODE_OPTIONS by the install manifests.
  * Node's defaults size the heap for the machine, not the container: with them the controller held
  * 283 MiB RSS for 10,000 cached pods (87 MiB of heap mostly uncollected garbage); with a 128 MiB old space,
- * 137 MiB (bench/sidecarterminator.bench.ts). A cached Running pod with two containers costs about 4.6 KiB of
- * heap with every controller's declared fields (20,000 such pods parsed and projected by the manager's cache
- * plan, in one process), so the old space follows the container's memory limit (managerNodeOptions):
- * the limit less MANAGER_NATIVE_HEADROOM_MIB for what is not V8's old space (code, new space, sockets, malloc
- * arenas), never less than MANAGER_MIN_HEAP_MIB. The default 512 MiB limit gives 128 MiB, about 25,000 pods;
- * 1 GiB gives 640 MiB, over 100,000.
+ * 137 MiB (bench/sidecarterminator.bench.ts). A cached Running pod with two containers costs about 3.3 KiB of
+ * heap with every controller's declared fields (bench/cache-memory.bench.ts), so the old space follows the
+ * container's memory limit (managerNodeOptions): the limit less MANAGER_NATIVE_HEADROOM_MIB for what is not V8's
+ * old space (code, new space, sockets, malloc arenas), never less than MANAGER_MIN_HEAP_MIB.
  */
 export const MANAGER_NATIVE_HEADROOM_MIB = 384;
 /** The smallest old space the manager is given, whatever its memory limit. */
@@ -29,8 +27,17 @@ export function quantityBytes(q: string): number {
   return bytes;
 }
 
-/** The manager's NODE_OPTIONS with the default 512Mi memory limit, as the benchmarks run it. */
-export const MANAGER_NODE_OPTIONS = managerNodeOptions('512Mi');
+/**
+ * The controller-manager's default memory limit. Upstream's 512Mi gives a 128 MiB old space, which a manager that
+ * caches every pod outgrows near 30,000 Running pods: it then crash-loops at start-up (heap out of memory,
+ * bench/memory-peer.bench.ts at 50,000). 1Gi gives 640 MiB: 100,000 Running pods on 1,000 nodes ran at 605 MiB RSS
+ * (upstream kruise-manager 2,827 MiB). The request stays 256Mi: what a small cluster's manager uses is what the
+ * scheduler reserves.
+ */
+export const MANAGER_DEFAULT_MEMORY_LIMIT = '1Gi';
+
+/** The manager's NODE_OPTIONS with the default memory limit, as the benchmarks run it. */
+export const MANAGER_NODE_OPTIONS = managerNodeOptions(MANAGER_DEFAULT_MEMORY_LIMIT);
 
 /**
  * glibc malloc arenas for the controller-manager container (MALLOC_ARENA_MAX), passed by the install

@@ -14,7 +14,7 @@ export interface AdmissionServerLimits {
   readonly smallPoolBytes: number;
   /**
    * Bytes all large bodies may hold together. Small on purpose: a parsed 3 MiB review takes several times
-   * that in heap, and the manager's old space is 128 MiB.
+   * that in heap, and the manager's old space can be as small as 128 MiB (a 512Mi memory limit).
    */
   readonly largePoolBytes: number;
   /** Reviews parsed and handled at once; the rest wait in line (their bodies already counted above). */
