@@ -556,26 +556,12 @@ exit $status
       `--secure-port=${await freePort()}`,
       `--cert-dir=${path.join(this.dir, 'scheduler-certs')}`,
     ]);
-    const proxyConfig = path.join(this.dir, 'kube-proxy.yaml');
-    await writeFile(
-      proxyConfig,
-      JSON.stringify({
-        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-        kind: 'KubeProxyConfiguration',
-        mode: 'iptables',
-        clientConnection: { kubeconfig: admin },
-        hostnameOverride: NODE_NAME,
-        bindAddress: NODE_IP,
-        healthzBindAddress: `127.0.0.1:${await freePort()}`,
-        metricsBindAddress: `127.0.0.1:${await freePort()}`,
-        clusterCIDR: POD_CIDR,
-        nodePortAddresses: [`${NODE_IP}/32`],
-        // Replies from a pod reached through a ClusterIP must come back through the host (pods share one bridge).
-        iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: '5s', minSyncPeriod: '0s' },
-        // 0 = leave the host's conntrack sysctls alone.
-        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-      }),
-    );
+    const proxyConfig = await writeKubeProxyConfig(this.dir, {
+      kubeconfig: admin,
+      nodeName: NODE_NAME,
+      nodeIp: NODE_IP,
+      clusterCidr: POD_CIDR,
+    });
     this.spawnComponent('kube-proxy', this.assets.kubeProxy, [`--config=${proxyConfig}`]);
   }
 
@@ -724,25 +710,13 @@ exit $status
     }
 
     await this.startKubelet({ name: n.name, ip: n.ip, dir: n.dir, socket: n.containerd.socket, cgroupRoot: n.cgroupRoot, netns: n.netns });
-    const proxyConfig = path.join(n.dir, 'kube-proxy.yaml');
-    await writeFile(
-      proxyConfig,
-      JSON.stringify({
-        apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-        kind: 'KubeProxyConfiguration',
-        mode: 'iptables',
-        clientConnection: { kubeconfig: this.plane!.kubeconfigPath },
-        hostnameOverride: n.name,
-        bindAddress: n.ip,
-        healthzBindAddress: `127.0.0.1:${await freePort()}`,
-        metricsBindAddress: `127.0.0.1:${await freePort()}`,
-        clusterCIDR: '10.251.0.0/16',
-        nodePortAddresses: [`${n.ip}/32`],
-        // As node A's (replies through the node), in the node's own namespace: its rules go with it.
-        iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: '5s', minSyncPeriod: '0s' },
-        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-      }),
-    );
+    // As node A's, in the node's own namespace: its rules go with it. Every node's pod range is in the cluster CIDR.
+    const proxyConfig = await writeKubeProxyConfig(n.dir, {
+      kubeconfig: this.plane!.kubeconfigPath,
+      nodeName: n.name,
+      nodeIp: n.ip,
+      clusterCidr: '10.251.0.0/16',
+    });
     this.spawnComponent(`kube-proxy-${n.name}`, 'nsenter', [net, this.assets.kubeProxy, `--config=${proxyConfig}`]);
     await this.waitForNodeReady(n.name, `kubelet-${n.name}`);
   }
@@ -812,4 +786,32 @@ async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, graceMs))]);
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** Writes a kube-proxy configuration (iptables mode) for one node into `dir`; returns its path. */
+async function writeKubeProxyConfig(
+  dir: string,
+  node: { readonly kubeconfig: string; readonly nodeName: string; readonly nodeIp: string; readonly clusterCidr: string },
+): Promise<string> {
+  const file = path.join(dir, 'kube-proxy.yaml');
+  await writeFile(
+    file,
+    JSON.stringify({
+      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+      kind: 'KubeProxyConfiguration',
+      mode: 'iptables',
+      clientConnection: { kubeconfig: node.kubeconfig },
+      hostnameOverride: node.nodeName,
+      bindAddress: node.nodeIp,
+      healthzBindAddress: `127.0.0.1:${await freePort()}`,
+      metricsBindAddress: `127.0.0.1:${await freePort()}`,
+      clusterCIDR: node.clusterCidr,
+      nodePortAddresses: [`${node.nodeIp}/32`],
+      // Replies from a pod reached through a ClusterIP must come back through the node (pods share one bridge per node).
+      iptables: { masqueradeAll: true, localhostNodePorts: false, syncPeriod: '5s', minSyncPeriod: '0s' },
+      // 0 = leave the host's conntrack sysctls alone.
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+    }),
+  );
+  return file;
 }

@@ -14,7 +14,7 @@ import {
   type AdvancedStatefulSetProps,
 } from '../../constructs/index.js';
 import { adminKubeConfig, kubectl } from '../harness/index.js';
-import { containerLog, core, installRuntime, namespace, node, waitFor } from './support.js';
+import { apply, containerLog, core, installRuntime, namespace, node, waitFor } from './support.js';
 
 const STATE = 'lifecycle.apps.kruise.io/state';
 const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
@@ -43,10 +43,6 @@ function synthSet(name: string, props: AdvancedStatefulSetProps, mainImage = nod
   const out = Testing.synth(chart) as Record<string, any>[];
   expect(out.map((o) => `${o.apiVersion} ${o.kind}`)).toEqual(['apps.kruise.io/v1beta1 StatefulSet']);
   return out;
-}
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
 }
 
 async function sts(ns: string, name: string): Promise<any> {

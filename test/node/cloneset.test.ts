@@ -9,19 +9,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import { kubectl } from '../harness/index.js';
-import { containerLog, core, installRuntime, namespace, node, waitFor } from './support.js';
+import { apply, containerLog, core, getJson, installRuntime, namespace, node, waitFor } from './support.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const STATE = 'lifecycle.apps.kruise.io/state';
 const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-}
-
-async function getJson<T = any>(args: string[]): Promise<T> {
-  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
-}
 
 async function cs(ns: string, name: string): Promise<any> {
   return getJson(['get', 'clonesets.apps.kruise.io', '-n', ns, name]);

@@ -9,7 +9,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { CriClient } from '../../src/runtime/cri/client.js';
 import { readExitPriorityHook } from '../../src/api/pod-contracts.js';
 import { kubectl } from '../harness/index.js';
-import { core, installRuntime, jobPods, namespace, node, waitFor, waitForJobComplete } from './support.js';
+import { apply, core, installRuntime, jobPods, namespace, node, waitFor, waitForJobComplete } from './support.js';
 
 let cri: CriClient;
 
@@ -18,10 +18,6 @@ beforeAll(async () => {
   cri = new CriClient(node().containerdSocket);
 }, 900_000);
 afterAll(() => cri?.close());
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-}
 
 function eventsDir(): string {
   const dir = mkdtempSync(path.join(node().dir, 'exitprio-'));

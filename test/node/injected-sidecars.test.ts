@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CriClient } from '../../src/runtime/cri/client.js';
 import { kubectl, registerWebhook, type RegisteredWebhook } from '../harness/index.js';
 import {
+  apply,
   batch,
   containerLog,
   core,
@@ -81,10 +82,6 @@ function job(name: string, annotations: Record<string, string>): Record<string, 
       },
     },
   };
-}
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
 }
 
 /** CRI exit time (ns since the epoch) and code of each of the pod's containers. */

@@ -8,16 +8,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { tierManifests } from '../conformance/install.js';
 import { kubectl } from '../harness/index.js';
 import { distManifests, installRuntime } from '../harness/runtime-install.js';
-import { core, namespace, node, waitFor } from './support.js';
+import { apply, core, namespace, node, waitFor } from './support.js';
 
 const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
 const REFUSED = /podunavailablebudgets.policy.kruise.io "web-pub" is forbidden: pub unavailable allowed is negative/;
 
 type Obj = Record<string, any>;
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-}
 
 async function pods(ns: string, includeDeleting = false): Promise<V1Pod[]> {
   const list = await core().listNamespacedPod({ namespace: ns, labelSelector: 'app=web' });

@@ -4,36 +4,28 @@
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { sidecarTerminationCrrName } from '../../src/api/pod-contracts.js';
 import { kubectl } from '../harness/index.js';
 import { seedJob, type SeedJobOptions } from './jobs.js';
 import {
+  apply,
   containerLog,
+  containerStatus,
   core,
+  expectAppRecreatedInPlace,
+  getJson,
   installRuntime,
   jobPods,
   namespace,
   node,
+  recreateContainer,
   sigkillContainerTask,
+  twoContainerPod,
   waitFor,
   waitForJobComplete,
   waitForPod,
 } from './support.js';
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-}
-
-async function getJson<T = any>(args: string[]): Promise<T> {
-  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
-}
-
-function status(pod: V1Pod, container: string): V1ContainerStatus {
-  const s = pod.status?.containerStatuses?.find((c) => c.name === container);
-  if (!s) throw new Error(`no status for ${container} in ${JSON.stringify(pod.status)}`);
-  return s;
-}
 
 async function runSeedJob(prefix: string, options: Omit<SeedJobOptions, 'name' | 'image'>): Promise<{ ns: string; pod: V1Pod }> {
   const ns = await namespace(prefix);
@@ -83,8 +75,8 @@ describe('the runtime installed from dist/ and its image', () => {
   it('seed Job, restartPolicy Never: the daemon stops the sidecar through a CRR and the Job completes', async () => {
     const { ns, pod } = await runSeedJob('seed-never', { restartPolicy: 'Never' });
     expect(pod.status?.phase).toBe('Succeeded');
-    expect(status(pod, 'main').state?.terminated?.exitCode).toBe(0);
-    expect(status(pod, 'sidecar').state?.terminated?.exitCode).toBe(0);
+    expect(containerStatus(pod, 'main').state?.terminated?.exitCode).toBe(0);
+    expect(containerStatus(pod, 'sidecar').state?.terminated?.exitCode).toBe(0);
     expect(containerLog(pod, 'sidecar').map((l) => l.line)).toContain('sidecar got TERM');
     const crr = await crrOf(ns, pod);
     expect(crr.spec.containers.map((c: { name: string }) => c.name)).toEqual(['sidecar']);
@@ -94,8 +86,8 @@ describe('the runtime installed from dist/ and its image', () => {
   it('seed Job, restartPolicy OnFailure: the sidecar is stopped and the Job completes', async () => {
     const { ns, pod } = await runSeedJob('seed-onfailure', { restartPolicy: 'OnFailure' });
     expect(pod.status?.phase).toBe('Succeeded');
-    expect(status(pod, 'sidecar').state?.terminated?.exitCode).toBe(0);
-    expect(status(pod, 'sidecar').restartCount).toBe(0);
+    expect(containerStatus(pod, 'sidecar').state?.terminated?.exitCode).toBe(0);
+    expect(containerStatus(pod, 'sidecar').restartCount).toBe(0);
     expect((await crrOf(ns, pod)).status.phase).toBe('Completed');
   });
 
@@ -129,9 +121,9 @@ describe('the runtime installed from dist/ and its image', () => {
     });
     expect(first!.status?.phase).toBe('Failed');
     expect(first!.status?.conditions?.some((c) => c.type === 'SidecarTerminated' && c.status === 'True')).toBe(true);
-    expect(status(first!, 'main').state?.terminated?.exitCode).toBe(0);
+    expect(containerStatus(first!, 'main').state?.terminated?.exitCode).toBe(0);
     // The kubelet did restart the sidecar after our stop: the case upstream leaves hanging.
-    expect(status(first!, 'sidecar').restartCount).toBeGreaterThanOrEqual(1);
+    expect(containerStatus(first!, 'sidecar').restartCount).toBeGreaterThanOrEqual(1);
   });
 
   it('preStop hook of the sidecar runs to its end before the sidecar gets SIGTERM', async () => {
@@ -144,55 +136,14 @@ describe('the runtime installed from dist/ and its image', () => {
 
   it('a CRR with forceRecreate restarts a running container: restartCount + 1, same pod UID', async () => {
     const ns = await namespace('crr-force');
-    const image = node().images.busybox;
-    await core().createNamespacedPod({
-      namespace: ns,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          containers: [
-            { name: 'app', image, imagePullPolicy: 'IfNotPresent' },
-            { name: 'other', image, imagePullPolicy: 'IfNotPresent' },
-          ],
-        },
-      },
-    });
-    const before = await waitForPod(
-      ns,
-      'app',
-      'both containers running',
-      (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
-    );
-    await apply(ns, [
-      {
-        apiVersion: 'apps.kruise.io/v1alpha1',
-        kind: 'ContainerRecreateRequest',
-        metadata: { name: 'restart-app' },
-        spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
-      },
-    ]);
-    await waitFor(
-      'CRR restart-app Completed',
-      async () =>
-        (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed',
-      60_000,
-      250,
-    );
+    const before = await twoContainerPod(ns);
+    const crr = await recreateContainer(ns, 'app', 'app');
     // Labels the runtime's mutating webhook adds: the apiserver reached it through the webhook Service (kube-proxy).
-    const crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app']);
     expect(crr.metadata.labels).toMatchObject({
       'crr.apps.kruise.io/node-name': node().nodeName,
       'crr.apps.kruise.io/pod-uid': before.metadata!.uid,
     });
-    const after = await waitForPod(
-      ns,
-      'app',
-      'app restarted and running',
-      (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined,
-    );
-    expect(after.metadata?.uid).toBe(before.metadata?.uid);
-    expect(status(after, 'app').containerID).not.toBe(status(before, 'app').containerID);
-    expect(status(after, 'other').restartCount).toBe(0);
+    await expectAppRecreatedInPlace(ns, before);
   });
 
   it('an ImagePullJob pulls an image from the loopback registry onto the node and completes', async () => {
@@ -300,8 +251,8 @@ describe('resilience of the installed runtime', () => {
     // Give a second kill (the thing that must not happen) time to show.
     await new Promise((r) => setTimeout(r, 5000));
     const after = await core().readNamespacedPod({ name: 'app', namespace: ns });
-    expect(status(after, 'app').restartCount).toBe(1);
-    expect(status(after, 'app').state?.running).toBeDefined();
+    expect(containerStatus(after, 'app').restartCount).toBe(1);
+    expect(containerStatus(after, 'app').state?.running).toBeDefined();
   });
 
   /** A pod whose one container has a slow preStop, and a CRR restarting it; returns once the daemon runs the preStop. */
@@ -353,8 +304,8 @@ describe('resilience of the installed runtime', () => {
     await new Promise((r) => setTimeout(r, 5000));
     const after = await core().readNamespacedPod({ name: 'app', namespace: ns });
     expect(after.metadata?.uid).toBe(before.metadata?.uid);
-    expect(status(after, 'app').restartCount).toBe(1);
-    expect(status(after, 'app').state?.running).toBeDefined();
+    expect(containerStatus(after, 'app').restartCount).toBe(1);
+    expect(containerStatus(after, 'app').state?.running).toBeDefined();
   }
 
   it("the manager scaled to 0 with a CRR in flight: the daemon's own writes pass its failing webhook, the CRR completes", async () => {

@@ -4,11 +4,87 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { AppsV1Api, BatchV1Api, CoreV1Api, type V1Job, type V1Pod } from '@kubernetes/client-node';
-import { inject } from 'vitest';
-import { adminKubeConfig, createNamespace } from '../harness/index.js';
+import { AppsV1Api, BatchV1Api, CoreV1Api, type V1ContainerStatus, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import { expect, inject } from 'vitest';
+import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
 import { installRuntime as installOnNode } from '../harness/runtime-install.js';
 import { waitFor } from '../cri-harness/util.js';
+
+/** Applies objects into a namespace with kubectl, as users do (defaults and webhooks on the way). */
+export async function apply(ns: string, objects: object[]): Promise<void> {
+  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
+}
+
+/** `kubectl <args> -o json`, parsed. */
+export async function getJson<T = any>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+/**
+ * Has the runtime restart one container of a pod through a ContainerRecreateRequest (forceRecreate) and waits until
+ * the request is Completed; returns the request as stored (labels the runtime's webhook added, its status).
+ */
+export async function recreateContainer(ns: string, podName: string, container: string, name = `restart-${container}`): Promise<any> {
+  await apply(ns, [
+    {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'ContainerRecreateRequest',
+      metadata: { name },
+      spec: { podName, containers: [{ name: container }], strategy: { forceRecreate: true } },
+    },
+  ]);
+  const get = () => getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, name]);
+  await waitFor(`CRR ${name} Completed`, async () => (await get()).status?.phase === 'Completed', 60_000, 250);
+  return get();
+}
+
+/** A container's status in a pod; throws with the pod's status when it has none. */
+export function containerStatus(pod: V1Pod, container: string): V1ContainerStatus {
+  const s = pod.status?.containerStatuses?.find((c) => c.name === container);
+  if (!s) throw new Error(`no status for ${container} in ${JSON.stringify(pod.status)}`);
+  return s;
+}
+
+/** Creates pod `app` with two sleeping containers, `app` and `other` (on `nodeName` if given), and waits until both run. */
+export async function twoContainerPod(ns: string, nodeName?: string): Promise<V1Pod> {
+  const image = node().images.busybox;
+  await core().createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 'app' },
+      spec: {
+        ...(nodeName ? { nodeName } : {}),
+        containers: [
+          { name: 'app', image, imagePullPolicy: 'IfNotPresent' },
+          { name: 'other', image, imagePullPolicy: 'IfNotPresent' },
+        ],
+      },
+    },
+  });
+  return waitForPod(
+    ns,
+    'app',
+    'both containers running',
+    (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
+  );
+}
+
+/**
+ * Waits until container `app` of a `twoContainerPod` restarted once and runs again, and checks it was recreated in
+ * place: the same pod UID, a new container, `other` untouched.
+ */
+export async function expectAppRecreatedInPlace(ns: string, before: V1Pod): Promise<V1Pod> {
+  const after = await waitForPod(
+    ns,
+    'app',
+    'app restarted and running',
+    (p) => containerStatus(p, 'app').restartCount === 1 && containerStatus(p, 'app').state?.running !== undefined,
+  );
+  expect(after.metadata?.uid).toBe(before.metadata?.uid);
+  expect(containerStatus(after, 'app').containerID).not.toBe(containerStatus(before, 'app').containerID);
+  expect(containerStatus(after, 'other').restartCount).toBe(0);
+  return after;
+}
 
 export function node() {
   return inject('realNode');

@@ -6,24 +6,22 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { RealClusterNode } from '../harness/real-node.js';
-import { kubectl } from '../harness/index.js';
-import { apps, core, installRuntime, namespace, node, waitFor, waitForPod } from '../node/support.js';
-
-async function apply(ns: string, objects: object[]): Promise<void> {
-  await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-}
-
-async function getJson<T = any>(args: string[]): Promise<T> {
-  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
-}
-
-function status(pod: V1Pod, container: string): V1ContainerStatus {
-  const s = pod.status?.containerStatuses?.find((c) => c.name === container);
-  if (!s) throw new Error(`no status for ${container} in ${JSON.stringify(pod.status)}`);
-  return s;
-}
+import {
+  apply,
+  apps,
+  containerStatus,
+  core,
+  expectAppRecreatedInPlace,
+  getJson,
+  installRuntime,
+  namespace,
+  node,
+  recreateContainer,
+  twoContainerPod,
+  waitFor,
+} from '../node/support.js';
 
 /** `ctr` against one node's own containerd, in the kubelet's namespace. */
 function ctrOn(member: RealClusterNode, ...args: string[]): string {
@@ -143,59 +141,17 @@ describe('the runtime installed from dist/ and its image on three nodes', () => 
   it("a ContainerRecreateRequest on a pod of node B is carried out by node B's daemon: container restarted, same pod", async () => {
     const nodeB = nodes()[1]!;
     const ns = await namespace('crr');
-    const image = node().images.busybox;
-    await core().createNamespacedPod({
-      namespace: ns,
-      body: {
-        metadata: { name: 'app' },
-        spec: {
-          nodeName: nodeB.name,
-          containers: [
-            { name: 'app', image, imagePullPolicy: 'IfNotPresent' },
-            { name: 'other', image, imagePullPolicy: 'IfNotPresent' },
-          ],
-        },
-      },
-    });
-    const before = await waitForPod(
-      ns,
-      'app',
-      'both containers running',
-      (p) => (p.status?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
-    );
-    const oldId = status(before, 'app').containerID!.replace(/^containerd:\/\//, '');
+    const before = await twoContainerPod(ns, nodeB.name);
+    const oldId = containerStatus(before, 'app').containerID!.replace(/^containerd:\/\//, '');
     // The container is node B's: its containerd has it, node A's does not.
     expect(ctrOn(nodeB, 'containers', 'ls', '-q')).toContain(oldId);
     expect(ctrOn(nodes()[0]!, 'containers', 'ls', '-q')).not.toContain(oldId);
-    await apply(ns, [
-      {
-        apiVersion: 'apps.kruise.io/v1alpha1',
-        kind: 'ContainerRecreateRequest',
-        metadata: { name: 'restart-app' },
-        spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
-      },
-    ]);
-    await waitFor(
-      'CRR restart-app Completed',
-      async () =>
-        (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase === 'Completed',
-      60_000,
-      250,
-    );
-    const crr = await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app']);
+    const crr = await recreateContainer(ns, 'app', 'app');
     expect(crr.metadata.labels).toMatchObject({
       'crr.apps.kruise.io/node-name': nodeB.name,
       'crr.apps.kruise.io/pod-uid': before.metadata!.uid,
     });
-    const after = await waitForPod(
-      ns,
-      'app',
-      'app restarted and running',
-      (p) => status(p, 'app').restartCount === 1 && status(p, 'app').state?.running !== undefined,
-    );
-    expect(after.metadata?.uid).toBe(before.metadata?.uid);
-    expect(status(after, 'app').containerID).not.toBe(status(before, 'app').containerID);
-    expect(status(after, 'other').restartCount).toBe(0);
+    await expectAppRecreatedInPlace(ns, before);
     // Which daemon stopped it: each daemon's own log, read from its node's pod-log files. Node B's logged the stop
     // of this container for this CRR; the daemons of A and C never mention the CRR.
     const daemons = (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
