@@ -303,8 +303,8 @@ export class Informer<T extends KubeObject = KubeObject> {
           // List items carry no apiVersion/kind; set them so handlers see the same shape as watch events.
           item.apiVersion ??= page.apiVersion;
           item.kind ??= page.kind?.replace(/List$/, '');
-          const o = this.transform(item);
-          fresh.set(objectKey(o), o);
+          // The transform keeps the name and namespace, so the key computed above is the cached object's too.
+          fresh.set(key, this.transform(item));
         }
         cont = page.metadata.continue || undefined;
         rv = page.metadata.resourceVersion ?? rv;
