@@ -8,7 +8,7 @@
 import { ADVANCED_DAEMONSETS, ADVANCED_DAEMONSETS_V1BETA1, LABEL_CONTROLLER_REVISION_HASH_KEY, PODS } from '../../../contracts/index.js';
 import { isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Informer, ProcessResult, Reconciler } from '../../core/index.js';
-import { ScaleExpectations } from '../../core/expectations.js';
+import { EXPECTATION_TIMEOUT_MS, ResourceVersionExpectations, ScaleExpectations } from '../../core/expectations.js';
 import { kruiseControllerOf } from '../../core/meta.js';
 import type { KubeObject, Node, Pod } from '../../core/types.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
@@ -53,6 +53,16 @@ export class DaemonSetSync implements Reconciler {
   private readonly revisionWrites: RevisionWrites;
   /** The updateRevision this process last wrote per DaemonSet uid: v1alpha1, which the cache holds, does not show it. */
   private readonly writtenRevision = new Map<string, string | undefined>();
+  /**
+   * The version each status write returned, per DaemonSet uid: a round waits until the cache holds it. A round
+   * from the copy before the write would read that copy's counts with the revision just written, and so call an
+   * update that has just begun finished (pre-download would delete the jobs it has just created).
+   */
+  private readonly statusVersions = new ResourceVersionExpectations<DaemonSetObject>(
+    (d) => d.metadata.uid,
+    Date.now,
+    EXPECTATION_TIMEOUT_MS,
+  );
   /** Gate PreDownloadImageForDaemonSetUpdate (off without the daemon, by its cascade): ImagePullJobs ahead of an update. */
   private readonly preDownload?: ImagePreDownloadWrites;
 
@@ -78,11 +88,15 @@ export class DaemonSetSync implements Reconciler {
     if (!ds) {
       this.expectations.forget(key);
       for (const uid of this.writtenRevision.keys())
-        if (!this.sets.list().some((d) => d.metadata.uid === uid)) this.writtenRevision.delete(uid);
+        if (!this.sets.list().some((d) => d.metadata.uid === uid)) {
+          this.writtenRevision.delete(uid);
+          this.statusVersions.forget({ metadata: { uid } } as DaemonSetObject);
+        }
       return;
     }
     // Its pods and revisions go with it by owner reference.
     if (ds.metadata.deletionTimestamp) return;
+    if (!this.statusVersions.satisfiedBy(ds)) return { requeueAfterMs: CACHE_WAIT_MS };
     const exp = this.expectations.satisfied(key, this.pods.lastSyncResourceVersion);
     if (exp.leaked.length > 0) this.ctx.logger.warn({ daemonset: key, leaked: exp.leaked }, 'pod expectations timed out; dropped');
     if (!exp.ok) return { requeueAfterMs: CACHE_WAIT_MS };
@@ -180,7 +194,7 @@ export class DaemonSetSync implements Reconciler {
     const { byNode } = podsByNode(this.pods.byIndex(INDEX_DAEMONSET_UID, ds.metadata.uid!).filter(isPodActive));
     const status = computeStatus({ ds, desired: placement.desired, byNode, hash, collisionCount, nowMs });
     if (statusChanged(ds.status, status, this.writtenRevision.get(ds.metadata.uid!))) {
-      await this.ctx.client.patch(
+      const written = await this.ctx.client.patch<DaemonSetObject>(
         ADVANCED_DAEMONSETS_V1BETA1,
         ds.metadata.name!,
         ds.metadata.namespace,
@@ -190,6 +204,7 @@ export class DaemonSetSync implements Reconciler {
           subresource: 'status',
         },
       );
+      this.statusVersions.record(written);
       this.writtenRevision.set(ds.metadata.uid!, status.updateRevision);
     }
     if (errors.length) throw new Error(errors.join('; '));
