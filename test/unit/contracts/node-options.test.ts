@@ -25,10 +25,10 @@ describe('quantityBytes', () => {
 
 describe('managerNodeOptions', () => {
   it('gives V8 the memory limit less 384 MiB, never less than 128 MiB, and leaves the heap to V8 without a limit', () => {
-    expect(managerNodeOptions('2Gi')).toBe('--max-semi-space-size=2 --max-old-space-size=1664');
-    expect(managerNodeOptions('2G')).toBe('--max-semi-space-size=2 --max-old-space-size=1523');
-    expect(managerNodeOptions('512Mi')).toBe('--max-semi-space-size=2 --max-old-space-size=128');
-    expect(managerNodeOptions('100Mi')).toBe('--max-semi-space-size=2 --max-old-space-size=128');
-    expect(managerNodeOptions(undefined)).toBe('--max-semi-space-size=2');
+    expect(managerNodeOptions('2Gi')).toBe('--max-semi-space-size=32 --max-old-space-size=1664');
+    expect(managerNodeOptions('2G')).toBe('--max-semi-space-size=32 --max-old-space-size=1523');
+    expect(managerNodeOptions('512Mi')).toBe('--max-semi-space-size=32 --max-old-space-size=128');
+    expect(managerNodeOptions('100Mi')).toBe('--max-semi-space-size=32 --max-old-space-size=128');
+    expect(managerNodeOptions(undefined)).toBe('--max-semi-space-size=32');
   });
 });

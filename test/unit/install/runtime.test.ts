@@ -147,10 +147,10 @@ describe('controller-manager Deployment', () => {
         synthRuntime(appWith({ managerResources: { memory: { limit: memoryLimit } } }).runtime),
         'Deployment',
       )!.spec.template.spec.containers[0].env.find((e: Obj) => e.name === 'NODE_OPTIONS').value;
-    expect(nodeOptions(Size.gibibytes(1))).toBe('--max-semi-space-size=2 --max-old-space-size=640');
-    expect(nodeOptions(Size.gibibytes(4))).toBe('--max-semi-space-size=2 --max-old-space-size=3712');
-    expect(nodeOptions(Size.mebibytes(256))).toBe('--max-semi-space-size=2 --max-old-space-size=128');
-    expect(MANAGER_NODE_OPTIONS).toBe('--max-semi-space-size=2 --max-old-space-size=640');
+    expect(nodeOptions(Size.gibibytes(1))).toBe('--max-semi-space-size=32 --max-old-space-size=640');
+    expect(nodeOptions(Size.gibibytes(4))).toBe('--max-semi-space-size=32 --max-old-space-size=3712');
+    expect(nodeOptions(Size.mebibytes(256))).toBe('--max-semi-space-size=32 --max-old-space-size=128');
+    expect(MANAGER_NODE_OPTIONS).toBe('--max-semi-space-size=32 --max-old-space-size=640');
   });
 
   it('creates the namespace labelled control-plane: openkruise and no empty certificate Secret', () => {
