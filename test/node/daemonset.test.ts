@@ -5,24 +5,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { kubectl } from '../harness/index.js';
-import { containerLog, core, installRuntime, namespace, node, waitFor } from './support.js';
+import {
+  advancedDaemonSetStatus,
+  containerLog,
+  core,
+  installRuntime,
+  namespace,
+  node,
+  patchAdvancedDaemonSet,
+  sleepingContainer,
+  waitFor,
+} from './support.js';
 
 const STATE = 'lifecycle.apps.kruise.io/state';
 const REVISION = 'controller-revision-hash';
-const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
 /** How long a hold is watched for changes before it is released. */
 const HOLD_MS = 8000;
-
-function container(name: string) {
-  return {
-    name,
-    image: node().images.busybox,
-    imagePullPolicy: 'IfNotPresent',
-    command: SLEEPER,
-    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
-    securityContext: { runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true, allowPrivilegeEscalation: false },
-  };
-}
 
 function daemonSet(name: string, spec: Record<string, unknown>, labels: Record<string, string> = {}) {
   return {
@@ -33,7 +31,7 @@ function daemonSet(name: string, spec: Record<string, unknown>, labels: Record<s
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name, ...labels } },
-        spec: { terminationGracePeriodSeconds: 2, containers: [container('agent'), container('side')] },
+        spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent'), sleepingContainer('side')] },
       },
       ...spec,
     },
@@ -42,10 +40,6 @@ function daemonSet(name: string, spec: Record<string, unknown>, labels: Record<s
 
 async function apply(ns: string, obj: object): Promise<void> {
   await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(obj) });
-}
-
-async function patchDs(ns: string, name: string, patch: object): Promise<void> {
-  await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, name, '--type', 'merge', '-p', JSON.stringify(patch)]);
 }
 
 /**
@@ -59,10 +53,6 @@ async function setImage(ns: string, name: string, image: string): Promise<void> 
 
 async function patchPod(ns: string, name: string, patch: object): Promise<void> {
   await kubectl(['patch', 'pod', '-n', ns, name, '--type', 'merge', '-p', JSON.stringify(patch)]);
-}
-
-async function status(ns: string, name: string): Promise<any> {
-  return (JSON.parse(await kubectl(['get', 'daemonsets.apps.kruise.io', '-n', ns, name, '-o', 'json'])) as { status?: any }).status ?? {};
 }
 
 async function pods(ns: string, app: string): Promise<V1Pod[]> {
@@ -94,7 +84,7 @@ async function waitDs(ns: string, app: string, what: string, check: () => Promis
       .flatMap((m) => containerLog(m, 'manager').map((l) => `${m.metadata!.name} ${l.line}`))
       .filter((l) => l.includes(ns) || l.includes('leader'))
       .slice(-60);
-    const st = await status(ns, app).catch(() => undefined);
+    const st = await advancedDaemonSetStatus(ns, app).catch(() => undefined);
     throw new Error(
       `${(error as Error).message}\nstatus: ${JSON.stringify(st)}\npods:\n${lines.join('\n')}\nmanager log:\n${log.join('\n')}`,
       {
@@ -140,7 +130,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
         },
       }),
     );
-    await waitDs(ns, 'ip', 'the daemon pod available', async () => (await status(ns, 'ip')).numberAvailable === 1);
+    await waitDs(ns, 'ip', 'the daemon pod available', async () => (await advancedDaemonSetStatus(ns, 'ip')).numberAvailable === 1);
     const [before] = await pods(ns, 'ip');
     expect(before!.spec!.nodeName).toBe(node().nodeName);
     expect(before!.spec!.readinessGates?.map((g) => g.conditionType)).toContain('InPlaceUpdateReady');
@@ -148,22 +138,22 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     // The partition keeps the node's pod at the old revision.
     await setImage(ns, 'ip', node().images.busybox2);
     await waitDs(ns, 'ip', 'the new revision observed', async () => {
-      const st = await status(ns, 'ip');
+      const st = await advancedDaemonSetStatus(ns, 'ip');
       return st.observedGeneration === 2 && st.updatedNumberScheduled === 0;
     });
     const partitionHeldMs = await expectUnchangedFor(ns, 'ip', before!);
     // Paused: lifting the partition changes nothing either.
-    await patchDs(ns, 'ip', { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0 } } } });
-    await waitDs(ns, 'ip', 'the pause observed', async () => (await status(ns, 'ip')).observedGeneration === 3);
+    await patchAdvancedDaemonSet(ns, 'ip', { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0 } } } });
+    await waitDs(ns, 'ip', 'the pause observed', async () => (await advancedDaemonSetStatus(ns, 'ip')).observedGeneration === 3);
     const pausedHeldMs = await expectUnchangedFor(ns, 'ip', before!);
 
     const released = Date.now();
-    await patchDs(ns, 'ip', { spec: { updateStrategy: { rollingUpdate: { paused: false } } } });
+    await patchAdvancedDaemonSet(ns, 'ip', { spec: { updateStrategy: { rollingUpdate: { paused: false } } } });
     let sawUpdating = false;
     await waitDs(ns, 'ip', 'the pod updated in place and available again', async () => {
       const [p] = await pods(ns, 'ip');
       if (p && condition(p, 'InPlaceUpdateReady') === 'False') sawUpdating = true;
-      const st = await status(ns, 'ip');
+      const st = await advancedDaemonSetStatus(ns, 'ip');
       return (
         st.updatedNumberScheduled === 1 &&
         st.numberAvailable === 1 &&
@@ -183,7 +173,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     expect(containerStatus(after!, 'side').containerID).toBe(containerStatus(before!, 'side').containerID);
     expect(condition(after!, 'InPlaceUpdateReady')).toBe('True');
     expect(after!.metadata!.labels![REVISION]).not.toBe(before!.metadata!.labels![REVISION]);
-    expect(after!.metadata!.labels![REVISION]).toBe((await status(ns, 'ip')).updateRevision);
+    expect(after!.metadata!.labels![REVISION]).toBe((await advancedDaemonSetStatus(ns, 'ip')).updateRevision);
     const ipu = JSON.parse(after!.metadata!.annotations!['apps.kruise.io/inplace-update-state']!);
     expect(ipu.revision).toBe(after!.metadata!.labels![REVISION]);
     console.log(
@@ -206,7 +196,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
         hook,
       ),
     );
-    await waitDs(ns, 'pd', 'the daemon pod available', async () => (await status(ns, 'pd')).numberAvailable === 1);
+    await waitDs(ns, 'pd', 'the daemon pod available', async () => (await advancedDaemonSetStatus(ns, 'pd')).numberAvailable === 1);
     const [before] = await pods(ns, 'pd');
     await setImage(ns, 'pd', node().images.busybox2);
     await waitDs(
@@ -232,16 +222,16 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     const ns = await namespace('ads-prenormal');
     const finalizer = 'example.io/unready-blocker';
     await apply(ns, daemonSet('pn', { lifecycle: { preNormal: { finalizersHandler: [finalizer] } } }));
-    await waitDs(ns, 'pn', 'the daemon pod ready', async () => (await status(ns, 'pn')).numberReady === 1);
+    await waitDs(ns, 'pn', 'the daemon pod ready', async () => (await advancedDaemonSetStatus(ns, 'pn')).numberReady === 1);
     const [pod] = await pods(ns, 'pn');
     expect(pod!.metadata!.labels![STATE]).toBe('PreparingNormal');
     const heldMs = await expectUnchangedFor(ns, 'pn', pod!);
-    expect(await status(ns, 'pn')).toMatchObject({ numberReady: 1, numberAvailable: 0, numberUnavailable: 1 });
+    expect(await advancedDaemonSetStatus(ns, 'pn')).toMatchObject({ numberReady: 1, numberAvailable: 0, numberUnavailable: 1 });
     const released = Date.now();
     await patchPod(ns, pod!.metadata!.name!, { metadata: { finalizers: [finalizer] } });
     await waitDs(ns, 'pn', 'the pod Normal and available', async () => {
       const [p] = await pods(ns, 'pn');
-      return p?.metadata!.labels![STATE] === 'Normal' && (await status(ns, 'pn')).numberAvailable === 1;
+      return p?.metadata!.labels![STATE] === 'Normal' && (await advancedDaemonSetStatus(ns, 'pn')).numberAvailable === 1;
     });
     console.log(`[daemonset] preNormal held ${heldMs} ms; available ${Date.now() - released} ms after the finalizer`);
     // The namespace can go once the user's finalizer is off.
@@ -262,7 +252,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
         hook,
       ),
     );
-    await waitDs(ns, 'ih', 'the daemon pod available', async () => (await status(ns, 'ih')).numberAvailable === 1);
+    await waitDs(ns, 'ih', 'the daemon pod available', async () => (await advancedDaemonSetStatus(ns, 'ih')).numberAvailable === 1);
     const [before] = await pods(ns, 'ih');
     await setImage(ns, 'ih', node().images.busybox2);
     await waitDs(
@@ -289,7 +279,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     await kubectl(['label', 'pod', '-n', ns, before!.metadata!.name!, 'example.io/ipu=ok']);
     await waitDs(ns, 'ih', 'the pod Normal and available', async () => {
       const [p] = await pods(ns, 'ih');
-      return p?.metadata!.labels![STATE] === 'Normal' && (await status(ns, 'ih')).numberAvailable === 1;
+      return p?.metadata!.labels![STATE] === 'Normal' && (await advancedDaemonSetStatus(ns, 'ih')).numberAvailable === 1;
     });
     const [after] = await pods(ns, 'ih');
     expect(after!.metadata!.uid).toBe(before!.metadata!.uid);

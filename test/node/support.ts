@@ -226,3 +226,27 @@ export function sigkillContainerTask(containerID: string): void {
   if (!(pid > 1)) throw new Error(`no host process for task ${containerID} in:\n${tasks}`);
   process.kill(pid, 'SIGKILL');
 }
+
+const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
+
+/** A container of the node's busybox that sleeps until TERM, non-root, with small requests and limits. */
+export function sleepingContainer(name: string) {
+  return {
+    name,
+    image: node().images.busybox,
+    imagePullPolicy: 'IfNotPresent',
+    command: SLEEPER,
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+    securityContext: { runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true, allowPrivilegeEscalation: false },
+  };
+}
+
+/** A JSON merge patch of an Advanced DaemonSet (`daemonsets.apps.kruise.io`). */
+export async function patchAdvancedDaemonSet(ns: string, name: string, patch: object): Promise<void> {
+  await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, name, '--type', 'merge', '-p', JSON.stringify(patch)]);
+}
+
+/** An Advanced DaemonSet's status (`{}` before its controller wrote one). */
+export async function advancedDaemonSetStatus(ns: string, name: string): Promise<any> {
+  return (await getJson<{ status?: any }>(['get', 'daemonsets.apps.kruise.io', '-n', ns, name])).status ?? {};
+}

@@ -5,6 +5,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { kubectl } from '../harness/index.js';
 import {
+  advancedDaemonSetStatus,
   apply,
   containerStatus,
   core,
@@ -12,36 +13,18 @@ import {
   installRuntime,
   namespace,
   node,
+  patchAdvancedDaemonSet,
   recreateContainer,
+  sleepingContainer,
   twoContainerPod,
   waitFor,
 } from '../node/support.js';
 
 const REVISION = 'controller-revision-hash';
 const CANARY = 'e2e.cdk8s-kruise.io/canary';
-const SLEEPER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1 & wait $!; done'];
 
 const nodes = () => node().nodes;
 const sorted = (values: readonly (string | undefined)[]) => [...values].sort();
-
-function container(name: string) {
-  return {
-    name,
-    image: node().images.busybox,
-    imagePullPolicy: 'IfNotPresent',
-    command: SLEEPER,
-    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
-    securityContext: { runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true, allowPrivilegeEscalation: false },
-  };
-}
-
-async function patchDs(ns: string, name: string, patch: object): Promise<void> {
-  await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, name, '--type', 'merge', '-p', JSON.stringify(patch)]);
-}
-
-async function dsStatus(ns: string, name: string): Promise<any> {
-  return (JSON.parse(await kubectl(['get', 'daemonsets.apps.kruise.io', '-n', ns, name, '-o', 'json'])) as { status?: any }).status ?? {};
-}
 
 async function livePods(ns: string, selector: string): Promise<V1Pod[]> {
   return (await core().listNamespacedPod({ namespace: ns, labelSelector: selector })).items.filter((p) => !p.metadata!.deletionTimestamp);
@@ -68,7 +51,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
             selector: { matchLabels: { app: 'agent' } },
             template: {
               metadata: { labels: { app: 'agent' } },
-              spec: { terminationGracePeriodSeconds: 2, containers: [container('agent'), container('side')] },
+              spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent'), sleepingContainer('side')] },
             },
             updateStrategy: {
               type: 'RollingUpdate',
@@ -77,7 +60,12 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
           },
         },
       ]);
-      await waitFor('agent available on 3 nodes', async () => (await dsStatus(ns, 'agent')).numberAvailable === 3, 120_000, 300);
+      await waitFor(
+        'agent available on 3 nodes',
+        async () => (await advancedDaemonSetStatus(ns, 'agent')).numberAvailable === 3,
+        120_000,
+        300,
+      );
       const before = new Map((await livePods(ns, 'app=agent')).map((p) => [p.spec!.nodeName!, p]));
       expect(sorted([...before.keys()])).toEqual(sorted(nodes().map((n) => n.name)));
       const oldRevision = before.get(canary)!.metadata!.labels![REVISION];
@@ -106,7 +94,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
         'the canary node updated',
         async () => {
           const pods = await watch();
-          newRevision = (await dsStatus(ns, 'agent')).updateRevision ?? '';
+          newRevision = (await advancedDaemonSetStatus(ns, 'agent')).updateRevision ?? '';
           return newRevision !== '' && newRevision !== oldRevision && updatedNodes(pods, newRevision).length === 1;
         },
         120_000,
@@ -131,14 +119,14 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
       }
 
       // Without the selector, partition 1 keeps one pod at the old revision.
-      await patchDs(ns, 'agent', { spec: { updateStrategy: { rollingUpdate: { selector: null, partition: 1 } } } });
+      await patchAdvancedDaemonSet(ns, 'agent', { spec: { updateStrategy: { rollingUpdate: { selector: null, partition: 1 } } } });
       await waitFor('2 of 3 updated (partition 1)', async () => updatedNodes(await watch(), newRevision).length === 2, 120_000, 300);
       for (let i = 0; i < 6; i++) {
         expect(updatedNodes(await watch(), newRevision)).toHaveLength(2);
         await new Promise((r) => setTimeout(r, 500));
       }
 
-      await patchDs(ns, 'agent', { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } });
+      await patchAdvancedDaemonSet(ns, 'agent', { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } });
       await waitFor('all 3 updated', async () => updatedNodes(await watch(), newRevision).length === 3, 120_000, 300);
       const after = await watch();
       expect(mostUnready).toBeLessThanOrEqual(1);
@@ -149,7 +137,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
         expect(containerStatus(p, 'agent').containerID).not.toBe(containerStatus(was, 'agent').containerID);
         expect(containerStatus(p, 'side').containerID).toBe(containerStatus(was, 'side').containerID);
       }
-      const st = await dsStatus(ns, 'agent');
+      const st = await advancedDaemonSetStatus(ns, 'agent');
       expect(st).toMatchObject({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3, updateRevision: newRevision });
     } finally {
       await kubectl(['label', 'node', canary, `${CANARY}-`]);
