@@ -17,10 +17,16 @@ interface Hook {
   readonly pointer: string;
 }
 
+/**
+ * The workloads whose `spec.lifecycle` hooks work alike (the same handlers, pod states and readiness): the rules
+ * below read all three. The rule ids keep the CloneSet prefix they were published with.
+ */
+const HOOKED_KINDS = ['CloneSet', 'StatefulSet', 'DaemonSet'] as const;
+
 function hooks(manifests: readonly Manifest[]): Hook[] {
   const out: Hook[] = [];
   for (const m of manifests) {
-    if (!isKind(m, 'apps.kruise.io', 'CloneSet')) continue;
+    if (!HOOKED_KINDS.some((kind) => isKind(m, 'apps.kruise.io', kind))) continue;
     const lifecycle = obj(obj(m.object.spec).lifecycle);
     for (const name of HOOKS) {
       if (isObj(lifecycle[name])) out.push({ manifest: m, name, value: lifecycle[name], pointer: `/spec/lifecycle/${name}` });
@@ -32,11 +38,11 @@ function hooks(manifests: readonly Manifest[]): Hook[] {
 export const cloneSetHookWithoutHandler: Rule = {
   id: 'KRUISE-CLONESET-001',
   severity: 'warning',
-  title: 'CloneSet lifecycle hook with neither finalizersHandler nor labelsHandler',
+  title: 'Lifecycle hook with neither finalizersHandler nor labelsHandler',
   doc:
-    "A lifecycle hook holds a pod in its Preparing state while the pod carries any of the hook's finalizers " +
-    '(finalizersHandler) or labels (labelsHandler). A hook with neither is never "hooked": the CloneSet passes the ' +
-    'pod through at once and the hook does nothing.',
+    'A lifecycle hook of a CloneSet, Advanced StatefulSet or Advanced DaemonSet holds a pod in its Preparing state ' +
+    "while the pod carries any of the hook's finalizers (finalizersHandler) or labels (labelsHandler). A hook with " +
+    'neither is never "hooked": the controller passes the pod through at once and the hook does nothing.',
   check(manifests) {
     return hooks(manifests)
       .filter((h) => arr(h.value.finalizersHandler).length === 0 && Object.keys(obj(h.value.labelsHandler)).length === 0)
@@ -54,7 +60,7 @@ export const cloneSetMarkNotReadyPreNormal: Rule = {
   severity: 'warning',
   title: 'markPodNotReady on the preNormal hook has no effect',
   doc:
-    "markPodNotReady makes the CloneSet set the pod's KruisePodReady condition to False while a preDelete or " +
+    "markPodNotReady makes the workload's controller set the pod's KruisePodReady condition to False while a preDelete or " +
     'inPlaceUpdate hook holds it, so traffic drains first. A pod in PreparingNormal is new and not serving yet; ' +
     'the flag is ignored on preNormal.',
   check(manifests) {
@@ -74,7 +80,7 @@ export const cloneSetHandlerKeys: Rule = {
   severity: 'error',
   title: 'Lifecycle hook finalizer or label key is not a valid qualified name',
   doc:
-    'The CloneSet controller and your hook controller add and remove these finalizers and labels on pods; the API ' +
+    "The workload's controller and your hook controller add and remove these finalizers and labels on pods; the API " +
     'server rejects pod updates whose finalizers or label keys are not qualified names ([prefix/]name, name at most ' +
     '63 characters of alphanumerics, "-", "_", "."), and label values that are not valid label values. The hook ' +
     'then blocks forever.',

@@ -879,6 +879,30 @@ describe('policy rules', () => {
     expect(f?.hint).toBe('Did you mean "InPlaceIfPossible"?');
   });
 
+  it('the lifecycle hook rules read Advanced StatefulSet and Advanced DaemonSet hooks as CloneSet ones', () => {
+    const workload = (kind: string, lifecycle: string) => `
+apiVersion: apps.kruise.io/v1beta1
+kind: ${kind}
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: "example.io/agent:1"}]
+  lifecycle:
+${lifecycle}`;
+    for (const kind of ['StatefulSet', 'DaemonSet']) {
+      const unhooked = run('KRUISE-CLONESET-001', workload(kind, '    preDelete: {markPodNotReady: true}'));
+      expect(unhooked.map((f) => [f.jsonPointer, f.message])).toEqual([
+        ['/spec/lifecycle/preDelete', 'lifecycle.preDelete has neither finalizersHandler nor labelsHandler, so it never holds a pod'],
+      ]);
+      expect(run('KRUISE-CLONESET-001', workload(kind, '    preDelete: {labelsHandler: {example.io/drain: "true"}}'))).toEqual([]);
+      const badKey = run('KRUISE-CLONESET-003', workload(kind, '    preNormal: {finalizersHandler: ["Example.IO/not ready"]}'));
+      expect(badKey.map((f) => f.jsonPointer)).toEqual(['/spec/lifecycle/preNormal/finalizersHandler/0']);
+    }
+  });
+
   for (const rule of RULES) {
     const c = CASES[rule.id];
     if (!c) continue;
