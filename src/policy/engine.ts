@@ -2,7 +2,7 @@ import { DocumentLocator } from './locate.js';
 import { decodeInput, inputFinding, parseText, parseTextInBatches, resourceRef } from './parse.js';
 import { findRule, RULES } from './rules/index.js';
 import { escapeControl, truncate } from '../api/quote.js';
-import type { Finding, Manifest, Rule, RuleContext, RuleFinding, Severity, SourceRef } from './types.js';
+import type { Finding, Manifest, PreviousLookup, Rule, RuleContext, RuleFinding, Severity, SourceRef } from './types.js';
 
 const MAX_POINTER = 1024;
 const MAX_MESSAGE = 2000;
@@ -60,8 +60,8 @@ export function levenshtein(a: string, b: string): number {
  * Runs rules over parsed manifests and returns findings with file and line filled in for manifests that came
  * from text. Line recovery re-parses only the documents that have findings.
  */
-export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES): Finding[] {
-  const { failures, raw } = collectRuleFindings(manifests, rules);
+export function runRules(manifests: readonly Manifest[], rules: readonly Rule[] = RULES, previousOf?: PreviousLookup): Finding[] {
+  const { failures, raw } = collectRuleFindings(manifests, rules, previousOf);
   return [...failures, ...materialize(raw)];
 }
 
@@ -71,8 +71,12 @@ interface RawFinding {
   readonly finding: RuleFinding;
 }
 
-function collectRuleFindings(manifests: readonly Manifest[], rules: readonly Rule[]): { failures: Finding[]; raw: RawFinding[] } {
-  const ctx: RuleContext = { manifests };
+function collectRuleFindings(
+  manifests: readonly Manifest[],
+  rules: readonly Rule[],
+  previousOf?: PreviousLookup,
+): { failures: Finding[]; raw: RawFinding[] } {
+  const ctx: RuleContext = previousOf ? { manifests, previousOf } : { manifests };
   const raw: RawFinding[] = [];
   const failures: Finding[] = [];
   for (const rule of rules) {
@@ -212,10 +216,21 @@ export function parseInputs(inputs: readonly TextInput[]): ParsedInputs {
 /** Input items as the streaming reader yields them: bytes to parse, or a finding saying why an input was not read. */
 export type ParsableInput = TextInput | { readonly file: string; readonly finding: Finding };
 
-/** Runs the selected rules over parsed inputs; parser findings are kept when their rule is selected. */
-export function checkParsed(parsed: ParsedInputs, rules: readonly Rule[], fileOrder: readonly string[]): Finding[] {
+/**
+ * Runs the selected rules over parsed inputs; parser findings are kept when their rule is selected. With
+ * `previousOf`, the rules that judge a change compare each object with its previous version.
+ */
+export function checkParsed(
+  parsed: ParsedInputs,
+  rules: readonly Rule[],
+  fileOrder: readonly string[],
+  previousOf?: PreviousLookup,
+): Finding[] {
   const selected = new Set(rules.map((r) => r.id));
-  return sortFindings([...parsed.findings.filter((f) => selected.has(f.ruleId)), ...runRules(parsed.manifests, rules)], fileOrder);
+  return sortFindings(
+    [...parsed.findings.filter((f) => selected.has(f.ruleId)), ...runRules(parsed.manifests, rules, previousOf)],
+    fileOrder,
+  );
 }
 
 /** The findings a report lists (the first ones in report order) and the counts of all of them. */
@@ -581,6 +596,7 @@ export const PER_DOCUMENT_RULES: ReadonlySet<string> = new Set([
   'KRUISE-CLONESET-002',
   'KRUISE-CLONESET-003',
   'KRUISE-CLONESET-004',
+  'KRUISE-INPLACE-001',
   'KRUISE-CRR-001',
   'KRUISE-CRR-002',
   'KRUISE-PROTECT-001',
@@ -654,8 +670,11 @@ export function isBlank(content: string | Uint8Array): boolean {
   return text.trim() === '';
 }
 
-/** Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. */
-export function validateInputs(inputs: readonly TextInput[], selection: RuleSelection = {}): ValidationResult {
+/**
+ * Parses and validates inputs. Never throws for bad content; throws UsageError for an unknown rule id. With
+ * `previousOf`, the rules that judge a change compare each object with its previous version.
+ */
+export function validateInputs(inputs: readonly TextInput[], selection: RuleSelection = {}, previousOf?: PreviousLookup): ValidationResult {
   const rules = selectRules(selection);
   const parsed = parseInputs(inputs);
   return {
@@ -663,6 +682,7 @@ export function validateInputs(inputs: readonly TextInput[], selection: RuleSele
       parsed,
       rules,
       inputs.map((i) => i.file),
+      previousOf,
     ),
     documents: parsed.manifests.length,
     files: inputs.length,

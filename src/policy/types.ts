@@ -60,7 +60,15 @@ export interface Finding {
 export interface RuleContext {
   /** Every manifest of the run, including non-Kruise ones (selectors, Namespaces, install manifests). */
   readonly manifests: readonly Manifest[];
+  /**
+   * The same object as the previous output held it, for the rules that judge a change rather than a state (synth
+   * with a previous output); undefined without a previous output or for an object new in this one.
+   */
+  readonly previousOf?: PreviousLookup;
 }
+
+/** Finds an object's previous version (same API group, kind, namespace and name). */
+export type PreviousLookup = (object: Record<string, unknown>) => Record<string, unknown> | undefined;
 
 export interface Rule {
   /** Stable id, e.g. `KRUISE-SIDECAR-001`. */

@@ -23,6 +23,8 @@ import {
 import { runApp, stopApp } from '../synth/run-app.js';
 import { CAPABILITIES_ENV, fetchClusterCapabilities } from '../synth/capabilities.js';
 import { readPreviousOutput } from '../synth/previous-output.js';
+import { previousLookup } from '../../policy/previous.js';
+import { updatesOnlyInPlace } from '../../policy/rules/inplace-only.js';
 import { PRE_PULL_DEFAULT_TTL_SECONDS, prePullJobs, prePullWorkloadOf } from '../../policy/pre-pull.js';
 import { stringify } from 'yaml';
 
@@ -129,8 +131,10 @@ export async function synth(opts: SynthOptions): Promise<number> {
     const rawParsed = parseInputs(raws);
     const docs: SynthDoc[] = synthDocs(rawParsed.manifests);
     const prePull = opts.prePull === true || docs.some((d) => prePullWorkloadOf(d.object)?.optedIn);
+    // What reads the previous output: pre-pull (its new images), and the check of InPlaceOnly workloads' changes.
+    const inPlaceOnly = docs.some((d) => updatesOnlyInPlace(d.object));
+    const previous = prePull || inPlaceOnly ? await readPreviousOutput(opts.previous, outDir) : undefined;
     if (prePull) {
-      const previous = await readPreviousOutput(opts.previous, outDir);
       const jobs = prePullJobs(
         docs.map((d) => d.object),
         previous?.objects,
@@ -143,9 +147,9 @@ export async function synth(opts: SynthOptions): Promise<number> {
           ? `pre-pull: compared with ${escapeControl(previous.from)}: ${jobs.length} ImagePullJob(s) for changed images`
           : `pre-pull: no previous output to compare with (${shownOut} was not written by synth; see --previous): nothing to pre-pull`,
       );
-    } else if (opts.previous !== undefined) {
+    } else if (opts.previous !== undefined && !inPlaceOnly) {
       process.stderr.write(
-        `cdk8s-kruise: --previous is read only with pre-pull on (--pre-pull, or ImagePrePull.enableIn in the app); ignored.\n`,
+        `cdk8s-kruise: --previous is read only with pre-pull on (--pre-pull, or ImagePrePull.enableIn in the app) or an InPlaceOnly workload; ignored.\n`,
       );
     }
     let files: OutputFile[];
@@ -169,6 +173,7 @@ export async function synth(opts: SynthOptions): Promise<number> {
           parsed,
           rules,
           inputs.map((i) => i.file),
+          previous ? previousLookup(previous.objects) : undefined,
         ),
         constructPaths,
         chartsOf,

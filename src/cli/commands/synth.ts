@@ -52,7 +52,7 @@ export function register(program: Command): void {
     )
     .option(
       '--previous <dir|commit>',
-      'with pre-pull: the output to compare with, a directory or a Git commit whose output directory is read (default: the output directory as it is)',
+      'with pre-pull or an InPlaceOnly workload: the output to compare with, a directory or a Git commit whose output directory is read (default: the output directory as it is)',
     )
     .option('--allow-empty', 'write the output even when the app produced no manifests (otherwise that fails the synth)')
     .addHelpText(

@@ -1,4 +1,4 @@
-// The previous output synth compares the app with for pre-pull: a directory (by default the output directory as it
+// The previous output synth compares the app with, for pre-pull and for the InPlaceOnly change check: a directory (by default the output directory as it
 // is before synth replaces it, i.e. the committed `dist/`), or the output directory at a Git commit.
 import { execFile } from 'node:child_process';
 import { lstat, readdir, readFile } from 'node:fs/promises';

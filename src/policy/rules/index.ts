@@ -11,6 +11,7 @@ import { FEATURE_GATE_RULES } from './feature-gates.js';
 import { IMAGE_RULES } from './images.js';
 import { IMAGELISTPULLJOB_RULES } from './imagelistpulljob.js';
 import { IMAGEPULLJOB_RULES } from './imagepulljob.js';
+import { inPlaceOnlyChange } from './inplace-only.js';
 import { INPUT_RULES } from './input.js';
 import { LAUNCH_PRIORITY_RULES } from './launch-priority.js';
 import { PODPROBEMARKER_RULES } from './podprobemarker.js';
@@ -41,6 +42,7 @@ export const RULES: readonly Rule[] = Object.freeze([
   ...PODPROBEMARKER_RULES,
   ...PODUNAVAILABLEBUDGET_RULES,
   ...CLONESET_RULES,
+  inPlaceOnlyChange,
   ...CRR_RULES,
   ...DELETION_PROTECTION_RULES,
   ...FEATURE_GATE_RULES,

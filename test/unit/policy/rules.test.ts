@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { validateInputs } from '../../../src/policy/engine.js';
+import { previousLookup } from '../../../src/policy/previous.js';
 import { RULES } from '../../../src/policy/rules/index.js';
 import { CLONESET_YAML } from '../support/manifests.js';
 
-/** Runs one rule over a YAML text and returns its findings. */
-function run(ruleId: string, yaml: string) {
-  return validateInputs([{ file: 'case.yaml', content: yaml }], { rules: [ruleId] }).findings.filter((f) => f.ruleId === ruleId);
+/** Runs one rule over a YAML text (with `previous`, the previous output's objects) and returns its findings. */
+function run(ruleId: string, yaml: string, previous?: string) {
+  const previousOf =
+    previous === undefined ? undefined : previousLookup(parseAllDocuments(previous).map((d) => d.toJS() as Record<string, unknown>));
+  return validateInputs([{ file: 'case.yaml', content: yaml }], { rules: [ruleId] }, previousOf).findings.filter(
+    (f) => f.ruleId === ruleId,
+  );
 }
 
 const job = (containers: string, extra = { restartPolicy: 'Never', annotations: '' }) => `
@@ -231,6 +237,8 @@ interface Case {
   readonly pointer: string;
   readonly line: number;
   readonly message: RegExp;
+  /** The previous output, for a rule that judges a change (both manifests are compared with it). */
+  readonly previous?: string;
 }
 
 // One passing and one failing manifest per rule. The table is checked against RULES, so a new rule without
@@ -746,6 +754,19 @@ spec:
     line: 15,
     message: /not a valid qualified name/,
   },
+  'KRUISE-INPLACE-001': {
+    previous: cloneSet('  updateStrategy: {type: InPlaceOnly}'),
+    pass: cloneSet('  updateStrategy: {type: InPlaceOnly}')
+      .replace('nginx:1.25', 'nginx:1.27')
+      .replace('{app: web}}\n    spec', '{app: web, tier: front}}\n    spec'),
+    fail: cloneSet('  updateStrategy: {type: InPlaceOnly}').replace(
+      'image: "nginx:1.25"}',
+      'image: "nginx:1.27", args: [-g, daemon off;]}',
+    ),
+    pointer: '/spec/template/spec/containers/0/args',
+    line: 11,
+    message: /changed at \/spec\/template\/spec\/containers\/0\/args since the previous output/,
+  },
   'KRUISE-CLONESET-004': {
     pass: preDownloadCloneSet(
       '{apps.kruise.io/image-predownload-parallelism: "2", apps.kruise.io/image-predownload-timeout-seconds: "90", apps.kruise.io/image-predownload-min-updated-ready-pods: "20%"}',
@@ -903,15 +924,51 @@ ${lifecycle}`;
     }
   });
 
+  it('KRUISE-INPLACE-001 reads an Advanced StatefulSet under podUpdatePolicy InPlaceOnly, a removed field at its parent, and nothing without a previous output', () => {
+    const sts = (policy: string, container: string) => `
+apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: db, namespace: data}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      readinessGates: [{conditionType: InPlaceUpdateReady}]
+      containers: [${container}]
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: ${policy}}}
+`;
+    const before = sts('InPlaceOnly', '{name: db, image: "postgres:16", env: [{name: MODE, value: a}]}');
+    const removed = sts('InPlaceOnly', '{name: db, image: "postgres:17"}');
+    expect(run('KRUISE-INPLACE-001', removed, before).map((f) => [f.jsonPointer, f.message])).toEqual([
+      [
+        '/spec/template/spec/containers/0',
+        'the pod template changed at /spec/template/spec/containers/0/env since the previous output, which no update in place carries out (InPlaceOnly changes images and pod metadata only)',
+      ],
+    ]);
+    // The same change is fine where pods may be recreated, and with no previous output there is nothing to compare.
+    expect(run('KRUISE-INPLACE-001', sts('InPlaceIfPossible', '{name: db, image: "postgres:17"}'), before)).toEqual([]);
+    expect(run('KRUISE-INPLACE-001', removed)).toEqual([]);
+    // An image change alone, at v1alpha1 this time: the same object across API versions.
+    expect(
+      run(
+        'KRUISE-INPLACE-001',
+        sts('InPlaceOnly', '{name: db, image: "postgres:17", env: [{name: MODE, value: a}]}').replace('v1beta1', 'v1alpha1'),
+        before,
+      ),
+    ).toEqual([]);
+  });
+
   for (const rule of RULES) {
     const c = CASES[rule.id];
     if (!c) continue;
     describe(rule.id, () => {
       it('accepts the passing manifest', () => {
-        expect(run(rule.id, c.pass)).toEqual([]);
+        expect(run(rule.id, c.pass, c.previous)).toEqual([]);
       });
       it('reports the failing manifest with pointer, line, severity, message and hint', () => {
-        const findings = run(rule.id, c.fail);
+        const findings = run(rule.id, c.fail, c.previous);
         expect(findings.length).toBeGreaterThan(0);
         const f = findings[0]!;
         expect(f.severity).toBe(rule.severity);
