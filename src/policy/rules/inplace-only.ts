@@ -1,6 +1,7 @@
 import { toPointer } from '../locate.js';
 import { isKind, isObj, obj } from '../k8s.js';
 import type { Manifest, Rule, RuleFinding } from '../types.js';
+import { firstChangeNotInPlace } from '../../contracts/pod-templates.js';
 
 type Obj = Record<string, unknown>;
 
@@ -11,31 +12,6 @@ export function updatesOnlyInPlace(o: Obj): boolean {
   if (isKind(m, 'apps.kruise.io', 'CloneSet')) return obj(spec.updateStrategy).type === 'InPlaceOnly';
   if (isKind(m, 'apps.kruise.io', 'StatefulSet')) return obj(obj(spec.updateStrategy).rollingUpdate).podUpdatePolicy === 'InPlaceOnly';
   return false;
-}
-
-/** The pod spec with every container's image left out: what must stay equal for an update in place. */
-function withoutImages(podSpec: Obj): Obj {
-  const containers: unknown[] = Array.isArray(podSpec.containers) ? podSpec.containers : [];
-  return { ...podSpec, containers: containers.map((c): unknown => (isObj(c) ? { ...c, image: undefined } : c)) };
-}
-
-/** The path of the first place two JSON values differ, or undefined when they are equal (absent = undefined). */
-function firstDifference(a: unknown, b: unknown, at: Array<string | number> = []): Array<string | number> | undefined {
-  if (Array.isArray(a) && Array.isArray(b)) {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      const d = firstDifference(a[i], b[i], [...at, i]);
-      if (d) return d;
-    }
-    return undefined;
-  }
-  if (isObj(a) && isObj(b)) {
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference(a[k], b[k], [...at, k]);
-      if (d) return d;
-    }
-    return undefined;
-  }
-  return a === b ? undefined : at;
 }
 
 /** The longest leading part of `path` that exists in `root` (a field removed is reported at its parent). */
@@ -71,7 +47,7 @@ export const inPlaceOnlyChange: Rule = {
       if (!before) continue;
       const now = obj(obj(obj(m.object.spec).template).spec);
       const was = obj(obj(obj(before.spec).template).spec);
-      const diff = firstDifference(withoutImages(now), withoutImages(was));
+      const diff = firstChangeNotInPlace(now, was);
       if (!diff) continue;
       const at = ['spec', 'template', 'spec', ...existing(now, diff)];
       out.push({

@@ -3,7 +3,11 @@
  * policy rules cannot make on one object alone (an immutable selector, what InPlaceOnly lets change), plus
  * the strategy combinations upstream's webhook refuses. Each refusal names the field and how to fix it.
  */
-import { CLONESET_DEFAULT_MAX_UNAVAILABLE, CLONESET_DEFAULT_REVISION_HISTORY_LIMIT } from '../../../contracts/index.js';
+import {
+  CLONESET_DEFAULT_MAX_UNAVAILABLE,
+  CLONESET_DEFAULT_REVISION_HISTORY_LIMIT,
+  firstChangeNotInPlace,
+} from '../../../contracts/index.js';
 import type { AdmissionResult, JsonPatchOp } from '../../core/webhook/server.js';
 import type { KubeObject } from '../../core/types.js';
 
@@ -109,13 +113,6 @@ export function validateStrategy(obj: CloneSetLike): AdmissionResult | undefined
   return undefined;
 }
 
-type Template = NonNullable<NonNullable<CloneSetLike['spec']>['template']>;
-
-function stripImages(template: Template | undefined): string {
-  const spec = template?.spec ?? {};
-  return JSON.stringify({ ...spec, containers: (spec.containers ?? []).map((c) => ({ ...c, image: undefined })) });
-}
-
 /** UPDATE: the selector never changes; InPlaceOnly lets only container images of the pod spec change. */
 export function validateCloneSetUpdate(obj: CloneSetLike, old: CloneSetLike): AdmissionResult | undefined {
   const name = obj.metadata.name;
@@ -123,9 +120,7 @@ export function validateCloneSetUpdate(obj: CloneSetLike, old: CloneSetLike): Ad
     return deny(name, '/spec/selector', 'field is immutable', 'create a new CloneSet with the new selector');
   }
   if (obj.spec?.updateStrategy?.type === 'InPlaceOnly') {
-    const a = obj.spec.template;
-    const b = old.spec?.template;
-    if ((a?.spec?.containers ?? []).length !== (b?.spec?.containers ?? []).length || stripImages(a) !== stripImages(b)) {
+    if (firstChangeNotInPlace(obj.spec.template?.spec, old.spec?.template?.spec)) {
       return deny(
         name,
         '/spec/template/spec',
