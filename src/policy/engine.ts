@@ -84,7 +84,7 @@ function collectRuleFindings(
     try {
       found = rule.check(manifests, ctx);
     } catch (e) {
-      isolateFailure(rule, manifests, e, failures, raw);
+      isolateFailure(rule, manifests, e, failures, raw, previousOf);
       continue;
     }
     for (const finding of found) raw.push({ rule, finding });
@@ -97,14 +97,21 @@ function collectRuleFindings(
  * is reported against the objects that cause it, with their file and line, and a per-document rule still reports
  * the other objects' findings. A failure no object causes alone is reported against the first object checked.
  */
-function isolateFailure(rule: Rule, manifests: readonly Manifest[], error: unknown, failures: Finding[], raw: RawFinding[]): void {
+function isolateFailure(
+  rule: Rule,
+  manifests: readonly Manifest[],
+  error: unknown,
+  failures: Finding[],
+  raw: RawFinding[],
+  previousOf?: PreviousLookup,
+): void {
   let blamed = 0;
   if (manifests.length > 1) {
     const perDocument = PER_DOCUMENT_RULES.has(rule.id);
     for (const m of manifests) {
       let found;
       try {
-        found = rule.check([m], { manifests: [m] });
+        found = rule.check([m], previousOf ? { manifests: [m], previousOf } : { manifests: [m] });
       } catch (e) {
         failures.push(ruleFailure(rule, e, m));
         blamed++;
