@@ -13,6 +13,7 @@ import {
   namespace,
   node,
   patchAdvancedDaemonSet,
+  setAdvancedDaemonSetImage,
   sleepingContainer,
   waitFor,
 } from './support.js';
@@ -40,15 +41,6 @@ function daemonSet(name: string, spec: Record<string, unknown>, labels: Record<s
 
 async function apply(ns: string, obj: object): Promise<void> {
   await kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(obj) });
-}
-
-/**
- * The first container's image only. A JSON merge patch of `containers` would replace the whole list (a custom
- * resource has no strategic merge), dropping the command and the second container: not an in-place change.
- */
-async function setImage(ns: string, name: string, image: string): Promise<void> {
-  const op = [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: image }];
-  await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, name, '--type', 'json', '-p', JSON.stringify(op)]);
 }
 
 async function patchPod(ns: string, name: string, patch: object): Promise<void> {
@@ -136,7 +128,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     expect(before!.spec!.readinessGates?.map((g) => g.conditionType)).toContain('InPlaceUpdateReady');
 
     // The partition keeps the node's pod at the old revision.
-    await setImage(ns, 'ip', node().images.busybox2);
+    await setAdvancedDaemonSetImage(ns, 'ip', node().images.busybox2);
     await waitDs(ns, 'ip', 'the new revision observed', async () => {
       const st = await advancedDaemonSetStatus(ns, 'ip');
       return st.observedGeneration === 2 && st.updatedNumberScheduled === 0;
@@ -198,7 +190,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     );
     await waitDs(ns, 'pd', 'the daemon pod available', async () => (await advancedDaemonSetStatus(ns, 'pd')).numberAvailable === 1);
     const [before] = await pods(ns, 'pd');
-    await setImage(ns, 'pd', node().images.busybox2);
+    await setAdvancedDaemonSetImage(ns, 'pd', node().images.busybox2);
     await waitDs(
       ns,
       'pd',
@@ -254,7 +246,7 @@ describe('Advanced DaemonSet on the real node (runtime from dist/ and its image)
     );
     await waitDs(ns, 'ih', 'the daemon pod available', async () => (await advancedDaemonSetStatus(ns, 'ih')).numberAvailable === 1);
     const [before] = await pods(ns, 'ih');
-    await setImage(ns, 'ih', node().images.busybox2);
+    await setAdvancedDaemonSetImage(ns, 'ih', node().images.busybox2);
     await waitDs(
       ns,
       'ih',

@@ -250,3 +250,12 @@ export async function patchAdvancedDaemonSet(ns: string, name: string, patch: ob
 export async function advancedDaemonSetStatus(ns: string, name: string): Promise<any> {
   return (await getJson<{ status?: any }>(['get', 'daemonsets.apps.kruise.io', '-n', ns, name])).status ?? {};
 }
+
+/**
+ * Sets the first container's image of an Advanced DaemonSet, nothing else: a JSON merge patch of `containers` would
+ * replace the whole list (a custom resource has no strategic merge), dropping the other containers.
+ */
+export async function setAdvancedDaemonSetImage(ns: string, name: string, image: string): Promise<void> {
+  const op = [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: image }];
+  await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, name, '--type', 'json', '-p', JSON.stringify(op)]);
+}

@@ -15,6 +15,7 @@ import {
   node,
   patchAdvancedDaemonSet,
   recreateContainer,
+  setAdvancedDaemonSetImage,
   sleepingContainer,
   twoContainerPod,
   waitFor,
@@ -87,8 +88,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
             .map((p) => p.spec!.nodeName),
         );
 
-      const op = [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: node().images.busybox2 }];
-      await kubectl(['patch', 'daemonsets.apps.kruise.io', '-n', ns, 'agent', '--type', 'json', '-p', JSON.stringify(op)]);
+      await setAdvancedDaemonSetImage(ns, 'agent', node().images.busybox2);
       let newRevision = '';
       await waitFor(
         'the canary node updated',
