@@ -1,7 +1,7 @@
 // Liveness restarts within a budget (issue #35, beyond upstream) on a real kubelet and containerd, with the runtime
 // from dist/ and its image (gate EnhancedLivenessProbe turned on in its manager's flags, as an app using the
 // annotation gets it). Ten pods of a CloneSet under a PodUnavailableBudget of maxUnavailable 2 all fail liveness at
-// once (the file their exec probe tests is removed through CRI): the pod webhook moved their probes, the node daemon
+// once (the file their exec probe looks for is made through CRI): the pod webhook moved their probes, the node daemon
 // runs them, and the manager restarts the containers through ContainerRecreateRequests two at a time, never more
 // than two pods restarting or unready. The same CloneSet with the kubelet's own liveness probe, broken the same
 // way in the same run, has all ten restarted at once. Both restart timelines are printed.
@@ -16,10 +16,13 @@ import { core, namespace, node, waitFor } from './support.js';
 
 const REPLICAS = 10;
 const BUDGET = 2;
-// The container makes the file its liveness probe tests at once, and the one its readiness probe tests 2 s later, so
-// a restarted container is unready for a moment (what the budget counts). Not the harness's stand-in sleeper: its
-// clean-up matches that command line.
-const COMMAND = ['sh', '-c', "touch /tmp/healthy; sleep 2; touch /tmp/ready; trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"];
+// Liveness fails while /tmp/broken exists, which no new container has: a restarted container passes from its first
+// instant, however late its shell starts on a loaded machine (a probe needing a file the container makes can fail
+// on a new container whose shell runs after the first probe at 1 s, restarting it again; an exec of this test once
+// hit a container stopping in the CI). The file
+// its readiness probe tests appears 2 s after start, so a restarted container is unready for a moment (what the
+// budget counts). Not the harness's stand-in sleeper: its clean-up matches that command line.
+const COMMAND = ['sh', '-c', "sleep 2; touch /tmp/ready; trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"];
 
 let cri: CriClient;
 
@@ -67,7 +70,7 @@ function cloneSet(name: string, enhanced: boolean): Record<string, unknown> {
               lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo stopped >> /data/prestop'] } } },
               volumeMounts: [{ name: 'data', mountPath: '/data' }],
               livenessProbe: {
-                exec: { command: ['sh', '-c', 'test -f /tmp/healthy'] },
+                exec: { command: ['sh', '-c', 'test ! -f /tmp/broken'] },
                 periodSeconds: 1,
                 failureThreshold: 1,
                 initialDelaySeconds: 1,
@@ -104,7 +107,7 @@ interface Run {
 }
 
 /**
- * Breaks every pod's liveness at once (the probed file removed through CRI ExecSync, as `kubectl exec` would), then
+ * Breaks every pod's liveness at once (the file the probe looks for made through CRI ExecSync, as `kubectl exec` would), then
  * samples the pods' status every 200 ms until each container was replaced and every pod is ready again.
  */
 async function breakAndWatch(ns: string, app: string, timeoutMs: number): Promise<Run> {
@@ -112,7 +115,7 @@ async function breakAndWatch(ns: string, app: string, timeoutMs: number): Promis
   expect(before).toHaveLength(REPLICAS);
   const first = new Map(before.map((p) => [p.metadata!.name!, bareId(mainStatus(p)?.containerID)]));
   const t0 = Date.now();
-  await Promise.all([...first.values()].map((id) => cri.execSync(id, ['busybox', 'rm', '-f', '/tmp/healthy'], 5)));
+  await Promise.all([...first.values()].map((id) => cri.execSync(id, ['busybox', 'touch', '/tmp/broken'], 5)));
   const restarts = new Map<string, number>();
   const changes: string[] = [];
   let maxDown = 0;
