@@ -381,11 +381,14 @@ export const FEATURES: Readonly<Record<AppFeature, FeatureSpec>> = {
   [AppFeature.POD_WEBHOOK_OPT_OUT]: feature([], {}, BUNDLED_ONLY),
   // The bundled Advanced StatefulSet controller keeps ordered identities (reserved ordinals, start ordinal), claims
   // per pod and their retention, and rolls updates out by recreate or in place with partition, maxUnavailable, pause
-  // and the lifecycle hooks, as upstream's; claim resizing (volumeClaimUpdateStrategy) is upstream's alone.
+  // and the lifecycle hooks, as upstream's.
   [AppFeature.ADVANCED_STATEFULSET]: feature([], {}, BOTH),
   [AppFeature.STATEFULSET_AUTO_DELETE_PVC]: feature(['StatefulSetAutoDeletePVC'], {}, BOTH),
   [AppFeature.STATEFULSET_START_ORDINAL]: feature(['StatefulSetStartOrdinal'], {}, BOTH),
-  [AppFeature.STATEFULSET_AUTO_RESIZE_PVC]: feature(['StatefulSetAutoResizePVCGate'], {}, UPSTREAM_ONLY),
+  // Under OnPodRollingUpdate the bundled controller grows each pod's claims to their template's size before updating
+  // the pod and its webhook refuses a template change a resize cannot carry out, as upstream's; the storage driver
+  // (an external resizer) grows the volume.
+  [AppFeature.STATEFULSET_AUTO_RESIZE_PVC]: feature(['StatefulSetAutoResizePVCGate'], {}, BOTH),
   // The bundled DaemonSet controller runs one pod per eligible node (bound by node affinity, as upstream) and rolls
   // updates out by recreate or in place, with partition, node selector, pause, surge and the preDelete hook.
   [AppFeature.ADVANCED_DAEMONSET]: feature([], {}, BOTH),
@@ -1014,6 +1017,7 @@ export const ANNOTATION_FEATURES: Readonly<Record<string, PartClass>> = Object.f
   // Written by the runtimes (pods, SidecarSets, CRRs, revisions, our install), never the app's to set.
   [K.ANNOTATION_CONTAINER_LAUNCH_PRIORITY_COMPLETED]: INERT,
   [K.ANNOTATION_LIFECYCLE_TIMESTAMP]: INERT,
+  [K.ANNOTATION_CLAIM_OWNED_BY_STATEFULSET]: INERT,
   [K.ANNOTATION_SIDECARSET_HASH]: INERT,
   [K.ANNOTATION_SIDECARSET_HASH_WITHOUT_IMAGE]: INERT,
   [K.ANNOTATION_SIDECARSET_INJECTED_LIST]: INERT,

@@ -235,3 +235,9 @@ export const ANNOTATION_PULL_SECRET_SOURCE = 'imagepulljobs.kruise.io/source-key
  * deleted when none is left (upstream's key).
  */
 export const ANNOTATION_PULL_SECRET_REFERENCES = 'imagepulljobs.kruise.io/references';
+
+/**
+ * Claim annotation (upstream's): the Advanced StatefulSet that resized the claim (OnPodRollingUpdate), so the
+ * claim's later changes are traced to it.
+ */
+export const ANNOTATION_CLAIM_OWNED_BY_STATEFULSET = 'apps.kruise.io/owned-by-asts';

@@ -161,7 +161,13 @@ export const MANAGER: readonly PermissionRule[] = [
     apiGroups: [''],
     resources: ['persistentvolumeclaims'],
     verbs: ['list', 'watch', 'create', 'patch', 'delete'],
-    why: "CloneSet volumeClaimTemplates: one PVC per instance, deleted with its pod; disablePVCReuse hands a dead instance's PVC to its pod (owner patch) or deletes it; deletion protection lists the Bound claims of a Cascading namespace under deletion",
+    why: "CloneSet volumeClaimTemplates: one PVC per instance, deleted with its pod; disablePVCReuse hands a dead instance's PVC to its pod (owner patch) or deletes it; deletion protection lists the Bound claims of a Cascading namespace under deletion; Advanced StatefulSet claim resizing (StatefulSetAutoResizePVCGate) raises a claim's storage request to its template's",
+  },
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['storageclasses'],
+    verbs: ['list', 'watch'],
+    why: 'Advanced StatefulSet claim resizing (StatefulSetAutoResizePVCGate): the webhook refuses growing a claim template whose StorageClass does not allow expansion, and the controller grows only claims of a class that does',
   },
   {
     apiGroups: ['apps'],

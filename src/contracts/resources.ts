@@ -26,6 +26,7 @@ export const SECRETS = rt('', 'v1', 'secrets', 'Secret', true);
 export const NAMESPACES = rt('', 'v1', 'namespaces', 'Namespace', false);
 export const LEASES = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 export const PERSISTENT_VOLUME_CLAIMS = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
+export const STORAGE_CLASSES = rt('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const CONTROLLER_REVISIONS = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
 export const DEPLOYMENTS = rt('apps', 'v1', 'deployments', 'Deployment', true);
 export const REPLICA_SETS = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);

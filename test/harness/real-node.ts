@@ -31,6 +31,7 @@ import { MIRRORED_HOSTS, pushUpstreamStandIns, writeMirrorHosts } from '../cri-h
 import { freePort, waitFor } from '../cri-harness/util.js';
 import { bypassProxyForLoopback, ControlPlane } from './controlplane.js';
 import { findNodeAssets, type NodeAssets } from './node-assets.js';
+import { HostPathVolumeResizer } from './volume-resizer.js';
 
 const run = promisify(execFile);
 
@@ -77,7 +78,8 @@ const FIXED_HOST_DIRS = ['/var/lib/kubelet', '/var/lib/cni', '/tmp/hostpath-prov
  * host-path provisioner (directories on this host, deleted with their claims): `standard` is the
  * default class and the name upstream's deletion-protection spec asks for; the two volume-expansion
  * classes are the names upstream's Advanced StatefulSet specs look up before every spec. The
- * in-tree host-path plugin cannot expand a volume, so resize specs still fail: they say so.
+ * in-tree host-path plugin cannot expand a volume: the harness's HostPathVolumeResizer plays the
+ * external resizer a storage driver would run.
  */
 const STORAGE_CLASSES: readonly { name: string; isDefault?: boolean; allowVolumeExpansion?: boolean }[] = [
   { name: 'standard', isDefault: true },
@@ -187,6 +189,8 @@ export class RealNode {
   private readonly bridge = `krn${this.suffix}br`;
   private readonly components: Component[] = [];
   private lock?: ChildProcess;
+  /** Grows claims of the expandable classes (see HostPathVolumeResizer), from the StorageClasses on. */
+  private resizer?: HostPathVolumeResizer;
   private watchdog?: ChildProcess;
   private cleanedUp = false;
   private readonly exitHandler = () => this.cleanupNow();
@@ -327,7 +331,8 @@ export class RealNode {
     await this.waitForNodeReady();
     step(`kubelet: node ${NODE_NAME} Ready`);
     await this.createStorageClasses();
-    step(`StorageClasses ${STORAGE_CLASSES.map((c) => c.name).join(', ')} (${STORAGE_PROVISIONER})`);
+    this.resizer = HostPathVolumeResizer.start(this.plane.kubeconfigPath);
+    step(`StorageClasses ${STORAGE_CLASSES.map((c) => c.name).join(', ')} (${STORAGE_PROVISIONER}, claims grown by the harness's resizer)`);
     if (this.extras.length > 0) {
       await Promise.all(this.extras.map((n) => this.startExtraNode(n)));
       step(`extra nodes ${this.extras.map((n) => n.name).join(', ')} Ready`);
@@ -336,6 +341,7 @@ export class RealNode {
 
   /** Stops every component and removes everything the node created. Safe to call more than once. */
   async stop(): Promise<void> {
+    await this.resizer?.stop();
     // Graceful first: kubelet gone, then CRI removes the sandboxes (runc stops containers, CNI DEL
     // frees addresses), then the generated cleanup catches whatever is left.
     for (const component of [...this.components].reverse()) await stopChild(component.child, 10_000);

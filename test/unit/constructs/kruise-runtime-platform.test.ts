@@ -118,10 +118,16 @@ describe('platform install (target BUNDLED with features)', () => {
   });
 
   it('reports a requested feature the bundled runtime does not carry out, naming the construct', () => {
-    const { app } = platform({ features: [AppFeature.STATEFULSET_AUTO_RESIZE_PVC] });
+    // The bundled runtime does not serve AdvancedCronJob (upstream does): its objects stay valid and nothing acts on
+    // them, so the report warns rather than fails.
+    const { app } = platform({ features: [AppFeature.ADVANCED_CRON_JOB] });
     new Chart(app, 'x');
     const report = (app.node.findChild('kruise') as KruiseRuntime).report();
-    expect(report.warnings.join('\n') + report.errors.join('\n')).toMatch(/KruiseRuntime kruise \(kruise\)/);
+    expect(report.errors).toEqual([]);
+    expect(report.warnings).toEqual([
+      'KruiseRuntime kruise (kruise) uses AdvancedCronJob at /features/0, which this version of the bundled runtime does not ' +
+        'carry out. Use target openkruise (upstream OpenKruise carries it out).',
+    ]);
   });
 });
 

@@ -207,8 +207,8 @@ spec:
         - image: ${image}
           name: manager
 `;
-// Claim resizing (volumeClaimUpdateStrategy) stands for a feature the bundled runtime does not carry out.
-const claimResizingSet = (resize: boolean) => `apiVersion: apps.kruise.io/v1beta1
+// An Advanced StatefulSet: a kind the bundled runtime serves and carries out.
+const advancedStatefulSet = `apiVersion: apps.kruise.io/v1beta1
 kind: StatefulSet
 metadata:
   name: db
@@ -218,7 +218,22 @@ spec:
   template:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: db, image: "db:1"}]}
-${resize ? '  volumeClaimUpdateStrategy: {type: OnPodRollingUpdate}\n' : ''}`;
+`;
+// An AdvancedCronJob stands for a feature the bundled runtime does not carry out: it does not serve the kind at all.
+const advancedCronJob = `apiVersion: apps.kruise.io/v1alpha1
+kind: AdvancedCronJob
+metadata:
+  name: nightly
+spec:
+  schedule: "0 2 * * *"
+  template:
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: report, image: "busybox:1.36"}]
+`;
 const labelled = (apiVersion: string, kind: string, value: string, extra = '') =>
   `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: x\n  labels: {policy.kruise.io/delete-protection: ${value}}\n${extra}`;
 const crd = (group: string, plural: string, value: string) =>
@@ -821,14 +836,15 @@ spec:
     line: 28,
     message: /needs feature gate SidecarTerminator.*it sets SidecarTerminator=false/,
   },
-  // Claim resizing is carried out by upstream only (the feature table); the finding follows the table.
+  // AdvancedCronJob is carried out by upstream only (the feature table); the finding follows the table and points at
+  // the whole object, since it is the kind itself that the bundled runtime lacks.
   'KRUISE-RUNTIME-001': {
     // A HotUpgrade SidecarSet is carried out by the bundled runtime too: no finding.
-    pass: bundledManager() + '---\n' + claimResizingSet(false) + '---' + sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
-    fail: bundledManager() + '---\n' + claimResizingSet(true),
-    pointer: '/spec/volumeClaimUpdateStrategy',
-    line: 20,
-    message: /uses .* which this version of the bundled runtime does not carry out/,
+    pass: bundledManager() + '---\n' + advancedStatefulSet + '---' + sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
+    fail: bundledManager() + '---\n' + advancedCronJob,
+    pointer: '',
+    line: 10,
+    message: /^uses AdvancedCronJob, which this version of the bundled runtime does not carry out$/,
   },
   'KRUISE-IMAGE-002': {
     pass: managerRunning('registry.example/platform/cdk8s-kruise:0.1.0'),

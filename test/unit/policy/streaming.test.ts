@@ -61,19 +61,19 @@ spec:
           image: "envoy:1.30"
           env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}]
 ---
-apiVersion: apps.kruise.io/v1beta1
-kind: StatefulSet
-metadata: {name: db, namespace: team}
+apiVersion: apps.kruise.io/v1alpha1
+kind: AdvancedCronJob
+metadata: {name: nightly, namespace: team}
 spec:
-  replicas: 1
-  serviceName: db
-  selector: {matchLabels: {app: db}}
+  schedule: "0 2 * * *"
   template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-        - {name: db, image: "db:1"}
-  volumeClaimUpdateStrategy: {type: OnPodRollingUpdate}
+    jobTemplate:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+              - {name: report, image: "busybox:1.36"}
 `;
 
 // A label value JSON cannot carry (YAML's .inf is Infinity; JSON would make it null): retained manifests are kept
@@ -188,8 +188,8 @@ describe('streaming validate', () => {
     const retained = (id: string) =>
       manifests.map((m) => RULES.find((r) => r.id === id)!.retain!(m)).filter((o): o is Record<string, unknown> => o !== undefined);
     // The gate rule keeps only users of gated features and install manifests (none here): not the plain Deployment
-    // and Namespace.
-    expect(retained('KRUISE-GATE-001').map((o) => o.kind)).toEqual(['Job', 'StatefulSet', 'SidecarSet', 'SidecarSet', 'SidecarSet']);
+    // and Namespace, nor the AdvancedCronJob, whose feature needs no gate.
+    expect(retained('KRUISE-GATE-001').map((o) => o.kind)).toEqual(['Job', 'SidecarSet', 'SidecarSet', 'SidecarSet']);
     expect(retained('KRUISE-SIDECARSET-005').map((o) => o.kind)).toEqual(['SidecarSet', 'SidecarSet', 'SidecarSet']);
     // The selector rule keeps workloads as their pods' labels and their own labels (the runtime's are skipped).
     expect(retained('KRUISE-SIDECARSET-007').find((o) => o.kind === 'Deployment')).toEqual({
@@ -202,7 +202,7 @@ describe('streaming validate', () => {
       'Namespace',
       'Deployment',
       'Job',
-      'StatefulSet',
+      'AdvancedCronJob',
       'SidecarSet',
       'SidecarSet',
       'SidecarSet',

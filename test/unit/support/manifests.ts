@@ -14,25 +14,27 @@ spec:
 `;
 
 /**
- * An Advanced StatefulSet that resizes its claims on rollout (volumeClaimUpdateStrategy): a part upstream's runtime
- * carries out and the bundled one does not, so tests use it to stand for "a feature the bundled runtime lacks".
+ * An AdvancedCronJob: a kind upstream OpenKruise serves and the bundled runtime does not, so tests use it to stand for
+ * "a feature the bundled runtime does not carry out". cdk8s-kruise does not model the kind either, so the policy also
+ * warns that its fields are not validated (KRUISE-SCHEMA-003).
  */
-export function claimResizingStatefulSet(namespace?: string): {
+export function advancedCronJob(namespace?: string): {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string };
   spec: Record<string, unknown>;
 } {
   return {
-    apiVersion: 'apps.kruise.io/v1beta1',
-    kind: 'StatefulSet',
-    metadata: { name: 'db', ...(namespace ? { namespace } : {}) },
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'AdvancedCronJob',
+    metadata: { name: 'nightly', ...(namespace ? { namespace } : {}) },
     spec: {
-      replicas: 1,
-      serviceName: 'db',
-      selector: { matchLabels: { app: 'db' } },
-      template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
-      volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' },
+      schedule: '0 2 * * *',
+      template: {
+        jobTemplate: {
+          spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'report', image: 'busybox:1.36' }] } } },
+        },
+      },
     },
   };
 }

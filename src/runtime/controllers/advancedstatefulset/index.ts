@@ -1,4 +1,11 @@
-import { ADVANCED_STATEFULSETS, CONTROLLER_REVISIONS, IMAGE_PULL_JOBS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import {
+  ADVANCED_STATEFULSETS,
+  CONTROLLER_REVISIONS,
+  IMAGE_PULL_JOBS,
+  PERSISTENT_VOLUME_CLAIMS,
+  PODS,
+  STORAGE_CLASSES,
+} from '../../../contracts/index.js';
 import type { Revision } from '../../control/controller-revision.js';
 import { PREDOWNLOAD_JOB_FIELDS } from '../../control/image-predownload-writes.js';
 import { addClaimingWorkloadHandlers } from '../../control/workload-pod-events.js';
@@ -11,7 +18,8 @@ import { INDEX_NAMESPACE, StatefulSetReconciler } from './reconcile.js';
 /**
  * Advanced StatefulSet controller (no gate, upstream `statefulset-controller` of apps.kruise.io): ordered pods with
  * stable identities and claims, reserved ordinals, OrderedReady or Parallel scaling, rolling update by recreate or
- * in place with partition, maxUnavailable and pause, lifecycle hooks, status.
+ * in place with partition, maxUnavailable and pause, lifecycle hooks, claim resizing (gate
+ * StatefulSetAutoResizePVCGate), status.
  */
 export const advancedStatefulSetController: ControllerDefinition = {
   name: 'advancedstatefulset',
@@ -28,7 +36,22 @@ export const advancedStatefulSetController: ControllerDefinition = {
         'spec.containers[].env[name^=KRUISE_].valueFrom.configMapKeyRef.key',
       ],
     },
-    { resource: PERSISTENT_VOLUME_CLAIMS, fields: ['metadata.labels', 'metadata.ownerReferences'] },
+    {
+      resource: PERSISTENT_VOLUME_CLAIMS,
+      fields: [
+        'metadata.labels',
+        'metadata.ownerReferences',
+        'metadata.deletionTimestamp',
+        // Claim counts in status and claim resizing compare a claim with its template.
+        'spec.storageClassName',
+        'spec.accessModes',
+        'spec.resources',
+        'status.capacity',
+        'status.conditions',
+      ],
+    },
+    // Claim resizing (gate StatefulSetAutoResizePVCGate) grows only claims of a class that allows expansion.
+    { resource: STORAGE_CLASSES, fields: ['allowVolumeExpansion'] },
     { resource: CONTROLLER_REVISIONS, fields: ['metadata.labels', 'metadata.ownerReferences', 'data', 'revision'] },
     // Image pre-download (gate PreDownloadImageForInPlaceUpdate): the jobs a set controls, deleted after its update.
     { resource: IMAGE_PULL_JOBS, fields: [...PREDOWNLOAD_JOB_FIELDS] },
@@ -41,7 +64,11 @@ export const advancedStatefulSetController: ControllerDefinition = {
     // Its cache is started only when the gate is on (the ImagePullJob CRD need not be served otherwise).
     const jobs =
       ctx.featureGates.get('PreDownloadImageForInPlaceUpdate') === true ? ctx.informers.for<KubeObject>(IMAGE_PULL_JOBS) : undefined;
-    const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions, jobs);
+    const storageClasses =
+      ctx.featureGates.get('StatefulSetAutoResizePVCGate') === true
+        ? ctx.informers.for<KubeObject & { allowVolumeExpansion?: boolean }>(STORAGE_CLASSES)
+        : undefined;
+    const reconciler = new StatefulSetReconciler(ctx, sets, pods, pvcs, revisions, jobs, storageClasses);
     const { toOwner, toMatching } = addClaimingWorkloadHandlers({
       kind: 'StatefulSet',
       workloads: sets,
@@ -51,8 +78,9 @@ export const advancedStatefulSetController: ControllerDefinition = {
       forget: (p) => reconciler.writes.versions.forget(p),
       enqueue,
     });
-    // A deleted claim concerns the sets its labels (the set's selector) match: a pending pod waits for it again.
-    pvcs.addHandlers({ delete: toMatching });
+    // A claim concerns the sets its labels (the set's selector) match: a deleted one is made again for a pending pod,
+    // and a grown one counts in status and lets a waiting rolling update go on.
+    pvcs.addHandlers({ update: toMatching, delete: toMatching });
     revisions.addHandlers({ add: toOwner, update: toOwner, delete: toOwner });
     return reconciler;
   },

@@ -6,7 +6,15 @@
  * them. The caches are read through an index of the set's own pods, claims and revisions.
  */
 import type { StatefulSetStatus } from '../../../api/kinds/statefulset.js';
-import { ADVANCED_STATEFULSETS, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import { ADVANCED_STATEFULSETS, ANNOTATION_CLAIM_OWNED_BY_STATEFULSET, PERSISTENT_VOLUME_CLAIMS, PODS } from '../../../contracts/index.js';
+import {
+  claimStanding,
+  compatibleApartFromSize,
+  needsExpansion,
+  resizeCompleted,
+  VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE,
+  type ClaimLike,
+} from '../../control/volume-claim-resize.js';
 import { templateOf, type Revision } from '../../control/controller-revision.js';
 import { ImagePreDownloadWrites } from '../../control/image-predownload-writes.js';
 import { inPlaceSpec } from '../../control/inplace-update.js';
@@ -14,9 +22,9 @@ import { InPlaceWrites } from '../../control/inplace-writes.js';
 import { forEachLimit, PodWrites, WRITE_CONCURRENCY } from '../../control/pod-writes.js';
 import { RevisionWrites } from '../../control/revision-writes.js';
 import { availableInMs, isPodAtRevision, type Lifecycle } from '../../control/workload-pods.js';
-import { isAlreadyExists, isNotFound, PatchStrategy } from '../../core/client.js';
+import { isAlreadyExists, isConflict, isNotFound, PatchStrategy } from '../../core/client.js';
 import type { ControllerContext, Reconciler } from '../../core/controller.js';
-import { ScaleExpectations } from '../../core/expectations.js';
+import { EXPECTATION_TIMEOUT_MS, ResourceVersionExpectations, ScaleExpectations } from '../../core/expectations.js';
 import type { Informer } from '../../core/informer.js';
 import { controllerOf, podOwnerReference, rfc3339 } from '../../core/meta.js';
 import type { ProcessResult } from '../../core/queue.js';
@@ -25,6 +33,7 @@ import type { KubeObject, Pod } from '../../core/types.js';
 import {
   claimName,
   isCurrentRevisionNeeded,
+  ordinalOf,
   newClaim,
   newStatefulPod,
   partitionPods,
@@ -35,8 +44,8 @@ import {
   type StatefulSetObject,
 } from './identity-decision.js';
 import { planScale, type ScaleAction } from './scale-decision.js';
-import { computeStatus, statusChanged } from './status-decision.js';
-import { planUpdate, statefulSetPreDownloadStrategy, type PodUpdate, type PodUpdatePolicy } from './update-decision.js';
+import { computeStatus, statusChanged, volumeClaimCounts } from './status-decision.js';
+import { planUpdate, statefulSetPreDownloadStrategy, type PodClaims, type PodUpdate, type PodUpdatePolicy } from './update-decision.js';
 
 /** Requeue while a cache catches up with our own writes. */
 const CACHE_WAIT_MS = 100;
@@ -67,6 +76,8 @@ export function resolveMaxUnavailable(v: number | string | undefined, total: num
 export class StatefulSetReconciler implements Reconciler {
   readonly scaleExpectations = new ScaleExpectations();
   readonly writes: PodWrites;
+  /** The version each claim resize returned: a round waits until the cache holds it (or it would resize again). */
+  private readonly claimVersions = new ResourceVersionExpectations(undefined, Date.now, EXPECTATION_TIMEOUT_MS);
   private readonly inPlace: InPlaceWrites;
   private readonly revisionWrites: RevisionWrites;
   /** Gate PreDownloadImageForInPlaceUpdate (off without the daemon, by its cascade): ImagePullJobs ahead of an update. */
@@ -80,6 +91,8 @@ export class StatefulSetReconciler implements Reconciler {
     private readonly revisions: Informer<Revision>,
     /** The ImagePullJob cache, only when image pre-download is on. */
     imagePullJobs?: Informer<KubeObject>,
+    /** The StorageClass cache, only when claim resizing (gate StatefulSetAutoResizePVCGate) is on. */
+    private readonly storageClasses?: Informer<KubeObject & { allowVolumeExpansion?: boolean }>,
   ) {
     pods.addIndex(INDEX_CONTROLLER_UID, byControllerUid);
     pods.addIndex(INDEX_ORPHANS_BY_NAMESPACE, orphanNamespace);
@@ -107,6 +120,11 @@ export class StatefulSetReconciler implements Reconciler {
     ]);
     const owned = claims.owned;
     for (const p of owned) if (!this.writes.versions.satisfiedBy(p)) return { requeueAfterMs: CACHE_WAIT_MS };
+    if (this.resizesClaims(set)) {
+      for (const p of owned) {
+        if (this.claimsOf(set, p).some(({ claim }) => !this.claimVersions.satisfiedBy(claim))) return { requeueAfterMs: CACHE_WAIT_MS };
+      }
+    }
     // Adopting or releasing a pod ends the round: the next one finds it in the cache under its new owner.
     if (claims.adopt.length > 0 || claims.release.length > 0) {
       await this.claim(set, claims);
@@ -242,6 +260,7 @@ export class StatefulSetReconciler implements Reconciler {
         const from = revOf(p);
         return !!from && inPlaceSpec(templateOf(from), templateOf(revs.update), envFromMetadata) !== undefined;
       },
+      ...(this.resizesClaims(set) ? { claims: (p: Pod) => this.podClaims(set, p) } : {}),
       nowMs: Date.now(),
     });
     const grace = ru?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0;
@@ -283,6 +302,9 @@ export class StatefulSetReconciler implements Reconciler {
     switch (u.action) {
       case 'error':
         throw new Error(u.message);
+      case 'resize-claims':
+        await this.resizeClaims(set, u.pod);
+        return;
       case 'delete':
         await this.deletePod(set, u.pod);
         return;
@@ -308,6 +330,86 @@ export class StatefulSetReconciler implements Reconciler {
         await this.inPlace.inPlaceUpdate({ resource: ADVANCED_STATEFULSETS, object: set }, u.pod, to.metadata.name!, spec, grace);
         return;
       }
+    }
+  }
+
+  /** Claims are grown with the rolling update: gate StatefulSetAutoResizePVCGate and OnPodRollingUpdate. */
+  private resizesClaims(set: StatefulSetObject): boolean {
+    return !!this.storageClasses && set.spec.volumeClaimUpdateStrategy?.type === VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE;
+  }
+
+  /** The pod's existing claims (not being deleted) with their templates. */
+  private claimsOf(set: StatefulSetObject, p: Pod): Array<{ claim: KubeObject & ClaimLike; template: KubeObject & ClaimLike }> {
+    const ordinal = ordinalOf(p, set.metadata.name!);
+    const out: Array<{ claim: KubeObject & ClaimLike; template: KubeObject & ClaimLike }> = [];
+    for (const template of (set.spec.volumeClaimTemplates ?? []) as Array<KubeObject & ClaimLike>) {
+      const claim = this.pvcs.get(`${set.metadata.namespace}/${claimName(set, template, ordinal)}`) as (KubeObject & ClaimLike) | undefined;
+      if (claim && !claim.metadata.deletionTimestamp) out.push({ claim, template });
+    }
+    return out;
+  }
+
+  private podClaims(set: StatefulSetObject, p: Pod): PodClaims {
+    const claims = this.claimsOf(set, p);
+    return {
+      matched: claims.every(({ claim, template }) => compatibleApartFromSize(claim, template) && !needsExpansion(claim, template)),
+      ready: claims.every(({ claim, template }) => claimStanding(claim, template).ready),
+      completed: claims.every(({ claim, template }) => resizeCompleted(claim, template)),
+    };
+  }
+
+  /**
+   * Raises each of the pod's claims that asks less than its template to the template's size (upstream's
+   * TryPatchPVC): a claim whose class or access modes differ is left to be deleted by hand, and only claims of a
+   * class that allows expansion are grown. The storage driver grows the volume; the claim's status says when.
+   */
+  private async resizeClaims(set: StatefulSetObject, p: Pod): Promise<void> {
+    for (const { claim, template } of this.claimsOf(set, p)) {
+      if (compatibleApartFromSize(claim, template) && !needsExpansion(claim, template)) continue;
+      const name = claim.metadata.name!;
+      if (!compatibleApartFromSize(claim, template)) {
+        const message = `failed to update pvc ${name}: contains diff other than spec resource, wait pvc to be deleted`;
+        this.ctx.events.emit(ADVANCED_STATEFULSETS, set, 'Warning', 'FailedUpdatePVC', message);
+        throw new Error(
+          `can not patch pvc ${name}: its storageClassName or accessModes differ from template ${template.metadata?.name}; delete the claim (and its pod) to have it made again`,
+        );
+      }
+      const className = claim.spec?.storageClassName;
+      if (className) {
+        const sc = this.storageClasses?.get(className);
+        if (!sc) throw new Error(`could not get StorageClass ${className} of claim ${name} for pod ${p.metadata.name}`);
+        if (sc.allowVolumeExpansion !== true)
+          throw new Error(`storage class ${className} for ${p.metadata.name} does not support volume expansion`);
+      }
+      try {
+        const written = await this.ctx.client.patch(
+          PERSISTENT_VOLUME_CLAIMS,
+          name,
+          set.metadata.namespace,
+          {
+            metadata: {
+              annotations: { [ANNOTATION_CLAIM_OWNED_BY_STATEFULSET]: set.metadata.name },
+              resourceVersion: claim.metadata.resourceVersion,
+            },
+            spec: { resources: template.spec?.resources ?? {} },
+          },
+          PatchStrategy.MergePatch,
+        );
+        this.claimVersions.record(written as KubeObject);
+      } catch (err) {
+        // Written meanwhile (its status by the storage driver): the claim's update event brings the set back.
+        if (isConflict(err)) return;
+        const message = `resize Claim ${name} for Pod ${p.metadata.name} in StatefulSet ${set.metadata.name} failed error: ${(err as Error).message}`;
+        this.ctx.events.emit(ADVANCED_STATEFULSETS, set, 'Warning', 'FailedResize', message);
+        throw err;
+      }
+      this.ctx.events.emit(
+        ADVANCED_STATEFULSETS,
+        set,
+        'Normal',
+        'SuccessfulResize',
+        `resize Claim ${name} Pod ${p.metadata.name} in StatefulSet ${set.metadata.name} success`,
+      );
     }
   }
 
@@ -419,6 +521,9 @@ export class StatefulSetReconciler implements Reconciler {
       minReadySeconds,
       rollingUpdate: (set.spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate',
       conditions,
+      volumeClaims: volumeClaimCounts((set.spec.volumeClaimTemplates ?? []) as Array<KubeObject & ClaimLike>, pods, (t, p) =>
+        this.pvcs.get(`${set.metadata.namespace}/${claimName(set, t as KubeObject, ordinalOf(p, set.metadata.name!))}`),
+      ),
       nowMs: Date.now(),
     });
     if (!statusChanged(set.status as Partial<StatefulSetStatus> | undefined, next)) return;

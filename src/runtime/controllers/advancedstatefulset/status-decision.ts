@@ -1,10 +1,11 @@
 /**
- * Advanced StatefulSet status, pure (upstream's `computeReplicaStatus`, `completeRollingUpdate` and
- * `inconsistentStatus`): the counts over the replicas and the condemned pods, the current revision once every
- * pod is updated and ready, and whether the stored status differs.
+ * Advanced StatefulSet status, pure (upstream's `computeReplicaStatus`, `completeRollingUpdate`, `updatePVCStatus`
+ * and `inconsistentStatus`): the counts over the replicas and the condemned pods, the current revision once every
+ * pod is updated and ready, the claim counts per template, and whether the stored status differs.
  */
 import type { StatefulSetStatus } from '../../../api/kinds/statefulset.js';
 import { LABEL_CONTROLLER_REVISION_HASH } from '../../../contracts/index.js';
+import { claimStanding, type ClaimLike } from '../../control/volume-claim-resize.js';
 import type { Pod } from '../../core/types.js';
 import { isRunningAndAvailable, isRunningAndReady, isTerminating } from './scale-decision.js';
 
@@ -18,6 +19,8 @@ export interface StatusInput {
   readonly minReadySeconds: number;
   readonly rollingUpdate: boolean;
   readonly conditions?: StatefulSetStatus['conditions'];
+  /** Per claim template, how many pods' claims are compatible with it and grown (empty without templates). */
+  readonly volumeClaims?: StatefulSetStatus['volumeClaims'];
   readonly nowMs: number;
 }
 
@@ -37,6 +40,7 @@ export function computeStatus(i: StatusInput): StatefulSetStatus {
     collisionCount: i.collisionCount,
     labelSelector: i.labelSelector,
     ...(i.conditions?.length ? { conditions: i.conditions } : {}),
+    ...(i.volumeClaims?.length ? { volumeClaims: i.volumeClaims } : {}),
   } satisfies StatefulSetStatus;
   for (const p of i.pods) {
     const rev = p.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH];
@@ -81,5 +85,31 @@ const COMPARED = [
 /** Whether the stored status differs from the computed one in any field the controller writes. */
 export function statusChanged(stored: Partial<StatefulSetStatus> | undefined, next: StatefulSetStatus): boolean {
   if (COMPARED.some((k) => (stored?.[k] ?? undefined) !== (next[k] ?? undefined))) return true;
+  if (JSON.stringify(stored?.volumeClaims ?? []) !== JSON.stringify(next.volumeClaims ?? [])) return true;
   return JSON.stringify(stored?.conditions ?? []) !== JSON.stringify(next.conditions ?? []);
+}
+
+/**
+ * Upstream's `updatePVCStatus`: per claim template, the pods (replicas and condemned) whose claim is compatible
+ * with it (class, access modes, at least its size) and of those the ones grown to what they ask. A claim missing
+ * or being deleted is not counted.
+ */
+export function volumeClaimCounts(
+  templates: readonly ClaimLike[],
+  pods: readonly Pod[],
+  claimOf: (template: ClaimLike, pod: Pod) => ClaimLike | undefined,
+): NonNullable<StatefulSetStatus['volumeClaims']> {
+  return templates.map((t) => {
+    let compatibleReplicas = 0;
+    let compatibleReadyReplicas = 0;
+    for (const p of pods) {
+      const claim = claimOf(t, p);
+      if (!claim || claim.metadata?.deletionTimestamp) continue;
+      const { compatible, ready } = claimStanding(claim, t);
+      if (!compatible) continue;
+      compatibleReplicas++;
+      if (ready) compatibleReadyReplicas++;
+    }
+    return { volumeClaimName: t.metadata?.name ?? '', compatibleReplicas, compatibleReadyReplicas };
+  });
 }

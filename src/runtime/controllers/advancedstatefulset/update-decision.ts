@@ -3,7 +3,7 @@
  * `handleSpecifiedDeletedPods` and `inPlaceUpdatePod`): which pods count as unavailable, the update order (descending
  * ordinal above the partition, or the priority order of an unordered update), and what each picked pod gets
  * (in place, a PreparingUpdate mark for its inPlaceUpdate hook, a recreate through its preDelete hook, or an error
- * under InPlaceOnly), within maxUnavailable.
+ * under InPlaceOnly), within maxUnavailable; with claim resizing, a pod's claims are grown before it is updated.
  */
 import { LABEL_SPECIFIED_DELETE } from '../../../contracts/index.js';
 import type { PreDownloadStrategy } from '../../control/image-predownload.js';
@@ -52,7 +52,22 @@ export interface UpdateInput {
   readonly lifecycle?: Lifecycle;
   /** Whether the pod's revision reaches the update revision in place (images and metadata only). */
   readonly canInPlace: (pod: Pod) => boolean;
+  /**
+   * Claim resizing (OnPodRollingUpdate, gate on): how the pod's claims stand against their templates. Absent when
+   * claims are not resized: a claim template change then reaches new claims only.
+   */
+  readonly claims?: (pod: Pod) => PodClaims;
   readonly nowMs: number;
+}
+
+/** A pod's existing claims against their templates (a claim missing or being deleted counts as fine). */
+export interface PodClaims {
+  /** Every claim asks at least its template's size, with the template's class and access modes. */
+  readonly matched: boolean;
+  /** Every claim's capacity reached what it asks. */
+  readonly ready: boolean;
+  /** Every claim's resize needs nothing more from the controller (grown, or only the file system resize left). */
+  readonly completed: boolean;
 }
 
 export type PodUpdate =
@@ -60,14 +75,19 @@ export type PodUpdate =
   | { readonly pod: Pod; readonly action: 'prepare-update'; readonly readdHandlers: boolean }
   | { readonly pod: Pod; readonly action: 'prepare-delete' }
   | { readonly pod: Pod; readonly action: 'delete'; readonly specified: boolean }
+  | { readonly pod: Pod; readonly action: 'resize-claims' }
   | { readonly pod: Pod; readonly action: 'error'; readonly message: string };
 
-/** Upstream's unavailable count: unhealthy, terminating, in-place update not complete, or not available for minReadySeconds. */
-export function unavailableNames(i: Pick<UpdateInput, 'replicas' | 'minReadySeconds' | 'nowMs'>): Set<string> {
+/**
+ * Upstream's unavailable count: unhealthy, terminating, in-place update not complete, not available for
+ * minReadySeconds, or (claims resized) a claim not grown to what it asks.
+ */
+export function unavailableNames(i: Pick<UpdateInput, 'replicas' | 'minReadySeconds' | 'nowMs' | 'claims'>): Set<string> {
   const out = new Set<string>();
   for (const p of i.replicas) {
     if (!p) continue;
-    if (!isHealthy(p) || !inPlaceCompleted(p) || !isRunningAndAvailable(p, i.minReadySeconds, i.nowMs)) out.add(p.metadata.name!);
+    if (!isHealthy(p) || !inPlaceCompleted(p) || !isRunningAndAvailable(p, i.minReadySeconds, i.nowMs) || (i.claims && !i.claims(p).ready))
+      out.add(p.metadata.name!);
   }
   return out;
 }
@@ -165,8 +185,19 @@ export function planUpdate(i: UpdateInput): PodUpdate[] {
   }
   for (const t of sortForUpdate(i)) {
     const p = i.replicas[t]!;
-    if (isPodAtRevision(p, i.updateRevision)) continue;
+    const claims = i.claims?.(p);
+    if (isPodAtRevision(p, i.updateRevision) && (claims?.matched ?? true)) continue;
     if (unavailable.size >= i.maxUnavailable && !unavailable.has(p.metadata.name!)) break;
+    if (claims) {
+      // A pod's claims grow before the pod is updated (the pod keeps the volume mounted, so the file system can grow
+      // online); the pod waits, counted unavailable, until every resize is done, and the next pod is looked at.
+      if (!claims.matched) out.push({ pod: p, action: 'resize-claims' });
+      if (!claims.matched || !claims.completed) {
+        unavailable.add(p.metadata.name!);
+        continue;
+      }
+      if (isPodAtRevision(p, i.updateRevision)) continue;
+    }
     if (!specified.has(p.metadata.name!) && !isTerminating(p)) {
       const inPlace = inPlaceStep(p, i);
       if (inPlace) out.push(inPlace);

@@ -6,6 +6,7 @@
  * and on UPDATE the fields upstream keeps immutable. Each refusal names the field and how to fix it.
  */
 import { CONDITION_INPLACE_UPDATE_READY, selectorMatches } from '../../../contracts/index.js';
+import { templateResizes, VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE, type ClaimLike } from '../../control/volume-claim-resize.js';
 import type { KubeObject } from '../../core/types.js';
 import type { AdmissionResult, JsonPatchOp } from '../../core/webhook/server.js';
 
@@ -32,6 +33,8 @@ interface StatefulSetLike extends KubeObject {
     reserveOrdinals?: Array<number | string>;
     scaleStrategy?: { maxUnavailable?: number | string };
     persistentVolumeClaimRetentionPolicy?: { whenDeleted?: string; whenScaled?: string };
+    volumeClaimTemplates?: ClaimLike[];
+    volumeClaimUpdateStrategy?: { type?: string };
     [k: string]: unknown;
   };
 }
@@ -198,8 +201,73 @@ const MUTABLE = new Set([
   'revisionHistoryLimit',
 ]);
 
-/** UPDATE: only upstream's mutable spec fields change. */
-export function validateStatefulSetUpdate(obj: StatefulSetLike, old: StatefulSetLike): AdmissionResult | undefined {
+/** A StorageClass as the claim-template check reads it. */
+export interface StorageClassLike {
+  readonly metadata: { readonly name?: string; readonly annotations?: Record<string, string>; readonly creationTimestamp?: string };
+  readonly allowVolumeExpansion?: boolean;
+}
+
+/** What the claim-template check of an UPDATE needs: the gate, and the cluster's StorageClasses. */
+export interface ClaimResizeAdmission {
+  /** Gate StatefulSetAutoResizePVCGate. */
+  readonly enabled: boolean;
+  readonly storageClasses: () => readonly StorageClassLike[];
+}
+
+/** The default StorageClass as the API server picks it: the newest of those annotated default. */
+export function defaultStorageClass(classes: readonly StorageClassLike[]): StorageClassLike | undefined {
+  let found: StorageClassLike | undefined;
+  for (const sc of classes) {
+    if (sc.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] !== 'true') continue;
+    if (!found || (sc.metadata.creationTimestamp ?? '') > (found.metadata.creationTimestamp ?? '')) found = sc;
+  }
+  return found;
+}
+
+/**
+ * Under OnPodRollingUpdate (gate on), upstream's claim-template rule: templates keep their names, classes and access
+ * modes, and a template whose size changes names a class that allows expansion (no class: the default one, if any).
+ */
+function claimTemplateProblem(obj: StatefulSetLike, old: StatefulSetLike, resize: ClaimResizeAdmission): AdmissionResult | undefined {
+  const type = obj.spec?.volumeClaimUpdateStrategy?.type;
+  if (!resize.enabled || !type || type !== VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE) return undefined;
+  const name = obj.metadata.name;
+  const next = obj.spec?.volumeClaimTemplates ?? [];
+  const result = templateResizes(next, old.spec?.volumeClaimTemplates ?? []);
+  if ('pointer' in result) return deny(name, result.pointer, result.message, result.fix);
+  for (const t of result.resized) {
+    const i = next.indexOf(t);
+    const className = t.spec?.storageClassName ?? undefined;
+    const classes = resize.storageClasses();
+    const sc = className === undefined ? defaultStorageClass(classes) : classes.find((c) => c.metadata.name === className);
+    if (!sc) {
+      // No class named and no default one: nothing to check, as upstream.
+      if (className === undefined) continue;
+      return deny(
+        name,
+        `/spec/volumeClaimTemplates/${i}/spec/storageClassName`,
+        `StorageClass ${JSON.stringify(className)} not found`,
+        'create the StorageClass, or name one that exists',
+      );
+    }
+    if (sc.allowVolumeExpansion === false) {
+      return deny(
+        name,
+        `/spec/volumeClaimTemplates/${i}/spec/resources/requests/storage`,
+        `storage class ${sc.metadata.name} does not support volume expansion`,
+        `keep the size as it was, or use a StorageClass with allowVolumeExpansion: true (claims of ${sc.metadata.name} cannot grow)`,
+      );
+    }
+  }
+  return undefined;
+}
+
+/** UPDATE: only upstream's mutable spec fields change, and claim templates only as claim resizing allows. */
+export function validateStatefulSetUpdate(
+  obj: StatefulSetLike,
+  old: StatefulSetLike,
+  resize: ClaimResizeAdmission = { enabled: false, storageClasses: () => [] },
+): AdmissionResult | undefined {
   const a = obj.spec ?? {};
   const b = old.spec ?? {};
   for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -213,5 +281,5 @@ export function validateStatefulSetUpdate(obj: StatefulSetLike, old: StatefulSet
       );
     }
   }
-  return undefined;
+  return claimTemplateProblem(obj, old, resize);
 }

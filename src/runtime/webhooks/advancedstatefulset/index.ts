@@ -1,7 +1,8 @@
-import { kruiseResource } from '../../../contracts/index.js';
+import { kruiseResource, STORAGE_CLASSES } from '../../../contracts/index.js';
 import { workloadAdmissionHandlers } from '../../control/workload-admission.js';
 import type { WebhookDefinition } from '../../core/controller.js';
-import { defaultStatefulSet, validateStatefulSet, validateStatefulSetUpdate } from './decision.js';
+import type { KubeObject } from '../../core/types.js';
+import { defaultStatefulSet, validateStatefulSet, validateStatefulSetUpdate, type StorageClassLike } from './decision.js';
 
 /**
  * Advanced StatefulSet defaulting (mutate) and upstream's checks beyond the schema (validate, chained after the
@@ -9,9 +10,13 @@ import { defaultStatefulSet, validateStatefulSet, validateStatefulSetUpdate } fr
  */
 export const advancedStatefulSetWebhook: WebhookDefinition = {
   name: 'advancedstatefulset',
-  // Reads no cache: every admission request carries the objects it is about.
-  reads: [],
-  setup() {
+  // Claim resizing (gate StatefulSetAutoResizePVCGate) reads whether a template's StorageClass allows expansion;
+  // its cache is started only when the gate is on.
+  reads: [{ resource: STORAGE_CLASSES, fields: ['metadata.annotations', 'metadata.creationTimestamp', 'allowVolumeExpansion'] }],
+  setup(ctx) {
+    const enabled = ctx.featureGates.get('StatefulSetAutoResizePVCGate') === true;
+    const classes = enabled ? ctx.informers.for<KubeObject & StorageClassLike>(STORAGE_CLASSES) : undefined;
+    const resize = { enabled, storageClasses: () => classes?.list() ?? [] };
     return workloadAdmissionHandlers({
       name: 'statefulset',
       resource: kruiseResource('StatefulSet'),
@@ -19,7 +24,7 @@ export const advancedStatefulSetWebhook: WebhookDefinition = {
       defaultOn: ['CREATE', 'UPDATE'],
       defaults: defaultStatefulSet,
       validate: validateStatefulSet,
-      validateUpdate: validateStatefulSetUpdate,
+      validateUpdate: (obj, old) => validateStatefulSetUpdate(obj, old, resize),
     });
   },
 };

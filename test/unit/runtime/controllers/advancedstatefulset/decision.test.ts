@@ -14,7 +14,11 @@ import {
 } from '../../../../../src/runtime/controllers/advancedstatefulset/identity-decision.js';
 import { resolveMaxUnavailable } from '../../../../../src/runtime/controllers/advancedstatefulset/reconcile.js';
 import { planScale, type ScaleInput } from '../../../../../src/runtime/controllers/advancedstatefulset/scale-decision.js';
-import { computeStatus, statusChanged } from '../../../../../src/runtime/controllers/advancedstatefulset/status-decision.js';
+import {
+  computeStatus,
+  statusChanged,
+  volumeClaimCounts,
+} from '../../../../../src/runtime/controllers/advancedstatefulset/status-decision.js';
 import {
   planUpdate,
   sortForUpdate,
@@ -253,6 +257,28 @@ describe('rolling update', () => {
     const released = [at(0), at(1), at(2, { state: 'PreparingUpdate' })];
     expect(acts(planUpdate(upd({ replicas: released, policy: 'InPlaceIfPossible', lifecycle })))).toEqual(['in-place db-2']);
   });
+  it("claim resizing: a pod's claims grow first, the pod waits (unavailable) until they have, then it is updated", () => {
+    const stand = (matched: boolean, ready: boolean, completed: boolean) => ({ matched, ready, completed });
+    const grown = stand(true, true, true);
+    // db-2's claims ask less than the template: they are resized, db-2 counts unavailable, so db-1 waits.
+    const claims = (states: Record<string, ReturnType<typeof stand>>) => (p: Pod) => states[p.metadata.name!] ?? grown;
+    expect(acts(planUpdate(upd({ replicas: three, claims: claims({ 'db-2': stand(false, true, false) }) })))).toEqual([
+      'resize-claims db-2',
+    ]);
+    // Asked, not grown yet: nothing to do for db-2, and nothing else moves.
+    expect(acts(planUpdate(upd({ replicas: three, claims: claims({ 'db-2': stand(true, false, false) }) })))).toEqual([]);
+    // Grown: db-2 is updated.
+    expect(acts(planUpdate(upd({ replicas: three, claims: claims({}) })))).toEqual(['delete db-2']);
+    // Only the claims changed (every pod at the update revision): claims are resized, no pod is touched.
+    const updated = [at(0, { rev: NEW }), at(1, { rev: NEW }), at(2, { rev: NEW })];
+    expect(acts(planUpdate(upd({ replicas: updated, claims: () => stand(false, true, false) })))).toEqual(['resize-claims db-2']);
+    expect(acts(planUpdate(upd({ replicas: updated, claims: claims({ 'db-2': grown, 'db-1': stand(false, true, false) }) })))).toEqual([
+      'resize-claims db-1',
+    ]);
+    // A claim of an updated pod still growing counts it unavailable: with maxUnavailable 1 the next pod waits.
+    const growing = [at(0), at(1), at(2, { rev: NEW })];
+    expect(acts(planUpdate(upd({ replicas: growing, claims: claims({ 'db-2': stand(true, false, true) }) })))).toEqual([]);
+  });
   it('a specified-delete pod goes first, below the partition too', () => {
     const r = [at(0, { labels: { 'apps.kruise.io/specified-delete': 'true' } }), at(1, { rev: NEW }), at(2, { rev: NEW })];
     expect(acts(planUpdate(upd({ replicas: r, partition: 3 })))).toEqual(['delete db-0']);
@@ -287,6 +313,38 @@ describe('status', () => {
     expect(s).toMatchObject({ currentRevision: NEW, currentReplicas: 2, updatedReplicas: 2 });
     expect(statusChanged(s, s)).toBe(false);
     expect(statusChanged({ ...s, readyReplicas: 1 }, s)).toBe(true);
+  });
+  it('per claim template: claims compatible with it (at least its size), and of those the grown ones', () => {
+    const tpl = (name: string, storage: string) => ({
+      metadata: { name },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
+    });
+    const claim = (asks: string, capacity: string, deleting = false) => ({
+      metadata: deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {},
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: asks } } },
+      status: { capacity: { storage: capacity } },
+    });
+    const claims: Record<string, ReturnType<typeof claim> | undefined> = {
+      'data/db-0': claim('2Gi', '2Gi'),
+      'data/db-1': claim('2Gi', '1Gi'),
+      'data/db-2': claim('1Gi', '1Gi'),
+      'logs/db-0': claim('1Gi', '1Gi'),
+      'logs/db-1': claim('1Gi', '1Gi', true),
+    };
+    const counts = volumeClaimCounts(
+      [tpl('data', '2Gi'), tpl('logs', '1Gi')],
+      [at(0), at(1), at(2)],
+      (t, p) => claims[`${t.metadata!.name}/${p.metadata.name}`],
+    );
+    expect(counts).toEqual([
+      { volumeClaimName: 'data', compatibleReplicas: 2, compatibleReadyReplicas: 1 },
+      // db-1's is being deleted and db-2 has none: not counted.
+      { volumeClaimName: 'logs', compatibleReplicas: 1, compatibleReadyReplicas: 1 },
+    ]);
+    const s = computeStatus({ ...base, pods: [at(0)], volumeClaims: counts });
+    expect(s.volumeClaims).toEqual(counts);
+    expect(statusChanged(s, { ...s, volumeClaims: [counts[0]!] })).toBe(true);
+    expect(computeStatus({ ...base, pods: [at(0)], volumeClaims: [] })).not.toHaveProperty('volumeClaims');
   });
 });
 

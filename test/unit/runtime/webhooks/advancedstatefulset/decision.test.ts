@@ -90,3 +90,93 @@ describe('update', () => {
     );
   });
 });
+
+describe('claim templates under OnPodRollingUpdate (gate StatefulSetAutoResizePVCGate)', () => {
+  const template = (name: string, storage: string, storageClassName?: string) => ({
+    metadata: { name },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, ...(storageClassName ? { storageClassName } : {}) },
+  });
+  const withClaims = (templates: unknown[], type = 'OnPodRollingUpdate') =>
+    sts({ volumeClaimTemplates: templates, volumeClaimUpdateStrategy: { type } }) as never;
+  const classes = [
+    { metadata: { name: 'grows' }, allowVolumeExpansion: true },
+    { metadata: { name: 'fixed' }, allowVolumeExpansion: false },
+    {
+      metadata: {
+        name: 'old-default',
+        annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
+        creationTimestamp: '2026-01-01T00:00:00Z',
+      },
+    },
+    {
+      metadata: {
+        name: 'new-default',
+        annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
+        creationTimestamp: '2026-02-01T00:00:00Z',
+      },
+      allowVolumeExpansion: false,
+    },
+  ];
+  const on = { enabled: true, storageClasses: () => classes };
+  const check = (next: unknown[], prev: unknown[], resize = on, type?: string) =>
+    validateStatefulSetUpdate(withClaims(next, type), withClaims(prev, type), resize) as { allowed: false; message: string } | undefined;
+
+  it.each([
+    ['a class that allows expansion: admitted', [template('data', '2Gi', 'grows')], [template('data', '1Gi', 'grows')], undefined],
+    ['same size, other class allowed to stay', [template('data', '1Gi', 'fixed')], [template('data', '1Gi', 'fixed')], undefined],
+    [
+      'a class that does not allow expansion: refused at the storage request',
+      [template('data', '2Gi', 'fixed')],
+      [template('data', '1Gi', 'fixed')],
+      '/spec/volumeClaimTemplates/0/spec/resources/requests/storage: storage class fixed does not support volume expansion',
+    ],
+    [
+      'no class named: the newest default class decides (refuses here)',
+      [template('data', '2Gi')],
+      [template('data', '1Gi')],
+      'storage class new-default does not support volume expansion',
+    ],
+    [
+      'a class that does not exist',
+      [template('data', '2Gi', 'gone')],
+      [template('data', '1Gi', 'gone')],
+      '/spec/volumeClaimTemplates/0/spec/storageClassName: StorageClass "gone" not found',
+    ],
+    [
+      'a template added',
+      [template('data', '1Gi', 'grows'), template('logs', '1Gi', 'grows')],
+      [template('data', '1Gi', 'grows')],
+      'volumeClaimTemplate can not be added or deleted when OnRollingUpdate',
+    ],
+    [
+      'a template renamed',
+      [template('other', '1Gi', 'grows')],
+      [template('data', '1Gi', 'grows')],
+      'volumeClaimTemplate name can not be modified',
+    ],
+    [
+      'a class changed',
+      [template('data', '1Gi', 'fixed')],
+      [template('data', '1Gi', 'grows')],
+      '/spec/volumeClaimTemplates/0: volumeClaimTemplate can not be modified when OnRollingUpdate',
+    ],
+  ])('%s', (_, next, prev, refusal) => {
+    const r = check(next, prev);
+    if (refusal === undefined) expect(r).toBeUndefined();
+    else {
+      expect(r?.allowed).toBe(false);
+      expect(r?.message).toContain(refusal);
+      expect(r?.message).toContain('(fix: ');
+    }
+  });
+  it('the gate off, or OnDelete: a template may change freely (new claims only)', () => {
+    const grown = [template('data', '2Gi', 'fixed')];
+    const before = [template('data', '1Gi', 'fixed')];
+    expect(check(grown, before, { enabled: false, storageClasses: () => classes })).toBeUndefined();
+    expect(check(grown, before, on, 'OnDelete')).toBeUndefined();
+  });
+  it('no class named and no default class: nothing to check', () => {
+    const r = check([template('data', '2Gi')], [template('data', '1Gi')], { enabled: true, storageClasses: () => [] });
+    expect(r).toBeUndefined();
+  });
+});
