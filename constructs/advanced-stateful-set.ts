@@ -146,6 +146,18 @@ export enum PvcRetention {
   DELETE = 'Delete',
 }
 
+/** When an existing pod's claims follow a change of their template's size (`volumeClaimUpdateStrategy.type`). */
+export enum ClaimUpdate {
+  /**
+   * The rolling update grows each pod's claims to the template's size before it updates the pod; a size change is
+   * refused for a StorageClass without `allowVolumeExpansion`. Needs gate StatefulSetAutoResizePVCGate, which the
+   * install turns on for an app using it.
+   */
+  ON_POD_ROLLING_UPDATE = 'OnPodRollingUpdate',
+  /** A template change reaches a claim only when the claim is deleted and made again (upstream's default). */
+  ON_DELETE = 'OnDelete',
+}
+
 /** Properties of an {@link AdvancedStatefulSet}. */
 export interface AdvancedStatefulSetProps extends kplus.WorkloadProps {
   /**
@@ -202,6 +214,13 @@ export interface AdvancedStatefulSetProps extends kplus.WorkloadProps {
    * @default - both Retain
    */
   readonly pvcRetention?: { readonly whenDeleted?: PvcRetention; readonly whenScaled?: PvcRetention };
+  /**
+   * When existing claims follow a size change of their template: grown with the rolling update, or only when made
+   * again.
+   *
+   * @default - not set: claims are never resized (as ClaimUpdate.ON_DELETE)
+   */
+  readonly claimUpdate?: ClaimUpdate;
   /**
    * Maximum number or percentage of pods unavailable while scaling (Parallel only).
    *
@@ -358,6 +377,7 @@ export class AdvancedStatefulSet extends kplus.Workload implements kplus.IScalab
       persistentVolumeClaimRetentionPolicy: retention
         ? { whenDeleted: retention.whenDeleted, whenScaled: retention.whenScaled }
         : undefined,
+      volumeClaimUpdateStrategy: p.claimUpdate ? { type: p.claimUpdate } : undefined,
       scaleStrategy:
         p.scaleMaxUnavailable !== undefined
           ? { maxUnavailable: percentOrAbsoluteValue(p.scaleMaxUnavailable, `[${this.node.path}] scaleMaxUnavailable`) }

@@ -5,6 +5,8 @@ import {
   AdvancedStatefulSet,
   AdvancedStatefulSetPodManagement,
   AdvancedStatefulSetUpdateStrategy,
+  ClaimUpdate,
+  KruiseRuntime,
   LifecycleHook,
   PvcRetention,
 } from '../../../constructs/index.js';
@@ -90,6 +92,25 @@ describe('AdvancedStatefulSet construct', () => {
     );
     expect(() => AdvancedStatefulSetUpdateStrategy.inPlaceOnly({ minReady: Duration.seconds(301) })).toThrow(/at most 300/);
     expect(() => AdvancedStatefulSetUpdateStrategy.reCreate({ inPlaceUpdateGracePeriod: Duration.seconds(1) })).toThrow(/in-place/);
+  });
+
+  it('claimUpdate OnPodRollingUpdate renders volumeClaimUpdateStrategy, and the install turns claim resizing on', () => {
+    const app = Testing.app();
+    new KruiseRuntime(app, 'kruise');
+    const sts = new AdvancedStatefulSet(new Chart(app, 'app'), 'db', { claimUpdate: ClaimUpdate.ON_POD_ROLLING_UPDATE, containers: db });
+    sts.containers[0]!.mount('/data', sts.addVolumeClaimTemplate({ name: 'data', storage: Size.gibibytes(1), storageClassName: 'grows' }));
+    app.synth();
+    const objects = app.charts.flatMap((c) => c.toJson() as Array<Record<string, any>>);
+    const o = objects.find((x) => x.kind === 'StatefulSet')!;
+    expect(o.spec.volumeClaimUpdateStrategy).toEqual({ type: 'OnPodRollingUpdate' });
+    expect(validateObject(o).issues).toEqual([]);
+    const manager = objects.find((x) => x.kind === 'Deployment' && x.metadata.name === 'kruise-controller-manager')!;
+    const gates = (manager.spec.template.spec.containers[0].args as string[]).find((a) => a.startsWith('--feature-gates='));
+    expect(gates).toMatch(/StatefulSetAutoResizePVCGate=true/);
+    // Without the option nothing is rendered (upstream then resizes nothing).
+    const c = chart();
+    new AdvancedStatefulSet(c, 'db', { containers: db });
+    expect(Testing.synth(c)[0].spec.volumeClaimUpdateStrategy).toBeUndefined();
   });
 
   it('OnDelete renders no rollingUpdate', () => {
