@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { validateInputs } from '../../../src/policy/engine.js';
 import { previousLookup } from '../../../src/policy/previous.js';
 import { RULES } from '../../../src/policy/rules/index.js';
-import { CLONESET_YAML } from '../support/manifests.js';
+import { advancedCronJob, CLONESET_YAML } from '../support/manifests.js';
 
 /** Runs one rule over a YAML text (with `previous`, the previous output's objects) and returns its findings. */
 function run(ruleId: string, yaml: string, previous?: string) {
@@ -220,20 +220,7 @@ spec:
     spec: {containers: [{name: db, image: "db:1"}]}
 `;
 // An AdvancedCronJob stands for a feature the bundled runtime does not carry out: it does not serve the kind at all.
-const advancedCronJob = `apiVersion: apps.kruise.io/v1alpha1
-kind: AdvancedCronJob
-metadata:
-  name: nightly
-spec:
-  schedule: "0 2 * * *"
-  template:
-    jobTemplate:
-      spec:
-        template:
-          spec:
-            restartPolicy: Never
-            containers: [{name: report, image: "busybox:1.36"}]
-`;
+const advancedCronJobYaml = stringify(advancedCronJob());
 const labelled = (apiVersion: string, kind: string, value: string, extra = '') =>
   `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: x\n  labels: {policy.kruise.io/delete-protection: ${value}}\n${extra}`;
 const crd = (group: string, plural: string, value: string) =>
@@ -841,7 +828,7 @@ spec:
   'KRUISE-RUNTIME-001': {
     // A HotUpgrade SidecarSet is carried out by the bundled runtime too: no finding.
     pass: bundledManager() + '---\n' + advancedStatefulSet + '---' + sidecarSet('hot', hotUpgradeSpec('HotUpgrade')),
-    fail: bundledManager() + '---\n' + advancedCronJob,
+    fail: bundledManager() + '---\n' + advancedCronJobYaml,
     pointer: '',
     line: 10,
     message: /^uses AdvancedCronJob, which this version of the bundled runtime does not carry out$/,

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import {
   checkInputStreamWindow,
   checkParsed,
@@ -16,6 +17,7 @@ import {
 } from '../../../src/policy/engine.js';
 import { RULES } from '../../../src/policy/rules/index.js';
 import { parseText } from '../../../src/policy/parse.js';
+import { advancedCronJob } from '../support/manifests.js';
 
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../dist');
 
@@ -61,20 +63,7 @@ spec:
           image: "envoy:1.30"
           env: [{name: KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT, value: "true"}]
 ---
-apiVersion: apps.kruise.io/v1alpha1
-kind: AdvancedCronJob
-metadata: {name: nightly, namespace: team}
-spec:
-  schedule: "0 2 * * *"
-  template:
-    jobTemplate:
-      spec:
-        template:
-          spec:
-            restartPolicy: Never
-            containers:
-              - {name: report, image: "busybox:1.36"}
-`;
+${stringify(advancedCronJob('team'))}`;
 
 // A label value JSON cannot carry (YAML's .inf is Infinity; JSON would make it null): retained manifests are kept
 // compact as JSON only when JSON carries them exactly.
