@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
+import { kubectl } from '../harness/index.js';
 import type { RealClusterNode } from '../harness/real-node.js';
 import {
   apply,
@@ -136,6 +137,52 @@ describe('the runtime installed from dist/ and its image on three nodes', () => 
     }
     // The pulls reached each node's own containerd (through that node's daemon), not only the status.
     for (const member of nodes()) expect(ctrOn(member, 'images', 'ls', '-q', `name==${image}`).trim()).toBe(image);
+  });
+
+  it('an ImagePullJob with a node selector and parallelism 1 pulls on the selected nodes only, one node at a time', async () => {
+    const ns = await namespace('pull-some');
+    const image = node().images.pullOnly;
+    const [nodeA, nodeB, nodeC] = nodes();
+    // Order-independent start: the image is on no node (the story above pulled it everywhere).
+    for (const member of nodes()) ctrOn(member, 'images', 'rm', image);
+    const label = 'e2e.cdk8s-kruise.io/pull-here';
+    for (const member of [nodeB!, nodeC!]) await kubectl(['label', 'node', member.name, `${label}=yes`, '--overwrite']);
+    try {
+      await apply(ns, [
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'ImagePullJob',
+          metadata: { name: 'pull-some' },
+          spec: {
+            image,
+            selector: { matchLabels: { [label]: 'yes' } },
+            parallelism: 1,
+            completionPolicy: { type: 'Always', activeDeadlineSeconds: 120 },
+            pullPolicy: { backoffLimit: 1, timeoutSeconds: 60 },
+          },
+        },
+      ]);
+      // The job's status sampled until it completes: never more than one node pulling, and one seen pulling.
+      const active: number[] = [];
+      let job: any;
+      await waitFor(
+        'ImagePullJob pull-some completed on the 2 selected nodes',
+        async () => {
+          job = await getJson(['get', 'imagepulljobs.apps.kruise.io', '-n', ns, 'pull-some']);
+          if (job.status?.active !== undefined) active.push(job.status.active);
+          return job.status?.completionTime !== undefined;
+        },
+        150_000,
+        100,
+      );
+      expect(job.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 });
+      expect(Math.max(...active)).toBe(1);
+      // On the selected nodes' own containerd, and not on node A's.
+      for (const member of [nodeB!, nodeC!]) expect(ctrOn(member, 'images', 'ls', '-q', `name==${image}`).trim()).toBe(image);
+      expect(ctrOn(nodeA!, 'images', 'ls', '-q', `name==${image}`).trim()).toBe('');
+    } finally {
+      for (const member of [nodeB!, nodeC!]) await kubectl(['label', 'node', member.name, `${label}-`]);
+    }
   });
 
   it("a ContainerRecreateRequest on a pod of node B is carried out by node B's daemon: container restarted, same pod", async () => {
