@@ -52,6 +52,11 @@ export function needsExpansion(claim: ClaimLike, template: ClaimLike): boolean {
   return have !== undefined && want !== undefined && have < want;
 }
 
+/** The claim needs nothing from its template: same class and access modes, and at least its size. */
+export function matchesTemplate(claim: ClaimLike, template: ClaimLike): boolean {
+  return compatibleApartFromSize(claim, template) && !needsExpansion(claim, template);
+}
+
 /** How a claim stands against its template: compatible (asks at least the template's size), ready (grown to it). */
 export function claimStanding(claim: ClaimLike, template: ClaimLike): { readonly compatible: boolean; readonly ready: boolean } {
   if (!compatibleApartFromSize(claim, template)) return { compatible: false, ready: false };

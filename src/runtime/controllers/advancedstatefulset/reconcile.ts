@@ -10,7 +10,7 @@ import { ADVANCED_STATEFULSETS, ANNOTATION_CLAIM_OWNED_BY_STATEFULSET, PERSISTEN
 import {
   claimStanding,
   compatibleApartFromSize,
-  needsExpansion,
+  matchesTemplate,
   resizeCompleted,
   VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE,
   type ClaimLike,
@@ -352,7 +352,7 @@ export class StatefulSetReconciler implements Reconciler {
   private podClaims(set: StatefulSetObject, p: Pod): PodClaims {
     const claims = this.claimsOf(set, p);
     return {
-      matched: claims.every(({ claim, template }) => compatibleApartFromSize(claim, template) && !needsExpansion(claim, template)),
+      matched: claims.every(({ claim, template }) => matchesTemplate(claim, template)),
       ready: claims.every(({ claim, template }) => claimStanding(claim, template).ready),
       completed: claims.every(({ claim, template }) => resizeCompleted(claim, template)),
     };
@@ -365,7 +365,7 @@ export class StatefulSetReconciler implements Reconciler {
    */
   private async resizeClaims(set: StatefulSetObject, p: Pod): Promise<void> {
     for (const { claim, template } of this.claimsOf(set, p)) {
-      if (compatibleApartFromSize(claim, template) && !needsExpansion(claim, template)) continue;
+      if (matchesTemplate(claim, template)) continue;
       const name = claim.metadata.name!;
       if (!compatibleApartFromSize(claim, template)) {
         const message = `failed to update pvc ${name}: contains diff other than spec resource, wait pvc to be deleted`;

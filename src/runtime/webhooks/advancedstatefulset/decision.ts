@@ -230,15 +230,15 @@ export function defaultStorageClass(classes: readonly StorageClassLike[]): Stora
  */
 function claimTemplateProblem(obj: StatefulSetLike, old: StatefulSetLike, resize: ClaimResizeAdmission): AdmissionResult | undefined {
   const type = obj.spec?.volumeClaimUpdateStrategy?.type;
-  if (!resize.enabled || !type || type !== VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE) return undefined;
+  if (!resize.enabled || type !== VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE) return undefined;
   const name = obj.metadata.name;
   const next = obj.spec?.volumeClaimTemplates ?? [];
   const result = templateResizes(next, old.spec?.volumeClaimTemplates ?? []);
   if ('pointer' in result) return deny(name, result.pointer, result.message, result.fix);
+  const classes = result.resized.length > 0 ? resize.storageClasses() : [];
   for (const t of result.resized) {
     const i = next.indexOf(t);
     const className = t.spec?.storageClassName ?? undefined;
-    const classes = resize.storageClasses();
     const sc = className === undefined ? defaultStorageClass(classes) : classes.find((c) => c.metadata.name === className);
     if (!sc) {
       // No class named and no default one: nothing to check, as upstream.

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   claimStanding,
   compatibleApartFromSize,
+  matchesTemplate,
   needsExpansion,
   resizeCompleted,
   type ClaimLike,
@@ -41,6 +42,13 @@ describe('claim against template', () => {
     ['asks more (a shrunk template is never applied)', '2Gi', '1Gi', false],
     ['a plain byte count', '20', '2Gi', true],
   ])('needs expansion: %s', (_, asks, want, expected) => expect(needsExpansion(claim(asks), claim(want))).toBe(expected));
+
+  it('matches its template: compatible and asks at least its size', () => {
+    expect(matchesTemplate(claim('2Gi'), claim('2Gi'))).toBe(true);
+    expect(matchesTemplate(claim('3Gi'), claim('2Gi'))).toBe(true);
+    expect(matchesTemplate(claim('1Gi'), claim('2Gi'))).toBe(false);
+    expect(matchesTemplate(claim('2Gi', undefined, { sc: 'a' }), claim('2Gi', undefined, { sc: 'b' }))).toBe(false);
+  });
 
   it.each([
     ['not grown yet', claim('1Gi', '1Gi'), claim('2Gi'), { compatible: false, ready: true }, false],
