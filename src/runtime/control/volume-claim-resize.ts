@@ -92,9 +92,16 @@ export function templateResizes(
       fix: 'keep the same claim templates, or set volumeClaimUpdateStrategy.type to OnPVCDelete',
     };
   }
-  const byName = new Map(prev.map((t) => [t.metadata?.name, t]));
+  const byName = new Map(prev.map((t) => [t?.metadata?.name, t]));
   const resized: ClaimLike[] = [];
   for (const [i, t] of next.entries()) {
+    if (t === null || typeof t !== 'object') {
+      return {
+        pointer: `/spec/volumeClaimTemplates/${i}`,
+        message: 'a volumeClaimTemplate must be an object',
+        fix: 'give each entry metadata.name and spec, as a PersistentVolumeClaim',
+      };
+    }
     const old = byName.get(t.metadata?.name);
     if (!old) {
       return {

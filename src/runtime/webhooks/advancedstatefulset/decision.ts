@@ -233,7 +233,9 @@ function claimTemplateProblem(obj: StatefulSetLike, old: StatefulSetLike, resize
   if (!resize.enabled || type !== VOLUME_CLAIM_UPDATE_ON_POD_ROLLING_UPDATE) return undefined;
   const name = obj.metadata.name;
   const next = obj.spec?.volumeClaimTemplates ?? [];
-  const result = templateResizes(next, old.spec?.volumeClaimTemplates ?? []);
+  if (!Array.isArray(next)) return deny(name, '/spec/volumeClaimTemplates', 'must be a list', 'write volumeClaimTemplates as a list');
+  const prev = old.spec?.volumeClaimTemplates;
+  const result = templateResizes(next, Array.isArray(prev) ? prev : []);
   if ('pointer' in result) return deny(name, result.pointer, result.message, result.fix);
   const classes = result.resized.length > 0 ? resize.storageClasses() : [];
   for (const t of result.resized) {

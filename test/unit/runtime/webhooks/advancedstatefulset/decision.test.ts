@@ -175,6 +175,12 @@ describe('claim templates under OnPodRollingUpdate (gate StatefulSetAutoResizePV
     expect(check(grown, before, { enabled: false, storageClasses: () => classes })).toBeUndefined();
     expect(check(grown, before, on, 'OnDelete')).toBeUndefined();
   });
+  it('hostile templates get a 422 naming the entry, never an exception', () => {
+    const prev = [template('data', '1Gi', 'grows')];
+    expect(check([null], prev)?.message).toContain('/spec/volumeClaimTemplates/0: a volumeClaimTemplate must be an object');
+    const notList = validateStatefulSetUpdate(withClaims('x' as never), withClaims(prev), on) as { message: string } | undefined;
+    expect(notList?.message).toContain('/spec/volumeClaimTemplates: must be a list');
+  });
   it('no class named and no default class: nothing to check', () => {
     const r = check([template('data', '2Gi')], [template('data', '1Gi')], { enabled: true, storageClasses: () => [] });
     expect(r).toBeUndefined();
