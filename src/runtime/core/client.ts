@@ -102,6 +102,11 @@ export interface RequestOptions {
    * hangs. Lease renewals use it: one hung renewal costs the leadership.
    */
   readonly freshConnection?: boolean;
+  /**
+   * Asked at the moment the request would be written (a new connection's after its handshake); false refuses it
+   * and nothing is sent. A lease call uses it so that an answer read before a freeze cannot lead to a write after it.
+   */
+  readonly maySend?: () => boolean;
 }
 
 const WRITE_VERBS: ReadonlySet<Verb> = new Set(['create', 'update', 'patch', 'delete']);
@@ -607,6 +612,8 @@ export class KubeClient {
         // Listeners hear of a call when it is written, so an access log shows what actually left the process.
         beforeSend: () => {
           if (write && fence && !fence.mayWrite()) throw new FencedError(access, 'the leader fence closed before it was sent');
+          if (opts.maySend && !opts.maySend())
+            throw new DOMException(`${verb} ${access.resource}: its time ran out before it was sent`, 'TimeoutError');
           this.notify(access);
         },
       },

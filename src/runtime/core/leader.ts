@@ -127,7 +127,9 @@ export class LeaderElector {
     let ok = false;
     let timedOut = false;
     try {
-      ok = await this.tryAcquireOrRenew(attempt.signal);
+      // A write of the attempt leaves only before `until`, checked by the clock as it is sent: a process frozen
+      // between reading the lease and writing it would otherwise renew from a record it read before the freeze.
+      ok = await this.tryAcquireOrRenew(attempt.signal, () => this.clock.now() < until);
     } catch (err) {
       timedOut = attempt.signal.aborted;
       this.o.logger.warn({ err: (err as Error).message }, 'leader election: lease call failed');
@@ -194,7 +196,7 @@ export class LeaderElector {
    * Every lease call goes on a connection of its own (`freshConnection`): a pooled keep-alive connection may be
    * silently dead, and a renewal hung on it until the deadline cost the leadership while new connections passed.
    */
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+  private async tryAcquireOrRenew(signal: AbortSignal, maySend: () => boolean): Promise<boolean> {
     const now = new Date();
     const durationS = Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000));
     let lease: Lease;
@@ -218,7 +220,7 @@ export class LeaderElector {
             },
           },
           this.o.namespace,
-          { signal, freshConnection: true },
+          { signal, freshConnection: true, maySend },
         );
         this.setLeader(this.o.identity);
         return true;
@@ -248,7 +250,7 @@ export class LeaderElector {
       },
     };
     try {
-      const updated = await this.client.update<Lease>(LEASES, next, undefined, { signal, freshConnection: true });
+      const updated = await this.client.update<Lease>(LEASES, next, undefined, { signal, freshConnection: true, maySend });
       this.observed = {
         record: JSON.stringify([
           updated.metadata.resourceVersion,
@@ -282,7 +284,8 @@ export class LeaderElector {
     this.clock.clearTimer(this.timer);
     this.clock.clearTimer(this.deadlineTimer);
     const release = this.mayWrite();
-    const left = this.lastRenew + this.o.renewDeadlineMs - this.clock.now();
+    const deadline = this.lastRenew + this.o.renewDeadlineMs;
+    const left = deadline - this.clock.now();
     this.leading = false;
     if (!release) return;
     const attempt = new AbortController();
@@ -298,7 +301,7 @@ export class LeaderElector {
             spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: null, renewTime: microTime() },
           },
           undefined,
-          { signal, freshConnection: true },
+          { signal, freshConnection: true, maySend: () => this.clock.now() < deadline },
         );
       }
     } catch (err) {

@@ -108,6 +108,22 @@ describe('fenced client', () => {
     await expect(client.get(PODS, 'x', 'ns')).resolves.toMatchObject({ metadata: { name: 'x' } });
   });
 
+  it('a call’s own maySend (a lease call’s deadline by the clock) is asked as it would leave: false, nothing is sent', async () => {
+    const heard: ApiAccess[] = [];
+    const client = new KubeClient(kc, { onAccess: (a) => heard.push(a) });
+    const answers = [false];
+    const before = received.length;
+    // On a new connection: asked after the handshake, the moment a frozen-then-thawed process would write.
+    await expect(
+      client.update(PODS, pod('late') as never, undefined, { freshConnection: true, maySend: () => answers.shift() ?? true }),
+    ).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(answers).toEqual([]);
+    expect(received.length).toBe(before);
+    expect(heard).toEqual([]);
+    await client.update(PODS, pod('in-time') as never, undefined, { freshConnection: true, maySend: () => true });
+    expect(received.at(-1)).toBe('PUT /api/v1/namespaces/ns/pods/in-time');
+  });
+
   it('a call’s own signal (a lease call’s deadline) aborts it the same way', async () => {
     const client = new KubeClient(kc);
     const resets = endings.filter((e) => e === 'reset').length;
