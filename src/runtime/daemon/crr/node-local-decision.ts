@@ -12,6 +12,9 @@
  * - the daemon records its stop by creating the CRR itself (with the states of a CRR whose kill step ran), so the
  *   manager, finding the CRR, creates none; when the record cannot be written (the CRR webhook down) the stopped
  *   sidecars are already terminated in the status the manager reads, and `decide` skips such a pod.
+ *
+ * Sidecars whose exit code is ignored are the exception: they stop after the manager has made the pod's phase terminal
+ * (upstream's order), never before, or their non-zero exit would make the kubelet report the pod Failed first.
  */
 import { decide, isCandidate } from '../../control/sidecar-termination.js';
 import type { ContainerStatus, Pod } from '../../core/types.js';
@@ -112,6 +115,10 @@ export function decideNodeLocal(input: NodeLocalInput): NodeLocalStep {
   });
   if (d.action !== 'act') return { action: 'none', reason: d.reason };
   if (!d.createCrr) return { action: 'none', reason: "what is left (pod phase, condition) is the manager's" };
+  // Ignore-exit-code sidecars stop only once the pod's phase is terminal in the API (the manager writes it first): a
+  // sidecar stopped earlier exits non-zero, the kubelet reports the pod Failed, and no phase can follow a terminal one.
+  if (d.markTerminated?.phase)
+    return { action: 'none', reason: `ignore-exit-code sidecars wait for the manager to mark the pod ${d.markTerminated.phase}` };
   const containers: { name: string; id: string }[] = [];
   for (const name of d.createCrr.containers) {
     const running = input.instances.filter((i) => i.name === name && i.state === 'running').sort((a, b) => b.attempt - a.attempt)[0];

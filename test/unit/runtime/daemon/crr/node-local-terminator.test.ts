@@ -36,6 +36,8 @@ function expected(
   instances: readonly CriInstance[],
 ): { action: 'stop'; crr: string; containers: { name: string; id: string }[] } | 'none' {
   if (r.expect.action !== 'act' || !('createCrr' in r.expect) || !r.expect.createCrr) return 'none';
+  // Ignore-exit-code sidecars are stopped by the node only after the manager made the phase terminal.
+  if ('markTerminated' in r.expect && r.expect.markTerminated?.phase) return 'none';
   const running = r.expect.createCrr.containers.filter((n) => instances.some((i) => i.name === n && i.state === 'running'));
   return running.length === 0
     ? 'none'
@@ -90,6 +92,22 @@ describe('node-local sidecar terminator: what CRI adds to the kubelet report', (
       stoppedHere: false,
     });
     expect(step).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'envoy', id: 'envoy-0' }] });
+  });
+
+  it('an ignore-exit-code sidecar waits for the manager to make the phase terminal, then the node stops it', () => {
+    const ignoring = (phase: string, conditions: { type: string; status: string }[] = []) =>
+      pod({ phase, conditions, mains: { app: 'running' }, sidecars: { envoy: ['kill+ignore', 'running'] } });
+    const step = (p: Pod) =>
+      decideNodeLocal({ pod: p, instances: [exited('app', 0), run('envoy')], scheme: 'containerd', crrCached: false, stoppedHere: false });
+    // Stopped now, it would exit 143 and the kubelet would report Failed before the manager's Succeeded.
+    expect(step(ignoring('Running'))).toEqual({
+      action: 'none',
+      reason: 'ignore-exit-code sidecars wait for the manager to mark the pod Succeeded',
+    });
+    const marked = ignoring('Succeeded', [{ type: 'SidecarTerminated', status: 'True' }]);
+    expect(step(marked)).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'envoy', id: 'envoy-0' }] });
+    // Made terminal by the kubelet instead (Failed), only the condition is the manager's; the node may stop it.
+    expect(step(ignoring('Failed'))).toEqual({ action: 'stop', crr: CRR, containers: [{ name: 'envoy', id: 'envoy-0' }] });
   });
 
   it("containerd's published exit stops the sidecars while CRI still shows the main running; its exit code counts", () => {
