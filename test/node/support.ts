@@ -7,6 +7,7 @@ import path from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type V1ContainerStatus, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { expect, inject } from 'vitest';
 import { adminKubeConfig, createNamespace, kubectl } from '../harness/index.js';
+import type { RealClusterNode } from '../harness/real-node.js';
 import { installRuntime as installOnNode } from '../harness/runtime-install.js';
 import { waitFor } from '../cri-harness/util.js';
 
@@ -209,6 +210,11 @@ export function installRuntime(): Promise<void> {
 /** Runs containerd's `ctr` against the node's containerd, in the kubelet's namespace; returns its output. */
 export function ctr(...args: string[]): string {
   return execFileSync('ctr', ['--address', node().containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+}
+
+/** `ctr` against one node's own containerd (of a several-node cluster), in the kubelet's namespace. */
+export function ctrOn(member: RealClusterNode, ...args: string[]): string {
+  return execFileSync('ctr', ['--address', member.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
 }
 
 /**

@@ -2,7 +2,6 @@
 // namespaces of their own), installed the way users install it: image built by `npm run image` and imported into
 // every node's containerd, manifests from dist/. Every node runs its own kubelet and its own copy of our daemon;
 // the test only creates objects and reads state (the API, each node's containerd, each node's pod-log files).
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,26 +14,16 @@ import {
   apps,
   containerStatus,
   core,
+  ctrOn,
   expectAppRecreatedInPlace,
   getJson,
   installRuntime,
   namespace,
   node,
-  advancedDaemonSetStatus,
-  patchAdvancedDaemonSet,
   recreateContainer,
-  setAdvancedDaemonSetImage,
-  sleepingContainer,
   twoContainerPod,
   waitFor,
 } from '../node/support.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `ctr` against one node's own containerd, in the kubelet's namespace. */
-function ctrOn(member: RealClusterNode, ...args: string[]): string {
-  return execFileSync('ctr', ['--address', member.containerdSocket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
-}
 
 /** Every line a container of a pod wrote, across restarts, read from its node's pod-log files (kubelet's CRI format). */
 function podLogLines(member: RealClusterNode, pod: V1Pod, container: string): string[] {
@@ -216,185 +205,6 @@ describe('the runtime installed from dist/ and its image on three nodes', () => 
       watch.abort();
       for (const member of [nodeB!, nodeC!]) await kubectl(['label', 'node', member.name, `${label}-`]);
     }
-  });
-
-  it('an Advanced DaemonSet rolls out node by node: the selector picks the nodes, partition holds the rest, maxSurge keeps every node served', async () => {
-    const ns = await namespace('ads-roll');
-    const [, nodeB] = nodes();
-    const label = 'e2e.cdk8s-kruise.io/upgrade-first';
-    await kubectl(['label', 'node', nodeB!.name, `${label}=yes`, '--overwrite']);
-    // Every pod change in the API server's order, for the surge step's "never fewer than three serving".
-    const events: Array<{ uid: string; node: string; image: string; ready: boolean; gone: boolean }> = [];
-    const watch = await new Watch(adminKubeConfig()).watch(
-      `/api/v1/namespaces/${ns}/pods`,
-      {},
-      (type: string, p: V1Pod) =>
-        void events.push({
-          uid: p.metadata!.uid!,
-          node: p.spec?.nodeName ?? '',
-          image: p.spec!.containers[0]!.image!,
-          ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-          gone: type === 'DELETED' || p.metadata?.deletionTimestamp !== undefined,
-        }),
-      () => undefined,
-    );
-    try {
-      await apply(ns, [
-        {
-          apiVersion: 'apps.kruise.io/v1alpha1',
-          kind: 'DaemonSet',
-          metadata: { name: 'agent' },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent')] },
-            },
-            updateStrategy: {
-              type: 'RollingUpdate',
-              rollingUpdate: { rollingUpdateType: 'Standard', maxUnavailable: 1, selector: { matchLabels: { [label]: 'yes' } } },
-            },
-          },
-        },
-      ]);
-      const status = () => advancedDaemonSetStatus(ns, 'agent');
-      await waitFor('3 agents available', async () => (await status()).numberAvailable === 3, 120_000, 300);
-      const podsByNode = async () =>
-        new Map(
-          (await core().listNamespacedPod({ namespace: ns, labelSelector: 'app=agent' })).items
-            .filter((p) => !p.metadata!.deletionTimestamp)
-            .map((p) => [p.spec!.nodeName!, { uid: p.metadata!.uid!, image: p.spec!.containers[0]!.image! }] as const),
-        );
-      const first = await podsByNode();
-      expect(sorted([...first.keys()])).toEqual(sorted(names()));
-      const oldImage = node().images.busybox;
-      const newImage = node().images.busybox2;
-
-      // 1. The selector: only node B's pod is replaced; the other two keep their pods.
-      await setAdvancedDaemonSetImage(ns, 'agent', newImage);
-      await waitFor(
-        "node B's agent updated",
-        async () => (await status()).updatedNumberScheduled === 1 && (await status()).numberAvailable === 3,
-        120_000,
-        300,
-      );
-      await sleep(3_000); // a rollout that went on past the selector would show by now
-      const second = await podsByNode();
-      expect(second.get(nodeB!.name)!.image).toBe(newImage);
-      for (const n of names().filter((n) => n !== nodeB!.name)) expect({ n, pod: second.get(n) }).toEqual({ n, pod: first.get(n) });
-
-      // 2. No selector, partition 1: one more node, the first of the rest in the rollout's order (last name first).
-      await patchAdvancedDaemonSet(ns, 'agent', { spec: { updateStrategy: { rollingUpdate: { selector: null, partition: 1 } } } });
-      const rest = names()
-        .filter((n) => n !== nodeB!.name)
-        .sort()
-        .reverse();
-      await waitFor(
-        'two agents updated',
-        async () => (await status()).updatedNumberScheduled === 2 && (await status()).numberAvailable === 3,
-        120_000,
-        300,
-      );
-      await sleep(3_000);
-      const third = await podsByNode();
-      expect(third.get(rest[0]!)!.image).toBe(newImage);
-      expect({ held: rest[1], pod: third.get(rest[1]!) }).toEqual({ held: rest[1], pod: first.get(rest[1]!) });
-      expect(third.get(rest[1]!)!.image).toBe(oldImage);
-
-      // 3. Partition 0 with maxSurge 1, maxUnavailable 0: the last node gets its new pod beside the old one, and
-      // the old one goes only once the new one is ready.
-      const surgeFrom = events.length;
-      await patchAdvancedDaemonSet(ns, 'agent', {
-        spec: { updateStrategy: { rollingUpdate: { partition: 0, maxSurge: 1, maxUnavailable: 0 } } },
-      });
-      await waitFor(
-        'every agent updated',
-        async () => {
-          const st = await status();
-          return st.updatedNumberScheduled === 3 && st.numberAvailable === 3 && st.currentNumberScheduled === 3;
-        },
-        120_000,
-        300,
-      );
-      await sleep(3_000);
-      const last = await podsByNode();
-      for (const n of names()) expect({ n, image: last.get(n)!.image }).toEqual({ n, image: newImage });
-      expect(last.get(rest[0]!)).toEqual(third.get(rest[0]!));
-      // Replayed in order from the patch on: pods ready and not going, at every change.
-      const live = new Map<string, { node: string; ready: boolean }>();
-      for (const e of events.slice(0, surgeFrom))
-        if (e.gone) live.delete(e.uid);
-        else live.set(e.uid, { node: e.node, ready: e.ready });
-      let fewestServing = Infinity;
-      let mostOnHeldNode = 0;
-      for (const e of events.slice(surgeFrom)) {
-        if (e.gone) live.delete(e.uid);
-        else live.set(e.uid, { node: e.node, ready: e.ready });
-        const all = [...live.values()];
-        fewestServing = Math.min(fewestServing, all.filter((p) => p.ready).length);
-        mostOnHeldNode = Math.max(mostOnHeldNode, all.filter((p) => p.node === rest[1]).length);
-      }
-      expect(fewestServing).toBe(3);
-      expect(mostOnHeldNode).toBe(2);
-    } finally {
-      watch.abort();
-      await kubectl(['label', 'node', nodeB!.name, `${label}-`]);
-    }
-  });
-
-  it("a frozen daemon holds its own node's work only: node C's CRR completes meanwhile, node B's once it is thawed", async () => {
-    const [, nodeB, nodeC] = nodes();
-    const nsB = await namespace('frozen-b');
-    const nsC = await namespace('frozen-c');
-    const [podB, podC] = await Promise.all([twoContainerPod(nsB, nodeB!.name), twoContainerPod(nsC, nodeC!.name)]);
-    const daemons = async () =>
-      (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
-    const before = await daemons();
-    const daemonOf = (member: RealClusterNode) => before.find((p) => p.spec?.nodeName === member.name)!;
-    const idB = containerStatus(daemonOf(nodeB!), 'daemon').containerID!.replace(/^containerd:\/\//, '');
-    const crr = {
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'ContainerRecreateRequest',
-      metadata: { name: 'restart-app' },
-      spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
-    };
-    const phase = async (ns: string) =>
-      (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase;
-    // The cgroup freezer through node B's containerd: every process of the daemon stops at once, as SIGSTOP would.
-    ctrOn(nodeB!, 'tasks', 'pause', idB);
-    const frozenAt = Date.now();
-    let thawedAt: number;
-    try {
-      for (const ns of [nsB, nsC]) await apply(ns, [crr]);
-      await waitFor("node C's CRR Completed while node B's daemon is frozen", async () => (await phase(nsC)) === 'Completed', 60_000, 250);
-      await expectAppRecreatedInPlace(nsC, podC);
-      // Held for a while longer: node B's request is not carried out by anyone else.
-      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + 12_000 - Date.now())));
-      expect(await phase(nsB)).not.toBe('Completed');
-      const stillB = (await core().readNamespacedPod({ namespace: nsB, name: 'app' })) as V1Pod;
-      expect(containerStatus(stillB, 'app').containerID).toBe(containerStatus(podB, 'app').containerID);
-    } finally {
-      ctrOn(nodeB!, 'tasks', 'resume', idB);
-      thawedAt = Date.now();
-    }
-    await waitFor("node B's CRR Completed after the thaw", async () => (await phase(nsB)) === 'Completed', 60_000, 250);
-    await expectAppRecreatedInPlace(nsB, podB);
-    const completedBAfterThawMs = Date.now() - thawedAt;
-    // No daemon restarted: the freeze (12 s) stayed within the liveness probe's budget, and the others never noticed.
-    const after = await daemons();
-    for (const member of nodes()) {
-      const was = containerStatus(daemonOf(member), 'daemon');
-      const now = containerStatus(
-        after.find((p) => p.spec?.nodeName === member.name)!,
-        'daemon',
-      );
-      expect({ node: member.name, restarts: now.restartCount, id: now.containerID }).toEqual({
-        node: member.name,
-        restarts: was.restartCount,
-        id: was.containerID,
-      });
-    }
-    console.log(`[nodes] frozen daemon: node B's CRR completed ${completedBAfterThawMs} ms after the thaw`);
   });
 
   it("a ContainerRecreateRequest on a pod of node B is carried out by node B's daemon: container restarted, same pod", async () => {

@@ -1,15 +1,18 @@
 // Rollouts and faults that only mean something on several nodes, on the real three-node cluster with the runtime
 // from its image: an Advanced DaemonSet's in-place rollout steered by a node selector and a partition, one node at a
-// time; and one node's daemon restarted while the others go on serving their own nodes.
-import type { V1Pod } from '@kubernetes/client-node';
+// time, and its surge rollout; one node's daemon restarted, or frozen, while the others go on serving their own nodes.
+import { Watch, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { kubectl } from '../harness/index.js';
+import { adminKubeConfig, kubectl } from '../harness/index.js';
+import type { RealClusterNode } from '../harness/real-node.js';
 import {
   advancedDaemonSetStatus,
   apply,
   containerStatus,
   core,
+  ctrOn,
   expectAppRecreatedInPlace,
+  getJson,
   installRuntime,
   namespace,
   node,
@@ -143,9 +146,85 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
       await kubectl(['label', 'node', canary, `${CANARY}-`]);
     }
   });
+
+  it('maxSurge 1, maxUnavailable 0: each node gets its new pod beside the old one, one node at a time, never fewer than three serving', async () => {
+    const ns = await namespace('ads-surge');
+    // Every pod change in the API server's order (one resource's watch is ordered): a sampled list can miss the
+    // moment an old pod goes.
+    const events: Array<{ uid: string; node: string; ready: boolean; gone: boolean }> = [];
+    const watch = await new Watch(adminKubeConfig()).watch(
+      `/api/v1/namespaces/${ns}/pods`,
+      {},
+      (type: string, p: V1Pod) =>
+        void events.push({
+          uid: p.metadata!.uid!,
+          node: p.spec?.nodeName ?? '',
+          ready: ready(p),
+          gone: type === 'DELETED' || p.metadata?.deletionTimestamp !== undefined,
+        }),
+      () => undefined,
+    );
+    try {
+      await apply(ns, [
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'DaemonSet',
+          metadata: { name: 'agent' },
+          spec: {
+            selector: { matchLabels: { app: 'agent' } },
+            template: {
+              metadata: { labels: { app: 'agent' } },
+              spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent')] },
+            },
+            updateStrategy: { type: 'RollingUpdate', rollingUpdate: { rollingUpdateType: 'Standard', maxSurge: 1, maxUnavailable: 0 } },
+          },
+        },
+      ]);
+      const status = () => advancedDaemonSetStatus(ns, 'agent');
+      await waitFor('agent available on 3 nodes', async () => (await status()).numberAvailable === 3, 120_000, 300);
+      const before = new Map((await livePods(ns, 'app=agent')).map((p) => [p.spec!.nodeName!, p.metadata!.uid!]));
+      const from = events.length;
+      await setAdvancedDaemonSetImage(ns, 'agent', node().images.busybox2);
+      await waitFor(
+        'every agent replaced',
+        async () => {
+          const st = await status();
+          return st.updatedNumberScheduled === 3 && st.numberAvailable === 3 && (await livePods(ns, 'app=agent')).length === 3;
+        },
+        120_000,
+        300,
+      );
+      await new Promise((r) => setTimeout(r, 3_000)); // a late extra pod or deletion would show by now
+      const after = await livePods(ns, 'app=agent');
+      expect(sorted(after.map((p) => p.spec!.nodeName))).toEqual(sorted(nodes().map((n) => n.name)));
+      for (const p of after) {
+        expect(p.spec!.containers[0]!.image).toBe(node().images.busybox2);
+        expect(p.metadata!.uid).not.toBe(before.get(p.spec!.nodeName!));
+      }
+      // Replayed from the image change on: at every change, ready pods and pods in all (not going).
+      const live = new Map<string, { node: string; ready: boolean }>();
+      const step = (e: (typeof events)[number]) => (e.gone ? live.delete(e.uid) : live.set(e.uid, { node: e.node, ready: e.ready }));
+      events.slice(0, from).forEach(step);
+      let fewestReady = Infinity;
+      let mostPods = 0;
+      const surged = new Set<string>();
+      for (const e of events.slice(from)) {
+        step(e);
+        const pods = [...live.values()];
+        fewestReady = Math.min(fewestReady, pods.filter((p) => p.ready).length);
+        mostPods = Math.max(mostPods, pods.length);
+        for (const n of nodes()) if (pods.filter((p) => p.node === n.name).length === 2) surged.add(n.name);
+      }
+      expect(fewestReady).toBe(3);
+      expect(mostPods).toBe(4);
+      expect(sorted([...surged])).toEqual(sorted(nodes().map((n) => n.name)));
+    } finally {
+      watch.abort();
+    }
+  });
 });
 
-describe("one node's daemon restarted", () => {
+describe("one node's daemon restarted or frozen", () => {
   it('the other nodes keep their daemons and go on serving; the restarted one serves its node again', async () => {
     const [, nodeB, nodeC] = nodes();
     const daemons = async () =>
@@ -186,5 +265,60 @@ describe("one node's daemon restarted", () => {
     // The new daemon on node B serves its node.
     await recreateContainer(nsB, 'app', 'app');
     await expectAppRecreatedInPlace(nsB, podB);
+  });
+
+  it("a frozen daemon holds its own node's work only: node C's CRR completes meanwhile, node B's once it is thawed", async () => {
+    const [, nodeB, nodeC] = nodes();
+    const nsB = await namespace('frozen-b');
+    const nsC = await namespace('frozen-c');
+    const [podB, podC] = await Promise.all([twoContainerPod(nsB, nodeB!.name), twoContainerPod(nsC, nodeC!.name)]);
+    const daemons = async () =>
+      (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
+    const before = await daemons();
+    const daemonOf = (member: RealClusterNode) => before.find((p) => p.spec?.nodeName === member.name)!;
+    const idB = containerStatus(daemonOf(nodeB!), 'daemon').containerID!.replace(/^containerd:\/\//, '');
+    const crr = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'ContainerRecreateRequest',
+      metadata: { name: 'restart-app' },
+      spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
+    };
+    const phase = async (ns: string) =>
+      (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase;
+    // The cgroup freezer through node B's containerd: every process of the daemon stops at once, as SIGSTOP would.
+    ctrOn(nodeB!, 'tasks', 'pause', idB);
+    const frozenAt = Date.now();
+    let thawedAt: number;
+    try {
+      for (const ns of [nsB, nsC]) await apply(ns, [crr]);
+      await waitFor("node C's CRR Completed while node B's daemon is frozen", async () => (await phase(nsC)) === 'Completed', 60_000, 250);
+      await expectAppRecreatedInPlace(nsC, podC);
+      // Held for a while longer: node B's request is not carried out by anyone else.
+      await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + 12_000 - Date.now())));
+      expect(await phase(nsB)).not.toBe('Completed');
+      const stillB = (await core().readNamespacedPod({ namespace: nsB, name: 'app' })) as V1Pod;
+      expect(containerStatus(stillB, 'app').containerID).toBe(containerStatus(podB, 'app').containerID);
+    } finally {
+      ctrOn(nodeB!, 'tasks', 'resume', idB);
+      thawedAt = Date.now();
+    }
+    await waitFor("node B's CRR Completed after the thaw", async () => (await phase(nsB)) === 'Completed', 60_000, 250);
+    await expectAppRecreatedInPlace(nsB, podB);
+    const completedBAfterThawMs = Date.now() - thawedAt;
+    // No daemon restarted: the freeze (12 s) stayed within the liveness probe's budget, and the others never noticed.
+    const after = await daemons();
+    for (const member of nodes()) {
+      const was = containerStatus(daemonOf(member), 'daemon');
+      const now = containerStatus(
+        after.find((p) => p.spec?.nodeName === member.name)!,
+        'daemon',
+      );
+      expect({ node: member.name, restarts: now.restartCount, id: now.containerID }).toEqual({
+        node: member.name,
+        restarts: was.restartCount,
+        id: was.containerID,
+      });
+    }
+    console.log(`[nodes] frozen daemon: node B's CRR completed ${completedBAfterThawMs} ms after the thaw`);
   });
 });
