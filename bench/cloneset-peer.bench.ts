@@ -36,6 +36,7 @@ import { findNodeAssets } from '../test/harness/node-assets.js';
 import { benchArgs, median, ratio } from './lib.js';
 import { loadDuringRun, recordBench } from './record.js';
 import {
+  apiRequestsServed,
   bundleOurCli,
   procCpuSeconds,
   procRssBytes,
@@ -106,14 +107,6 @@ async function startKubeControllerManager(): Promise<Runner> {
       }
     },
   };
-}
-
-/** Requests the API server has served so far (all verbs, resources and clients). */
-async function apiRequests(): Promise<number> {
-  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
-  let n = 0;
-  for (const line of text.split('\n')) if (line.startsWith('apiserver_request_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return n;
 }
 
 function workload(variant: Variant, ns: string, version: string, replicas: number): Record<string, unknown> {
@@ -199,14 +192,14 @@ async function runOnce(variant: Variant, round: number): Promise<RunResult> {
     }
   };
   const phase = async (what: string, start: () => Promise<unknown>, done: () => boolean): Promise<Phase> => {
-    const req0 = await apiRequests();
+    const req0 = await apiRequestsServed(plane);
     const cpu0 = current!.cpuSeconds();
     const t0 = performance.now();
     await start();
     await until(what, done);
     const ms = Math.round(performance.now() - t0);
     const cpuSeconds = Number((current!.cpuSeconds() - cpu0).toFixed(2));
-    const requests = (await apiRequests()) - req0;
+    const requests = (await apiRequestsServed(plane)) - req0;
     return { ms, requests, cpuSeconds };
   };
 

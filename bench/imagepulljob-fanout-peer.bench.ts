@@ -32,10 +32,11 @@ import {
   type NodeImageObject,
 } from '../src/runtime/core/index.js';
 import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
-import { installKruisePeerCrds, kubectlOn, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
+import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, ratio } from './lib.js';
 import { loadDuringRun, recordBench } from './record.js';
 import {
+  apiRequestsServed,
   bundleOurCli,
   startOurManager,
   startPeerPlane,
@@ -73,14 +74,6 @@ const client = new KubeClient(loadKubeConfig(plane.kubeconfigPath), { requestTim
 const silent = pino({ level: 'silent' });
 let current: Runner | undefined;
 let cliMain = '';
-
-/** Requests the API server has served so far (all verbs, resources and clients). */
-async function apiRequests(): Promise<number> {
-  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
-  let n = 0;
-  for (const line of text.split('\n')) if (line.startsWith('apiserver_request_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return n;
-}
 
 /** `n` at a time over `items`. */
 async function inBatches<T>(items: readonly T[], n: number, f: (x: T) => Promise<unknown>): Promise<void> {
@@ -219,7 +212,7 @@ async function runOnce(variant: Variant, round: number, N: number): Promise<RunR
     }
   };
 
-  const req0 = await apiRequests();
+  const req0 = await apiRequestsServed(plane);
   const t0 = performance.now();
   current =
     variant === 'ours'
@@ -237,7 +230,7 @@ async function runOnce(variant: Variant, round: number, N: number): Promise<RunR
   await until(`${N} NodeImages`, () => nodeImages.list().length >= N);
   const nodeimages: Phase = {
     ms: Math.round(performance.now() - t0),
-    requests: (await apiRequests()) - req0,
+    requests: (await apiRequestsServed(plane)) - req0,
     cpuSeconds: Number((current.cpuSeconds() - cpuAtStart).toFixed(2)),
   };
   log(`${variant}: nodeimages ${JSON.stringify(nodeimages)}`);
@@ -258,7 +251,7 @@ async function runOnce(variant: Variant, round: number, N: number): Promise<RunR
   jobs.addHandlers({ add: () => wake(), update: () => wake() });
   jobs.start();
   await jobs.waitForSync();
-  const req1 = await apiRequests();
+  const req1 = await apiRequestsServed(plane);
   const cpu1 = current.cpuSeconds();
   const t1 = performance.now();
   await client.create(IMAGE_PULL_JOBS, {
@@ -278,7 +271,7 @@ async function runOnce(variant: Variant, round: number, N: number): Promise<RunR
   });
   const fanout: Phase = {
     ms: Math.round(performance.now() - t1),
-    requests: (await apiRequests()) - req1,
+    requests: (await apiRequestsServed(plane)) - req1,
     cpuSeconds: Number((current.cpuSeconds() - cpu1).toFixed(2)),
   };
   log(`${variant}: fan-out ${JSON.stringify(fanout)}`);

@@ -42,6 +42,14 @@ export function webhookProtocol(webhookH2: boolean): string {
   return webhookH2 ? 'HTTP/2 allowed (loopback URL)' : 'HTTP/1.1, as to a Service-addressed webhook';
 }
 
+/** Requests the API server has served so far (apiserver_request_total: all verbs, resources and clients). */
+export async function apiRequestsServed(plane: ControlPlane): Promise<number> {
+  const text = await kubectlOn(plane, ['get', '--raw', '/metrics']);
+  let n = 0;
+  for (const line of text.split('\n')) if (line.startsWith('apiserver_request_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return n;
+}
+
 /** A manager under test. */
 export interface Runner {
   readonly pid: number;
