@@ -36,6 +36,23 @@ async function livePods(ns: string, selector: string): Promise<V1Pod[]> {
 
 const ready = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 
+/** Advanced DaemonSet `agent` of sleeping containers with these names, rolled out by `rollingUpdate`. */
+function agentDaemonSet(containers: readonly string[], rollingUpdate: Record<string, unknown>) {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'DaemonSet',
+    metadata: { name: 'agent' },
+    spec: {
+      selector: { matchLabels: { app: 'agent' } },
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: { terminationGracePeriodSeconds: 2, containers: containers.map((c) => sleepingContainer(c)) },
+      },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate },
+    },
+  };
+}
+
 beforeAll(async () => {
   await installRuntime();
 }, 900_000);
@@ -47,22 +64,11 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
     await kubectl(['label', 'node', canary, `${CANARY}=true`, '--overwrite']);
     try {
       await apply(ns, [
-        {
-          apiVersion: 'apps.kruise.io/v1alpha1',
-          kind: 'DaemonSet',
-          metadata: { name: 'agent' },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent'), sleepingContainer('side')] },
-            },
-            updateStrategy: {
-              type: 'RollingUpdate',
-              rollingUpdate: { rollingUpdateType: 'InPlaceIfPossible', maxUnavailable: 1, selector: { matchLabels: { [CANARY]: 'true' } } },
-            },
-          },
-        },
+        agentDaemonSet(['agent', 'side'], {
+          rollingUpdateType: 'InPlaceIfPossible',
+          maxUnavailable: 1,
+          selector: { matchLabels: { [CANARY]: 'true' } },
+        }),
       ]);
       await waitFor(
         'agent available on 3 nodes',
@@ -165,21 +171,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
       () => undefined,
     );
     try {
-      await apply(ns, [
-        {
-          apiVersion: 'apps.kruise.io/v1alpha1',
-          kind: 'DaemonSet',
-          metadata: { name: 'agent' },
-          spec: {
-            selector: { matchLabels: { app: 'agent' } },
-            template: {
-              metadata: { labels: { app: 'agent' } },
-              spec: { terminationGracePeriodSeconds: 2, containers: [sleepingContainer('agent')] },
-            },
-            updateStrategy: { type: 'RollingUpdate', rollingUpdate: { rollingUpdateType: 'Standard', maxSurge: 1, maxUnavailable: 0 } },
-          },
-        },
-      ]);
+      await apply(ns, [agentDaemonSet(['agent'], { rollingUpdateType: 'Standard', maxSurge: 1, maxUnavailable: 0 })]);
       const status = () => advancedDaemonSetStatus(ns, 'agent');
       await waitFor('agent available on 3 nodes', async () => (await status()).numberAvailable === 3, 120_000, 300);
       const before = new Map((await livePods(ns, 'app=agent')).map((p) => [p.spec!.nodeName!, p.metadata!.uid!]));
