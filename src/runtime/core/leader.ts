@@ -284,8 +284,7 @@ export class LeaderElector {
     this.clock.clearTimer(this.timer);
     this.clock.clearTimer(this.deadlineTimer);
     const release = this.mayWrite();
-    const deadline = this.lastRenew + this.o.renewDeadlineMs;
-    const left = deadline - this.clock.now();
+    const left = this.lastRenew + this.o.renewDeadlineMs - this.clock.now();
     this.leading = false;
     if (!release) return;
     const attempt = new AbortController();
@@ -301,7 +300,8 @@ export class LeaderElector {
             spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: null, renewTime: microTime() },
           },
           undefined,
-          { signal, freshConnection: true, maySend: () => this.clock.now() < deadline },
+          // No `maySend` here: the release names the resourceVersion it read, so it can only clear a lease still ours.
+          { signal, freshConnection: true },
         );
       }
     } catch (err) {
