@@ -27,6 +27,7 @@ import {
   loadKubeConfig,
   NAMESPACES,
   NODE_IMAGES,
+  NODE_POD_PROBES,
   NODES,
   PatchStrategy,
   type NodeImageObject,
@@ -85,7 +86,11 @@ async function inBatches<T>(items: readonly T[], n: number, f: (x: T) => Promise
   );
 }
 
-/** Node objects `from`..`to`-1, Ready since ten minutes ago (upstream makes a NodeImage only for a node Ready for 30 s). */
+/**
+ * Node objects `from`..`to`-1, Ready since ten minutes ago (upstream makes a NodeImage only for a node Ready for 30 s),
+ * each with its NodePodProbe, as a manager that ran before leaves them: both managers make one per node, and the first
+ * to start after the nodes came would otherwise make them inside its NodeImage phase, for the other as well.
+ */
 async function createNodes(from: number, to: number): Promise<void> {
   const readySince = new Date(Date.now() - 600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const names = Array.from({ length: to - from }, (_, i) => `node-${String(from + i).padStart(6, '0')}`);
@@ -100,6 +105,9 @@ async function createNodes(from: number, to: number): Promise<void> {
         ],
       },
     } as never),
+  );
+  await inBatches(names, 16, (name) =>
+    client.create(NODE_POD_PROBES, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'NodePodProbe', metadata: { name }, spec: {} } as never),
   );
 }
 
