@@ -36,6 +36,7 @@ import { bypassProxyForLoopback } from '../test/harness/controlplane.js';
 import { installKruisePeerCrds, pinnedKruiseVersion } from '../test/harness/kruise-peer.js';
 import { benchArgs, median, ratio } from './lib.js';
 import { loadDuringRun, recordBench } from './record.js';
+import { pool } from './support/job-pods.js';
 import {
   apiRequestsServed,
   bundleOurCli,
@@ -76,16 +77,6 @@ const silent = pino({ level: 'silent' });
 let current: Runner | undefined;
 let cliMain = '';
 
-/** `n` at a time over `items`. */
-async function inBatches<T>(items: readonly T[], n: number, f: (x: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < items.length) await f(items[next++]!);
-    }),
-  );
-}
-
 /**
  * Node objects `from`..`to`-1, Ready since ten minutes ago (upstream makes a NodeImage only for a node Ready for 30 s),
  * each with its NodePodProbe, as a manager that ran before leaves them: both managers make one per node, and the first
@@ -94,8 +85,8 @@ async function inBatches<T>(items: readonly T[], n: number, f: (x: T) => Promise
 async function createNodes(from: number, to: number): Promise<void> {
   const readySince = new Date(Date.now() - 600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const names = Array.from({ length: to - from }, (_, i) => `node-${String(from + i).padStart(6, '0')}`);
-  await inBatches(names, 16, (name) =>
-    client.create(NODES, {
+  await pool(names, 16, async (name) => {
+    await client.create(NODES, {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name, labels: { 'kubernetes.io/hostname': name } },
@@ -104,11 +95,16 @@ async function createNodes(from: number, to: number): Promise<void> {
           { type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: readySince, lastTransitionTime: readySince },
         ],
       },
-    } as never),
-  );
-  await inBatches(names, 16, (name) =>
-    client.create(NODE_POD_PROBES, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'NodePodProbe', metadata: { name }, spec: {} } as never),
-  );
+    } as never);
+  });
+  await pool(names, 16, async (name) => {
+    await client.create(NODE_POD_PROBES, {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'NodePodProbe',
+      metadata: { name },
+      spec: {},
+    } as never);
+  });
 }
 
 /**
@@ -159,7 +155,8 @@ function standInDaemons(): { stop(): void; writes: () => number } {
     writes++;
   };
   const pump = () => {
-    for (const name of [...waiting]) {
+    // A Set may lose its current entry while iterated: no copy of the whole queue per completed write.
+    for (const name of waiting) {
       if (stopped || inFlight.size >= 32) return;
       if (inFlight.has(name)) continue;
       waiting.delete(name);
@@ -291,10 +288,10 @@ async function runOnce(variant: Variant, round: number, N: number): Promise<RunR
   current = undefined;
   // Same starting state for the next manager: no job, no NodeImage (each manager creates its own).
   await client.delete(IMAGE_PULL_JOBS, name, JOBS_NS);
-  await inBatches(
+  await pool(
     nodeImages.list().map((ni) => ni.metadata.name!),
     16,
-    (n) => client.delete(NODE_IMAGES, n).catch(() => undefined),
+    async (n) => void (await client.delete(NODE_IMAGES, n).catch(() => undefined)),
   );
   await until('no NodeImage left', () => nodeImages.list().length === 0);
   nodeImages.stop();
