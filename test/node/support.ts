@@ -26,6 +26,18 @@ export async function getJson<T = any>(args: string[]): Promise<T> {
  * the request is Completed; returns the request as stored (labels the runtime's webhook added, its status).
  */
 export async function recreateContainer(ns: string, podName: string, container: string, name = `restart-${container}`): Promise<any> {
+  await requestContainerRecreate(ns, podName, container, name);
+  await waitFor(`CRR ${name} Completed`, async () => (await containerRecreateRequest(ns, name)).status?.phase === 'Completed', 60_000, 250);
+  return containerRecreateRequest(ns, name);
+}
+
+/** Creates the ContainerRecreateRequest `recreateContainer` makes (forceRecreate), without waiting for it. */
+export async function requestContainerRecreate(
+  ns: string,
+  podName: string,
+  container: string,
+  name = `restart-${container}`,
+): Promise<void> {
   await apply(ns, [
     {
       apiVersion: 'apps.kruise.io/v1alpha1',
@@ -34,9 +46,11 @@ export async function recreateContainer(ns: string, podName: string, container: 
       spec: { podName, containers: [{ name: container }], strategy: { forceRecreate: true } },
     },
   ]);
-  const get = () => getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, name]);
-  await waitFor(`CRR ${name} Completed`, async () => (await get()).status?.phase === 'Completed', 60_000, 250);
-  return get();
+}
+
+/** A ContainerRecreateRequest as stored (labels the runtime's webhook added, its status). */
+export function containerRecreateRequest(ns: string, name: string): Promise<any> {
+  return getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, name]);
 }
 
 /** A container's status in a pod; throws with the pod's status when it has none. */

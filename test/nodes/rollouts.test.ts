@@ -4,20 +4,20 @@
 import { Watch, type V1Pod } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminKubeConfig, kubectl } from '../harness/index.js';
-import type { RealClusterNode } from '../harness/real-node.js';
 import {
   advancedDaemonSetStatus,
   apply,
   containerStatus,
   core,
+  containerRecreateRequest,
   ctrOn,
   expectAppRecreatedInPlace,
-  getJson,
   installRuntime,
   namespace,
   node,
   patchAdvancedDaemonSet,
   recreateContainer,
+  requestContainerRecreate,
   setAdvancedDaemonSetImage,
   sleepingContainer,
   twoContainerPod,
@@ -32,6 +32,11 @@ const sorted = (values: readonly (string | undefined)[]) => [...values].sort();
 
 async function livePods(ns: string, selector: string): Promise<V1Pod[]> {
   return (await core().listNamespacedPod({ namespace: ns, labelSelector: selector })).items.filter((p) => !p.metadata!.deletionTimestamp);
+}
+
+/** Our daemon's pods (not being deleted), by node name. */
+async function daemonsByNode(): Promise<Map<string, V1Pod>> {
+  return new Map((await livePods('kruise-system', 'control-plane=daemon')).map((p) => [p.spec!.nodeName!, p] as const));
 }
 
 const ready = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
@@ -219,9 +224,7 @@ describe('an Advanced DaemonSet rollout across three nodes', () => {
 describe("one node's daemon restarted or frozen", () => {
   it('the other nodes keep their daemons and go on serving; the restarted one serves its node again', async () => {
     const [, nodeB, nodeC] = nodes();
-    const daemons = async () =>
-      new Map((await livePods('kruise-system', 'control-plane=daemon')).map((p) => [p.spec!.nodeName!, p] as const));
-    const first = await daemons();
+    const first = await daemonsByNode();
     const onB = first.get(nodeB!.name)!;
     const nsC = await namespace('crr-c');
     const nsB = await namespace('crr-b');
@@ -233,11 +236,11 @@ describe("one node's daemon restarted or frozen", () => {
     await recreateContainer(nsC, 'app', 'app');
     await expectAppRecreatedInPlace(nsC, podC);
 
-    let second = await daemons();
+    let second = await daemonsByNode();
     await waitFor(
       "node B's new daemon Ready",
       async () => {
-        second = await daemons();
+        second = await daemonsByNode();
         const b = second.get(nodeB!.name);
         return b !== undefined && b.metadata!.uid !== onB.metadata!.uid && ready(b);
       },
@@ -264,31 +267,21 @@ describe("one node's daemon restarted or frozen", () => {
     const nsB = await namespace('frozen-b');
     const nsC = await namespace('frozen-c');
     const [podB, podC] = await Promise.all([twoContainerPod(nsB, nodeB!.name), twoContainerPod(nsC, nodeC!.name)]);
-    const daemons = async () =>
-      (await core().listNamespacedPod({ namespace: 'kruise-system', labelSelector: 'control-plane=daemon' })).items;
-    const before = await daemons();
-    const daemonOf = (member: RealClusterNode) => before.find((p) => p.spec?.nodeName === member.name)!;
-    const idB = containerStatus(daemonOf(nodeB!), 'daemon').containerID!.replace(/^containerd:\/\//, '');
-    const crr = {
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'ContainerRecreateRequest',
-      metadata: { name: 'restart-app' },
-      spec: { podName: 'app', containers: [{ name: 'app' }], strategy: { forceRecreate: true } },
-    };
-    const phase = async (ns: string) =>
-      (await getJson(['get', 'containerrecreaterequests.apps.kruise.io', '-n', ns, 'restart-app'])).status?.phase;
+    const before = await daemonsByNode();
+    const idB = containerStatus(before.get(nodeB!.name)!, 'daemon').containerID!.replace(/^containerd:\/\//, '');
+    const phase = async (ns: string) => (await containerRecreateRequest(ns, 'restart-app')).status?.phase;
     // The cgroup freezer through node B's containerd: every process of the daemon stops at once, as SIGSTOP would.
     ctrOn(nodeB!, 'tasks', 'pause', idB);
     const frozenAt = Date.now();
     let thawedAt: number;
     try {
-      for (const ns of [nsB, nsC]) await apply(ns, [crr]);
+      for (const ns of [nsB, nsC]) await requestContainerRecreate(ns, 'app', 'app');
       await waitFor("node C's CRR Completed while node B's daemon is frozen", async () => (await phase(nsC)) === 'Completed', 60_000, 250);
       await expectAppRecreatedInPlace(nsC, podC);
       // Held for a while longer: node B's request is not carried out by anyone else.
       await new Promise((r) => setTimeout(r, Math.max(0, frozenAt + 12_000 - Date.now())));
       expect(await phase(nsB)).not.toBe('Completed');
-      const stillB = (await core().readNamespacedPod({ namespace: nsB, name: 'app' })) as V1Pod;
+      const stillB = await core().readNamespacedPod({ namespace: nsB, name: 'app' });
       expect(containerStatus(stillB, 'app').containerID).toBe(containerStatus(podB, 'app').containerID);
     } finally {
       ctrOn(nodeB!, 'tasks', 'resume', idB);
@@ -298,13 +291,10 @@ describe("one node's daemon restarted or frozen", () => {
     await expectAppRecreatedInPlace(nsB, podB);
     const completedBAfterThawMs = Date.now() - thawedAt;
     // No daemon restarted: the freeze (12 s) stayed within the liveness probe's budget, and the others never noticed.
-    const after = await daemons();
+    const after = await daemonsByNode();
     for (const member of nodes()) {
-      const was = containerStatus(daemonOf(member), 'daemon');
-      const now = containerStatus(
-        after.find((p) => p.spec?.nodeName === member.name)!,
-        'daemon',
-      );
+      const was = containerStatus(before.get(member.name)!, 'daemon');
+      const now = containerStatus(after.get(member.name)!, 'daemon');
       expect({ node: member.name, restarts: now.restartCount, id: now.containerID }).toEqual({
         node: member.name,
         restarts: was.restartCount,
